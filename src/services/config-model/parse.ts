@@ -1,0 +1,272 @@
+/**
+ * Parsing of configuration files: multi-document YAML → validated resources plus every problem
+ * found, each with file, document index, kind/namespace/name when known and field path.
+ */
+import { Either, Schema } from "effect"
+import { parseAllDocuments } from "yaml"
+import { parseErrorProblems, renderPath } from "./issues.js"
+import { type KindInfo, kindsNamed, lookupKind } from "./kinds.js"
+import type { ConfigResource, ResourceMeta, ValidationIssue } from "./resource.js"
+
+export interface ParsedDocuments {
+  readonly resources: ReadonlyArray<ConfigResource>
+  readonly issues: ReadonlyArray<ValidationIssue>
+}
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
+const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** Checks a label / annotation key: optional DNS subdomain prefix, then a name of ≤63 chars. */
+export const labelKeyProblem = (key: string): string | undefined => {
+  const slash = key.lastIndexOf("/")
+  const prefix = slash >= 0 ? key.slice(0, slash) : undefined
+  const name = slash >= 0 ? key.slice(slash + 1) : key
+  if (prefix !== undefined && (prefix.length > 253 || !DNS1123_SUBDOMAIN.test(prefix))) {
+    return `invalid key prefix "${prefix}": must be a lowercase DNS subdomain`
+  }
+  if (name.length === 0 || name.length > 63 || !LABEL_NAME.test(name)) {
+    return `invalid key "${key}": name part must be 1-63 alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character`
+  }
+  return undefined
+}
+
+/** Checks a label value: empty, or ≤63 chars of the label alphabet. */
+export const labelValueProblem = (value: string): string | undefined =>
+  value === "" || (value.length <= 63 && LABEL_NAME.test(value))
+    ? undefined
+    : `invalid label value "${value}": must be 63 characters or less, alphanumeric, '-', '_' or '.', starting and ending with an alphanumeric character`
+
+interface DocContext {
+  readonly file: string
+  readonly documentIndex: number
+  kind?: string
+  namespace?: string
+  name?: string
+}
+
+const issueAt = (ctx: DocContext, path: string, message: string): ValidationIssue => ({
+  file: ctx.file,
+  documentIndex: ctx.documentIndex,
+  ...(ctx.kind !== undefined ? { kind: ctx.kind } : {}),
+  ...(ctx.namespace !== undefined ? { namespace: ctx.namespace } : {}),
+  ...(ctx.name !== undefined ? { name: ctx.name } : {}),
+  path,
+  message,
+})
+
+const stringMap = (
+  value: unknown,
+  path: string,
+  problems: Array<[string, string]>,
+  checkValue: boolean,
+): Record<string, string> => {
+  if (value === undefined || value === null) return {}
+  if (!isRecord(value)) {
+    problems.push([path, "must be a map of strings"])
+    return {}
+  }
+  const out: Record<string, string> = {}
+  for (const [key, raw] of Object.entries(value)) {
+    const keyPath = renderPath([key], path)
+    const keyProblem = labelKeyProblem(key)
+    if (keyProblem !== undefined) problems.push([keyPath, keyProblem])
+    if (typeof raw !== "string") {
+      problems.push([keyPath, `value must be a string, got ${raw === null ? "null" : typeof raw}`])
+      continue
+    }
+    if (checkValue) {
+      const valueProblem = labelValueProblem(raw)
+      if (valueProblem !== undefined) problems.push([keyPath, valueProblem])
+    }
+    out[key] = raw
+  }
+  return out
+}
+
+const parseMeta = (
+  metadata: unknown,
+  info: KindInfo | undefined,
+  problems: Array<[string, string]>,
+): ResourceMeta | undefined => {
+  if (!isRecord(metadata)) {
+    problems.push(["metadata", metadata === undefined ? "is required" : "must be a mapping"])
+    return undefined
+  }
+  let ok = true
+  const name = metadata.name
+  if (typeof name !== "string" || name === "") {
+    problems.push(["metadata.name", name === undefined || name === "" ? "is required" : "must be a string"])
+    ok = false
+  } else if (name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) {
+    problems.push([
+      "metadata.name",
+      `invalid name "${name}": must be a lowercase RFC 1123 subdomain (a-z, 0-9, '-' and '.', starting and ending with an alphanumeric character)`,
+    ])
+    ok = false
+  }
+  let namespace = metadata.namespace
+  if (namespace === undefined || namespace === null || namespace === "") {
+    namespace = info?.namespaced === false ? "" : "default"
+  } else if (typeof namespace !== "string") {
+    problems.push(["metadata.namespace", "must be a string"])
+    ok = false
+  } else if (namespace.length > 63 || !DNS1123_LABEL.test(namespace)) {
+    problems.push([
+      "metadata.namespace",
+      `invalid namespace "${namespace}": must be a lowercase RFC 1123 label (a-z, 0-9 and '-', at most 63 characters)`,
+    ])
+    ok = false
+  }
+  const labels = stringMap(metadata.labels, "metadata.labels", problems, true)
+  const annotations = stringMap(metadata.annotations, "metadata.annotations", problems, false)
+  if (!ok) return undefined
+  const { resourceVersion, generation, creationTimestamp } = metadata
+  return {
+    name: name as string,
+    namespace: namespace as string,
+    labels,
+    annotations,
+    ...(typeof resourceVersion === "string" ? { resourceVersion } : {}),
+    ...(typeof generation === "number" ? { generation } : {}),
+    ...(typeof creationTimestamp === "string"
+      ? { creationTimestamp }
+      : creationTimestamp instanceof Date
+        ? { creationTimestamp: creationTimestamp.toISOString() }
+        : {}),
+  }
+}
+
+const splitApiVersion = (apiVersion: string): { group: string; version: string } => {
+  const slash = apiVersion.lastIndexOf("/")
+  return slash < 0
+    ? { group: "", version: apiVersion }
+    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) }
+}
+
+/** Validates one already-parsed document (a JS value). */
+export const validateDocument = (
+  file: string,
+  documentIndex: number,
+  value: unknown,
+): { readonly resource?: ConfigResource; readonly issues: ReadonlyArray<ValidationIssue> } => {
+  const ctx: DocContext = { file, documentIndex }
+  if (!isRecord(value)) {
+    return { issues: [issueAt(ctx, "", "document must be a mapping with apiVersion, kind and metadata")] }
+  }
+  const problems: Array<[string, string]> = []
+  const { apiVersion, kind } = value
+  if (typeof kind === "string" && kind !== "") ctx.kind = kind
+  if (isRecord(value.metadata)) {
+    if (typeof value.metadata.name === "string") ctx.name = value.metadata.name
+    if (typeof value.metadata.namespace === "string" && value.metadata.namespace !== "")
+      ctx.namespace = value.metadata.namespace
+  }
+  let info: KindInfo | undefined
+  let version = ""
+  if (typeof apiVersion !== "string" || apiVersion === "") {
+    problems.push(["apiVersion", apiVersion === undefined || apiVersion === "" ? "is required" : "must be a string"])
+  }
+  if (typeof kind !== "string" || kind === "") {
+    problems.push(["kind", kind === undefined || kind === "" ? "is required" : "must be a string"])
+  }
+  if (typeof apiVersion === "string" && apiVersion !== "" && typeof kind === "string" && kind !== "") {
+    const split = splitApiVersion(apiVersion)
+    version = split.version
+    info = lookupKind(split.group, kind)
+    if (info === undefined) {
+      const candidates = kindsNamed(kind)
+      problems.push([
+        "kind",
+        candidates.length === 0
+          ? `unknown kind "${kind}" (apiVersion "${apiVersion}")`
+          : `unknown kind "${kind}" in group "${split.group}"; expected apiVersion ${candidates
+              .map((c) => `"${c.group === "" ? "" : `${c.group}/`}${c.version}"`)
+              .join(" or ")}`,
+      ])
+    } else if (!info.versions.includes(version)) {
+      problems.push([
+        "apiVersion",
+        `unsupported version "${version}" for ${kind}; accepted: ${info.versions.join(", ")}`,
+      ])
+      info = undefined
+    }
+  }
+  const meta = parseMeta(value.metadata, info, problems)
+  if (meta !== undefined && ctx.namespace === undefined && meta.namespace !== "") ctx.namespace = meta.namespace
+  const issues: Array<ValidationIssue> = problems.map(([path, message]) => issueAt(ctx, path, message))
+  if (info === undefined) return { issues }
+
+  let body: unknown
+  let prefix: string
+  if (info.body === "spec") {
+    body = value.spec ?? {}
+    prefix = "spec"
+  } else {
+    const gathered: Record<string, unknown> = {}
+    for (const field of info.body)
+      if (value[field] !== undefined && value[field] !== null) gathered[field] = value[field]
+    body = gathered
+    prefix = ""
+  }
+  const decoded = Schema.decodeUnknownEither(info.schema)(body, { errors: "all", onExcessProperty: "error" })
+  if (Either.isLeft(decoded)) {
+    for (const problem of parseErrorProblems(decoded.left)) {
+      issues.push(issueAt(ctx, renderPath(problem.path, prefix), problem.message))
+    }
+  }
+  if (issues.length > 0 || meta === undefined || Either.isLeft(decoded)) return { issues }
+  return {
+    resource: {
+      group: info.group,
+      version: info.version,
+      kind: info.kind,
+      meta,
+      spec: decoded.right,
+      source: { file, documentIndex },
+    },
+    issues,
+  }
+}
+
+/**
+ * Parses a (multi-document) YAML text. Empty documents are skipped; the document index counts
+ * every document of the stream, empty ones included, from 0.
+ */
+export const parseConfigDocuments = (file: string, text: string): ParsedDocuments => {
+  const resources: Array<ConfigResource> = []
+  const issues: Array<ValidationIssue> = []
+  const documents = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true })
+  const list = Array.isArray(documents) ? documents : []
+  list.forEach((document, documentIndex) => {
+    if (document.errors.length > 0) {
+      for (const error of document.errors) {
+        const line = error.linePos?.[0]?.line
+        const reason = error.message.split("\n")[0] ?? error.message
+        issues.push({
+          file,
+          documentIndex,
+          path: "",
+          message: `YAML syntax error${line !== undefined ? ` at line ${line}` : ""}: ${reason.replace(/ at line \d+, column \d+:?$/, "")}`,
+        })
+      }
+      return
+    }
+    if (document.contents === null) return
+    let value: unknown
+    try {
+      value = document.toJS({ maxAliasCount: 1000 })
+    } catch (error) {
+      issues.push({ file, documentIndex, path: "", message: `YAML error: ${String(error)}` })
+      return
+    }
+    if (value === null || value === undefined) return
+    const result = validateDocument(file, documentIndex, value)
+    if (result.resource !== undefined) resources.push(result.resource)
+    issues.push(...result.issues)
+  })
+  return { resources, issues }
+}
