@@ -1,0 +1,68 @@
+/**
+ * Environment variables of `mesh-agent` (spec 001 §4.4): the control-plane tuning group shared
+ * with `mesh-discovery`, then the agent-specific variables (a same-name entry here, such as
+ * `XDS_AUTH`, replaces the tuning group's).
+ */
+import { type EnvTable, env } from "./env.js"
+import { tuningEnv } from "./tuning-env.js"
+
+/** Agent-specific variables (spec 001 §4.4 "Agent-specific variables"). */
+export const agentSpecificEnv = {
+  CA_ADDR: env.string("", "CA address; defaults to the discovery address"),
+  // The spec prints "built-in CA provider": the name of the mesh's own CA.
+  CA_PROVIDER: env.string("MeshCA", "Authentication provider name"),
+  CA_ROOT_CA: env.string("", "Root CA expected on the CA connection"),
+  CREDENTIAL_FETCHER_TYPE: env.string("JWT", "Credential fetcher type; a cloud-VM type is also supported"),
+  // The spec prints "cloud-VM provider": the reference's cloud-VM identity provider name.
+  CREDENTIAL_IDENTITY_PROVIDER: env.string("GoogleComputeEngine", "Identity provider for credentials"),
+  DISABLE_PROXY: env.bool(false, "Disables all proxy-agent features"),
+  DNS_FORWARD_PARALLEL: env.bool(false, "Parallel queries to all upstream nameservers"),
+  DNS_PROXY_ADDR: env.string("localhost:15053", "DNS proxy address"),
+  DRY_RUN_FILE_PATH: env.string("", "Dry-run stub writes stdin input to this file"),
+  ECC_CURVE: env.string("P256", "Curve when algorithm is ECDSA"),
+  ECC_SIGNATURE_ALGORITHM: env.string("", "ECC signature algorithm for generated keys"),
+  PROXY_METRICS_PORT: env.int(15090, "Metrics redirection port"),
+  PROXY_SKIP_DEPRECATED_LOGS: env.bool(true, "Skip deprecated-log messages"),
+  PROXY_STATUS_PORT: env.int(15021, "Health status port"),
+  PROXY_USER: env.string("mesh-proxy", "Proxy user name"),
+  EXIT_ON_ZERO_ACTIVE_CONNECTIONS: env.bool(false, "See part 1 rule 1"),
+  FILE_DEBOUNCE_DURATION: env.duration("100ms", "Delay of file reads after an update is detected"),
+  FILE_MOUNTED_CERTS: env.bool(false, "Certificates are mounted as files"),
+  GRPC_XDS_BOOTSTRAP: env.string(
+    "etc/mesh/proxy/grpc-bootstrap.json",
+    "Bootstrap file path for gRPC; agent generates one when set",
+  ),
+  INSTANCE_IP: env.string("", "IP address of the instance"),
+  IPTABLES_TRACE_LOGGING: env.bool(false, "Log all iptables actions; needs NET_ADMIN; debugging only"),
+  MESHD_SAN: env.string("", "Server name used to validate the control-plane certificate"),
+  MESH_BOOTSTRAP: env.string("", "Proxy bootstrap setting"),
+  MESH_BOOTSTRAP_OVERRIDE: env.string("", "Proxy bootstrap override"),
+  MESH_CPU_LIMIT: env.int(0, "CPU limit of the process, rounded up"),
+  MESH_PROXY_ENABLE_CORE_DUMP: env.bool(false, "Allow the proxy to write core dumps"),
+  MESH_ORCH_APP_PROBERS: env.string("", "Application probers rewritten by the orchestrator injector"),
+  MESH_META_CERT_SIGNER: env.string("", "Cert signer for workload cert"),
+  MESH_META_CLUSTER_ID: env.string("", "Cluster ID in the proxy metadata"),
+  MESH_META_DNS_CAPTURE: env.bool(false, "See part 1 rule 4"),
+  MESH_META_ENABLE_DNS_SERVER: env.bool(false, "See part 1 rule 4"),
+  JWT_POLICY: env.string("third-party-jwt", "JWT validation policy"),
+  MINIMUM_DRAIN_DURATION: env.duration("5s", "Minimum wait before checking connections while draining"),
+  OUTPUT_CERTS: env.string("", "Output directory for key and certificate"),
+  PEER_METADATA_DISCOVERY: env.bool(false, "Peer metadata discovery extension"),
+  TRUST_DOMAIN: env.string("cluster.local", "Trust domain of SPIFFE certificates"),
+  WASM_HTTP_REQUEST_MAX_RETRIES: env.int(5, "Retries when pulling a Wasm module over HTTP(S)"),
+  WASM_HTTP_REQUEST_TIMEOUT: env.duration("15s", "Per-request timeout for the pull"),
+  WASM_INSECURE_REGISTRIES: env.string(
+    "",
+    "Registries or HTTPS servers allowed without verification (comma-separated host:port)",
+  ),
+  WASM_MODULE_EXPIRY: env.duration("24h0m0s", "Cache expiry of a Wasm module"),
+  WASM_PURGE_INTERVAL: env.duration("1h0m0s", "Expiry check interval"),
+  WORKLOAD_IDENTITY_SOCKET_FILE: env.string("socket", "Workload-identity SDS socket file name"),
+  WORKLOAD_RSA_KEY_SIZE: env.int(2048, "RSA key size of workload certs"),
+  XDS_AUTH: env.bool(true, "Authenticate xDS clients"),
+  XDS_AUTH_PLAINTEXT: env.bool(false, "Authenticate plain-text requests"),
+  XDS_AUTH_PROVIDER: env.string("", "xDS auth provider"),
+  XDS_ROOT_CA: env.string("", "Root CA expected on the xDS connection"),
+} as const satisfies EnvTable
+
+export const agentEnv = { ...tuningEnv, ...agentSpecificEnv } as const satisfies EnvTable
