@@ -1,0 +1,3 @@
+export * from "./config-store.js"
+export * from "./memory.js"
+export * from "./snapshot.js"
