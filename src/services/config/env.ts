@@ -113,3 +113,17 @@ export const envTableConfig = <T extends EnvTable>(table: T): Config.Config<EnvV
   Config.all(
     Object.fromEntries(Object.entries(table).map(([name, spec]) => [name, envVarConfig(name, spec)])),
   ) as unknown as Config.Config<EnvValues<T>>
+
+/** Every problem in a ConfigError, one line each (the default rendering nests them in parentheses). */
+export const describeConfigError = (error: ConfigError.ConfigError): ReadonlyArray<string> => {
+  switch (error._op) {
+    case "And":
+    case "Or":
+      return [...describeConfigError(error.left), ...describeConfigError(error.right)]
+    case "InvalidData":
+    case "MissingData":
+    case "SourceUnavailable":
+    case "Unsupported":
+      return [error.path.length > 0 ? `${error.path.join(".")}: ${error.message}` : error.message]
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * Serves an HttpRouter on a Go-style listen address for as long as the layer lives; the
+ * listener closes with the scope (graceful shutdown). Logs the bound address, which matters
+ * when the port was 0.
+ */
+import { createServer } from "node:http"
+import { type HttpRouter, HttpServer, type HttpServerError } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import type { ListenAddress } from "../../services/net/address.js"
+
+export const serveRouter = <E, R>(
+  name: string,
+  address: ListenAddress,
+  router: HttpRouter.HttpRouter<E, R>,
+): Layer.Layer<never, HttpServerError.ServeError, Exclude<R, HttpServer.HttpServer | HttpRouter.RouteContext>> =>
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const server = yield* HttpServer.HttpServer
+      const bound = server.address
+      yield* Effect.logInfo(
+        `${name} listening on ${bound._tag === "TcpAddress" ? `${bound.hostname}:${bound.port}` : bound.path}`,
+      )
+    }),
+  ).pipe(
+    Layer.provideMerge(HttpServer.serve(router)),
+    Layer.provide(
+      NodeHttpServer.layer(() => createServer(), {
+        port: address.port,
+        ...(address.host !== undefined ? { host: address.host } : {}),
+      }),
+    ),
+  ) as never

@@ -1,0 +1,134 @@
+/**
+ * The introspection listener (the reference's ControlZ): process facts and the per-scope log
+ * levels, readable and changeable over HTTP while the process runs.
+ *   GET  /scopej/          every scope        GET /procj/  process   GET /memj/   memory
+ *   GET  /scopej/<scope>   one scope          GET /envj/   env       GET /argsj/  arguments
+ *   PUT  /scopej/<scope>   change a scope     GET /versionj/ build   GET /metricj/ metrics
+ */
+import { hostname } from "node:os"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Layer, Schema } from "effect"
+import { buildInfo } from "../services/build-info.js"
+import { Logging, type ScopeState } from "../services/logging/logging.js"
+import { LOG_LEVELS } from "../services/logging/scopes.js"
+import { Metrics } from "../services/metrics/metrics.js"
+import type { ListenAddress } from "../services/net/address.js"
+import { serveRouter } from "./http/serve.js"
+
+const Level = Schema.Literal(...LOG_LEVELS)
+
+/** The body of PUT /scopej/<scope>; every field optional. */
+const ScopeUpdateBody = Schema.Struct({
+  name: Schema.optional(Schema.String),
+  description: Schema.optional(Schema.String),
+  output_level: Schema.optional(Level),
+  stack_trace_level: Schema.optional(Level),
+  log_callers: Schema.optional(Schema.Boolean),
+})
+
+const scopeJson = (scope: ScopeState) => ({
+  name: scope.name,
+  description: "",
+  output_level: scope.outputLevel,
+  stack_trace_level: scope.stackTraceLevel,
+  log_callers: scope.logCallers,
+})
+
+const notFound = (scope: string) => HttpServerResponse.json({ error: `unknown log scope "${scope}"` }, { status: 404 })
+
+export const introspectionRoutes = HttpRouter.empty.pipe(
+  HttpRouter.get(
+    "/",
+    HttpServerResponse.html(
+      `<html><head><title>mesh introspection</title></head><body><h1>${process.title}</h1><ul>${[
+        "scopej/",
+        "procj/",
+        "memj/",
+        "envj/",
+        "argsj/",
+        "versionj/",
+        "metricj/",
+      ]
+        .map((path) => `<li><a href="/${path}">/${path}</a></li>`)
+        .join("")}</ul></body></html>`,
+    ),
+  ),
+  HttpRouter.get(
+    "/scopej/",
+    Effect.flatMap(Logging, (logging) => logging.scopes).pipe(
+      Effect.flatMap((scopes) => HttpServerResponse.json(scopes.map(scopeJson))),
+    ),
+  ),
+  HttpRouter.get(
+    "/scopej/:scope",
+    Effect.gen(function* () {
+      const { scope } = yield* HttpRouter.params
+      const logging = yield* Logging
+      return yield* logging.scope(scope ?? "").pipe(
+        Effect.flatMap((state) => HttpServerResponse.json(scopeJson(state))),
+        Effect.catchTag("UnknownScopeError", () => notFound(scope ?? "")),
+      )
+    }),
+  ),
+  HttpRouter.put(
+    "/scopej/:scope",
+    Effect.gen(function* () {
+      const { scope } = yield* HttpRouter.params
+      const logging = yield* Logging
+      const body = yield* HttpServerRequest.schemaBodyJson(ScopeUpdateBody)
+      const updated = yield* logging.updateScope(scope ?? "", {
+        ...(body.output_level !== undefined ? { outputLevel: body.output_level } : {}),
+        ...(body.stack_trace_level !== undefined ? { stackTraceLevel: body.stack_trace_level } : {}),
+        ...(body.log_callers !== undefined ? { logCallers: body.log_callers } : {}),
+      })
+      yield* Effect.logInfo(`log scope ${updated.name} changed: output ${updated.outputLevel}`)
+      return yield* HttpServerResponse.json(scopeJson(updated), { status: 202 })
+    }).pipe(
+      Effect.catchTags({
+        UnknownScopeError: (error) => notFound(error.scope),
+        ParseError: (error) => HttpServerResponse.json({ error: error.message }, { status: 400 }),
+        RequestError: (error) => HttpServerResponse.json({ error: error.message }, { status: 400 }),
+      }),
+    ),
+  ),
+  HttpRouter.get(
+    "/procj/",
+    Effect.suspend(() =>
+      HttpServerResponse.json({
+        pid: process.pid,
+        ppid: process.ppid,
+        uid: process.getuid?.(),
+        gid: process.getgid?.(),
+        euid: process.geteuid?.(),
+        egid: process.getegid?.(),
+        groups: process.getgroups?.(),
+        cwd: process.cwd(),
+        hostname: hostname(),
+        uptime_seconds: process.uptime(),
+      }),
+    ),
+  ),
+  HttpRouter.get(
+    "/memj/",
+    Effect.suspend(() => HttpServerResponse.json(process.memoryUsage())),
+  ),
+  HttpRouter.get(
+    "/envj/",
+    Effect.suspend(() => HttpServerResponse.json(Object.entries(process.env).map(([k, v]) => `${k}=${v}`))),
+  ),
+  HttpRouter.get(
+    "/argsj/",
+    Effect.suspend(() => HttpServerResponse.json(process.argv)),
+  ),
+  HttpRouter.get("/versionj/", HttpServerResponse.json(buildInfo)),
+  HttpRouter.get(
+    "/metricj/",
+    Effect.gen(function* () {
+      const metrics = yield* Metrics
+      return yield* HttpServerResponse.json(yield* Effect.promise(() => metrics.registry.getMetricsAsJSON()))
+    }),
+  ),
+)
+
+export const introspectionServerLayer = (address: ListenAddress) =>
+  serveRouter("introspection", address, introspectionRoutes).pipe(Layer.annotateLogs("scope", "default"))

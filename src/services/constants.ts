@@ -1,0 +1,54 @@
+/**
+ * Every name and number the mesh shares across binaries: domain, label and annotation keys,
+ * API groups, namespaces, identities and well-known ports. One module so that a rename is one edit.
+ */
+
+export const MESH_DOMAIN = "mesh.io"
+export const SYSTEM_NAMESPACE = "mesh-system"
+export const DEFAULT_TRUST_DOMAIN = "cluster.local"
+export const DEFAULT_CLUSTER_ID = "Orchestrator"
+
+export const Labels = {
+  revision: `${MESH_DOMAIN}/rev`,
+  draining: `${MESH_DOMAIN}/draining`,
+  network: `topology.${MESH_DOMAIN}/network`,
+  cniUninitialized: `cni.${MESH_DOMAIN}/uninitialized`,
+  persistentSession: `${MESH_DOMAIN}/persistent-session`,
+  persistentSessionHeader: `${MESH_DOMAIN}/persistent-session-header`,
+} as const
+
+export const Annotations = {
+  sidecarInject: `sidecar.${MESH_DOMAIN}/inject`,
+  sidecarStatus: `sidecar.${MESH_DOMAIN}/status`,
+} as const
+
+export const ApiGroups = {
+  networking: `networking.${MESH_DOMAIN}`,
+  security: `security.${MESH_DOMAIN}`,
+  telemetry: `telemetry.${MESH_DOMAIN}`,
+  extensions: `extensions.${MESH_DOMAIN}`,
+} as const
+
+export const GATEWAY_CONTROLLER_NAME = `${MESH_DOMAIN}/gateway-controller`
+
+/** SPIFFE identity of a workload. */
+export const spiffeId = (trustDomain: string, namespace: string, serviceAccount: string): string =>
+  `spiffe://${trustDomain}/ns/${namespace}/sa/${serviceAccount}`
+
+export const Ports = {
+  xdsPlaintext: 15010,
+  xdsTls: 15012,
+  http: 8080,
+  webhooks: 15017,
+  monitoring: 15014,
+  introspection: 9876,
+  agentStatus: 15020,
+  proxyReadiness: 15021,
+  proxyAdmin: 15000,
+  proxyMetrics: 15090,
+  dnsProxy: 15053,
+  outboundCapture: 15001,
+  iptablesProbe: 15002,
+  inboundCapture: 15006,
+  inboundTunnel: 15008,
+} as const
