@@ -8,6 +8,7 @@ export type Protocol =
   | "HTTP"
   | "HTTPS"
   | "HTTP2"
+  | "HTTP_PROXY"
   | "GRPC"
   | "GRPC-Web"
   | "TCP"
@@ -40,12 +41,23 @@ export interface Service {
   readonly autoAllocatedAddresses: ReadonlyArray<string>
   readonly resolution: Resolution
   readonly location: Location
-  /** Namespaces the service is visible to; `*` = all, `.` = own namespace only. */
+  /**
+   * Namespaces the service is visible to; `*` = all, `.` = own namespace only. Empty = not set
+   * by the source: the mesh config's `defaultServiceExportTo` applies (resolved by PushContext).
+   */
   readonly exportTo: ReadonlyArray<string>
   readonly labels: Readonly<Record<string, string>>
   /** Which registry produced it: `ServiceEntry`, `Mock`, `Orchestrator`. */
   readonly registry: string
   readonly clusterId: string
+  /** Identities the service's workloads run as (ServiceEntry `subjectAltNames`). */
+  readonly serviceAccounts?: ReadonlyArray<string>
+  /** Workload labels that select the service's endpoints (ServiceEntry `workloadSelector`). */
+  readonly selector?: Readonly<Record<string, string>>
+  /** The config resource the service comes from, `kind/namespace/name`, when it has one. */
+  readonly source?: string
+  /** Creation time (RFC 3339) when the source has one; the older definition of a host wins. */
+  readonly creationTimestamp?: string
 }
 
 export type HealthStatus = "HEALTHY" | "UNHEALTHY" | "DRAINING"
@@ -70,3 +82,29 @@ export interface Endpoint {
 
 export const serviceKey = (service: Pick<Service, "hostname" | "namespace">): string =>
   `${service.namespace}/${service.hostname}`
+
+const PROTOCOLS: ReadonlyMap<string, Protocol> = new Map(
+  (
+    [
+      "HTTP",
+      "HTTPS",
+      "HTTP2",
+      "HTTP_PROXY",
+      "GRPC",
+      "GRPC-Web",
+      "TCP",
+      "TLS",
+      "MONGO",
+      "REDIS",
+      "MYSQL",
+      "UDP",
+    ] as const
+  ).map((p) => [p.toLowerCase(), p]),
+)
+
+/** A protocol name as the reference parses it: case-insensitive; unknown names are UNSUPPORTED. */
+export const parseProtocol = (name: string | undefined): Protocol =>
+  PROTOCOLS.get((name ?? "").toLowerCase()) ?? "UNSUPPORTED"
+
+/** `true` for hosts like `*.example.com` or `*`. */
+export const isWildcardHost = (hostname: string): boolean => hostname.startsWith("*")

@@ -1,0 +1,7 @@
+export * from "./aggregate.js"
+export * from "./auto-allocate.js"
+export * from "./core.js"
+export * from "./mock.js"
+export * from "./model.js"
+export * from "./registry.js"
+export * from "./service-entry.js"
