@@ -1,0 +1,218 @@
+/**
+ * The ADS client over @grpc/grpc-js: one stream (SotW or delta) to an ADS server, ACKing or
+ * NACKing every response, holding the resources it was sent.
+ */
+import * as grpc from "@grpc/grpc-js"
+import { Effect, Layer, Option, Queue, Ref, type Scope, Stream, SubscriptionRef } from "effect"
+import type { ProtoObject } from "../../services/xds/grpc-gen.js"
+import type {
+  DeltaDiscoveryRequest,
+  DeltaDiscoveryResponse,
+  DiscoveryRequest,
+  DiscoveryResponse,
+} from "../../services/xds/messages.js"
+import { isWildcardType } from "../../services/xds/type-urls.js"
+import {
+  AdsClient,
+  AdsClientError,
+  type AdsClientOptions,
+  type AdsClientShape,
+  type ClientSnapshot,
+  type ClientTypeState,
+  deltaClientOnResponse,
+  emptySnapshot,
+  emptyTypeState,
+  sotwClientOnResponse,
+} from "../../services/xds-client/client.js"
+import { loadXdsProtos } from "../xds/protos.js"
+
+type AnyRequest = DiscoveryRequest | DeltaDiscoveryRequest
+type AnyResponse = DiscoveryResponse | DeltaDiscoveryResponse
+
+export const makeAdsClient = (options: AdsClientOptions): Effect.Effect<AdsClientShape, AdsClientError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const protos = yield* Effect.try({
+      try: () => loadXdsProtos(),
+      catch: (cause) => new AdsClientError({ message: `loading xDS protos: ${String(cause)}`, cause }),
+    })
+    const decode = options.decode ?? true
+    const Ctor = grpc.makeClientConstructor(protos.ads, "AggregatedDiscoveryService")
+    const client = yield* Effect.acquireRelease(
+      Effect.sync(() => new Ctor(options.address, grpc.credentials.createInsecure())),
+      (c) => Effect.sync(() => c.close()),
+    )
+    const snapshot = yield* SubscriptionRef.make<ClientSnapshot>(emptySnapshot)
+    const inbox = yield* Queue.unbounded<AnyResponse | null>()
+    const autoAck = yield* Ref.make(true)
+    let nodeSent = false
+
+    const call = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const method = options.mode === "sotw" ? "StreamAggregatedResources" : "DeltaAggregatedResources"
+        const stream = (client as unknown as Record<string, () => grpc.ClientDuplexStream<AnyRequest, AnyResponse>>)[
+          method
+        ]!.call(client)
+        stream.on("data", (response: AnyResponse) => Queue.unsafeOffer(inbox, response))
+        stream.on("error", () => Queue.unsafeOffer(inbox, null))
+        stream.on("end", () => Queue.unsafeOffer(inbox, null))
+        return stream
+      }),
+      (stream) =>
+        Effect.sync(() => {
+          stream.removeAllListeners("data")
+          stream.on("error", () => {})
+          stream.cancel()
+        }),
+    )
+    yield* SubscriptionRef.update(snapshot, (s) => ({ ...s, connected: true }))
+
+    const write = (request: AnyRequest) =>
+      Effect.sync(() => {
+        const withNode = nodeSent ? request : { ...request, node: options.node }
+        nodeSent = true
+        call.write(withNode)
+      })
+
+    const setType = (state: ClientTypeState) =>
+      SubscriptionRef.update(snapshot, (s) => {
+        const types = new Map(s.types)
+        types.set(state.typeUrl, state)
+        return { ...s, types }
+      })
+
+    const typeState = (typeUrl: string) => SubscriptionRef.get(snapshot).pipe(Effect.map((s) => s.types.get(typeUrl)))
+
+    const decodeOne = (typeUrl: string, value: Uint8Array): ProtoObject | undefined =>
+      decode ? protos.codec.decode(typeUrl, value) : undefined
+
+    const nameOf = (resource: ProtoObject | undefined): string => {
+      if (resource === undefined) return ""
+      const name = resource.name ?? resource.cluster_name
+      return typeof name === "string" ? name : ""
+    }
+
+    const handle = (response: AnyResponse) =>
+      Effect.gen(function* () {
+        const typeUrl = response.type_url
+        const state = (yield* typeState(typeUrl)) ?? emptyTypeState(typeUrl, [], isWildcardType(typeUrl))
+        if (options.mode === "sotw") {
+          const sotw = response as DiscoveryResponse
+          const resources = (sotw.resources ?? []).map((any) => {
+            const resource = decodeOne(any.type_url, any.value)
+            return {
+              name: nameOf(resource),
+              bytes: any.value.length,
+              ...(resource !== undefined ? { resource } : {}),
+            }
+          })
+          const error = options.validate?.(typeUrl, resources)
+          const step = sotwClientOnResponse(state, sotw, resources, error)
+          yield* setType(step.state)
+          if (yield* Ref.get(autoAck)) yield* write(step.reply)
+        } else {
+          const delta = response as DeltaDiscoveryResponse
+          const resources = (delta.resources ?? []).map((r) => {
+            const resource = decodeOne(r.resource.type_url, r.resource.value)
+            return {
+              name: r.name,
+              version: r.version,
+              bytes: r.resource.value.length,
+              ...(resource !== undefined ? { resource } : {}),
+            }
+          })
+          const error = options.validate?.(typeUrl, resources)
+          const step = deltaClientOnResponse(
+            state,
+            { ...delta, removed_resources: delta.removed_resources ?? [] },
+            resources,
+            error,
+          )
+          yield* setType(step.state)
+          if (yield* Ref.get(autoAck)) yield* write(step.reply)
+        }
+      })
+
+    yield* Queue.take(inbox).pipe(
+      Effect.flatMap((response) =>
+        response === null
+          ? SubscriptionRef.update(snapshot, (s) => ({ ...s, connected: false })).pipe(Effect.zipRight(Effect.never))
+          : handle(response),
+      ),
+      Effect.forever,
+      Effect.forkScoped,
+    )
+
+    const subscribe = (typeUrl: string, names: ReadonlyArray<string> = []) =>
+      Effect.gen(function* () {
+        const previous = yield* typeState(typeUrl)
+        const first = previous === undefined
+        const wildcard = first ? names.length === 0 && isWildcardType(typeUrl) : previous.wildcard
+        const merged = [...new Set([...(previous?.names ?? []), ...names])].sort()
+        const state: ClientTypeState = {
+          ...(previous ?? emptyTypeState(typeUrl, merged, wildcard)),
+          names: merged,
+          wildcard,
+        }
+        yield* setType(state)
+        if (options.mode === "sotw") {
+          yield* write({
+            type_url: typeUrl,
+            resource_names: wildcard ? [] : merged,
+            version_info: state.version,
+            response_nonce: state.nonce,
+          })
+        } else {
+          const added = first ? [...names] : names.filter((n) => !(previous?.names ?? []).includes(n))
+          if (!first && added.length === 0) return
+          yield* write({ type_url: typeUrl, resource_names_subscribe: added })
+        }
+      })
+
+    const unsubscribe = (typeUrl: string, names: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        const previous = yield* typeState(typeUrl)
+        if (previous === undefined) return
+        const remaining = previous.names.filter((n) => !names.includes(n))
+        const resources = new Map(previous.resources)
+        if (options.mode === "delta") for (const n of names) resources.delete(n)
+        yield* setType({ ...previous, names: remaining, resources })
+        if (options.mode === "sotw") {
+          yield* write({
+            type_url: typeUrl,
+            resource_names: remaining,
+            version_info: previous.version,
+            response_nonce: previous.nonce,
+          })
+        } else {
+          yield* write({ type_url: typeUrl, resource_names_unsubscribe: [...names] })
+        }
+      })
+
+    const waitFor: AdsClientShape["waitFor"] = (condition, timeout) =>
+      snapshot.changes.pipe(
+        Stream.filter(condition),
+        Stream.runHead,
+        Effect.flatMap(
+          Option.match({
+            onNone: () => Effect.fail(new AdsClientError({ message: "stream ended before the condition held" })),
+            onSome: Effect.succeed,
+          }),
+        ),
+        Effect.timeoutFail({
+          duration: timeout,
+          onTimeout: () => new AdsClientError({ message: `condition not met within ${String(timeout)}` }),
+        }),
+      )
+
+    return {
+      subscribe,
+      unsubscribe,
+      snapshot: SubscriptionRef.get(snapshot),
+      waitFor,
+      sendRaw: write,
+      setAutoAck: (enabled) => Ref.set(autoAck, enabled),
+    } satisfies AdsClientShape
+  })
+
+export const adsClientLayer = (options: AdsClientOptions): Layer.Layer<AdsClient, AdsClientError> =>
+  Layer.scoped(AdsClient, makeAdsClient(options))

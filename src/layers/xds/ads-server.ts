@@ -1,0 +1,442 @@
+/**
+ * The ADS gRPC server: `envoy.service.discovery.v3.AggregatedDiscoveryService` with
+ * StreamAggregatedResources (state of the world) and DeltaAggregatedResources, over
+ * @grpc/grpc-js with protos loaded from @grpc/grpc-js-xds. One fiber per stream; pushes run
+ * through the debouncer, a PushContext per push, the push queue (at most one pending request per
+ * connection) and a pool of `PILOT_PUSH_THROTTLE` workers. Resources are encoded once per
+ * distinct output and shared by every stream.
+ */
+import { randomUUID } from "node:crypto"
+import { availableParallelism } from "node:os"
+import * as grpc from "@grpc/grpc-js"
+import { Clock, Duration, Effect, FiberSet, Layer, Queue, Ref, type Scope } from "effect"
+import { withScope } from "../../services/logging/logging.js"
+import { Metrics } from "../../services/metrics/metrics.js"
+import { makeResourceCache } from "../../services/xds/cache.js"
+import { emptyDeltaState, onDeltaRequest, onDeltaSent } from "../../services/xds/delta.js"
+import type {
+  DeltaDiscoveryRequest,
+  DeltaDiscoveryResponse,
+  DiscoveryRequest,
+  DiscoveryResponse,
+} from "../../services/xds/messages.js"
+import {
+  emptyPushContextInput,
+  makePushContext,
+  type PushContext,
+  type PushContextInput,
+} from "../../services/xds/push-context.js"
+import { makePushQueue } from "../../services/xds/push-queue.js"
+import type { PushRequest } from "../../services/xds/push-request.js"
+import { deltaResponse, type ProxyInfo, proxyInfo, sotwResponse } from "../../services/xds/responder.js"
+import {
+  type ConnectionStatus,
+  type WatchStatus,
+  XdsServer,
+  type XdsServerConfig,
+  XdsServerError,
+  type XdsServerShape,
+} from "../../services/xds/server.js"
+import { emptySotwState, onSotwRequest, onSotwSent, sotwNeedsPush } from "../../services/xds/sotw.js"
+import { PUSH_ORDER, shortType, TypeUrl } from "../../services/xds/type-urls.js"
+import { diffInputs } from "../../services/xds/updates.js"
+import { makeDebouncer } from "./debouncer.js"
+import { loadXdsProtos } from "./protos.js"
+import { makeXdsMetrics } from "./xds-metrics.js"
+
+interface Connection {
+  readonly id: string
+  readonly status: () => ConnectionStatus
+  readonly push: (request: PushRequest) => Effect.Effect<void>
+}
+
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+const grpcOptions = (config: XdsServerConfig): grpc.ServerOptions => {
+  const options: Record<string, number> = {
+    "grpc.keepalive_time_ms": Math.min(MAX_TIMER_MS, Duration.toMillis(config.keepaliveInterval)),
+    "grpc.keepalive_timeout_ms": Math.min(MAX_TIMER_MS, Duration.toMillis(config.keepaliveTimeout)),
+    "grpc.max_receive_message_length": config.maxRecvMsgSize,
+    "grpc.max_concurrent_streams": config.maxStreams,
+  }
+  const age = Duration.toMillis(config.maxConnectionAge)
+  if (Number.isFinite(age) && age < MAX_TIMER_MS) options["grpc.max_connection_age_ms"] = age
+  return options
+}
+
+const defaultThrottle = (): number => Math.max(10, availableParallelism() * 50)
+
+export const makeXdsServer = (
+  config: XdsServerConfig,
+  initial: PushContextInput = emptyPushContextInput,
+): Effect.Effect<XdsServerShape, XdsServerError, Metrics | Scope.Scope> =>
+  Effect.gen(function* () {
+    const metrics = makeXdsMetrics(yield* Metrics)
+    const protos = yield* Effect.try({
+      try: () => loadXdsProtos(),
+      catch: (cause) => new XdsServerError({ message: `loading xDS protos: ${String(cause)}`, cause }),
+    })
+    const cache = makeResourceCache(protos.codec, config.cache)
+    const connections = new Map<string, Connection>()
+    const queue = yield* makePushQueue<Connection>()
+    let input = initial
+    let pushes = 0
+    let current: PushContext = makePushContext(
+      input,
+      config.pushContext,
+      `${new Date(yield* Clock.currentTimeMillis).toISOString()}/0`,
+    )
+    let connectionCounter = 0
+
+    // -------------------------------------------------------------------------------------------
+    // Pushes
+
+    const debouncer = yield* makeDebouncer(config.debounce, ({ request, debounceMillis, events }) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        pushes++
+        current = makePushContext(input, config.pushContext, `${new Date(now).toISOString()}/${pushes}`)
+        metrics.debounceTime.observe(debounceMillis / 1000)
+        yield* Effect.logDebug(
+          `push ${current.version}: full=${request.full} events=${events} configs=${[...request.configsUpdated].join(",")}`,
+        )
+        for (const connection of connections.values()) yield* queue.enqueue(connection, request)
+      }).pipe(withScope("ads")),
+    )
+
+    const workers = config.pushThrottle > 0 ? config.pushThrottle : defaultThrottle()
+    for (let i = 0; i < workers; i++) {
+      yield* queue.dequeue.pipe(
+        Effect.flatMap(([connection, request]) =>
+          connection.push(request).pipe(Effect.ensuring(queue.markDone(connection))),
+        ),
+        Effect.forever,
+        Effect.forkScoped,
+      )
+    }
+
+    // -------------------------------------------------------------------------------------------
+    // Streams
+
+    const runFork = yield* FiberSet.makeRuntime<never>()
+
+    const writer =
+      <T>(call: grpc.ServerDuplexStream<unknown, T>) =>
+      (message: T): Effect.Effect<void> =>
+        Effect.async<void>((resume) => {
+          if (call.destroyed || call.writableEnded) return resume(Effect.void)
+          call.write(message, () => resume(Effect.void))
+        })
+
+    const inboxOf = <Req>(call: grpc.ServerDuplexStream<Req, unknown>) =>
+      Effect.gen(function* () {
+        const inbox = yield* Queue.unbounded<Req | null>()
+        call.on("data", (request: Req) => Queue.unsafeOffer(inbox, request))
+        const close = () => Queue.unsafeOffer(inbox, null)
+        call.on("end", close)
+        call.on("error", close)
+        call.on("close", close)
+        call.on("cancelled", close)
+        return inbox
+      })
+
+    const register = (connection: Connection) =>
+      Effect.sync(() => {
+        connections.set(connection.id, connection)
+        metrics.connected.set(connections.size)
+      })
+
+    const unregister = (connection: Connection, call: grpc.ServerDuplexStream<unknown, unknown>) =>
+      Effect.gen(function* () {
+        if (connections.delete(connection.id)) metrics.connected.set(connections.size)
+        yield* queue.remove(connection)
+        if (!call.writableEnded) call.end()
+        yield* Effect.logDebug(`connection ${connection.id} closed`)
+      })
+
+    const recordNack = (proxy: ProxyInfo | undefined, typeUrl: string, error: string) =>
+      Effect.gen(function* () {
+        const type = shortType(typeUrl)
+        metrics.totalRejects.inc({ type })
+        metrics.rejects[type]?.set({ node: proxy?.id ?? "", err: error.slice(0, 200) }, 1)
+        yield* Effect.logWarning(`${type.toUpperCase()}: ACK ERROR ${proxy?.id ?? ""} ${error}`)
+      })
+
+    const observeSend = (typeUrl: string, startedAt: number) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        metrics.sendTime.observe((now - startedAt) / 1000)
+        metrics.pushes.inc({ type: shortType(typeUrl) })
+      })
+
+    const handleSotw = (call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) =>
+      Effect.gen(function* () {
+        const inbox = yield* inboxOf(call)
+        const send = writer(call)
+        const lock = yield* Effect.makeSemaphore(1)
+        const state = yield* Ref.make(emptySotwState)
+        const id = `${call.getPeer()}-${++connectionCounter}`
+        const connectedAt = yield* Clock.currentTimeMillis
+        let proxy: ProxyInfo | undefined
+
+        const respond = (typeUrl: string, push: PushContext, onlyIfChanged: boolean) =>
+          Effect.gen(function* () {
+            const watch = (yield* Ref.get(state)).watches.get(typeUrl)
+            if (watch === undefined) return false
+            const nonce = randomUUID()
+            const built = sotwResponse(push, cache, watch, nonce)
+            if (onlyIfChanged && !sotwNeedsPush(watch, built.digest)) return false
+            const startedAt = yield* Clock.currentTimeMillis
+            yield* send(built.response)
+            yield* Ref.update(state, (s) =>
+              onSotwSent(s, typeUrl, { nonce, version: push.version, digest: built.digest }),
+            )
+            yield* observeSend(typeUrl, startedAt)
+            yield* Effect.logDebug(
+              `${shortType(typeUrl).toUpperCase()}: PUSH ${id} resources:${built.response.resources.length} size:${built.bytes}`,
+            )
+            return true
+          })
+
+        const connection: Connection = {
+          id,
+          status: () => sotwStatus(id, call.getPeer(), proxy, connectedAt, Ref.get(state).pipe(Effect.runSync)),
+          push: (request) =>
+            lock.withPermits(1)(
+              Effect.gen(function* () {
+                const push = current
+                for (const typeUrl of PUSH_ORDER) {
+                  if (!request.full && typeUrl !== TypeUrl.Endpoint) continue
+                  yield* respond(typeUrl, push, true)
+                }
+                const now = yield* Clock.currentTimeMillis
+                metrics.convergence.observe(Math.max(0, now - request.start) / 1000)
+              }),
+            ),
+        }
+
+        const handle = (request: DiscoveryRequest) =>
+          Effect.gen(function* () {
+            if (proxy === undefined) {
+              proxy = proxyInfo(request.node)
+              yield* register(connection)
+              yield* Effect.logInfo(`new connection ${id} node=${proxy.id} generator=${proxy.generator}`)
+            }
+            const typeUrl = request.type_url ?? ""
+            const step = onSotwRequest(yield* Ref.get(state), request)
+            yield* Ref.set(state, step.state)
+            switch (step.event._tag) {
+              case "Nack":
+                yield* recordNack(proxy, typeUrl, step.event.error)
+                break
+              case "StaleNonce":
+                metrics.expiredNonce.inc({ type: shortType(typeUrl) })
+                yield* Effect.logDebug(`${shortType(typeUrl).toUpperCase()}: expired nonce ${step.event.nonce} ${id}`)
+                break
+              case "Subscribe":
+                yield* Effect.logDebug(
+                  `${shortType(typeUrl).toUpperCase()}: ${step.event.reconnect ? "RECONNECT" : "REQ"} ${id} names:${(request.resource_names ?? []).length}`,
+                )
+                break
+              case "Ack":
+                break
+            }
+            if (step.respond) yield* respond(typeUrl, current, false)
+          })
+
+        yield* Effect.gen(function* () {
+          for (;;) {
+            const request = yield* Queue.take(inbox)
+            if (request === null) return
+            yield* lock.withPermits(1)(handle(request))
+          }
+        }).pipe(Effect.ensuring(unregister(connection, call as never)))
+      }).pipe(withScope("ads"))
+
+    const handleDelta = (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) =>
+      Effect.gen(function* () {
+        if (!config.deltaXds) {
+          call.emit("error", {
+            code: grpc.status.UNIMPLEMENTED,
+            details: "delta xDS is disabled (MESH_DELTA_XDS=false)",
+          })
+          return
+        }
+        const inbox = yield* inboxOf(call)
+        const send = writer(call)
+        const lock = yield* Effect.makeSemaphore(1)
+        const state = yield* Ref.make(emptyDeltaState)
+        const id = `${call.getPeer()}-${++connectionCounter}`
+        const connectedAt = yield* Clock.currentTimeMillis
+        let proxy: ProxyInfo | undefined
+
+        const respond = (typeUrl: string, push: PushContext, force: boolean) =>
+          Effect.gen(function* () {
+            const watch = (yield* Ref.get(state)).watches.get(typeUrl)
+            if (watch === undefined) return
+            const nonce = randomUUID()
+            const built = deltaResponse(push, cache, watch, nonce, force)
+            if (built.response === undefined) return
+            const startedAt = yield* Clock.currentTimeMillis
+            yield* send(built.response)
+            yield* Ref.update(state, (s) =>
+              onDeltaSent(s, typeUrl, { nonce, versions: built.sent, removed: built.removed }),
+            )
+            yield* observeSend(typeUrl, startedAt)
+            yield* Effect.logDebug(
+              `${shortType(typeUrl).toUpperCase()}: DELTA PUSH ${id} resources:${built.sent.length} removed:${built.removed.length} size:${built.bytes}`,
+            )
+          })
+
+        const connection: Connection = {
+          id,
+          status: () => deltaStatus(id, call.getPeer(), proxy, connectedAt, Ref.get(state).pipe(Effect.runSync)),
+          push: (request) =>
+            lock.withPermits(1)(
+              Effect.gen(function* () {
+                const push = current
+                for (const typeUrl of PUSH_ORDER) {
+                  if (!request.full && typeUrl !== TypeUrl.Endpoint) continue
+                  yield* respond(typeUrl, push, false)
+                }
+                const now = yield* Clock.currentTimeMillis
+                metrics.convergence.observe(Math.max(0, now - request.start) / 1000)
+              }),
+            ),
+        }
+
+        const handle = (request: DeltaDiscoveryRequest) =>
+          Effect.gen(function* () {
+            if (proxy === undefined) {
+              proxy = proxyInfo(request.node)
+              yield* register(connection)
+              yield* Effect.logInfo(`new delta connection ${id} node=${proxy.id} generator=${proxy.generator}`)
+            }
+            const typeUrl = request.type_url ?? ""
+            const step = onDeltaRequest(yield* Ref.get(state), request)
+            yield* Ref.set(state, step.state)
+            if (step.event._tag === "Nack") yield* recordNack(proxy, typeUrl, step.event.error)
+            if (step.event._tag === "StaleNonce") metrics.expiredNonce.inc({ type: shortType(typeUrl) })
+            if (step.respond) yield* respond(typeUrl, current, step.event._tag === "Subscribe")
+          })
+
+        yield* Effect.gen(function* () {
+          for (;;) {
+            const request = yield* Queue.take(inbox)
+            if (request === null) return
+            yield* lock.withPermits(1)(handle(request))
+          }
+        }).pipe(Effect.ensuring(unregister(connection, call as never)))
+      }).pipe(withScope("delta"))
+
+    // -------------------------------------------------------------------------------------------
+    // Listener
+
+    const server = new grpc.Server(grpcOptions(config))
+    server.addService(protos.ads, {
+      StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) => {
+        runFork(handleSotw(call))
+      },
+      DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) => {
+        runFork(handleDelta(call))
+      },
+    })
+    const target = `${config.host === undefined ? "[::]" : config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`
+    const port = yield* Effect.acquireRelease(
+      Effect.async<number, XdsServerError>((resume) => {
+        server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (error, bound) => {
+          if (error !== null)
+            resume(Effect.fail(new XdsServerError({ message: `binding ${target}: ${error.message}`, cause: error })))
+          else resume(Effect.succeed(bound))
+        })
+      }),
+      () =>
+        Effect.async<void>((resume) => {
+          server.tryShutdown(() => resume(Effect.void))
+        }).pipe(
+          Effect.timeoutTo({
+            duration: config.shutdownDuration,
+            onSuccess: () => Effect.void,
+            onTimeout: () => Effect.sync(() => server.forceShutdown()),
+          }),
+          Effect.flatten,
+        ),
+    )
+    yield* Effect.logInfo(`ADS server listening on ${target.replace(/:\d+$/, `:${port}`)}`).pipe(withScope("ads"))
+
+    const shape: XdsServerShape = {
+      port,
+      update: (next) =>
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          const request = diffInputs(input, next, now)
+          input = next
+          if (request === undefined) return
+          metrics.inboundUpdates.inc({ type: request.full ? "config" : "eds" })
+          yield* debouncer.offer(request)
+        }),
+      pushContext: Effect.sync(() => current),
+      connections: Effect.sync(() => [...connections.values()].map((c) => c.status())),
+      cacheStats: Effect.sync(() => cache.stats()),
+      pushStats: Effect.sync(() => ({ pushes, version: current.version })),
+    }
+    return shape
+  })
+
+const sotwStatus = (
+  id: string,
+  peer: string,
+  proxy: ProxyInfo | undefined,
+  connectedAt: number,
+  state: import("../../services/xds/sotw.js").SotwState,
+): ConnectionStatus => ({
+  id,
+  peer,
+  nodeId: proxy?.id ?? "",
+  generator: proxy?.generator ?? "",
+  delta: false,
+  connectedAt,
+  watches: [...state.watches.values()].map(
+    (w): WatchStatus => ({
+      typeUrl: w.typeUrl,
+      wildcard: w.wildcard,
+      names: w.names,
+      ...(w.nonceSent !== undefined ? { nonceSent: w.nonceSent } : {}),
+      ...(w.nonceAcked !== undefined ? { nonceAcked: w.nonceAcked } : {}),
+      ...(w.versionSent !== undefined ? { versionSent: w.versionSent } : {}),
+      ...(w.versionAcked !== undefined ? { versionAcked: w.versionAcked } : {}),
+      ...(w.lastError !== undefined ? { lastError: w.lastError } : {}),
+    }),
+  ),
+})
+
+const deltaStatus = (
+  id: string,
+  peer: string,
+  proxy: ProxyInfo | undefined,
+  connectedAt: number,
+  state: import("../../services/xds/delta.js").DeltaState,
+): ConnectionStatus => ({
+  id,
+  peer,
+  nodeId: proxy?.id ?? "",
+  generator: proxy?.generator ?? "",
+  delta: true,
+  connectedAt,
+  watches: [...state.watches.values()].map(
+    (w): WatchStatus => ({
+      typeUrl: w.typeUrl,
+      wildcard: w.wildcard,
+      names: [...w.subscribed].sort(),
+      ...(w.nonceSent !== undefined ? { nonceSent: w.nonceSent } : {}),
+      ...(w.nonceAcked !== undefined ? { nonceAcked: w.nonceAcked } : {}),
+      ...(w.lastError !== undefined ? { lastError: w.lastError } : {}),
+    }),
+  ),
+})
+
+/** The ADS server as a scoped layer (needs Metrics). */
+export const xdsServerLayer = (
+  config: XdsServerConfig,
+  initial: PushContextInput = emptyPushContextInput,
+): Layer.Layer<XdsServer, XdsServerError, Metrics> => Layer.scoped(XdsServer, makeXdsServer(config, initial))

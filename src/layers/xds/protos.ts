@@ -1,0 +1,112 @@
+/**
+ * The xDS protos, loaded at run time from the `@grpc/grpc-js-xds` package's `deps/` folders
+ * (envoy-api, xds, googleapis, protoc-gen-validate): the ADS service definition for servers and
+ * clients, and the codec that encodes resource objects to bytes and back.
+ */
+import { createRequire } from "node:module"
+import { dirname, join } from "node:path"
+import type { ServiceDefinition } from "@grpc/grpc-js"
+import * as protoLoader from "@grpc/proto-loader"
+import { Effect, Layer } from "effect"
+import { XdsCodec, type XdsCodecShape } from "../../services/xds/cache.js"
+import type { ProtoObject } from "../../services/xds/grpc-gen.js"
+
+const PROTO_FILES = [
+  "envoy/service/discovery/v3/ads.proto",
+  "envoy/config/listener/v3/listener.proto",
+  "envoy/config/route/v3/route.proto",
+  "envoy/config/cluster/v3/cluster.proto",
+  "envoy/config/endpoint/v3/endpoint.proto",
+  "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto",
+  "envoy/extensions/filters/http/router/v3/router.proto",
+  "envoy/extensions/filters/http/fault/v3/fault.proto",
+  "envoy/extensions/transport_sockets/tls/v3/tls.proto",
+]
+
+export const xdsProtoIncludeDirs = (): ReadonlyArray<string> => {
+  const root = dirname(createRequire(import.meta.url).resolve("@grpc/grpc-js-xds/package.json"))
+  return ["envoy-api", "xds", "googleapis", "protoc-gen-validate"].map((d) => join(root, "deps", d))
+}
+
+const baseOptions = (): protoLoader.Options => ({
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: false,
+  oneofs: true,
+  includeDirs: [...xdsProtoIncludeDirs()],
+})
+
+export interface XdsProtos {
+  /** AggregatedDiscoveryService: StreamAggregatedResources and DeltaAggregatedResources. */
+  readonly ads: ServiceDefinition
+  readonly codec: XdsCodecShape
+}
+
+let loaded: XdsProtos | undefined
+
+const ADS = "envoy.service.discovery.v3.AggregatedDiscoveryService"
+
+/** Reads a protobuf varint at `offset`: [value, next offset]. */
+const varint = (bytes: Uint8Array, offset: number): [number, number] => {
+  let value = 0
+  let shift = 0
+  let i = offset
+  for (;;) {
+    const b = bytes[i++]!
+    value += (b & 0x7f) * 2 ** shift
+    if ((b & 0x80) === 0) return [value, i]
+    shift += 7
+  }
+}
+
+/** Loads (once per process) the ADS definition and the codec. */
+export const loadXdsProtos = (): XdsProtos => {
+  if (loaded !== undefined) return loaded
+  const wire = protoLoader.loadSync(PROTO_FILES, baseOptions())
+  const json = protoLoader.loadSync(PROTO_FILES, { ...baseOptions(), json: true })
+  const ads = wire[ADS] as unknown as ServiceDefinition
+  const sotw = (ads as unknown as Record<string, protoLoader.MethodDefinition<object, object>>)
+    .StreamAggregatedResources!
+  const sotwJson = (json[ADS] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>)
+    .StreamAggregatedResources!
+
+  // Resources are encoded through the Any wrapper of a one-resource DiscoveryResponse; its
+  // bytes are field 2 (resources: Any) = { 1: type_url, 2: value }. The value is sliced out.
+  const encode = (typeUrl: string, resource: ProtoObject): Uint8Array => {
+    const buf = sotw.responseSerialize({ resources: [{ ...resource, "@type": typeUrl }] })
+    let offset = 0
+    while (offset < buf.length) {
+      const [tag, afterTag] = varint(buf, offset)
+      const [length, start] = varint(buf, afterTag)
+      if (tag >>> 3 === 2) {
+        // inside Any
+        let inner = start
+        const end = start + length
+        while (inner < end) {
+          const [innerTag, afterInnerTag] = varint(buf, inner)
+          const [innerLength, valueStart] = varint(buf, afterInnerTag)
+          if (innerTag >>> 3 === 2) return buf.subarray(valueStart, valueStart + innerLength)
+          inner = valueStart + innerLength
+        }
+        return new Uint8Array(0)
+      }
+      offset = start + length
+    }
+    throw new Error(`failed to encode ${typeUrl}`)
+  }
+
+  const decode = (typeUrl: string, bytes: Uint8Array): ProtoObject => {
+    const buf = sotw.responseSerialize({ resources: [{ type_url: typeUrl, value: Buffer.from(bytes) }] })
+    const decoded = sotwJson.responseDeserialize(buf) as { resources?: ReadonlyArray<ProtoObject> }
+    return decoded.resources?.[0] ?? {}
+  }
+
+  loaded = { ads, codec: { encode, decode } }
+  return loaded
+}
+
+export const xdsCodecLayer: Layer.Layer<XdsCodec> = Layer.effect(
+  XdsCodec,
+  Effect.sync(() => loadXdsProtos().codec),
+)

@@ -1,0 +1,163 @@
+/**
+ * PushContext: an immutable snapshot of everything a push reads — services, endpoints,
+ * VirtualServices and DestinationRules — indexed by host, with a fingerprint of each host's
+ * inputs. Generated resources are cached under the fingerprints they depend on, so a resource
+ * whose inputs did not change between pushes is neither regenerated nor re-encoded.
+ */
+import { createHash } from "node:crypto"
+import type { ConfigResource } from "../config-model/resource.js"
+import type { Endpoint, Service } from "../registry/model.js"
+import { type DestinationRuleView, destinationRuleView, type VirtualServiceView, virtualServiceView } from "./views.js"
+
+/** What the lead's stores hand to the push pipeline. */
+export interface PushContextInput {
+  readonly services: ReadonlyArray<Service>
+  readonly endpoints: ReadonlyArray<Endpoint>
+  readonly virtualServices: ReadonlyArray<ConfigResource>
+  readonly destinationRules: ReadonlyArray<ConfigResource>
+}
+
+export const emptyPushContextInput: PushContextInput = {
+  services: [],
+  endpoints: [],
+  virtualServices: [],
+  destinationRules: [],
+}
+
+export interface PushContextOptions {
+  /** DNS domain suffix (`--domain`), for short VirtualService hosts. */
+  readonly domainSuffix: string
+  /** `PILOT_DRAINING_LABEL`; empty disables. */
+  readonly drainingLabel: string
+  /** `PILOT_SEND_UNHEALTHY_ENDPOINTS`. */
+  readonly sendUnhealthyEndpoints: boolean
+}
+
+export const defaultPushContextOptions: PushContextOptions = {
+  domainSuffix: "cluster.local",
+  drainingLabel: "mesh.io/draining",
+  sendUnhealthyEndpoints: false,
+}
+
+export interface PushContext {
+  readonly version: string
+  readonly input: PushContextInput
+  readonly options: PushContextOptions
+  readonly services: ReadonlyArray<Service>
+  readonly serviceByHost: ReadonlyMap<string, Service>
+  readonly endpointsByHost: ReadonlyMap<string, ReadonlyArray<Endpoint>>
+  readonly virtualServiceByHost: ReadonlyMap<string, VirtualServiceView>
+  readonly destinationRuleByHost: ReadonlyMap<string, DestinationRuleView>
+  /** Fingerprint of one input facet of a host (memoised). */
+  readonly fingerprint: (facet: "service" | "endpoints" | "vs" | "dr", host: string) => string
+}
+
+export const digest = (text: string | Uint8Array): string =>
+  createHash("sha1").update(text).digest("base64url").slice(0, 16)
+
+/** A VirtualService/DestinationRule host as an FQDN: short names are relative to the namespace. */
+export const resolveHost = (host: string, namespace: string, domainSuffix: string): string =>
+  host.includes(".") || host.includes("*") ? host : `${host}.${namespace}.svc.${domainSuffix}`
+
+const byAge = (a: ConfigResource, b: ConfigResource): number => {
+  const ta = a.meta.creationTimestamp ?? ""
+  const tb = b.meta.creationTimestamp ?? ""
+  if (ta !== tb) return ta < tb ? -1 : 1
+  const ka = `${a.meta.namespace}/${a.meta.name}`
+  const kb = `${b.meta.namespace}/${b.meta.name}`
+  return ka < kb ? -1 : ka > kb ? 1 : 0
+}
+
+const jsonOf = (value: unknown): string =>
+  JSON.stringify(value, (_key, v) => (typeof v === "bigint" ? v.toString() : v)) ?? ""
+
+export const makePushContext = (
+  input: PushContextInput,
+  options: PushContextOptions = defaultPushContextOptions,
+  version = "1",
+): PushContext => {
+  const serviceByHost = new Map<string, Service>()
+  for (const service of input.services)
+    if (!serviceByHost.has(service.hostname)) serviceByHost.set(service.hostname, service)
+  const services = [...serviceByHost.values()].sort((a, b) => (a.hostname < b.hostname ? -1 : 1))
+
+  const endpointsByHost = new Map<string, Array<Endpoint>>()
+  for (const endpoint of input.endpoints) {
+    const list = endpointsByHost.get(endpoint.hostname)
+    if (list === undefined) endpointsByHost.set(endpoint.hostname, [endpoint])
+    else list.push(endpoint)
+  }
+
+  // The oldest VirtualService / DestinationRule for a host wins (reference conflict rule).
+  const virtualServiceByHost = new Map<string, VirtualServiceView>()
+  for (const resource of [...input.virtualServices].sort(byAge)) {
+    const view = virtualServiceView(resource.meta, resource.spec)
+    for (const host of view.hosts) {
+      const fqdn = resolveHost(host, view.namespace, options.domainSuffix)
+      if (!virtualServiceByHost.has(fqdn)) virtualServiceByHost.set(fqdn, view)
+    }
+  }
+  const destinationRuleByHost = new Map<string, DestinationRuleView>()
+  for (const resource of [...input.destinationRules].sort(byAge)) {
+    const view = destinationRuleView(resource.meta, resource.spec)
+    if (view.host === "") continue
+    const fqdn = resolveHost(view.host, view.namespace, options.domainSuffix)
+    if (!destinationRuleByHost.has(fqdn)) destinationRuleByHost.set(fqdn, view)
+  }
+
+  const memo = new Map<string, string>()
+  const fingerprint = (facet: "service" | "endpoints" | "vs" | "dr", host: string): string => {
+    const key = `${facet}|${host}`
+    const hit = memo.get(key)
+    if (hit !== undefined) return hit
+    const source =
+      facet === "service"
+        ? serviceByHost.get(host)
+        : facet === "endpoints"
+          ? endpointsByHost.get(host)
+          : facet === "vs"
+            ? virtualServiceByHost.get(host)
+            : destinationRuleByHost.get(host)
+    const value = source === undefined ? "-" : digest(jsonOf(source))
+    memo.set(key, value)
+    return value
+  }
+
+  return {
+    version,
+    input,
+    options,
+    services,
+    serviceByHost,
+    endpointsByHost,
+    virtualServiceByHost,
+    destinationRuleByHost,
+    fingerprint,
+  }
+}
+
+/**
+ * Finds the service a `host:port` listener name (or a VirtualService destination) refers to:
+ * the exact host, `name.namespace` (+`.svc`) completed with the domain suffix, or a unique short name.
+ */
+export const lookupService = (push: PushContext, host: string): Service | undefined => {
+  const exact = push.serviceByHost.get(host)
+  if (exact !== undefined) return exact
+  const suffix = push.options.domainSuffix
+  const completed = push.serviceByHost.get(`${host}.svc.${suffix}`) ?? push.serviceByHost.get(`${host}.${suffix}`)
+  if (completed !== undefined) return completed
+  if (!host.includes(".")) {
+    const matches = push.services.filter((s) => s.hostname.startsWith(`${host}.`))
+    if (matches.length === 1) return matches[0]
+  }
+  return undefined
+}
+
+/** Splits a `host:port` name; undefined when it is not of that form. */
+export const splitHostPort = (name: string): { readonly host: string; readonly port: number } | undefined => {
+  const colon = name.lastIndexOf(":")
+  if (colon <= 0) return undefined
+  const port = Number(name.slice(colon + 1))
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) return undefined
+  return { host: name.slice(0, colon), port }
+}

@@ -1,0 +1,97 @@
+/**
+ * The XdsServer service: the ADS server's contract. Feed it PushContext inputs; it debounces,
+ * builds PushContexts, and pushes to every connected client (SotW and delta).
+ */
+import { Context, Data, Duration, type Effect } from "effect"
+import { type CacheOptions, type CacheStats, defaultCacheOptions } from "./cache.js"
+import { type DebounceOptions, defaultDebounceOptions } from "./debounce.js"
+import {
+  defaultPushContextOptions,
+  type PushContext,
+  type PushContextInput,
+  type PushContextOptions,
+} from "./push-context.js"
+
+export interface XdsServerConfig {
+  /** Bind host; undefined = every interface. */
+  readonly host: string | undefined
+  /** 0 picks a free port. */
+  readonly port: number
+  readonly keepaliveInterval: Duration.Duration
+  readonly keepaliveTimeout: Duration.Duration
+  readonly maxConnectionAge: Duration.Duration
+  /** MESH_GPRC_MAXRECVMSGSIZE */
+  readonly maxRecvMsgSize: number
+  /** MESH_GPRC_MAXSTREAMS */
+  readonly maxStreams: number
+  readonly debounce: DebounceOptions
+  /** PILOT_PUSH_THROTTLE (0 = chosen from the machine size). */
+  readonly pushThrottle: number
+  readonly cache: CacheOptions
+  readonly pushContext: PushContextOptions
+  /** MESH_DELTA_XDS: serve DeltaAggregatedResources. */
+  readonly deltaXds: boolean
+  /** Time allowed for streams to close at shutdown (--shutdownDuration). */
+  readonly shutdownDuration: Duration.Duration
+}
+
+export const defaultXdsServerConfig: XdsServerConfig = {
+  host: undefined,
+  port: 15010,
+  keepaliveInterval: Duration.seconds(30),
+  keepaliveTimeout: Duration.seconds(10),
+  maxConnectionAge: Duration.infinity,
+  maxRecvMsgSize: 4194304,
+  maxStreams: 100000,
+  debounce: defaultDebounceOptions,
+  pushThrottle: 0,
+  cache: defaultCacheOptions,
+  pushContext: defaultPushContextOptions,
+  deltaXds: true,
+  shutdownDuration: Duration.seconds(10),
+}
+
+export interface WatchStatus {
+  readonly typeUrl: string
+  readonly wildcard: boolean
+  readonly names: ReadonlyArray<string>
+  readonly nonceSent?: string
+  readonly nonceAcked?: string
+  readonly versionSent?: string
+  readonly versionAcked?: string
+  /** Last NACK's error_detail message (cleared by an ACK). */
+  readonly lastError?: string
+}
+
+export interface ConnectionStatus {
+  readonly id: string
+  readonly peer: string
+  readonly nodeId: string
+  readonly generator: string
+  readonly delta: boolean
+  readonly connectedAt: number
+  readonly watches: ReadonlyArray<WatchStatus>
+}
+
+export interface PushStats {
+  readonly pushes: number
+  readonly version: string
+}
+
+export interface XdsServerShape {
+  /** The port actually bound. */
+  readonly port: number
+  /** Offers new inputs: diffed with the previous ones, debounced, then pushed. */
+  readonly update: (input: PushContextInput) => Effect.Effect<void>
+  readonly pushContext: Effect.Effect<PushContext>
+  readonly connections: Effect.Effect<ReadonlyArray<ConnectionStatus>>
+  readonly cacheStats: Effect.Effect<CacheStats>
+  readonly pushStats: Effect.Effect<PushStats>
+}
+
+export class XdsServer extends Context.Tag("mesh/XdsServer")<XdsServer, XdsServerShape>() {}
+
+export class XdsServerError extends Data.TaggedError("XdsServerError")<{
+  readonly message: string
+  readonly cause?: unknown
+}> {}

@@ -1,0 +1,38 @@
+/**
+ * xDS resource type URLs served to proxyless gRPC clients, and the order in which a push
+ * sends them (clusters before their endpoints, listeners before their routes), so that a client
+ * never references a resource it has not yet been offered.
+ */
+
+export const TypeUrl = {
+  Cluster: "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+  Endpoint: "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
+  Listener: "type.googleapis.com/envoy.config.listener.v3.Listener",
+  Route: "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
+} as const
+
+export type TypeUrl = (typeof TypeUrl)[keyof typeof TypeUrl]
+
+/** Push order: CDS, EDS, LDS, RDS. */
+export const PUSH_ORDER: ReadonlyArray<TypeUrl> = [TypeUrl.Cluster, TypeUrl.Endpoint, TypeUrl.Listener, TypeUrl.Route]
+
+const SHORT: Record<string, string> = {
+  [TypeUrl.Cluster]: "cds",
+  [TypeUrl.Endpoint]: "eds",
+  [TypeUrl.Listener]: "lds",
+  [TypeUrl.Route]: "rds",
+}
+
+/** `cds`, `eds`, `lds`, `rds` (metric labels, logs); other type URLs keep their last segment. */
+export const shortType = (typeUrl: string): string => SHORT[typeUrl] ?? typeUrl.slice(typeUrl.lastIndexOf(".") + 1)
+
+export const isKnownType = (typeUrl: string): typeUrl is TypeUrl => typeUrl in SHORT
+
+/** Types whose empty subscription means "everything" (state-of-the-world wildcard). */
+export const isWildcardType = (typeUrl: string): boolean => typeUrl === TypeUrl.Cluster || typeUrl === TypeUrl.Listener
+
+/** Position of a type in the push order (unknown types last). */
+export const pushRank = (typeUrl: string): number => {
+  const index = PUSH_ORDER.indexOf(typeUrl as TypeUrl)
+  return index === -1 ? PUSH_ORDER.length : index
+}

@@ -1,0 +1,206 @@
+import { describe, expect, it } from "@effect/vitest"
+import { loadXdsProtos } from "../../../src/layers/xds/protos.js"
+import { makeResourceCache } from "../../../src/services/xds/cache.js"
+import { clusterName, generate } from "../../../src/services/xds/grpc-gen.js"
+import { defaultPushContextOptions, makePushContext } from "../../../src/services/xds/push-context.js"
+import { TypeUrl } from "../../../src/services/xds/type-urls.js"
+import { diffInputs } from "../../../src/services/xds/updates.js"
+import {
+  destinationRule,
+  ECHO,
+  endpoint,
+  input,
+  service,
+  virtualService,
+  weightedMesh,
+} from "../../fixtures/xds/mesh.js"
+
+const codec = loadXdsProtos().codec
+const all = { wildcard: true, names: [] }
+
+const build = (push: ReturnType<typeof makePushContext>, typeUrl: string, names?: ReadonlyArray<string>) =>
+  generate(push, typeUrl, names === undefined ? all : { wildcard: false, names }).map((spec) => {
+    const obj = spec.build()
+    // every generated resource must survive the real protos
+    const decoded = codec.decode(typeUrl, codec.encode(typeUrl, obj))
+    return decoded as Record<string, any>
+  })
+
+describe("gRPC generators", () => {
+  const mesh = weightedMesh({ address: "10.0.0.1", port: 8080 }, { address: "10.0.0.2", port: 8080 })
+  const push = makePushContext(mesh)
+
+  it("CDS: outbound|port|subset|host EDS clusters for every subset", () => {
+    const clusters = build(push, TypeUrl.Cluster)
+    expect(clusters.map((c) => c.name)).toEqual([
+      `outbound|80||${ECHO}`,
+      `outbound|80|v1|${ECHO}`,
+      `outbound|80|v2|${ECHO}`,
+    ])
+    expect(clusters[0]).toMatchObject({
+      type: "EDS",
+      lb_policy: "ROUND_ROBIN",
+      eds_cluster_config: { service_name: `outbound|80||${ECHO}` },
+    })
+  })
+
+  it("EDS: endpoints per subset with locality weights", () => {
+    const [v1] = build(push, TypeUrl.Endpoint, [clusterName(ECHO, 80, "v1")])
+    expect(v1!.endpoints).toHaveLength(1)
+    expect(v1!.endpoints[0].load_balancing_weight.value).toBe(1)
+    expect(v1!.endpoints[0].lb_endpoints[0].endpoint.address.socket_address).toMatchObject({
+      address: "10.0.0.1",
+      port_value: 8080,
+    })
+    const [all] = build(push, TypeUrl.Endpoint, [clusterName(ECHO, 80)])
+    expect(all!.endpoints[0].lb_endpoints).toHaveLength(2)
+  })
+
+  it("EDS: draining label and unhealthy endpoints", () => {
+    const p = makePushContext(
+      input({
+        services: [service(ECHO)],
+        endpoints: [
+          endpoint(ECHO, "10.0.0.1", 1, { labels: { "mesh.io/draining": "true" } }),
+          endpoint(ECHO, "10.0.0.2", 2, { health: "UNHEALTHY" }),
+        ],
+      }),
+    )
+    const [cla] = build(p, TypeUrl.Endpoint, [clusterName(ECHO, 80)])
+    expect(cla!.endpoints[0].lb_endpoints.map((e: any) => e.health_status)).toEqual(["DRAINING"])
+    const p2 = makePushContext(p.input, {
+      ...defaultPushContextOptions,
+      drainingLabel: "",
+      sendUnhealthyEndpoints: true,
+    })
+    const [cla2] = build(p2, TypeUrl.Endpoint, [clusterName(ECHO, 80)])
+    expect(cla2!.endpoints[0].lb_endpoints.map((e: any) => e.health_status)).toEqual(["HEALTHY", "UNHEALTHY"])
+  })
+
+  it("LDS: api_listener with RDS and the router filter last; fault filter when a route has faults", () => {
+    const [listener] = build(push, TypeUrl.Listener, [`${ECHO}:80`])
+    const hcm = listener!.api_listener.api_listener
+    expect(hcm.rds.route_config_name).toBe(`${ECHO}:80`)
+    expect(hcm.http_filters.map((f: any) => f.name)).toEqual(["envoy.filters.http.router"])
+    const faulty = makePushContext({
+      ...mesh,
+      virtualServices: [
+        virtualService("echo", {
+          hosts: ["echo"],
+          http: [
+            {
+              fault: { abort: { grpcStatus: "UNAVAILABLE", percentage: { value: 100 } } },
+              route: [{ destination: { host: "echo" } }],
+            },
+          ],
+        }),
+      ],
+    })
+    const [withFault] = build(faulty, TypeUrl.Listener, [`${ECHO}:80`])
+    expect(withFault!.api_listener.api_listener.http_filters.map((f: any) => f.name)).toEqual([
+      "envoy.filters.http.fault",
+      "envoy.filters.http.router",
+    ])
+    const [route] = build(faulty, TypeUrl.Route, [`${ECHO}:80`])
+    const r = route!.virtual_hosts[0].routes[0]
+    expect(r.typed_per_filter_config["envoy.filters.http.fault"].abort.grpc_status).toBe(14)
+    // wildcard: every host:port
+    expect(build(push, TypeUrl.Listener).map((l) => l.name)).toEqual([`${ECHO}:80`])
+    // unknown names produce nothing
+    expect(build(push, TypeUrl.Listener, ["nope:80", `${ECHO}:81`])).toEqual([])
+  })
+
+  it("RDS: weighted clusters, header matches, timeouts, retries, domains with the port", () => {
+    const p = makePushContext({
+      ...mesh,
+      virtualServices: [
+        virtualService("echo", {
+          hosts: ["echo"],
+          http: [
+            {
+              match: [{ headers: { "x-user": { exact: "tester" } }, uri: { prefix: "/svc" } }],
+              route: [{ destination: { host: "echo", subset: "v2" } }],
+              timeout: "2s",
+              retries: { attempts: 3, retryOn: "unavailable,5xx" },
+            },
+            {
+              route: [
+                { destination: { host: "echo", subset: "v1" }, weight: 80 },
+                { destination: { host: "echo", subset: "v2" }, weight: 20 },
+              ],
+            },
+          ],
+        }),
+      ],
+    })
+    const [rc] = build(p, TypeUrl.Route, [`${ECHO}:80`])
+    const vh = rc!.virtual_hosts[0]
+    expect(vh.domains).toContain(`${ECHO}:80`)
+    const [header, weighted] = vh.routes
+    expect(header.match).toMatchObject({ prefix: "/svc", headers: [{ name: "x-user", exact_match: "tester" }] })
+    expect(header.route).toMatchObject({
+      cluster: `outbound|80|v2|${ECHO}`,
+      max_stream_duration: { max_stream_duration: { seconds: "2" } },
+      retry_policy: { retry_on: "unavailable", num_retries: { value: 3 } },
+    })
+    expect(weighted.route.weighted_clusters.clusters).toEqual([
+      { name: `outbound|80|v1|${ECHO}`, weight: { value: 80 } },
+      { name: `outbound|80|v2|${ECHO}`, weight: { value: 20 } },
+    ])
+    // no VirtualService: one default route
+    const plain = makePushContext(input({ services: [service(ECHO)] }))
+    const [def] = build(plain, TypeUrl.Route, [`${ECHO}:80`])
+    expect(def!.virtual_hosts[0].routes[0]).toMatchObject({
+      match: { prefix: "/" },
+      route: { cluster: `outbound|80||${ECHO}` },
+    })
+  })
+
+  it("CDS: DestinationRule load balancer, outlier detection and circuit breakers", () => {
+    const p = makePushContext({
+      ...mesh,
+      destinationRules: [
+        destinationRule("echo", {
+          host: "echo",
+          trafficPolicy: {
+            loadBalancer: { consistentHash: { httpHeaderName: "x-id" } },
+            outlierDetection: { consecutive5xxErrors: 5, interval: "10s" },
+            connectionPool: { http: { http2MaxRequests: 100 } },
+          },
+        }),
+      ],
+    })
+    const [c] = build(p, TypeUrl.Cluster, [clusterName(ECHO, 80)])
+    expect(c).toMatchObject({
+      lb_policy: "RING_HASH",
+      ring_hash_lb_config: { hash_function: "XX_HASH" },
+      outlier_detection: { consecutive_5xx: { value: 5 }, interval: { seconds: "10" } },
+      circuit_breakers: { thresholds: [{ max_requests: { value: 100 } }] },
+    })
+  })
+})
+
+describe("encode once", () => {
+  it("shares bytes across requests and pushes whose inputs did not change", () => {
+    const cache = makeResourceCache(codec)
+    const a = input({
+      services: [service(ECHO), service("other.default.svc.cluster.local")],
+      endpoints: [endpoint(ECHO, "10.0.0.1", 1), endpoint("other.default.svc.cluster.local", "10.0.0.9", 1)],
+    })
+    const p1 = makePushContext(a, undefined, "1")
+    const first = cache.resolve(TypeUrl.Endpoint, generate(p1, TypeUrl.Endpoint, all))
+    for (let i = 0; i < 100; i++) cache.resolve(TypeUrl.Endpoint, generate(p1, TypeUrl.Endpoint, all))
+    expect(cache.stats().misses).toBe(2)
+    // an endpoint change of one host re-encodes only that host's resource
+    const b = { ...a, endpoints: [endpoint(ECHO, "10.0.0.2", 1), a.endpoints[1]!] }
+    const p2 = makePushContext(b, undefined, "2")
+    const second = cache.resolve(TypeUrl.Endpoint, generate(p2, TypeUrl.Endpoint, all))
+    expect(cache.stats().misses).toBe(3)
+    expect(second[1]).toBe(first[1])
+    expect(second[0]!.version).not.toBe(first[0]!.version)
+    // the change is endpoint-only: an incremental (EDS) push
+    expect(diffInputs(a, b, 0)?.full).toBe(false)
+    expect(diffInputs(a, { ...b, virtualServices: [virtualService("x", { hosts: ["echo"] })] }, 0)?.full).toBe(true)
+    expect(diffInputs(a, { ...a }, 0)).toBeUndefined()
+  })
+})
