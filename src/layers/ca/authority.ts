@@ -1,0 +1,233 @@
+/**
+ * The CertificateAuthority layer: key material from a plugged-in CA (watched and hot-reloaded)
+ * or from a persisted self-signed root (rotated by the root rotator fiber), signing with
+ * @peculiar/x509 over Node's WebCrypto, and the root/chain expiry gauges.
+ */
+import { watch } from "node:fs"
+import { Clock, Duration, Effect, Layer, Option, Random, Stream, SubscriptionRef } from "effect"
+import { CertificateAuthority, type CertificateAuthorityShape } from "../../services/ca/ca.js"
+import { CaMaterialError } from "../../services/ca/errors.js"
+import { chainAfterLeaf, createSelfSignedRoot, signLeaf, toPem } from "../../services/ca/material.js"
+import {
+  initialDelayMs,
+  liveRetiredRoots,
+  type RotationSettings,
+  rotationEnabled,
+  shouldRotate,
+} from "../../services/ca/rotation.js"
+import { resolveTtl, type TtlPolicy } from "../../services/ca/ttl.js"
+import { Metrics } from "../../services/metrics/metrics.js"
+import {
+  assemblePlugged,
+  type LoadedMaterial,
+  loadOrCreateSelfSigned,
+  loadPlugged,
+  persistSelfSigned,
+  selfSignedMaterial,
+} from "./key-material.js"
+import { generateEcKey } from "./keys.js"
+import { type CaMetrics, caMetrics } from "./metrics.js"
+
+export interface CaSettings {
+  readonly trustDomain: string
+  /** `ROOT_CA_DIR`: a plugged-in CA, when its files are there. */
+  readonly rootCaDir: string
+  /** Where the self-signed root and its key are kept across restarts. */
+  readonly stateDir: string
+  /** `MESHCA_SELF_SIGNED_CA_RSA_KEY_SIZE` */
+  readonly rsaKeySize: number
+  /** `MESHCA_SELF_SIGNED_CA_CERT_TTL` */
+  readonly selfSignedTtl: Duration.Duration
+  readonly rotation: RotationSettings
+  /** `DEFAULT_WORKLOAD_CERT_TTL`, `MAX_WORKLOAD_CERT_TTL` */
+  readonly policy: TtlPolicy
+  /** Settling delay after a change in the plugged-in CA directory before reloading. */
+  readonly reloadDelay?: Duration.Duration
+}
+
+const updateGauges = (metrics: CaMetrics, loaded: LoadedMaterial, nowMs: number) => {
+  const m = loaded.material
+  const rootExpiry = m.root.notAfter.getTime()
+  const chainExpiry = Math.min(...[m.signingCert, ...m.intermediates, m.root].map((c) => c.notAfter.getTime()))
+  metrics.rootExpiryTimestamp.set(Math.floor(rootExpiry / 1000))
+  metrics.rootExpirySeconds.set(Math.floor((rootExpiry - nowMs) / 1000))
+  metrics.chainExpiryTimestamp.set(Math.floor(chainExpiry / 1000))
+  metrics.chainExpirySeconds.set(Math.floor((chainExpiry - nowMs) / 1000))
+}
+
+/**
+ * One check of the self-signed root: rotates it when it is inside its grace period (keeping the
+ * key, as the reference does, and keeping the old root in the trust bundle until every
+ * certificate it can have signed has expired); drops retired roots whose time is up.
+ */
+export const checkRootOnce = (
+  settings: CaSettings,
+  state: SubscriptionRef.SubscriptionRef<LoadedMaterial>,
+  metrics: CaMetrics,
+) =>
+  Effect.gen(function* () {
+    const nowMs = yield* Clock.currentTimeMillis
+    const current = yield* SubscriptionRef.get(state)
+    const live = liveRetiredRoots(current.retired, nowMs)
+    if (!shouldRotate(current.material.root, nowMs, settings.rotation.gracePeriodPercentile)) {
+      if (live.length !== current.retired.length) {
+        const pruned = selfSignedMaterial(current.material.root, current.key, live)
+        yield* persistSelfSigned(settings.stateDir, pruned)
+        yield* SubscriptionRef.set(state, pruned)
+        yield* Effect.logInfo(
+          `self-signed CA: ${current.retired.length - live.length} retired root(s) left the trust bundle`,
+        )
+      }
+      updateGauges(metrics, current, nowMs)
+      return false
+    }
+    const old = current.material.root
+    const root = yield* Effect.mapError(
+      createSelfSignedRoot(current.key, { trustDomain: settings.trustDomain, ttl: settings.selfSignedTtl, nowMs }),
+      (e) => new CaMaterialError({ reason: e.reason }),
+    )
+    const retainUntilMs = Math.min(old.notAfter.getTime(), nowMs + Duration.toMillis(settings.policy.maxTtl))
+    const retired = retainUntilMs > nowMs ? [...live, { cert: old, retainUntilMs }] : live
+    const next = selfSignedMaterial(root, current.key, retired)
+    yield* persistSelfSigned(settings.stateDir, next)
+    yield* SubscriptionRef.set(state, next)
+    updateGauges(metrics, next, nowMs)
+    yield* Effect.logInfo(
+      `self-signed CA: rotated root ${old.serialNumber} → ${root.serialNumber}; the old root stays trusted until ${new Date(retainUntilMs).toISOString()}`,
+    )
+    return true
+  })
+
+/** The root rotator: a random start delay (jitter), then a check every interval. */
+export const rootRotator = (
+  settings: CaSettings,
+  state: SubscriptionRef.SubscriptionRef<LoadedMaterial>,
+  metrics: CaMetrics,
+) =>
+  Effect.gen(function* () {
+    if (!rotationEnabled(settings.rotation)) {
+      yield* Effect.logInfo("self-signed CA: root rotation is disabled (check interval ≤ 0)")
+      return
+    }
+    const delay = initialDelayMs(settings.rotation, yield* Random.next)
+    if (delay > 0) yield* Effect.sleep(Duration.millis(delay))
+    return yield* Effect.forever(
+      Effect.sleep(settings.rotation.checkInterval).pipe(
+        Effect.zipRight(checkRootOnce(settings, state, metrics)),
+        Effect.catchAll((e) => Effect.logError(`self-signed CA: root check failed: ${e.reason}`)),
+      ),
+    )
+  })
+
+/** Changes in a directory, as a stream of (debounced) ticks. */
+const directoryChanges = (dir: string, settle: Duration.Duration) =>
+  Stream.async<void>((emit) => {
+    const watcher = watch(dir, () => void emit.single(undefined))
+    watcher.on("error", () => void emit.end())
+    return Effect.sync(() => watcher.close())
+  }).pipe(Stream.debounce(settle))
+
+/** Reloads the plugged-in CA on every change of its directory; a bad bundle keeps the last good one. */
+const watchPlugged = (
+  settings: CaSettings,
+  files: Parameters<typeof assemblePlugged>[1],
+  state: SubscriptionRef.SubscriptionRef<LoadedMaterial>,
+  metrics: CaMetrics,
+) =>
+  directoryChanges(settings.rootCaDir, settings.reloadDelay ?? Duration.millis(100)).pipe(
+    Stream.runForEach(() =>
+      Effect.gen(function* () {
+        const next = yield* assemblePlugged(settings.rootCaDir, files)
+        const current = yield* SubscriptionRef.get(state)
+        const same =
+          current.material.signingCert.equal(next.material.signingCert) &&
+          current.material.trustBundle.length === next.material.trustBundle.length &&
+          current.material.trustBundle.every((c, i) => c.equal(next.material.trustBundle[i]!))
+        if (same) return
+        yield* SubscriptionRef.set(state, next)
+        updateGauges(metrics, next, yield* Clock.currentTimeMillis)
+        yield* Effect.logInfo(
+          `plugged-in CA reloaded from ${settings.rootCaDir}: signing cert ${next.material.signingCert.serialNumber}`,
+        )
+      }).pipe(
+        Effect.catchAll((e) =>
+          Effect.logError(
+            `plugged-in CA reload from ${settings.rootCaDir} failed, keeping the previous CA: ${e.reason}`,
+          ),
+        ),
+      ),
+    ),
+  )
+
+export const makeCertificateAuthority = (settings: CaSettings) =>
+  Effect.gen(function* () {
+    const metrics = caMetrics(yield* Metrics)
+    const nowMs = yield* Clock.currentTimeMillis
+    const plugged = yield* loadPlugged(settings.rootCaDir)
+    const initial = Option.isSome(plugged)
+      ? plugged.value
+      : yield* loadOrCreateSelfSigned(
+          {
+            stateDir: settings.stateDir,
+            trustDomain: settings.trustDomain,
+            rsaKeySize: settings.rsaKeySize,
+            ttl: settings.selfSignedTtl,
+          },
+          nowMs,
+        )
+    const state = yield* SubscriptionRef.make<LoadedMaterial>(initial)
+    updateGauges(metrics, initial, nowMs)
+    if (Option.isSome(plugged)) {
+      yield* Effect.logInfo(`CA: using the plugged-in CA from ${settings.rootCaDir}`)
+      yield* Effect.forkScoped(watchPlugged(settings, plugged.value.files, state, metrics))
+    } else {
+      yield* Effect.forkScoped(rootRotator(settings, state, metrics))
+    }
+
+    const material = Effect.map(SubscriptionRef.get(state), (l) => l.material)
+    const issue = (
+      policy: TtlPolicy,
+      ttlSeconds: number,
+      leaf: Omit<Parameters<typeof signLeaf>[1], "ttl" | "nowMs">,
+    ) =>
+      Effect.gen(function* () {
+        const ttl = yield* resolveTtl(ttlSeconds, policy)
+        const current = yield* material
+        const cert = yield* signLeaf(current, { ...leaf, ttl, nowMs: yield* Clock.currentTimeMillis })
+        return { cert, chain: [toPem(cert), ...chainAfterLeaf(current).map(toPem)] }
+      })
+
+    const service: CertificateAuthorityShape = {
+      policy: settings.policy,
+      material,
+      changes: Stream.map(state.changes, (l) => l.material),
+      sign: (request) =>
+        issue(settings.policy, request.requestedTtlSeconds, {
+          publicKey: request.csr.csr.publicKey,
+          uris: request.identities,
+        }).pipe(
+          Effect.map((r) => r.chain),
+          Effect.withSpan("CertificateAuthority.sign"),
+        ),
+      issueServerCertificate: (dnsNames, ttlSeconds) =>
+        Effect.gen(function* () {
+          const key = yield* Effect.orDie(generateEcKey("P-256"))
+          // Server certificates are not bound by the workload maximum.
+          const policy = { defaultTtl: settings.policy.defaultTtl, maxTtl: Duration.infinity }
+          const { cert, chain } = yield* issue(policy, ttlSeconds, { publicKey: key.publicKey, dnsNames })
+          return {
+            certChainPem: chain.join(""),
+            keyPem: key.privateKeyPem,
+            notBefore: cert.notBefore,
+            notAfter: cert.notAfter,
+          }
+        }).pipe(Effect.withSpan("CertificateAuthority.issueServerCertificate")),
+    }
+    return service
+  })
+
+/** The CA from settings; fails at start-up on a broken plugged-in CA or unwritable state. */
+export const certificateAuthorityLayer = (
+  settings: CaSettings,
+): Layer.Layer<CertificateAuthority, CaMaterialError, Metrics> =>
+  Layer.scoped(CertificateAuthority, makeCertificateAuthority(settings))

@@ -1,0 +1,240 @@
+/**
+ * Where the CA key comes from.
+ *
+ * Plugged-in CA: `ROOT_CA_DIR` holds either `ca-cert.pem`, `ca-key.pem`, `cert-chain.pem`,
+ * `root-cert.pem` (the reference's layout) or `tls.crt`, `tls.key`, `ca.crt` (cert-manager's).
+ * A directory with some but not all files of a layout is a start-up error naming the missing
+ * files; key/certificate mismatches and broken chains are errors too.
+ *
+ * Self-signed CA: the root and its key live in a state directory (`ca-cert.pem`, `ca-key.pem`,
+ * `retired-roots.json` for roots kept in the trust bundle after a rotation), written atomically
+ * with the key readable by the owner only, so a restart keeps the same root.
+ */
+import { existsSync } from "node:fs"
+import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises"
+import { join } from "node:path"
+import { Effect, Option } from "effect"
+import { CaMaterialError } from "../../services/ca/errors.js"
+import { createSelfSignedRoot, type SigningMaterial, toPem } from "../../services/ca/material.js"
+import type { RetiredRoot } from "../../services/ca/rotation.js"
+import { parseCertificates, x509 } from "../../services/ca/x509.js"
+import { generateRsaKey, importPrivateKeyPem, type KeyPair, keyMatchesPublicKey } from "./keys.js"
+
+export const PLUGGED_LAYOUTS = [
+  { cert: "ca-cert.pem", key: "ca-key.pem", chain: "cert-chain.pem", root: "root-cert.pem" },
+  { cert: "tls.crt", key: "tls.key", chain: undefined, root: "ca.crt" },
+] as const
+
+const fail = (reason: string) => Effect.fail(new CaMaterialError({ reason }))
+
+const readText = (path: string) =>
+  Effect.tryPromise({
+    try: () => readFile(path, "utf8"),
+    catch: (e) => new CaMaterialError({ reason: `cannot read ${path}: ${(e as Error).message}` }),
+  })
+
+const certsOf = (text: string, path: string) =>
+  Effect.try({
+    try: () => parseCertificates(text),
+    catch: (e) => new CaMaterialError({ reason: `${path}: cannot parse certificates: ${(e as Error).message}` }),
+  })
+
+const signedBy = (cert: x509.X509Certificate, issuer: x509.X509Certificate) =>
+  Effect.tryPromise({
+    try: () => cert.verify({ publicKey: issuer.publicKey, signatureOnly: true }),
+    catch: () => new CaMaterialError({ reason: "cannot verify a certificate signature" }),
+  }).pipe(Effect.orElseSucceed(() => false))
+
+const isCa = (cert: x509.X509Certificate) => cert.getExtension(x509.BasicConstraintsExtension)?.ca === true
+
+/** The files present of each plugged layout; which files are missing. */
+export const pluggedFiles = (dir: string) =>
+  PLUGGED_LAYOUTS.map((layout) => {
+    const names = [layout.cert, layout.key, ...(layout.chain ? [layout.chain] : []), layout.root]
+    const present = names.filter((n) => existsSync(join(dir, n)))
+    return { layout, names, present, missing: names.filter((n) => !present.includes(n)) }
+  })
+
+export interface LoadedMaterial {
+  readonly material: SigningMaterial
+  readonly key: KeyPair
+  readonly retired: ReadonlyArray<RetiredRoot<x509.X509Certificate>>
+}
+
+/** Checks and assembles plugged-in material (also used on every hot reload). */
+export const assemblePlugged = (
+  dir: string,
+  files: { cert: string; key: string; chain: string | undefined; root: string },
+): Effect.Effect<LoadedMaterial, CaMaterialError> =>
+  Effect.gen(function* () {
+    const certPath = join(dir, files.cert)
+    const certs = yield* certsOf(yield* readText(certPath), certPath)
+    const signingCert = certs[0]
+    if (signingCert === undefined) return yield* fail(`${certPath}: no certificate`)
+    const keyPath = join(dir, files.key)
+    const key = yield* importPrivateKeyPem(yield* readText(keyPath), keyPath)
+    const matches = yield* Effect.promise(() => keyMatchesPublicKey(key, signingCert.publicKey.rawData))
+    if (!matches) return yield* fail(`${keyPath} does not match the certificate in ${certPath}`)
+    if (!isCa(signingCert)) return yield* fail(`${certPath}: the signing certificate is not a CA certificate`)
+    const rootPath = join(dir, files.root)
+    const roots = yield* certsOf(yield* readText(rootPath), rootPath)
+    if (roots.length === 0) return yield* fail(`${rootPath}: no certificate`)
+    let chainCerts = certs.slice(1)
+    if (files.chain !== undefined) {
+      const chainPath = join(dir, files.chain)
+      chainCerts = [...chainCerts, ...(yield* certsOf(yield* readText(chainPath), chainPath))]
+    }
+    const intermediates: Array<x509.X509Certificate> = []
+    for (const c of chainCerts) {
+      if (c.equal(signingCert) || roots.some((r) => r.equal(c)) || intermediates.some((i) => i.equal(c))) continue
+      intermediates.push(c)
+    }
+    // Walk the chain: signing cert → intermediates → one of the roots.
+    let top = signingCert
+    for (const next of intermediates) {
+      if (!(yield* signedBy(top, next))) {
+        return yield* fail(`the chain in ${dir} is broken: "${top.subject}" is not signed by "${next.subject}"`)
+      }
+      top = next
+    }
+    let root: x509.X509Certificate | undefined
+    for (const candidate of roots) {
+      if (yield* signedBy(top, candidate)) {
+        root = candidate
+        break
+      }
+    }
+    if (root === undefined) {
+      return yield* fail(
+        `the chain in ${dir} does not lead to a root in ${rootPath}: "${top.subject}" is signed by none`,
+      )
+    }
+    const trustBundle = [root, ...roots.filter((r) => !r.equal(root))]
+    return {
+      material: {
+        signingCert,
+        signingKey: key.privateKey,
+        intermediates,
+        root,
+        trustBundle,
+        source: "plugged" as const,
+      },
+      key,
+      retired: [],
+    }
+  })
+
+/**
+ * The plugged-in CA of `dir`: None when no file of either layout is present; an error for an
+ * incomplete layout.
+ */
+export const loadPlugged = (
+  dir: string,
+): Effect.Effect<
+  Option.Option<LoadedMaterial & { readonly files: (typeof PLUGGED_LAYOUTS)[number] }>,
+  CaMaterialError
+> =>
+  Effect.gen(function* () {
+    const found = pluggedFiles(dir).filter((f) => f.present.length > 0)
+    const complete = found.find((f) => f.missing.length === 0)
+    if (complete !== undefined) {
+      const loaded = yield* assemblePlugged(dir, complete.layout)
+      return Option.some({ ...loaded, files: complete.layout })
+    }
+    const partial = found[0]
+    if (partial !== undefined) {
+      return yield* fail(
+        `the plugged-in CA in ROOT_CA_DIR=${dir} is incomplete: missing ${partial.missing.join(", ")} (a complete bundle is ${partial.names.join(", ")})`,
+      )
+    }
+    return Option.none()
+  })
+
+export interface SelfSignedSettings {
+  readonly stateDir: string
+  readonly trustDomain: string
+  readonly rsaKeySize: number
+  readonly ttl: import("effect").Duration.Duration
+}
+
+export const STATE_FILES = { cert: "ca-cert.pem", key: "ca-key.pem", retired: "retired-roots.json" } as const
+
+const writeAtomic = (path: string, text: string, mode: number) =>
+  Effect.tryPromise({
+    try: async () => {
+      const tmp = `${path}.tmp-${process.pid}`
+      await writeFile(tmp, text, { mode })
+      await chmod(tmp, mode)
+      await rename(tmp, path)
+    },
+    catch: (e) => new CaMaterialError({ reason: `cannot write ${path}: ${(e as Error).message}` }),
+  })
+
+/** Writes the self-signed root, its key and the retired roots to the state directory. */
+export const persistSelfSigned = (stateDir: string, loaded: LoadedMaterial) =>
+  Effect.gen(function* () {
+    yield* Effect.tryPromise({
+      try: () => mkdir(stateDir, { recursive: true, mode: 0o700 }),
+      catch: (e) => new CaMaterialError({ reason: `cannot create ${stateDir}: ${(e as Error).message}` }),
+    })
+    yield* writeAtomic(join(stateDir, STATE_FILES.key), loaded.key.privateKeyPem, 0o600)
+    yield* writeAtomic(join(stateDir, STATE_FILES.cert), toPem(loaded.material.root), 0o644)
+    const retired = loaded.retired.map((r) => ({ cert: toPem(r.cert), retainUntilMs: r.retainUntilMs }))
+    yield* writeAtomic(join(stateDir, STATE_FILES.retired), `${JSON.stringify(retired, null, 2)}\n`, 0o644)
+  })
+
+export const selfSignedMaterial = (
+  root: x509.X509Certificate,
+  key: KeyPair,
+  retired: ReadonlyArray<RetiredRoot<x509.X509Certificate>>,
+): LoadedMaterial => ({
+  material: {
+    signingCert: root,
+    signingKey: key.privateKey,
+    intermediates: [],
+    root,
+    trustBundle: [root, ...retired.map((r) => r.cert)],
+    source: "self-signed",
+  },
+  key,
+  retired,
+})
+
+/** Loads the persisted self-signed root, or creates and persists one. */
+export const loadOrCreateSelfSigned = (settings: SelfSignedSettings, nowMs: number) =>
+  Effect.gen(function* () {
+    const certPath = join(settings.stateDir, STATE_FILES.cert)
+    const keyPath = join(settings.stateDir, STATE_FILES.key)
+    if (existsSync(certPath) && existsSync(keyPath)) {
+      const certs = yield* certsOf(yield* readText(certPath), certPath)
+      const root = certs[0]
+      if (root === undefined) return yield* fail(`${certPath}: no certificate`)
+      const key = yield* importPrivateKeyPem(yield* readText(keyPath), keyPath)
+      const matches = yield* Effect.promise(() => keyMatchesPublicKey(key, root.publicKey.rawData))
+      if (!matches) return yield* fail(`${keyPath} does not match ${certPath}`)
+      const retiredPath = join(settings.stateDir, STATE_FILES.retired)
+      let retired: Array<RetiredRoot<x509.X509Certificate>> = []
+      if (existsSync(retiredPath)) {
+        const json = yield* readText(retiredPath)
+        retired = yield* Effect.try({
+          try: () =>
+            (JSON.parse(json) as Array<{ cert: string; retainUntilMs: number }>).map((r) => ({
+              cert: new x509.X509Certificate(r.cert),
+              retainUntilMs: r.retainUntilMs,
+            })),
+          catch: (e) => new CaMaterialError({ reason: `${retiredPath}: ${(e as Error).message}` }),
+        })
+      }
+      yield* Effect.logInfo(`self-signed CA: loaded root ${root.serialNumber} from ${settings.stateDir}`)
+      return selfSignedMaterial(root, key, retired)
+    }
+    const key = yield* generateRsaKey(settings.rsaKeySize)
+    const root = yield* Effect.mapError(
+      createSelfSignedRoot(key, { trustDomain: settings.trustDomain, ttl: settings.ttl, nowMs }),
+      (e) => new CaMaterialError({ reason: e.reason }),
+    )
+    const loaded = selfSignedMaterial(root, key, [])
+    yield* persistSelfSigned(settings.stateDir, loaded)
+    yield* Effect.logInfo(`self-signed CA: created root ${root.serialNumber} in ${settings.stateDir}`)
+    return loaded
+  })
