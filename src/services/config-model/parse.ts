@@ -2,11 +2,12 @@
  * Parsing of configuration files: multi-document YAML → validated resources plus every problem
  * found, each with file, document index, kind/namespace/name when known and field path.
  */
-import { Either, Schema } from "effect"
+import { Either, type Schema } from "effect"
 import { parseAllDocuments } from "yaml"
-import { parseErrorProblems, renderPath } from "./issues.js"
-import { type KindInfo, kindsNamed, lookupKind } from "./kinds.js"
+import { decodeAll, renderPath } from "./issues.js"
+import { apiVersionOf, type KindInfo, kindsNamed, lookupKind } from "./kinds.js"
 import type { ConfigResource, ResourceMeta, ValidationIssue } from "./resource.js"
+import { labelKeyProblem, labelValueProblem } from "./schemas/common.js"
 
 export interface ParsedDocuments {
   readonly resources: ReadonlyArray<ConfigResource>
@@ -15,30 +16,9 @@ export interface ParsedDocuments {
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
-const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
-
-/** Checks a label / annotation key: optional DNS subdomain prefix, then a name of ≤63 chars. */
-export const labelKeyProblem = (key: string): string | undefined => {
-  const slash = key.lastIndexOf("/")
-  const prefix = slash >= 0 ? key.slice(0, slash) : undefined
-  const name = slash >= 0 ? key.slice(slash + 1) : key
-  if (prefix !== undefined && (prefix.length > 253 || !DNS1123_SUBDOMAIN.test(prefix))) {
-    return `invalid key prefix "${prefix}": must be a lowercase DNS subdomain`
-  }
-  if (name.length === 0 || name.length > 63 || !LABEL_NAME.test(name)) {
-    return `invalid key "${key}": name part must be 1-63 alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character`
-  }
-  return undefined
-}
-
-/** Checks a label value: empty, or ≤63 chars of the label alphabet. */
-export const labelValueProblem = (value: string): string | undefined =>
-  value === "" || (value.length <= 63 && LABEL_NAME.test(value))
-    ? undefined
-    : `invalid label value "${value}": must be 63 characters or less, alphanumeric, '-', '_' or '.', starting and ending with an alphanumeric character`
 
 interface DocContext {
   readonly file: string
@@ -184,7 +164,7 @@ export const validateDocument = (
         candidates.length === 0
           ? `unknown kind "${kind}" (apiVersion "${apiVersion}")`
           : `unknown kind "${kind}" in group "${split.group}"; expected apiVersion ${candidates
-              .map((c) => `"${c.group === "" ? "" : `${c.group}/`}${c.version}"`)
+              .map((c) => `"${apiVersionOf(c)}"`)
               .join(" or ")}`,
       ])
     } else if (!info.versions.includes(version)) {
@@ -196,6 +176,10 @@ export const validateDocument = (
     }
   }
   const meta = parseMeta(value.metadata, info, problems)
+  if (meta !== undefined && info?.nameProblem !== undefined) {
+    const problem = info.nameProblem(meta.name)
+    if (problem !== undefined) problems.push(["metadata.name", problem])
+  }
   if (meta !== undefined && ctx.namespace === undefined && meta.namespace !== "") ctx.namespace = meta.namespace
   const issues: Array<ValidationIssue> = problems.map(([path, message]) => issueAt(ctx, path, message))
   if (info === undefined) return { issues }
@@ -212,11 +196,9 @@ export const validateDocument = (
     body = gathered
     prefix = ""
   }
-  const decoded = Schema.decodeUnknownEither(info.schema)(body, { errors: "all", onExcessProperty: "error" })
+  const decoded = decodeAll(info.schema as Schema.Schema<unknown, unknown>, body, { strict: info.strict })
   if (Either.isLeft(decoded)) {
-    for (const problem of parseErrorProblems(decoded.left)) {
-      issues.push(issueAt(ctx, renderPath(problem.path, prefix), problem.message))
-    }
+    for (const problem of decoded.left) issues.push(issueAt(ctx, renderPath(problem.path, prefix), problem.message))
   }
   if (issues.length > 0 || meta === undefined || Either.isLeft(decoded)) return { issues }
   return {

@@ -1,0 +1,218 @@
+/** security.mesh.io AuthorizationPolicy: access control for workloads. */
+import { Schema } from "effect"
+import {
+  checked,
+  Enum,
+  ipOrCidrProblem,
+  oneOfSelectorType,
+  opt,
+  PolicyTargetReference,
+  portProblem,
+  type Report,
+  StringList,
+  WorkloadSelector,
+  withDefault,
+} from "./common.js"
+
+const Source = Schema.Struct({
+  principals: opt(StringList),
+  notPrincipals: opt(StringList),
+  requestPrincipals: opt(StringList),
+  notRequestPrincipals: opt(StringList),
+  namespaces: opt(StringList),
+  notNamespaces: opt(StringList),
+  serviceAccounts: opt(StringList),
+  notServiceAccounts: opt(StringList),
+  ipBlocks: opt(StringList),
+  notIpBlocks: opt(StringList),
+  remoteIpBlocks: opt(StringList),
+  notRemoteIpBlocks: opt(StringList),
+})
+
+const Operation = Schema.Struct({
+  hosts: opt(StringList),
+  notHosts: opt(StringList),
+  ports: opt(StringList),
+  notPorts: opt(StringList),
+  methods: opt(StringList),
+  notMethods: opt(StringList),
+  paths: opt(StringList),
+  notPaths: opt(StringList),
+})
+
+const Condition = Schema.Struct({ key: Schema.String, values: opt(StringList), notValues: opt(StringList) })
+
+const Rule = Schema.Struct({
+  from: opt(Schema.Array(Schema.Struct({ source: opt(Source) }))),
+  to: opt(Schema.Array(Schema.Struct({ operation: opt(Operation) }))),
+  when: opt(Schema.Array(Condition)),
+})
+
+const emptyValues = (
+  record: Readonly<Record<string, ReadonlyArray<string> | undefined>>,
+  report: Report,
+  at: ReadonlyArray<PropertyKey>,
+) => {
+  for (const [field, values] of Object.entries(record)) {
+    values?.forEach((v, i) => {
+      if (v === "") report([...at, field, i], `empty value not allowed, found in ${field}`)
+    })
+  }
+}
+
+const ipProblems = (values: ReadonlyArray<string> | undefined, report: Report, at: ReadonlyArray<PropertyKey>) =>
+  values?.forEach((v, i) => {
+    if (v !== "" && ipOrCidrProblem(v) !== undefined) report([...at, i], `invalid IP address or CIDR range: ${v}`)
+  })
+
+const portListProblems = (values: ReadonlyArray<string> | undefined, report: Report, at: ReadonlyArray<PropertyKey>) =>
+  values?.forEach((v, i) => {
+    if (v === "") return
+    if (!/^\d+$/.test(v) || portProblem(Number(v)) !== undefined) report([...at, i], `invalid port: ${v}`)
+  })
+
+const pathTemplateProblems = (
+  values: ReadonlyArray<string> | undefined,
+  report: Report,
+  at: ReadonlyArray<PropertyKey>,
+) =>
+  values?.forEach((v, i) => {
+    if (!v.includes("{")) return
+    if (!/^(\/(\{\*\*?\}|[^{}/]*))*$/.test(v)) report([...at, i], `invalid or unsupported path ${v}`)
+    else if (v.indexOf("{**}") >= 0 && v.indexOf("{**}") !== v.length - 4) {
+      report([...at, i], `invalid or unsupported path ${v}: {**} is allowed only as the last segment`)
+    }
+  })
+
+const KNOWN_KEYS = [
+  "source.ip",
+  "remote.ip",
+  "source.namespace",
+  "source.principal",
+  "source.serviceAccount",
+  "request.auth.principal",
+  "request.auth.audiences",
+  "request.auth.presenter",
+  "destination.ip",
+  "destination.port",
+  "connection.sni",
+]
+
+const conditionProblems = (cond: typeof Condition.Type, report: Report, at: ReadonlyArray<PropertyKey>) => {
+  const key = cond.key
+  if (key === "") {
+    report([...at, "key"], "`key` must not be empty")
+    return
+  }
+  const known =
+    KNOWN_KEYS.includes(key) ||
+    /^request\.headers\[[^\]]+\]$/.test(key) ||
+    /^request\.auth\.claims\[[^\]]+\](\[[^\]]+\])*$/.test(key) ||
+    key.startsWith("experimental.envoy.filters.")
+  if (!known) report([...at, "key"], `unknown attribute (${key})`)
+  if ((cond.values?.length ?? 0) === 0 && (cond.notValues?.length ?? 0) === 0) {
+    report([...at], `at least one of \`values\` or \`notValues\` must be set for key ${key}`)
+    return
+  }
+  for (const field of ["values", "notValues"] as const) {
+    const values = cond[field]
+    if (key === "source.ip" || key === "remote.ip" || key === "destination.ip")
+      ipProblems(values, report, [...at, field])
+    if (key === "destination.port") portListProblems(values, report, [...at, field])
+  }
+}
+
+export const AuthorizationPolicy = Schema.Struct({
+  selector: opt(WorkloadSelector),
+  targetRef: opt(PolicyTargetReference),
+  targetRefs: opt(Schema.Array(PolicyTargetReference)),
+  rules: opt(Schema.Array(Rule)),
+  action: withDefault(Enum("ALLOW", "DENY", "AUDIT", "CUSTOM"), () => "ALLOW" as const),
+  provider: opt(Schema.Struct({ name: opt(Schema.String) })),
+}).pipe(
+  checked((ap, report) => {
+    oneOfSelectorType(ap, report)
+    if (ap.action === "CUSTOM") {
+      if (ap.rules === undefined) {
+        report(
+          ["rules"],
+          "CUSTOM action without `rules` is meaningless as it will never be triggered, add an empty rule `{}` if you want it be triggered for every request",
+        )
+      } else if ((ap.provider?.name ?? "") === "") report(["provider", "name"], "`provider.name` must not be empty")
+      ap.rules?.forEach((rule, i) => {
+        rule.from?.forEach((from, j) => {
+          const src = from.source
+          if (src === undefined) return
+          for (const field of [
+            "namespaces",
+            "notNamespaces",
+            "principals",
+            "notPrincipals",
+            "requestPrincipals",
+            "notRequestPrincipals",
+          ] as const) {
+            if ((src[field]?.length ?? 0) > 0) {
+              report(["rules", i, "from", j, "source", field], `${field} is currently not supported with CUSTOM action`)
+            }
+          }
+        })
+        rule.when?.forEach((cond, j) => {
+          if (
+            cond.key === "source.namespace" ||
+            cond.key === "source.principal" ||
+            cond.key.startsWith("request.auth.")
+          ) {
+            report(["rules", i, "when", j, "key"], `${cond.key} is currently not supported with CUSTOM action`)
+          }
+        })
+      })
+    }
+    if (ap.provider !== undefined && ap.action !== "CUSTOM") {
+      report(["provider"], `\`provider\` must not be with non CUSTOM action, found ${ap.action}`)
+    }
+    if (ap.action === "DENY" && ap.rules === undefined) {
+      report(
+        ["rules"],
+        "DENY action without `rules` is meaningless as it will never be triggered, add an empty rule `{}` if you want it be triggered for every request",
+      )
+    }
+    ap.rules?.forEach((rule, i) => {
+      const at = ["rules", i] as const
+      if (rule.from !== undefined && rule.from.length === 0)
+        report([...at, "from"], `\`from\` must not be empty, found at rule ${i}`)
+      rule.from?.forEach((from, j) => {
+        const src = from.source
+        if (src === undefined) {
+          report([...at, "from", j, "source"], `\`from.source\` must not be nil, found at rule ${i}`)
+          return
+        }
+        if (Object.values(src).every((v) => v === undefined || v.length === 0)) {
+          report([...at, "from", j, "source"], `\`from.source\` must not be empty, found at rule ${i}`)
+        }
+        for (const field of ["ipBlocks", "notIpBlocks", "remoteIpBlocks", "notRemoteIpBlocks"] as const) {
+          ipProblems(src[field], report, [...at, "from", j, "source", field])
+        }
+        emptyValues(src, report, [...at, "from", j, "source"])
+      })
+      if (rule.to !== undefined && rule.to.length === 0)
+        report([...at, "to"], `\`to\` must not be empty, found at rule ${i}`)
+      rule.to?.forEach((to, j) => {
+        const op = to.operation
+        if (op === undefined) {
+          report([...at, "to", j, "operation"], `\`to.operation\` must not be nil, found at rule ${i}`)
+          return
+        }
+        if (Object.values(op).every((v) => v === undefined || v.length === 0)) {
+          report([...at, "to", j, "operation"], `\`to.operation\` must not be empty, found at rule ${i}`)
+        }
+        portListProblems(op.ports, report, [...at, "to", j, "operation", "ports"])
+        portListProblems(op.notPorts, report, [...at, "to", j, "operation", "notPorts"])
+        pathTemplateProblems(op.paths, report, [...at, "to", j, "operation", "paths"])
+        pathTemplateProblems(op.notPaths, report, [...at, "to", j, "operation", "notPaths"])
+        emptyValues(op, report, [...at, "to", j, "operation"])
+      })
+      for (const [j, cond] of (rule.when ?? []).entries()) conditionProblems(cond, report, [...at, "when", j])
+    })
+  }),
+)
+export type AuthorizationPolicySpec = typeof AuthorizationPolicy.Type

@@ -1,0 +1,189 @@
+/** networking.mesh.io EnvoyFilter: patches to the generated proxy configuration. */
+import { Schema } from "effect"
+import {
+  checked,
+  Enum,
+  Int32,
+  NetworkingWorkloadSelector,
+  opt,
+  PolicyTargetReference,
+  regexProblem,
+  StringMap,
+  Struct,
+  UInt,
+} from "./common.js"
+
+export const ApplyTo = Enum(
+  "INVALID",
+  "LISTENER",
+  "FILTER_CHAIN",
+  "NETWORK_FILTER",
+  "HTTP_FILTER",
+  "ROUTE_CONFIGURATION",
+  "VIRTUAL_HOST",
+  "HTTP_ROUTE",
+  "CLUSTER",
+  "EXTENSION_CONFIG",
+  "BOOTSTRAP",
+  "LISTENER_FILTER",
+)
+export const PatchContext = Enum("ANY", "SIDECAR_INBOUND", "SIDECAR_OUTBOUND", "GATEWAY")
+export const Operation = Enum(
+  "INVALID",
+  "MERGE",
+  "ADD",
+  "REMOVE",
+  "INSERT_BEFORE",
+  "INSERT_AFTER",
+  "INSERT_FIRST",
+  "REPLACE",
+)
+
+const SubFilter = Schema.Struct({ name: opt(Schema.String) })
+const FilterMatch = Schema.Struct({ name: opt(Schema.String), subFilter: opt(SubFilter) })
+const FilterChainMatch = Schema.Struct({
+  name: opt(Schema.String),
+  sni: opt(Schema.String),
+  transportProtocol: opt(Schema.String),
+  applicationProtocols: opt(Schema.String),
+  filter: opt(FilterMatch),
+  destinationPort: opt(UInt),
+})
+const ListenerMatch = Schema.Struct({
+  portNumber: opt(UInt),
+  portName: opt(Schema.String),
+  filterChain: opt(FilterChainMatch),
+  listenerFilter: opt(Schema.String),
+  name: opt(Schema.String),
+})
+const RouteConfigurationMatch = Schema.Struct({
+  portNumber: opt(UInt),
+  portName: opt(Schema.String),
+  gateway: opt(Schema.String),
+  vhost: opt(
+    Schema.Struct({
+      name: opt(Schema.String),
+      domainName: opt(Schema.String),
+      route: opt(
+        Schema.Struct({ name: opt(Schema.String), action: opt(Enum("ANY", "ROUTE", "REDIRECT", "DIRECT_RESPONSE")) }),
+      ),
+    }),
+  ),
+  name: opt(Schema.String),
+})
+const ClusterMatch = Schema.Struct({
+  portNumber: opt(UInt),
+  service: opt(Schema.String),
+  subset: opt(Schema.String),
+  name: opt(Schema.String),
+})
+
+const ObjectMatch = Schema.Struct({
+  context: opt(PatchContext),
+  proxy: opt(Schema.Struct({ proxyVersion: opt(Schema.String), metadata: opt(StringMap) })),
+  listener: opt(ListenerMatch),
+  routeConfiguration: opt(RouteConfigurationMatch),
+  cluster: opt(ClusterMatch),
+})
+
+const Patch = Schema.Struct({
+  operation: opt(Operation),
+  value: opt(Struct),
+  filterClass: opt(Enum("UNSPECIFIED", "AUTHN", "AUTHZ", "STATS")),
+})
+
+const LISTENER_CLASS = new Set(["LISTENER", "FILTER_CHAIN", "NETWORK_FILTER", "HTTP_FILTER", "LISTENER_FILTER"])
+const ROUTE_CLASS = new Set(["ROUTE_CONFIGURATION", "VIRTUAL_HOST", "HTTP_ROUTE"])
+
+const ConfigPatch = Schema.Struct({
+  applyTo: opt(ApplyTo),
+  match: opt(ObjectMatch),
+  patch: opt(Patch),
+}).pipe(
+  checked((cp, report) => {
+    const applyTo = cp.applyTo ?? "INVALID"
+    if (cp.patch === undefined) {
+      report(["patch"], "Envoy filter: missing patch")
+      return
+    }
+    if (applyTo === "INVALID") report(["applyTo"], "Envoy filter: missing applyTo")
+    const op = cp.patch.operation ?? "INVALID"
+    if (op === "INVALID") report(["patch", "operation"], "Envoy filter: missing patch operation")
+    if (op !== "REMOVE" && cp.patch.value === undefined) {
+      report(["patch", "value"], "Envoy filter: missing patch value for non-remove operation")
+    }
+    const match = cp.match
+    if (match?.proxy?.proxyVersion !== undefined && match.proxy.proxyVersion !== "") {
+      const problem = regexProblem(match.proxy.proxyVersion)
+      if (problem !== undefined)
+        report(["match", "proxy", "proxyVersion"], `Envoy filter: invalid regex for proxy version, ${problem}`)
+    }
+    if (LISTENER_CLASS.has(applyTo)) {
+      if (match?.routeConfiguration !== undefined || match?.cluster !== undefined) {
+        report(["match"], "Envoy filter: applyTo for listener class objects cannot have non listener match")
+      }
+      if (applyTo === "LISTENER_FILTER" && match?.listener?.filterChain !== undefined) {
+        report(
+          ["match", "listener", "filterChain"],
+          "Envoy filter: filter chain match cannot be set for LISTENER_FILTER",
+        )
+      }
+      if (op === "INSERT_FIRST" || op === "INSERT_BEFORE" || op === "INSERT_AFTER") {
+        if (applyTo !== "NETWORK_FILTER" && applyTo !== "HTTP_FILTER" && applyTo !== "LISTENER_FILTER") {
+          report(["patch", "operation"], `Envoy filter: ${op} is valid only for network, http and listener filters`)
+        }
+      }
+    } else if (ROUTE_CLASS.has(applyTo)) {
+      if (match?.listener !== undefined || match?.cluster !== undefined) {
+        report(
+          ["match"],
+          "Envoy filter: applyTo for http route class objects cannot have non route configuration match",
+        )
+      }
+    } else if (applyTo === "CLUSTER") {
+      if (match?.listener !== undefined || match?.routeConfiguration !== undefined) {
+        report(["match"], "Envoy filter: applyTo for cluster class objects cannot have non cluster match")
+      }
+    }
+    if (
+      op === "REPLACE" &&
+      applyTo !== "HTTP_FILTER" &&
+      applyTo !== "NETWORK_FILTER" &&
+      applyTo !== "CLUSTER" &&
+      applyTo !== "LISTENER"
+    ) {
+      report(
+        ["patch", "operation"],
+        "Envoy filter: REPLACE is valid only for HTTP_FILTER, NETWORK_FILTER, CLUSTER and LISTENER",
+      )
+    }
+    if (
+      op === "ADD" &&
+      (applyTo === "ROUTE_CONFIGURATION" || applyTo === "NETWORK_FILTER" || applyTo === "HTTP_FILTER")
+    ) {
+      report(
+        ["patch", "operation"],
+        `Envoy filter: ADD is not supported for ${applyTo}; use INSERT_BEFORE, INSERT_AFTER or INSERT_FIRST`,
+      )
+    }
+    if (cp.patch.filterClass !== undefined && cp.patch.filterClass !== "UNSPECIFIED") {
+      if (applyTo !== "HTTP_FILTER" || op !== "ADD") {
+        // filterClass is honoured only for HTTP_FILTER ADD; elsewhere the reference ignores it.
+      }
+    }
+  }),
+)
+
+export const EnvoyFilter = Schema.Struct({
+  workloadSelector: opt(NetworkingWorkloadSelector),
+  targetRefs: opt(Schema.Array(PolicyTargetReference)),
+  configPatches: opt(Schema.Array(ConfigPatch)),
+  priority: opt(Int32),
+}).pipe(
+  checked((ef, report) => {
+    if (ef.workloadSelector !== undefined && (ef.targetRefs?.length ?? 0) > 0) {
+      report([], "only one of targetRefs or workloadSelector can be set")
+    }
+  }),
+)
+export type EnvoyFilterSpec = typeof EnvoyFilter.Type

@@ -1,0 +1,28 @@
+/** security.mesh.io PeerAuthentication: mutual TLS mode for workloads receiving traffic. */
+import { Schema } from "effect"
+import { checked, Enum, opt, WorkloadSelector } from "./common.js"
+
+export const MutualTLSMode = Enum("UNSET", "DISABLE", "PERMISSIVE", "STRICT")
+const MutualTLS = Schema.Struct({ mode: opt(MutualTLSMode) })
+
+export const PeerAuthentication = Schema.Struct({
+  selector: opt(WorkloadSelector),
+  mtls: opt(MutualTLS),
+  portLevelMtls: opt(Schema.Record({ key: Schema.String, value: MutualTLS })),
+}).pipe(
+  checked((pa, report) => {
+    const emptySelector = pa.selector === undefined || Object.keys(pa.selector.matchLabels ?? {}).length === 0
+    const ports = Object.keys(pa.portLevelMtls ?? {})
+    if (emptySelector && ports.length > 0) {
+      report(["portLevelMtls"], "mesh/namespace peer authentication cannot have port level mTLS")
+    }
+    if (pa.portLevelMtls !== undefined && ports.length === 0) {
+      report(["portLevelMtls"], "port level mTLS, if defined, must have at least one element")
+    }
+    for (const port of ports) {
+      const n = Number(port)
+      if (!/^\d+$/.test(port) || n <= 0 || n > 65535) report(["portLevelMtls", port], "port must be in range 1..65535")
+    }
+  }),
+)
+export type PeerAuthenticationSpec = typeof PeerAuthentication.Type
