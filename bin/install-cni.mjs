@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-import "../dist/install-cni.mjs"
+import "../dist/install-cni/main.mjs"

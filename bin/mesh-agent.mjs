@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-import "../dist/mesh-agent.mjs"
+import "../dist/mesh-agent/main.mjs"

@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-import "../dist/mesh-discovery.mjs"
+import "../dist/mesh-discovery/main.mjs"

@@ -1,2 +1,2 @@
 #!/usr/bin/env node
-import "../dist/meshctl.mjs"
+import "../dist/meshctl/main.mjs"

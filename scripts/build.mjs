@@ -4,7 +4,7 @@
 // heavy subsystems (gRPC, the orchestrator client) stay external and load only when a
 // command that needs them runs.
 import { execSync } from "node:child_process"
-import { readdirSync, readFileSync, rmSync } from "node:fs"
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as esbuild from "esbuild"
@@ -32,18 +32,13 @@ const scriptEntries = readdirSync(join(root, "scripts"))
   .filter((file) => file.endsWith(".ts"))
   .map((file) => join(root, "scripts", file))
 
-rmSync(join(root, "dist"), { recursive: true, force: true })
+// Build into a private directory, then move each file into dist/ with an atomic rename: several
+// test runs may build while others execute dist/, and chunk names are content hashes, so a
+// running process never sees a half-written or missing file.
+const staging = join("dist", `.staging-${process.pid}`)
 
-await esbuild.build({
+const common = {
   absWorkingDir: root,
-  entryPoints: [
-    { in: "src/programs/mesh-discovery/main.ts", out: "mesh-discovery" },
-    { in: "src/programs/mesh-agent/main.ts", out: "mesh-agent" },
-    { in: "src/programs/install-cni/main.ts", out: "install-cni" },
-    { in: "src/programs/meshctl/main.ts", out: "meshctl" },
-    ...scriptEntries.map((file) => ({ in: file, out: `scripts/${file.split("/").pop().replace(/\.ts$/, "")}` })),
-  ],
-  outdir: "dist",
   outExtension: { ".js": ".mjs" },
   bundle: true,
   splitting: true,
@@ -64,4 +59,32 @@ await esbuild.build({
     __MESH_BUILD_TIME__: JSON.stringify(new Date().toISOString()),
   },
   logLevel: "warning",
-})
+}
+
+// One build per binary: code shared between binaries (or with their lazily loaded daemons)
+// would otherwise land in chunks every binary loads at start-up.
+const binaries = ["mesh-discovery", "mesh-agent", "install-cni", "meshctl"]
+await Promise.all([
+  ...binaries.map((name) =>
+    esbuild.build({
+      ...common,
+      entryPoints: [{ in: `src/programs/${name}/main.ts`, out: "main" }],
+      outdir: join(staging, name),
+    }),
+  ),
+  esbuild.build({
+    ...common,
+    entryPoints: scriptEntries.map((file) => ({ in: file, out: file.split("/").pop().replace(/\.ts$/, "") })),
+    outdir: join(staging, "scripts"),
+  }),
+])
+
+const publish = (from, to) => {
+  mkdirSync(to, { recursive: true })
+  for (const entry of readdirSync(from, { withFileTypes: true })) {
+    if (entry.isDirectory()) publish(join(from, entry.name), join(to, entry.name))
+    else renameSync(join(from, entry.name), join(to, entry.name))
+  }
+}
+publish(join(root, staging), join(root, "dist"))
+rmSync(join(root, staging), { recursive: true, force: true })

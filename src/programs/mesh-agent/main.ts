@@ -1,29 +1,5 @@
-/** mesh-agent: the per-workload agent's command tree. */
-import { Command } from "@effect/cli"
-import { agentScopes } from "../../services/logging/scopes.js"
-import { makeCompletionCommand } from "../shared/completion-command.js"
-import { loggingOptions } from "../shared/logging-options.js"
+/** Entry point of mesh-agent: runs its command tree. */
 import { runCli } from "../shared/run.js"
-import { plainVersionCommand } from "../shared/version-command.js"
-import { proxyCommand } from "./proxy-command.js"
-import { requestCommand } from "./request-command.js"
-import { waitCommand } from "./wait-command.js"
-
-const PROGRAM = "mesh-agent"
-const logging = loggingOptions(agentScopes)
-
-// The completion command reads the finished tree, so it takes the root lazily.
-const completion = makeCompletionCommand(PROGRAM, (): unknown => root, logging)
-
-const root = Command.make(PROGRAM).pipe(
-  Command.withDescription("Mesh agent: runs beside the data-plane proxy and bootstraps it"),
-  Command.withSubcommands([
-    proxyCommand(logging),
-    waitCommand(logging),
-    requestCommand(logging),
-    plainVersionCommand(logging),
-    completion,
-  ]),
-)
+import { PROGRAM, root } from "./command.js"
 
 runCli(PROGRAM, root)

@@ -13,7 +13,7 @@ export class NotReady extends Data.TaggedError("NotReady")<{ readonly message: s
 /** One readiness probe: succeeds on HTTP 200, fails with the reason otherwise. */
 export const probeOnce = (url: string, timeoutMillis: number) =>
   Effect.async<void, NotReady>((resume) => {
-    const req = httpRequest(url, { method: "GET", timeout: timeoutMillis }, (res) => {
+    const req = httpRequest(url, { method: "GET", timeout: timeoutMillis, agent: false }, (res) => {
       res.resume()
       res.on("end", () =>
         resume(

@@ -1,27 +1,5 @@
-/** mesh-discovery: the control plane's command tree. */
-import { Command } from "@effect/cli"
-import { discoveryScopes } from "../../services/logging/scopes.js"
-import { makeCompletionCommand } from "../shared/completion-command.js"
-import { loggingOptions } from "../shared/logging-options.js"
+/** Entry point of mesh-discovery: runs its command tree. */
 import { runCli } from "../shared/run.js"
-import { plainVersionCommand } from "../shared/version-command.js"
-import { discoveryCommand } from "./discovery-command.js"
-import { requestCommand } from "./request-command.js"
-
-const PROGRAM = "mesh-discovery"
-const logging = loggingOptions(discoveryScopes)
-
-// The completion command reads the finished tree, so it takes the root lazily.
-const completion = makeCompletionCommand(PROGRAM, (): unknown => root, logging)
-
-const root = Command.make(PROGRAM).pipe(
-  Command.withDescription("Mesh Discovery Server: the mesh control plane"),
-  Command.withSubcommands([
-    discoveryCommand(logging),
-    requestCommand(logging),
-    plainVersionCommand(logging),
-    completion,
-  ]),
-)
+import { PROGRAM, root } from "./command.js"
 
 runCli(PROGRAM, root)

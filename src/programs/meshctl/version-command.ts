@@ -23,7 +23,7 @@ export const versionCommand = (logging: Options.Options<LogSettings>) =>
     }),
     (short, output, extra) =>
       Effect.gen(function* () {
-        yield* Console.log(formatVersion(buildInfo, short, output))
+        yield* Console.log(yield* formatVersion(buildInfo, short, output))
         if (extra.remote) {
           yield* Console.error(
             "control plane version: unavailable (querying the control plane needs the orchestrator client; use --remote=false to skip this check)",

@@ -8,7 +8,7 @@ import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as ValidationError from "@effect/cli/ValidationError"
 import { Config, type Duration, Effect, Either } from "effect"
 import { parseGoDuration } from "../../services/config/duration.js"
-import { envVarConfig } from "../../services/config/env.js"
+import { describeConfigError, envVarConfig } from "../../services/config/env.js"
 
 /** A usage error with a message, as flag validation reports it. */
 export const invalidFlag = (message: string) => ValidationError.invalidValue(HelpDoc.p(message))
@@ -28,7 +28,7 @@ export const boolFlag = (name: string, defaultValue = false, env?: string): Opti
       given._tag === "Some"
         ? Effect.succeed(given.value)
         : Effect.mapError(envVarConfig(env, { type: "B", default: String(defaultValue), description: "" }), (error) =>
-            invalid(String(error)),
+            invalid(describeConfigError(error).join("; ")),
           ),
     ),
   )

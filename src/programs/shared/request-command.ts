@@ -16,7 +16,7 @@ const METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]
 export const sendLocalRequest = (port: number, method: string, path: string, body: string | undefined) =>
   Effect.async<{ readonly status: number; readonly body: string }, RequestFailed>((resume) => {
     const req = httpRequest(
-      { host: "127.0.0.1", port, method, path: path.startsWith("/") ? path : `/${path}` },
+      { host: "127.0.0.1", port, method, path: path.startsWith("/") ? path : `/${path}`, agent: false },
       (res) => {
         const chunks: Array<Buffer> = []
         res.on("data", (chunk: Buffer) => chunks.push(chunk))

@@ -3,8 +3,7 @@
  * full build information. Shared by all four binaries.
  */
 import { Command, Options } from "@effect/cli"
-import { Console, type Effect, Option } from "effect"
-import { stringify } from "yaml"
+import { Console, Effect, Option } from "effect"
 import { type BuildInfo, buildInfo } from "../../services/build-info.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { boolFlag } from "./options.js"
@@ -36,14 +35,28 @@ export const versionDocument = (info: BuildInfo, short: boolean) =>
         },
       }
 
-export const formatVersion = (info: BuildInfo, short: boolean, output: Option.Option<"yaml" | "json">): string => {
+export const formatVersion = (
+  info: BuildInfo,
+  short: boolean,
+  output: Option.Option<"yaml" | "json">,
+): Effect.Effect<string> => {
   const document = versionDocument(info, short)
   if (Option.isSome(output)) {
-    return output.value === "json" ? JSON.stringify(document, null, 2) : stringify(document).trimEnd()
+    if (output.value === "json") return Effect.succeed(JSON.stringify(document, null, 2))
+    // The YAML library loads only when YAML is asked for: `version` stays cheap to start.
+    // (Bundled, the CommonJS build of the library arrives as a default export.)
+    return Effect.promise(() => import("yaml")).pipe(
+      Effect.map((module) => {
+        const yaml = (module as { default?: typeof module }).default ?? module
+        return yaml.stringify(document).trimEnd()
+      }),
+    )
   }
-  if (short) return info.version
+  if (short) return Effect.succeed(info.version)
   const c = document.clientVersion as Record<string, string>
-  return `version.BuildInfo{Version:"${c.version}", GitRevision:"${c.revision}", BuildTime:"${c.build_time}", NodeVersion:"${c.node_version}", Platform:"${c.platform}", BuildStatus:"${c.status}"}`
+  return Effect.succeed(
+    `version.BuildInfo{Version:"${c.version}", GitRevision:"${c.revision}", BuildTime:"${c.build_time}", NodeVersion:"${c.node_version}", Platform:"${c.platform}", BuildStatus:"${c.status}"}`,
+  )
 }
 
 /** A `version` command; `extra` lets a binary add flags (meshctl's `--remote`). */
@@ -57,4 +70,6 @@ export const makeVersionCommand = <Extra>(
   ).pipe(Command.withDescription("Prints out build version information"))
 
 export const plainVersionCommand = (logging: Options.Options<LogSettings>) =>
-  makeVersionCommand(logging, Options.none, (short, output) => Console.log(formatVersion(buildInfo, short, output)))
+  makeVersionCommand(logging, Options.none, (short, output) =>
+    Effect.flatMap(formatVersion(buildInfo, short, output), Console.log),
+  )

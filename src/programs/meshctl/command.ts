@@ -1,0 +1,20 @@
+/** meshctl's command tree (the operator CLI). */
+import { Command } from "@effect/cli"
+import { meshctlScopes } from "../../services/logging/scopes.js"
+import { makeCompletionCommand } from "../shared/completion-command.js"
+import { loggingOptions } from "../shared/logging-options.js"
+import { optionsCommand } from "./options-command.js"
+import { versionCommand } from "./version-command.js"
+
+export const PROGRAM = "meshctl"
+const logging = loggingOptions(meshctlScopes)
+
+// The completion command reads the finished tree, so it takes the root lazily.
+const completion = makeCompletionCommand(PROGRAM, (): unknown => root, logging)
+
+export const root = Command.make(PROGRAM).pipe(
+  Command.withDescription(
+    "Mesh configuration command line utility for service operators to debug and diagnose their mesh.",
+  ),
+  Command.withSubcommands([versionCommand(logging), optionsCommand(logging), completion]),
+)
