@@ -49,7 +49,11 @@ const HeaderOperations = Schema.Struct({ set: opt(StringMap), add: opt(StringMap
 
 export const Headers = Schema.Struct({ request: opt(HeaderOperations), response: opt(HeaderOperations) }).pipe(
   checked((headers, report) => {
-    const HEADER_VALUE = /^[^\u0000-\u0008\u000A-\u001F\u007F]*$/
+    const validValue = (value: string) =>
+      [...value].every((c) => {
+        const code = c.charCodeAt(0)
+        return code === 9 || (code >= 32 && code !== 127)
+      })
     const checkName = (name: string, at: ReadonlyArray<PropertyKey>, allowAuthority: boolean) => {
       if (name === "") report(at, "header name cannot be empty")
       else if (name.startsWith(":") && !(allowAuthority && name.toLowerCase() === ":authority")) {
