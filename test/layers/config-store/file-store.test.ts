@@ -34,11 +34,7 @@ const tempDir = Effect.acquireRelease(
   (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })),
 )
 
-const within = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  Effect.timeoutFail(self, {
-    duration: Duration.seconds(15),
-    onTimeout: () => new Error("timed out waiting for the store"),
-  })
+const within = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.timeout(self, Duration.seconds(15))
 
 const metricValue = (name: string) =>
   Effect.flatMap(Metrics, (m) =>
@@ -138,16 +134,11 @@ describe("file config store (real directory)", () => {
         const file = path.join(dir, "mesh.yaml")
         fs.writeFileSync(file, `${serviceEntry("one", "one.com")}---\n${serviceEntry("two", "two.com")}`)
         fs.writeFileSync(path.join(dir, "other.yaml"), serviceEntry("other", "other.com"))
-        const logs = yield* Ref.make<ReadonlyArray<{ message: string; annotations: Record<string, unknown> }>>([])
+        const logs: Array<{ message: string; annotations: Record<string, unknown> }> = []
         const logger = Logger.make(({ message, annotations }) => {
           const record: Record<string, unknown> = {}
           for (const [k, v] of annotations) record[k] = v
-          Effect.runSync(
-            Ref.update(logs, (l) => [
-              ...l,
-              { message: String(Array.isArray(message) ? message.join(" ") : message), annotations: record },
-            ]),
-          )
+          logs.push({ message: String(Array.isArray(message) ? message.join(" ") : message), annotations: record })
         })
         const { store } = yield* makeFileConfigStore({ configDir: dir }).pipe(
           Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
@@ -164,9 +155,7 @@ describe("file config store (real directory)", () => {
         expect(broken.snapshot.invalidFiles).toEqual([file])
         expect(yield* metricValue("mesh_validation_config_load_error")).toBe(1)
         expect(yield* metricValue("mesh_validation_failed")).toBe(1)
-        const errorLine = (yield* Ref.get(logs)).find(
-          (l) => l.annotations.file === file && l.annotations.document === 0,
-        )
+        const errorLine = logs.find((l) => l.annotations.file === file && l.annotations.document === 0)
         expect(errorLine?.annotations.scope).toBe("file")
         expect(errorLine?.message).toContain("YAML syntax error")
 
@@ -182,7 +171,7 @@ describe("file config store (real directory)", () => {
         expect(schema.snapshot.get("ServiceEntry", "default", "two")).toBeDefined()
         expect(yield* metricValue("mesh_validation_config_load_error")).toBe(2)
         expect(yield* metricValue("mesh_validation_failed")).toBe(2)
-        const fieldLine = (yield* Ref.get(logs)).find((l) => l.annotations.field === "spec.hosts")
+        const fieldLine = logs.find((l) => l.annotations.field === "spec.hosts")
         expect(fieldLine?.annotations).toMatchObject({ file, document: 1, kind: "ServiceEntry", name: "default/two" })
 
         // The fix clears the error and applies exactly the difference.
@@ -191,7 +180,7 @@ describe("file config store (real directory)", () => {
         expect(fixed.snapshot.issues).toEqual([])
         expect(summary(fixed)).toEqual(["updated ServiceEntry/default/one", "removed ServiceEntry/default/two"])
         expect(yield* metricValue("mesh_validation_config_load_error")).toBe(2)
-        expect((yield* Ref.get(logs)).some((l) => l.message.includes("file is valid again"))).toBe(true)
+        expect(logs.some((l) => l.message.includes("file is valid again"))).toBe(true)
       }).pipe(withMetrics),
   )
 
