@@ -4,6 +4,7 @@ import { agentScopes } from "../../services/logging/scopes.js"
 import { makeCompletionCommand } from "../shared/completion-command.js"
 import { loggingOptions } from "../shared/logging-options.js"
 import { plainVersionCommand } from "../shared/version-command.js"
+import { iptablesCommand } from "./iptables-command.js"
 import { proxyCommand } from "./proxy-command.js"
 import { requestCommand } from "./request-command.js"
 import { waitCommand } from "./wait-command.js"
@@ -20,6 +21,7 @@ export const root = Command.make(PROGRAM).pipe(
     proxyCommand(logging),
     waitCommand(logging),
     requestCommand(logging),
+    iptablesCommand(logging),
     plainVersionCommand(logging),
     completion,
   ]),

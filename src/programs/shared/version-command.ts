@@ -47,7 +47,7 @@ export const formatVersion = (
     // (Bundled, the CommonJS build of the library arrives as a default export.)
     return Effect.promise(() => import("yaml")).pipe(
       Effect.map((module) => {
-        const yaml = (module as { default?: typeof module }).default ?? module
+        const yaml = (module as unknown as { default?: typeof module }).default ?? module
         return yaml.stringify(document).trimEnd()
       }),
     )
