@@ -48,6 +48,13 @@ export class CaMaterialError extends Data.TaggedError("CaMaterialError")<{ reado
   }
 }
 
+/** The CA settings from flags and environment are invalid (e.g. a malformed `JWT_RULE`). */
+export class CaConfigError extends Data.TaggedError("CaConfigError")<{ readonly reason: string }> {
+  override get message() {
+    return this.reason
+  }
+}
+
 /** Which `meshca_server_*` counter a refusal increments. */
 export type RefusalMetric = "authentication_failure" | "csr_parsing_err" | "id_extraction_err" | "csr_sign_err"
 

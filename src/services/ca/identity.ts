@@ -5,6 +5,7 @@
  * that runs on its own node, as the reference allows.
  */
 import { Effect, Either, Option } from "effect"
+import { spiffeId } from "../constants.js"
 
 export const SPIFFE_SCHEME = "spiffe://"
 
@@ -19,8 +20,7 @@ export interface SpiffeIdentity {
   readonly serviceAccount: string
 }
 
-export const spiffeId = (trustDomain: string, namespace: string, serviceAccount: string): string =>
-  `${SPIFFE_SCHEME}${trustDomain}/ns/${namespace}/sa/${serviceAccount}`
+export { spiffeId }
 
 export const parseSpiffeId = (uri: string): Either.Either<SpiffeIdentity, string> => {
   if (!uri.startsWith(SPIFFE_SCHEME)) return Either.left(`identity "${uri}" is not a SPIFFE URI`)
