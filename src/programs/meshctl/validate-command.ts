@@ -1,0 +1,208 @@
+/**
+ * `meshctl validate` (alias `v`): validates configuration files against the resource schemas.
+ * `-f/--filename` takes files, directories (walked recursively for .yaml/.yml/.json) or `-`
+ * for stdin, repeated or comma-separated. Prints `"<file>" is valid` for each file without
+ * problems (`validation succeed` for stdin), every problem with file, document, resource and
+ * field path, and fails when any problem was found.
+ */
+import { Command, Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
+import { Console, Data, Effect } from "effect"
+import type { ValidationIssue } from "../../services/config-model/resource.js"
+import type { LogSettings } from "../../services/logging/options.js"
+
+/** The failure of `meshctl validate`: its message summarises what was found. */
+export class ValidationFailed extends Data.TaggedError("ValidationFailed")<{
+  readonly message: string
+  readonly issues: number
+  readonly files: number
+}> {}
+
+/** A file that could not be read (missing, unreadable). */
+export interface ReadProblem {
+  readonly file: string
+  readonly reason: string
+}
+
+export interface FileReport {
+  readonly file: string
+  readonly resources: number
+  readonly issues: ReadonlyArray<ValidationIssue>
+}
+
+export interface ValidateReport {
+  readonly files: ReadonlyArray<FileReport>
+  readonly readProblems: ReadonlyArray<ReadProblem>
+}
+
+const CONFIG_EXTENSIONS = [".yaml", ".yml", ".json"]
+
+export const STDIN = "-"
+
+/** Expands directories (recursively, sorted) into their configuration files; files stay as given. */
+const expand = (fs: FileSystem.FileSystem, path: string): Effect.Effect<ReadonlyArray<string>, ReadProblem> =>
+  path === STDIN
+    ? Effect.succeed([STDIN])
+    : fs.stat(path).pipe(
+        Effect.mapError((error) => ({ file: path, reason: error.message })),
+        Effect.flatMap((info) =>
+          info.type !== "Directory"
+            ? Effect.succeed([path])
+            : fs.readDirectory(path, { recursive: true }).pipe(
+                Effect.mapError((error) => ({ file: path, reason: error.message })),
+                Effect.flatMap((entries) =>
+                  Effect.filter(
+                    entries
+                      .filter((entry) => CONFIG_EXTENSIONS.some((ext) => entry.toLowerCase().endsWith(ext)))
+                      .sort()
+                      .map((entry) => `${path.replace(/\/+$/, "")}/${entry}`),
+                    (file) =>
+                      fs.stat(file).pipe(
+                        Effect.map((s) => s.type === "File"),
+                        Effect.orElseSucceed(() => false),
+                      ),
+                  ),
+                ),
+              ),
+        ),
+      )
+
+/** Reads all of stdin. */
+export const readProcessStdin: Effect.Effect<string> = Effect.promise(
+  () =>
+    new Promise<string>((resolve, reject) => {
+      const chunks: Array<Buffer> = []
+      process.stdin.on("data", (chunk: Buffer) => chunks.push(chunk))
+      process.stdin.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+      process.stdin.on("error", reject)
+    }),
+)
+
+/** Validates every file named (directories expanded); `readStdin` supplies the text of `-`. */
+export const validatePaths = (
+  paths: ReadonlyArray<string>,
+  readStdin: Effect.Effect<string> = readProcessStdin,
+): Effect.Effect<ValidateReport, never, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    // The schemas load only when validation runs: the rest of meshctl stays cheap to start.
+    const { parseConfigDocuments } = yield* Effect.promise(() => import("../../services/config-model/parse.js"))
+    const files: Array<FileReport> = []
+    const readProblems: Array<ReadProblem> = []
+    for (const path of paths) {
+      const expanded = yield* Effect.either(expand(fs, path))
+      if (expanded._tag === "Left") {
+        readProblems.push(expanded.left)
+        continue
+      }
+      for (const file of expanded.right) {
+        const text =
+          file === STDIN
+            ? yield* Effect.either(readStdin)
+            : yield* Effect.either(
+                fs.readFileString(file).pipe(Effect.mapError((error) => ({ file, reason: error.message }))),
+              )
+        if (text._tag === "Left") {
+          readProblems.push(text.left)
+          continue
+        }
+        const parsed = parseConfigDocuments(file, text.right)
+        files.push({ file, resources: parsed.resources.length, issues: parsed.issues })
+      }
+    }
+    return { files, readProblems }
+  })
+
+/** The lines `validate` prints for a report: valid files on stdout, problems on stderr. */
+export const renderReport = (
+  report: ValidateReport,
+  formatIssue: (issue: ValidationIssue) => string,
+): { readonly out: ReadonlyArray<string>; readonly err: ReadonlyArray<string> } => {
+  const out: Array<string> = []
+  const err: Array<string> = []
+  for (const problem of report.readProblems) err.push(`${problem.file}: cannot read: ${problem.reason}`)
+  for (const file of report.files) {
+    if (file.issues.length === 0) out.push(file.file === STDIN ? "validation succeed" : `"${file.file}" is valid`)
+    else for (const issue of file.issues) err.push(formatIssue(issue))
+  }
+  return { out, err }
+}
+
+/** The failure a report amounts to, if any. */
+export const reportFailure = (report: ValidateReport): ValidationFailed | undefined => {
+  const issues = report.files.reduce((n, f) => n + f.issues.length, 0) + report.readProblems.length
+  if (issues === 0) return undefined
+  const badFiles = new Set([
+    ...report.files.filter((f) => f.issues.length > 0).map((f) => f.file),
+    ...report.readProblems.map((p) => p.file),
+  ]).size
+  const documents = new Set(
+    report.files.flatMap((f) => f.issues.map((issue) => `${issue.file}\u0000${issue.documentIndex}`)),
+  ).size
+  const what = [
+    documents > 0 ? `${documents} invalid document${documents === 1 ? "" : "s"}` : undefined,
+    report.readProblems.length > 0
+      ? `${report.readProblems.length} unreadable path${report.readProblems.length === 1 ? "" : "s"}`
+      : undefined,
+  ]
+    .filter((part) => part !== undefined)
+    .join(" and ")
+  return new ValidationFailed({
+    message: `validation failed: ${issues} problem${issues === 1 ? "" : "s"} (${what}) in ${badFiles} file${badFiles === 1 ? "" : "s"}`,
+    issues,
+    files: badFiles,
+  })
+}
+
+/** `-f/--filename`: repeated and/or comma-separated. */
+export const filenameOption = Options.text("filename").pipe(
+  Options.withAlias("f"),
+  Options.repeated,
+  Options.map((values) =>
+    values.flatMap((value) =>
+      value
+        .split(",")
+        .map((item) => item.trim())
+        .filter((item) => item !== ""),
+    ),
+  ),
+  Options.withDescription("Names of files to validate: files, directories (walked recursively) or - for stdin"),
+)
+
+const runValidate = (filename: ReadonlyArray<string>, readStdin: Effect.Effect<string>) =>
+  Effect.gen(function* () {
+    if (filename.length === 0) {
+      return yield* new ValidationFailed({
+        message: "no file provided; use -f FILE|DIR|- (repeatable)",
+        issues: 0,
+        files: 0,
+      })
+    }
+    const report = yield* validatePaths(filename, readStdin)
+    const { formatIssue } = yield* Effect.promise(() => import("../../services/config-model/resource.js"))
+    const { out, err } = renderReport(report, formatIssue)
+    for (const line of err) yield* Console.error(line)
+    for (const line of out) yield* Console.log(line)
+    const failure = reportFailure(report)
+    if (failure !== undefined) return yield* failure
+  })
+
+const make = (name: string, logging: Options.Options<LogSettings>, readStdin: Effect.Effect<string>) =>
+  Command.make(name, { filename: filenameOption, logging }, ({ filename }) => runValidate(filename, readStdin)).pipe(
+    Command.withDescription("Validate mesh policy and rules files"),
+  )
+
+/**
+ * `meshctl validate`. @effect/cli has no aliases for commands: register
+ * `validateAliasCommand` next to it for `meshctl v`.
+ */
+export const validateCommand = (
+  logging: Options.Options<LogSettings>,
+  readStdin: Effect.Effect<string> = readProcessStdin,
+) => make("validate", logging, readStdin)
+
+/** `meshctl v`: the same command under its short name. */
+export const validateAliasCommand = (
+  logging: Options.Options<LogSettings>,
+  readStdin: Effect.Effect<string> = readProcessStdin,
+) => make("v", logging, readStdin)
