@@ -427,7 +427,13 @@ export const clusterEndpoints = (
 export const generateEndpoints = (push: PushContext, sub: Subscription): ReadonlyArray<ResourceSpec> =>
   (sub.wildcard ? clusterNames(push) : sub.names).flatMap((name): ReadonlyArray<ResourceSpec> => {
     const parsed = parseClusterName(name)
-    if (parsed === undefined || !push.serviceByHost.has(parsed.host)) return []
+    const service = parsed !== undefined ? push.serviceByHost.get(parsed.host) : undefined
+    if (parsed === undefined || service === undefined || servicePort(service, parsed.port) === undefined) return []
+    if (
+      parsed.subset !== "" &&
+      push.destinationRuleByHost.get(parsed.host)?.subsets.find((s) => s.name === parsed.subset) === undefined
+    )
+      return []
     const opts = push.options
     return [
       {

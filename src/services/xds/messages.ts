@@ -77,16 +77,24 @@ export const isNack = (request: { readonly error_detail?: Status | null }): bool
 
 type StructValue = Readonly<Record<string, unknown>>
 
+// protobufjs defines the well-known Struct types itself, with camelCase field names.
+const pick = (value: StructValue, camel: string, snake: string): unknown => {
+  const v = value[camel] ?? value[snake]
+  return v === null ? undefined : v
+}
+
 const fromValue = (value: StructValue | undefined): unknown => {
   if (value === undefined || value === null) return null
-  if ("string_value" in value && value.string_value !== undefined && value.string_value !== null)
-    return value.string_value
-  if ("number_value" in value && value.number_value !== undefined && value.number_value !== null)
-    return value.number_value
-  if ("bool_value" in value && value.bool_value !== undefined && value.bool_value !== null) return value.bool_value
-  if ("struct_value" in value && value.struct_value) return structToPlain(value.struct_value as StructValue)
-  if ("list_value" in value && value.list_value)
-    return ((value.list_value as { values?: ReadonlyArray<StructValue> }).values ?? []).map(fromValue)
+  const string = pick(value, "stringValue", "string_value")
+  if (string !== undefined) return string
+  const number = pick(value, "numberValue", "number_value")
+  if (number !== undefined) return number
+  const bool = pick(value, "boolValue", "bool_value")
+  if (bool !== undefined) return bool
+  const struct = pick(value, "structValue", "struct_value")
+  if (struct !== undefined) return structToPlain(struct)
+  const list = pick(value, "listValue", "list_value") as { values?: ReadonlyArray<StructValue> } | undefined
+  if (list !== undefined) return (list.values ?? []).map(fromValue)
   return null
 }
 
@@ -101,12 +109,12 @@ export const structToPlain = (struct: unknown): Record<string, unknown> => {
 }
 
 const toValue = (value: unknown): StructValue => {
-  if (value === null || value === undefined) return { null_value: "NULL_VALUE" }
-  if (typeof value === "string") return { string_value: value }
-  if (typeof value === "number") return { number_value: value }
-  if (typeof value === "boolean") return { bool_value: value }
-  if (Array.isArray(value)) return { list_value: { values: value.map(toValue) } }
-  return { struct_value: plainToStruct(value as Record<string, unknown>) }
+  if (value === null || value === undefined) return { nullValue: "NULL_VALUE" }
+  if (typeof value === "string") return { stringValue: value }
+  if (typeof value === "number") return { numberValue: value }
+  if (typeof value === "boolean") return { boolValue: value }
+  if (Array.isArray(value)) return { listValue: { values: value.map(toValue) } }
+  return { structValue: plainToStruct(value as Record<string, unknown>) }
 }
 
 /** Plain object → Struct (wire object form). */

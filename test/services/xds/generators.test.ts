@@ -15,6 +15,9 @@ import {
   weightedMesh,
 } from "../../fixtures/xds/mesh.js"
 
+// biome-ignore lint/suspicious/noExplicitAny: decoded protos are walked loosely in assertions
+type J = any
+
 const codec = loadXdsProtos().codec
 const all = { wildcard: true, names: [] }
 
@@ -23,7 +26,7 @@ const build = (push: ReturnType<typeof makePushContext>, typeUrl: string, names?
     const obj = spec.build()
     // every generated resource must survive the real protos
     const decoded = codec.decode(typeUrl, codec.encode(typeUrl, obj))
-    return decoded as Record<string, any>
+    return decoded as Record<string, J>
   })
 
 describe("gRPC generators", () => {
@@ -67,21 +70,21 @@ describe("gRPC generators", () => {
       }),
     )
     const [cla] = build(p, TypeUrl.Endpoint, [clusterName(ECHO, 80)])
-    expect(cla!.endpoints[0].lb_endpoints.map((e: any) => e.health_status)).toEqual(["DRAINING"])
+    expect(cla!.endpoints[0].lb_endpoints.map((e: J) => e.health_status)).toEqual(["DRAINING"])
     const p2 = makePushContext(p.input, {
       ...defaultPushContextOptions,
       drainingLabel: "",
       sendUnhealthyEndpoints: true,
     })
     const [cla2] = build(p2, TypeUrl.Endpoint, [clusterName(ECHO, 80)])
-    expect(cla2!.endpoints[0].lb_endpoints.map((e: any) => e.health_status)).toEqual(["HEALTHY", "UNHEALTHY"])
+    expect(cla2!.endpoints[0].lb_endpoints.map((e: J) => e.health_status)).toEqual(["HEALTHY", "UNHEALTHY"])
   })
 
   it("LDS: api_listener with RDS and the router filter last; fault filter when a route has faults", () => {
     const [listener] = build(push, TypeUrl.Listener, [`${ECHO}:80`])
     const hcm = listener!.api_listener.api_listener
     expect(hcm.rds.route_config_name).toBe(`${ECHO}:80`)
-    expect(hcm.http_filters.map((f: any) => f.name)).toEqual(["envoy.filters.http.router"])
+    expect(hcm.http_filters.map((f: J) => f.name)).toEqual(["envoy.filters.http.router"])
     const faulty = makePushContext({
       ...mesh,
       virtualServices: [
@@ -97,7 +100,7 @@ describe("gRPC generators", () => {
       ],
     })
     const [withFault] = build(faulty, TypeUrl.Listener, [`${ECHO}:80`])
-    expect(withFault!.api_listener.api_listener.http_filters.map((f: any) => f.name)).toEqual([
+    expect(withFault!.api_listener.api_listener.http_filters.map((f: J) => f.name)).toEqual([
       "envoy.filters.http.fault",
       "envoy.filters.http.router",
     ])

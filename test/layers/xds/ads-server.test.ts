@@ -1,0 +1,215 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect } from "effect"
+import { metricsLayer } from "../../../src/layers/metrics.js"
+import { makeXdsServer } from "../../../src/layers/xds/ads-server.js"
+import { makeAdsClient } from "../../../src/layers/xds-client/ads-client.js"
+import { Metrics } from "../../../src/services/metrics/metrics.js"
+import { clusterName } from "../../../src/services/xds/grpc-gen.js"
+import { plainToStruct } from "../../../src/services/xds/messages.js"
+import type { PushContextInput } from "../../../src/services/xds/push-context.js"
+import { defaultXdsServerConfig } from "../../../src/services/xds/server.js"
+import { TypeUrl } from "../../../src/services/xds/type-urls.js"
+import type { AdsClientOptions, ClientSnapshot } from "../../../src/services/xds-client/client.js"
+import { ECHO, endpoint, service, weightedMesh } from "../../fixtures/xds/mesh.js"
+
+const config = {
+  ...defaultXdsServerConfig,
+  host: "127.0.0.1",
+  port: 0,
+  debounce: { debounceAfter: Duration.millis(10), debounceMax: Duration.millis(200), enableEdsDebounce: true },
+  pushThrottle: 4,
+  shutdownDuration: Duration.seconds(1),
+}
+
+const mesh = weightedMesh({ address: "10.0.0.1", port: 8080 }, { address: "10.0.0.2", port: 8080 })
+
+const node = {
+  id: "test~10.0.0.9~client.default~default.svc.cluster.local",
+  metadata: plainToStruct({ GENERATOR: "grpc" }),
+}
+
+const startServer = (initial: PushContextInput = mesh) => makeXdsServer(config, initial)
+
+const client = (port: number, mode: "sotw" | "delta", extra: Partial<AdsClientOptions> = {}) =>
+  makeAdsClient({ address: `127.0.0.1:${port}`, mode, node, ...extra })
+
+const held = (s: ClientSnapshot, typeUrl: string) => [...(s.types.get(typeUrl)?.resources.keys() ?? [])].sort()
+const WAIT = "10 seconds"
+
+const metricValue = (name: string, labels: Record<string, string> = {}) =>
+  Effect.gen(function* () {
+    const metrics = yield* Metrics
+    const metric = metrics.registry.getSingleMetric(name)
+    if (metric === undefined) return 0
+    const values = (yield* Effect.promise(async () => metric.get())).values
+    return values
+      .filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
+      .reduce((n, v) => n + v.value, 0)
+  })
+
+/** Polls until a condition holds (never sleeps blindly; bounded by WAIT). */
+const poll = <A, E, R>(self: Effect.Effect<A, E, R>, until: (a: A) => boolean) =>
+  Effect.gen(function* () {
+    for (;;) {
+      const value = yield* self
+      if (until(value)) return value
+      yield* Effect.sleep("20 millis")
+    }
+  }).pipe(Effect.timeout(WAIT))
+
+const V1 = clusterName(ECHO, 80, "v1")
+const V2 = clusterName(ECHO, 80, "v2")
+const LISTENER = `${ECHO}:80`
+
+describe("ADS server (SotW)", () => {
+  it.scopedLive("serves CDS, EDS, LDS and RDS; ACKs are recorded; endpoint changes push EDS only", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer()
+      const c = yield* client(server.port, "sotw")
+      yield* c.subscribe(TypeUrl.Cluster)
+      yield* c.subscribe(TypeUrl.Endpoint, [V1, V2])
+      yield* c.subscribe(TypeUrl.Listener, [LISTENER])
+      yield* c.subscribe(TypeUrl.Route, [LISTENER])
+      const s = yield* c.waitFor(
+        (s) =>
+          held(s, TypeUrl.Cluster).length === 3 &&
+          held(s, TypeUrl.Endpoint).length === 2 &&
+          held(s, TypeUrl.Route).length === 1,
+        WAIT,
+      )
+      expect(held(s, TypeUrl.Listener)).toEqual([LISTENER])
+      const version = s.types.get(TypeUrl.Cluster)!.version
+      expect(version).toBe((yield* server.pushContext).version)
+
+      // the server records the ACKs
+      const acked = yield* poll(
+        server.connections,
+        (cs) =>
+          cs.length === 1 && cs[0]!.watches.length === 4 && cs[0]!.watches.every((w) => w.nonceAcked === w.nonceSent),
+      )
+      expect(acked[0]!.generator).toBe("grpc")
+      expect(yield* metricValue("pilot_xds")).toBe(1)
+
+      // endpoint change: EDS pushed, CDS not resent
+      const cdsResponses = s.types.get(TypeUrl.Cluster)!.responses
+      yield* server.update({
+        ...mesh,
+        endpoints: [...mesh.endpoints, endpoint(ECHO, "10.0.0.3", 8080, { labels: { version: "v1" } })],
+      })
+      const after = yield* c.waitFor((s) => {
+        const cla = s.types.get(TypeUrl.Endpoint)?.resources.get(V1)?.resource as
+          | { endpoints?: Array<{ lb_endpoints: unknown[] }> }
+          | undefined
+        return cla?.endpoints?.[0]?.lb_endpoints.length === 2
+      }, WAIT)
+      expect(after.types.get(TypeUrl.Cluster)!.responses).toBe(cdsResponses)
+      expect(yield* metricValue("pilot_inbound_updates", { type: "eds" })).toBe(1)
+      expect(yield* metricValue("pilot_xds_pushes", { type: "eds" })).toBeGreaterThanOrEqual(2)
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+
+  it.scopedLive("a NACK is recorded with its error, counted, and keeps the last good version", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer()
+      let reject = false
+      const c = yield* client(server.port, "sotw", {
+        validate: (typeUrl) => (reject && typeUrl === TypeUrl.Cluster ? "cluster rejected by test" : undefined),
+      })
+      yield* c.subscribe(TypeUrl.Cluster)
+      const first = yield* c.waitFor((s) => (s.types.get(TypeUrl.Cluster)?.acks ?? 0) === 1, WAIT)
+      const goodVersion = first.types.get(TypeUrl.Cluster)!.version
+      reject = true
+      yield* server.update({ ...mesh, services: [...mesh.services, service("new.default.svc.cluster.local")] })
+      const nacked = yield* c.waitFor((s) => (s.types.get(TypeUrl.Cluster)?.nacks ?? 0) === 1, WAIT)
+      expect(nacked.types.get(TypeUrl.Cluster)!.version).toBe(goodVersion)
+      const status = yield* poll(
+        server.connections,
+        (cs) => cs[0]?.watches.find((w) => w.typeUrl === TypeUrl.Cluster)?.lastError !== undefined,
+      )
+      const watch = status[0]!.watches.find((w) => w.typeUrl === TypeUrl.Cluster)!
+      expect(watch.lastError).toBe("cluster rejected by test")
+      expect(watch.versionAcked).toBe(goodVersion)
+      expect(yield* metricValue("pilot_total_xds_rejects", { type: "cds" })).toBe(1)
+      expect(yield* metricValue("pilot_xds_cds_reject")).toBe(1)
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+
+  it.scopedLive("stale nonces are ignored and counted; a reconnect with version_info and no nonce is answered", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer()
+      const c = yield* client(server.port, "sotw")
+      yield* c.subscribe(TypeUrl.Cluster)
+      const s = yield* c.waitFor((s) => (s.types.get(TypeUrl.Cluster)?.acks ?? 0) === 1, WAIT)
+      yield* c.sendRaw({ type_url: TypeUrl.Cluster, response_nonce: "not-a-nonce-we-sent", version_info: "x" })
+      yield* poll(metricValue("pilot_xds_expired_nonce", { type: "cds" }), (n) => n === 1)
+      // a second stream resumes from the first one's version with an empty nonce
+      const again = yield* client(server.port, "sotw")
+      yield* again.sendRaw({
+        type_url: TypeUrl.Cluster,
+        version_info: s.types.get(TypeUrl.Cluster)!.version,
+        response_nonce: "",
+      })
+      yield* again.waitFor((s) => held(s, TypeUrl.Cluster).length === 3, WAIT)
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+})
+
+describe("ADS server (delta)", () => {
+  it.scopedLive("sends only changed resources, explicit removals, and handles subscribe/unsubscribe", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer()
+      const c = yield* client(server.port, "delta")
+      yield* c.subscribe(TypeUrl.Endpoint, [V1, V2, "outbound|80||missing.default.svc.cluster.local"])
+      const s1 = yield* c.waitFor((s) => held(s, TypeUrl.Endpoint).length === 2, WAIT)
+      expect(s1.types.get(TypeUrl.Endpoint)!.lastRemoved).toEqual(["outbound|80||missing.default.svc.cluster.local"])
+      const bytesBefore = s1.types.get(TypeUrl.Endpoint)!.bytesReceived
+
+      // change only v2's endpoint: only V2 is resent
+      const v2Moved = {
+        ...mesh,
+        endpoints: [mesh.endpoints[0]!, endpoint(ECHO, "10.0.0.7", 8080, { labels: { version: "v2" } })],
+      }
+      yield* server.update(v2Moved)
+      const s2 = yield* c.waitFor((s) => (s.types.get(TypeUrl.Endpoint)?.responses ?? 0) === 2, WAIT)
+      const t2 = s2.types.get(TypeUrl.Endpoint)!
+      expect(t2.resources.get(V1)!.version).toBe(s1.types.get(TypeUrl.Endpoint)!.resources.get(V1)!.version)
+      expect(t2.resources.get(V2)!.version).not.toBe(s1.types.get(TypeUrl.Endpoint)!.resources.get(V2)!.version)
+      const sentBytes = t2.bytesReceived - bytesBefore
+      expect(sentBytes).toBe(t2.resources.get(V2)!.bytes)
+
+      // unsubscribe V1: no resend; then the subset disappears: explicit removal of V2
+      yield* c.unsubscribe(TypeUrl.Endpoint, [V1])
+      yield* server.update({ ...v2Moved, destinationRules: [] })
+      const s3 = yield* c.waitFor((s) => s.types.get(TypeUrl.Endpoint)?.lastRemoved.includes(V2) ?? false, WAIT)
+      expect(held(s3, TypeUrl.Endpoint)).toEqual([])
+
+      // wildcard CDS over delta, then a removed service shows up in removed_resources
+      yield* c.subscribe(TypeUrl.Cluster)
+      yield* c.waitFor((s) => held(s, TypeUrl.Cluster).length === 1, WAIT)
+      yield* server.update({ ...v2Moved, destinationRules: [], services: [] })
+      const s4 = yield* c.waitFor((s) => held(s, TypeUrl.Cluster).length === 0, WAIT)
+      expect(s4.types.get(TypeUrl.Cluster)!.lastRemoved).toEqual([clusterName(ECHO, 80)])
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+
+  it.scopedLive("honours initial_resource_versions on reconnect", () =>
+    Effect.gen(function* () {
+      const server = yield* startServer()
+      const first = yield* client(server.port, "delta")
+      yield* first.subscribe(TypeUrl.Endpoint, [V1, V2])
+      const s = yield* first.waitFor((s) => held(s, TypeUrl.Endpoint).length === 2, WAIT)
+      const versions = Object.fromEntries(
+        [...s.types.get(TypeUrl.Endpoint)!.resources.entries()].map(([name, r]) => [name, r.version]),
+      )
+      versions[V2] = "stale"
+      const second = yield* client(server.port, "delta")
+      yield* second.sendRaw({
+        type_url: TypeUrl.Endpoint,
+        resource_names_subscribe: [V1, V2],
+        initial_resource_versions: versions,
+      })
+      const got = yield* second.waitFor((s) => (s.types.get(TypeUrl.Endpoint)?.responses ?? 0) === 1, WAIT)
+      expect(held(got, TypeUrl.Endpoint)).toEqual([V2])
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+})
