@@ -12,7 +12,7 @@ import { join } from "node:path"
 import { Command } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Duration, Effect, Exit } from "effect"
+import { ConfigProvider, Duration, Effect, Exit, Logger, LogLevel } from "effect"
 import { layerWith } from "../../src/layers/iptables/iptables.js"
 import { iptablesCommand } from "../../src/programs/mesh-agent/iptables-command.js"
 import { loggingOptions } from "../../src/programs/shared/logging-options.js"
@@ -23,9 +23,16 @@ import { agentScopes } from "../../src/services/logging/scopes.js"
 const cli = Command.run(iptablesCommand(loggingOptions(agentScopes)), { name: "mesh-agent", version: "test" })
 
 /** Runs `mesh-agent mesh-iptables <args>` in-process with the given environment. */
-const runCommand = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+const runCommand = (args: ReadonlyArray<string>, env: Record<string, string> = {}, logTarget?: string) =>
   Effect.runPromiseExit(
-    cli(["node", "mesh-iptables", "--log_output_level", "iptables:error,default:error", ...args]).pipe(
+    cli([
+      "node",
+      "mesh-iptables",
+      ...(logTarget === undefined
+        ? ["--log_output_level", "iptables:error,default:error"]
+        : ["--log_output_level", "iptables:info", "--log_target", logTarget]),
+      ...args,
+    ]).pipe(
       Effect.provide(NodeContext.layer),
       Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
     ),
@@ -126,6 +133,8 @@ const POD = `mesh-ipt-${id}-pod`
 const PEER = `mesh-ipt-${id}-peer`
 const POD_IP = "192.168.247.2"
 const PEER_IP = "192.168.247.1"
+const POD_IP6 = "fd00:247::2"
+const PEER_IP6 = "fd00:247::1"
 const PROXY_UID = 1337
 const APP_UID = 4242
 
@@ -150,7 +159,7 @@ for (const s of specs) {
   if (s.proto === "tcp") {
     net.createServer((c) => { c.on("error", () => {}); c.end(s.name); }).listen(s.port, s.host, ready);
   } else {
-    const sock = dgram.createSocket("udp4");
+    const sock = dgram.createSocket(s.host.includes(":") ? "udp6" : "udp4");
     sock.on("message", (m, r) => sock.send(s.name, r.port, r.address));
     sock.bind(s.port, s.host, ready);
   }
@@ -171,7 +180,7 @@ if (c.proto === "tcp") {
   s.on("end", () => done(data));
   s.on("error", (e) => done("error:" + e.code));
 } else {
-  const s = dgram.createSocket("udp4");
+  const s = dgram.createSocket(c.host.includes(":") ? "udp6" : "udp4");
   s.on("message", (m) => done(String(m)));
   s.send("query", c.port, c.host);
 }
@@ -251,12 +260,14 @@ describe.skipIf(skipReason !== undefined)("mesh-iptables in a network namespace"
     sh("ip", "link", "add", `mp${id}`, "type", "veth", "peer", "name", `mq${id}`)
     sh("ip", "link", "set", `mp${id}`, "netns", POD)
     sh("ip", "link", "set", `mq${id}`, "netns", PEER)
-    for (const [ns, link, address] of [
-      [POD, `mp${id}`, POD_IP],
-      [PEER, `mq${id}`, PEER_IP],
+    for (const [ns, link, address, address6] of [
+      [POD, `mp${id}`, POD_IP, POD_IP6],
+      [PEER, `mq${id}`, PEER_IP, PEER_IP6],
     ] as const) {
       inNs(ns, "ip", "link", "set", "lo", "up")
       inNs(ns, "ip", "addr", "add", `${address}/24`, "dev", link)
+      // nodad: usable at once, no duplicate-address detection to wait for.
+      inNs(ns, "ip", "-6", "addr", "add", `${address6}/64`, "dev", link, "nodad")
       inNs(ns, "ip", "link", "set", link, "up")
     }
     // The pod's resolver is the peer (ip netns exec shows this file as /etc/resolv.conf).
@@ -274,8 +285,18 @@ describe.skipIf(skipReason !== undefined)("mesh-iptables in a network namespace"
   })
 
   it("applies with --run-validation: the probe from the proxy uid is redirected", async () => {
-    const exit = await runCommand([...CAPTURE_ARGS, "--network-namespace", POD, "--redirect-dns", "--run-validation"])
+    const logDir = mkdtempSync(join(tmpdir(), "mesh-ipt-log-"))
+    const log = join(logDir, "log")
+    const exit = await runCommand(
+      [...CAPTURE_ARGS, "--network-namespace", POD, "--redirect-dns", "--run-validation"],
+      {},
+      log,
+    )
     expect(exit).toStrictEqual(Exit.void)
+    expect(readFileSync(log, "utf8")).toContain(
+      "validation passed: IPv4 127.0.0.6:15002 from uid 1337 was redirected to the inbound capture port 15006",
+    )
+    rmSync(logDir, { recursive: true, force: true })
     const state = saved(POD)
     for (const chain of ["MESH_INBOUND", "MESH_REDIRECT", "MESH_IN_REDIRECT", "MESH_OUTPUT", "MESH_OUTPUT_DNS"]) {
       expect(state).toContain(`:${chain} - [0:0]`)
@@ -359,6 +380,7 @@ describe.skipIf(skipReason !== undefined)("mesh-iptables in a network namespace"
       Effect.runPromise(
         Effect.flatMap(Iptables, (iptables) => iptables.apply({ ...options, ...overrides })).pipe(
           Effect.provide(layerWith({})),
+          Logger.withMinimumLogLevel(LogLevel.None),
         ),
       )
     expect((await apply({})).actions).toEqual([{ family: 4, action: "already-in-place" }])
@@ -368,7 +390,10 @@ describe.skipIf(skipReason !== undefined)("mesh-iptables in a network namespace"
     // Drift (a rule removed by hand) fails without --reconcile and is repaired with it.
     inNs(POD, "iptables", "-w", "-t", "nat", "-D", "MESH_OUTPUT", "-j", "MESH_REDIRECT")
     const drifted = await Effect.runPromiseExit(
-      Effect.flatMap(Iptables, (iptables) => iptables.apply(options)).pipe(Effect.provide(layerWith({}))),
+      Effect.flatMap(Iptables, (iptables) => iptables.apply(options)).pipe(
+        Effect.provide(layerWith({})),
+        Logger.withMinimumLogLevel(LogLevel.None),
+      ),
     )
     expect(Exit.isFailure(drifted) && String(drifted.cause)).toContain("--reconcile")
     expect((await apply({ reconcile: true })).actions).toEqual([{ family: 4, action: "replaced" }])
@@ -383,6 +408,50 @@ describe.skipIf(skipReason !== undefined)("mesh-iptables in a network namespace"
     expect(state.split("\n").filter((line) => line.startsWith("-A") || line.startsWith(":FOREIGN"))).toEqual(
       baseline.split("\n").filter((line) => line.startsWith("-A") || line.startsWith(":FOREIGN")),
     )
+  })
+
+  it("--run-validation without rules fails, saying which path did not redirect", async () => {
+    const exit = await runCommand([
+      "-u",
+      String(PROXY_UID),
+      "--network-namespace",
+      POD,
+      "--skip-rule-apply",
+      "--run-validation",
+    ])
+    expect(Exit.isFailure(exit)).toBe(true)
+    expect(String(Exit.isFailure(exit) ? exit.cause : "")).toContain(
+      "validation failed: IPv4 127.0.0.6:15002 from uid 1337 was not redirected to port 15001 or 15006: it reached the probe listener directly",
+    )
+  })
+
+  it("--dual-stack: ip6tables gets the rules too and IPv6 connections are captured", async () => {
+    const args = [...CAPTURE_ARGS, "--dual-stack", "--network-namespace", POD]
+    expect(await runCommand(args)).toStrictEqual(Exit.void)
+    expect(inNs(POD, "ip6tables-save")).toContain("-A MESH_OUTPUT -s ::6/128 -o lo -j RETURN")
+    expect(inNs(POD, "ip", "-6", "addr", "show", "dev", "lo")).toContain("::6/128")
+    const pod = await startHelper(POD, [
+      process.execPath,
+      "-e",
+      SERVER,
+      JSON.stringify([{ proto: "tcp", host: "::", port: 15001, name: "outbound-capture" }]),
+    ])
+    const peer = await startHelper(PEER, [
+      process.execPath,
+      "-e",
+      SERVER,
+      JSON.stringify([{ proto: "tcp", host: "::", port: 8080, name: "peer-app" }]),
+    ])
+    try {
+      expect(connect(POD, { proto: "tcp", host: PEER_IP6, port: 8080, uid: APP_UID })).toBe("outbound-capture")
+      expect(connect(POD, { proto: "tcp", host: PEER_IP6, port: 8080, uid: PROXY_UID })).toBe("peer-app")
+    } finally {
+      await stopHelper(pod)
+      await stopHelper(peer)
+    }
+    expect(await runCommand([...args, "--cleanup-only"])).toStrictEqual(Exit.void)
+    expect(inNs(POD, "ip6tables-save")).not.toContain("MESH_")
+    expect(saved(POD)).not.toContain("MESH_")
   })
 
   it.skipIf(!which("python3"))("TPROXY: inbound connections land on the transparent capture listener", async () => {
