@@ -27,11 +27,11 @@ const time = (args: ReadonlyArray<string>): number => {
 
 const node = time(["-e", "0"])
 const commands = {
-  "mesh-discovery version": ["bin/mesh-discovery.mjs", "version"],
-  "mesh-agent version": ["bin/mesh-agent.mjs", "version"],
-  "install-cni version": ["bin/install-cni.mjs", "version"],
-  "meshctl --help": ["bin/meshctl.mjs", "--help"],
-  "meshctl version --remote=false": ["bin/meshctl.mjs", "version", "--remote=false"],
+  "mesh-discovery version": ["bin/mesh-discovery.cjs", "version"],
+  "mesh-agent version": ["bin/mesh-agent.cjs", "version"],
+  "install-cni version": ["bin/install-cni.cjs", "version"],
+  "meshctl --help": ["bin/meshctl.cjs", "--help"],
+  "meshctl version --remote=false": ["bin/meshctl.cjs", "version", "--remote=false"],
 }
 const results = Object.fromEntries(
   Object.entries(commands).map(([name, args]) => {

@@ -3,7 +3,7 @@
 // one pre-bundled file per binary loads far faster than hundreds of ESM modules, and
 // heavy subsystems (gRPC, the orchestrator client) stay external and load only when a
 // command that needs them runs.
-import { execSync } from "node:child_process"
+import { execFileSync, execSync } from "node:child_process"
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -37,45 +37,48 @@ const scriptEntries = readdirSync(join(root, "scripts"))
 // running process never sees a half-written or missing file.
 const staging = join("dist", `.staging-${process.pid}`)
 
+const define = {
+  __MESH_VERSION__: JSON.stringify(pkg.version),
+  __MESH_GIT_REVISION__: JSON.stringify(gitRevision),
+  __MESH_BUILD_TIME__: JSON.stringify(new Date().toISOString()),
+}
 const common = {
   absWorkingDir: root,
-  outExtension: { ".js": ".mjs" },
   bundle: true,
-  splitting: true,
-  format: "esm",
   platform: "node",
   target: "node20",
   minify: true,
   keepNames: true,
   sourcemap: "linked",
   external,
-  // Bundled CommonJS dependencies call require(); ESM output needs one.
-  banner: {
-    js: "import{createRequire as __meshRequire}from'node:module';const require=__meshRequire(import.meta.url);",
-  },
-  define: {
-    __MESH_VERSION__: JSON.stringify(pkg.version),
-    __MESH_GIT_REVISION__: JSON.stringify(gitRevision),
-    __MESH_BUILD_TIME__: JSON.stringify(new Date().toISOString()),
-  },
+  define,
   logLevel: "warning",
 }
 
-// One build per binary: code shared between binaries (or with their lazily loaded daemons)
-// would otherwise land in chunks every binary loads at start-up.
 const binaries = ["mesh-discovery", "mesh-agent", "install-cni", "meshctl"]
 await Promise.all([
+  // One CommonJS file per binary, started through V8's code cache by bin/launch.cjs. What a
+  // command does not run (the daemons, reached by dynamic import) is bundled but evaluated lazily.
   ...binaries.map((name) =>
     esbuild.build({
       ...common,
-      entryPoints: [{ in: `src/programs/${name}/main.ts`, out: "main" }],
-      outdir: join(staging, name),
+      entryPoints: [`src/programs/${name}/main.ts`],
+      format: "cjs",
+      outfile: join(staging, `${name}.cjs`),
     }),
   ),
+  // Scripts (benchmarks, generators) are plain ES modules.
   esbuild.build({
     ...common,
     entryPoints: scriptEntries.map((file) => ({ in: file, out: file.split("/").pop().replace(/\.ts$/, "") })),
     outdir: join(staging, "scripts"),
+    outExtension: { ".js": ".mjs" },
+    format: "esm",
+    splitting: true,
+    // Bundled CommonJS dependencies call require(); ESM output needs one.
+    banner: {
+      js: "import{createRequire as __meshRequire}from'node:module';const require=__meshRequire(import.meta.url);",
+    },
   }),
 ])
 
@@ -88,3 +91,11 @@ const publish = (from, to) => {
 }
 publish(join(root, staging), join(root, "dist"))
 rmSync(join(root, staging), { recursive: true, force: true })
+
+// Warm each binary's code cache with a help run (compiles the command tree and the CLI).
+for (const name of binaries) {
+  execFileSync(process.execPath, [join(root, "bin", `${name}.cjs`), "--help"], {
+    env: { ...process.env, MESH_WRITE_CODE_CACHE: "1" },
+    stdio: "ignore",
+  })
+}

@@ -1,31 +1,37 @@
 /**
- * Cheap start-up: what `version` and `--help` load statically must not include gRPC, the
- * orchestrator client or the metrics library; those load only with the commands that use them.
+ * Cheap start-up: `version` and `--help` must not load gRPC, the orchestrator client, the
+ * metrics library or the X.509 library; those load only with the commands that use them.
+ * Checked at run time: a preloaded probe lists every package module the process required.
  */
-import { readFileSync } from "node:fs"
-import { dirname, join } from "node:path"
+import { spawnSync } from "node:child_process"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { expect, it } from "vitest"
-import { ROOT } from "../support/processes.js"
+import { binary } from "../support/processes.js"
 
-/** Every bare module specifier reachable through static imports from a dist entry. */
-const staticImports = (entry: string): Set<string> => {
-  const seen = new Set<string>()
-  const packages = new Set<string>()
-  const visit = (file: string) => {
-    if (seen.has(file)) return
-    seen.add(file)
-    const code = readFileSync(file, "utf8")
-    for (const match of code.matchAll(/(?:^|[;\s}])import\s*(?:[\w*{}\s,$]+from\s*)?["']([^"']+)["']/g)) {
-      const specifier = match[1]!
-      if (specifier.startsWith(".")) visit(join(dirname(file), specifier))
-      else packages.add(specifier)
-    }
-  }
-  visit(entry)
-  return packages
+const probe = join(mkdtempSync(join(tmpdir(), "mesh-startup-")), "probe.cjs")
+writeFileSync(
+  probe,
+  `process.once("exit", () => process.stderr.write("LOADED " + JSON.stringify(Object.keys(require.cache)) + "\\n"))\n`,
+)
+
+const loadedBy = (name: string, args: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const { stderr } = spawnSync(process.execPath, ["--require", probe, binary(name), ...args], { encoding: "utf8" })
+  const line = stderr.split("\n").find((text) => text.startsWith("LOADED "))
+  return JSON.parse(line!.slice("LOADED ".length)) as ReadonlyArray<string>
 }
 
-it.each(["mesh-discovery", "mesh-agent", "install-cni", "meshctl"])("%s loads no heavy module at start-up", (name) => {
-  const loaded = [...staticImports(join(ROOT, "dist", name, "main.mjs"))]
-  expect(loaded.filter((spec) => /^(@grpc\/|@kubernetes\/|prom-client|@peculiar\/)/.test(spec))).toEqual([])
+const heavy = /node_modules\/(@grpc|@kubernetes|prom-client|@peculiar|jose)\//
+
+it.each([
+  ["mesh-discovery", ["version"]],
+  ["mesh-agent", ["version"]],
+  ["install-cni", ["version"]],
+  ["meshctl", ["--help"]],
+  ["meshctl", ["version", "--remote=false"]],
+] as const)("%s %s loads no heavy module", (name, args) => {
+  const loaded = loadedBy(name, args)
+  expect(loaded.some((file) => file.endsWith(`${name}.cjs`) || file.endsWith("launch.cjs"))).toBe(true)
+  expect(loaded.filter((file) => heavy.test(file))).toEqual([])
 })

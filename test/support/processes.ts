@@ -6,7 +6,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { join } from "node:path"
 
 export const ROOT = join(import.meta.dirname, "..", "..")
-export const binary = (name: string): string => join(ROOT, "bin", `${name}.mjs`)
+export const binary = (name: string): string => join(ROOT, "bin", `${name}.cjs`)
 
 export interface RunResult {
   readonly code: number

@@ -1,2 +1,0 @@
-#!/usr/bin/env node
-import "../dist/mesh-discovery/main.mjs"
