@@ -63,7 +63,7 @@ describe("mesh-iptables --dry-run", () => {
           "-d",
           "15020,15021",
         ],
-        { DRY_RUN_FILE_PATH: file, INSTANCE_IP: "10.0.0.5", PATH: "/nonexistent" },
+        { DRY_RUN_FILE_PATH: file, INSTANCE_IP: "10.0.0.5" },
       )
       expect(Exit.isSuccess(exit)).toBe(true)
       const text = readFileSync(file, "utf8")
@@ -235,6 +235,21 @@ const FOREIGN = [
   ["-t", "nat", "-A", "OUTPUT", "-p", "udp", "--dport", "9999", "-j", "FOREIGN_CHAIN"],
   ["-t", "filter", "-A", "INPUT", "-p", "tcp", "--dport", "9998", "-j", "ACCEPT"],
 ]
+
+const BASE_OPTIONS: ApplyOptions = {
+  config: defaultIptablesConfig,
+  dryRun: false,
+  cleanupOnly: false,
+  reconcile: false,
+  forceApply: false,
+  skipRuleApply: false,
+  runValidation: false,
+  probePort: 15002,
+  probeTimeout: Duration.seconds(5),
+  networkNamespace: "",
+  cniMode: false,
+  dryRunFilePath: "",
+}
 
 const CAPTURE_ARGS = [
   "-p",
@@ -408,6 +423,25 @@ describe.skipIf(skipReason !== undefined)("mesh-iptables in a network namespace"
     expect(state.split("\n").filter((line) => line.startsWith("-A") || line.startsWith(":FOREIGN"))).toEqual(
       baseline.split("\n").filter((line) => line.startsWith("-A") || line.startsWith(":FOREIGN")),
     )
+  })
+
+  it("concurrent writers are serialized: one applies, the other finds the rules in place", async () => {
+    const config = {
+      ...defaultIptablesConfig,
+      proxyUid: String(PROXY_UID),
+      proxyGid: String(PROXY_UID),
+      outboundIpRangesInclude: "*",
+    }
+    // Two separate layer instances: only the cross-process file lock stands between them.
+    const applyOnce = () =>
+      Effect.flatMap(Iptables, (iptables) => iptables.apply({ ...BASE_OPTIONS, config, networkNamespace: POD })).pipe(
+        Effect.provide(layerWith({})),
+        Logger.withMinimumLogLevel(LogLevel.None),
+      )
+    const reports = await Effect.runPromise(Effect.all([applyOnce(), applyOnce()], { concurrency: 2 }))
+    expect(reports.map((report) => report.actions[0]!.action).sort()).toEqual(["already-in-place", "applied"])
+    expect(await runCommand(["--network-namespace", POD, "--cleanup-only"])).toStrictEqual(Exit.void)
+    expect(saved(POD)).not.toContain("MESH_")
   })
 
   it("--run-validation without rules fails, saying which path did not redirect", async () => {

@@ -3,9 +3,9 @@
  * ip, the probe), optionally inside a network namespace, with errors that say what is wrong:
  * a missing binary, missing privilege, or the command's own message.
  */
-import { spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { appendFileSync } from "node:fs"
-import { Effect } from "effect"
+import { Effect, type Scope } from "effect"
 import { IptablesCommandError, IptablesMissingError, IptablesPermissionError } from "../../services/iptables/service.js"
 
 export interface ExecResult {
@@ -54,7 +54,9 @@ export const nodeExec =
           resume(
             Effect.fail(
               new IptablesMissingError({
-                message: `${missing} was not found in PATH; install the ${hint} package (needed to run ${request.command})`,
+                message: `${missing} was not found in PATH; install the ${hint} package${
+                  missing === request.command ? "" : ` (needed to run ${request.command})`
+                }`,
               }),
             ),
           )
@@ -125,3 +127,34 @@ export const checkResult = (
   }
   return Effect.fail(new IptablesCommandError({ message: `${what} exited with ${result.exitCode}: ${text}` }))
 }
+
+/**
+ * An exclusive lock on `path` across processes, held for the enclosing scope: a `flock` child
+ * holds it until its standard input closes. Without `flock` (or when the file cannot be
+ * opened) the scope proceeds unlocked; iptables' own `-w` still serializes each command.
+ */
+export const fileLock = (path: string): Effect.Effect<boolean, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.async<ChildProcess | undefined>((resume) => {
+      const child = spawn("flock", ["--exclusive", path, "sh", "-c", "echo locked; exec cat"], {
+        stdio: ["pipe", "pipe", "ignore"],
+      })
+      let settled = false
+      const settle = (holder: ChildProcess | undefined) => {
+        if (settled) return
+        settled = true
+        resume(Effect.succeed(holder))
+      }
+      child.on("error", () => settle(undefined))
+      child.on("exit", () => settle(undefined))
+      child.stdin.on("error", () => {})
+      child.stdout.once("data", () => settle(child))
+      return Effect.sync(() => child.kill("SIGKILL"))
+    }),
+    (holder) =>
+      Effect.async<void>((resume) => {
+        if (holder === undefined || holder.exitCode !== null || holder.signalCode !== null) return resume(Effect.void)
+        holder.once("exit", () => resume(Effect.void))
+        holder.stdin?.end()
+      }),
+  ).pipe(Effect.map((holder) => holder !== undefined))

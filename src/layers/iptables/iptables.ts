@@ -5,6 +5,9 @@
  * probe; everything inside --network-namespace when given, serialized by a lock in-process and
  * by iptables' own `-w` lock across processes.
  */
+import { accessSync, constants } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Console, Duration, Effect, Either, Layer } from "effect"
 import { buildRules, type Rule, renderRestore, tproxyRouteCommands } from "../../services/iptables/builder.js"
 import { validateIptablesConfig } from "../../services/iptables/config.js"
@@ -28,7 +31,7 @@ import {
   structuralDrift,
 } from "../../services/iptables/state.js"
 import { withScope } from "../../services/logging/logging.js"
-import { checkResult, dryRunExec, type Exec, type ExecRequest, nodeExec } from "./exec.js"
+import { checkResult, dryRunExec, type Exec, type ExecRequest, fileLock, nodeExec } from "./exec.js"
 import { PROBE_SCRIPT, type ProbeOutput, probeInput } from "./probe.js"
 
 type Family = 4 | 6
@@ -43,6 +46,18 @@ export interface IptablesDeps {
   readonly execFor?: (namespace: string) => Exec
   /** The node binary the probe runs with. */
   readonly nodePath?: string
+  /** The cross-process lock file; "" = in-process lock only. */
+  readonly lockPath?: string
+}
+
+/** Where the cross-process lock lives: /run when writable (root), else the temp directory. */
+export const defaultLockPath = (): string => {
+  try {
+    accessSync("/run", constants.W_OK)
+    return "/run/mesh-iptables.lock"
+  } catch {
+    return join(tmpdir(), "mesh-iptables.lock")
+  }
 }
 
 export const makeIptables = (deps: IptablesDeps = {}): Effect.Effect<IptablesShape> =>
@@ -50,6 +65,20 @@ export const makeIptables = (deps: IptablesDeps = {}): Effect.Effect<IptablesSha
     const lock = yield* Effect.makeSemaphore(1)
     const execFor = deps.execFor ?? nodeExec
     const nodePath = deps.nodePath ?? process.execPath
+    const lockPath = deps.lockPath ?? defaultLockPath()
+    /** One writer at a time: in this process (semaphore) and across processes (flock). */
+    const exclusive = <A, E>(effect: Effect.Effect<A, E>) =>
+      lock.withPermits(1)(
+        lockPath === ""
+          ? effect
+          : Effect.scoped(
+              Effect.gen(function* () {
+                const locked = yield* fileLock(lockPath)
+                if (!locked) yield* Effect.logDebug(`no cross-process lock on ${lockPath} (flock unavailable)`)
+                return yield* effect
+              }),
+            ),
+      )
 
     const apply = (options: ApplyOptions): Effect.Effect<ApplyReport, IptablesError> =>
       Effect.gen(function* () {
@@ -86,7 +115,7 @@ export const makeIptables = (deps: IptablesDeps = {}): Effect.Effect<IptablesSha
           const exec = execFor(options.networkNamespace)
           const run = (request: ExecRequest) =>
             exec(request).pipe(Effect.flatMap((result) => checkResult(request, result)))
-          yield* lock.withPermits(1)(
+          yield* exclusive(
             Effect.gen(function* () {
               for (const family of families) {
                 const outcome = yield* applyFamily(family, rulesOf(family), options, exec)

@@ -3,6 +3,7 @@
  * (clean, in place, drifted, cleanup, dry run, skip, TPROXY routes, validation), and the
  * errors for missing binaries and missing privilege.
  */
+import { spawnSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -12,6 +13,7 @@ import {
   checkResult,
   type Exec,
   type ExecRequest,
+  fileLock,
   namespacePrefix,
   nodeExec,
 } from "../../../src/layers/iptables/exec.js"
@@ -74,7 +76,7 @@ const scripted = (script: Script) => {
         if (request.args[0] === "-e") return { ...ok, ...(script.probe ?? { exitCode: 1, stdout: "" }) }
         return ok
       })
-  return { calls, layer: layerWith({ execFor, nodePath: "node" }) }
+  return { calls, layer: layerWith({ execFor, nodePath: "node", lockPath: "" }) }
 }
 
 const apply = (script: Script, overrides: Partial<ApplyOptions> = {}) => {
@@ -279,6 +281,25 @@ describe("exec", () => {
         message: "iptables-save exited with 1: line 3 failed",
       })
     }),
+  )
+
+  it.effect.skipIf(spawnSync("sh", ["-c", "command -v flock"]).status !== 0)(
+    "fileLock holds an exclusive flock for its scope",
+    () =>
+      Effect.gen(function* () {
+        const dir = mkdtempSync(join(tmpdir(), "mesh-ipt-lock-"))
+        const path = join(dir, "lock")
+        const tryLock = () => spawnSync("flock", ["--nonblock", path, "true"]).status
+        const held = yield* Effect.scoped(
+          Effect.gen(function* () {
+            expect(yield* fileLock(path)).toBe(true)
+            return tryLock()
+          }),
+        )
+        expect(held).toBe(1)
+        expect(tryLock()).toBe(0)
+        rmSync(dir, { recursive: true, force: true })
+      }),
   )
 
   it("enters a namespace by name with ip netns exec, by path with nsenter", () => {
