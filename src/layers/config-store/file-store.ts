@@ -118,13 +118,13 @@ export class WatchError extends Data.TaggedError("WatchError")<{ readonly dir: s
   }
 }
 
-/** Bridges `fs.watch(dir, { recursive: true })` as a stream of changed paths (`undefined` = unknown). */
-export const watchDirectory = (dir: string): Stream.Stream<string | undefined, WatchError> =>
+/** Bridges `fs.watch(dir, { recursive })` as a stream of changed paths (`undefined` = unknown). */
+export const watchDirectory = (dir: string, recursive = true): Stream.Stream<string | undefined, WatchError> =>
   Stream.asyncScoped<string | undefined, WatchError>((emit) =>
     Effect.acquireRelease(
       Effect.try({
         try: () => {
-          const watcher = fs.watch(dir, { recursive: true, persistent: false }, (_event, filename) => {
+          const watcher = fs.watch(dir, { recursive, persistent: false }, (_event, filename) => {
             void emit.single(
               filename === null || filename === undefined ? undefined : path.resolve(dir, String(filename)),
             )
