@@ -8,10 +8,10 @@
  */
 import type { PeerCertificate } from "node:tls"
 import * as grpc from "@grpc/grpc-js"
-import { Clock, Context, Data, Duration, Effect, Exit, Layer, Runtime, Stream } from "effect"
+import { Cause, Clock, Context, Data, Duration, Effect, Exit, Layer, Option, Runtime, Stream } from "effect"
 import type { AuthContext, Authenticator } from "../../services/ca/authenticate.js"
 import { CertificateAuthority, type CertificateAuthorityShape, createCertificate } from "../../services/ca/ca.js"
-import type { CaRefusal } from "../../services/ca/errors.js"
+import { CaRefusal, GrpcCode } from "../../services/ca/errors.js"
 import type { NodeAuthorizer } from "../../services/ca/identity.js"
 import { trustBundlePem } from "../../services/ca/material.js"
 import { Metrics } from "../../services/metrics/metrics.js"
@@ -172,6 +172,19 @@ export const makeCaGrpcServer = (settings: CaServerSettings) =>
         request,
         ctx,
       ).pipe(
+        Effect.catchAllDefect((defect) =>
+          Effect.zipRight(
+            Effect.logError("CreateCertificate failed unexpectedly", defect),
+            Effect.fail(
+              new CaRefusal({
+                code: GrpcCode.INTERNAL,
+                reason: "CSR signing error (internal error)",
+                metric: "csr_sign_err",
+                errorType: "CERT_GEN_ERROR",
+              }),
+            ),
+          ),
+        ),
         Effect.tapBoth({
           onFailure: (refusal) =>
             Effect.sync(() => countRefusal(metrics, refusal)).pipe(
@@ -183,14 +196,14 @@ export const makeCaGrpcServer = (settings: CaServerSettings) =>
       )
       Runtime.runPromiseExit(runtime)(program).then((exit) => {
         if (Exit.isSuccess(exit)) return callback(null, { cert_chain: exit.value })
-        const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+        const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
         if (failure !== undefined) {
           return callback({ code: failure.code, details: failure.reason, metadata: new grpc.Metadata() })
         }
-        metrics.signError.inc({ error_type: "CERT_GEN_ERROR" })
+        // Interrupted: the server is shutting down.
         callback({
-          code: grpc.status.INTERNAL,
-          details: "CSR signing error (internal error)",
+          code: grpc.status.UNAVAILABLE,
+          details: "the CA server is shutting down",
           metadata: new grpc.Metadata(),
         })
       })

@@ -22,6 +22,7 @@ import {
   opensslRsaCsr,
   opensslText,
   opensslVerify,
+  servingCertificate,
   startIssuer,
   type TestIssuer,
   tempDir,
@@ -79,6 +80,13 @@ afterAll(async () => {
 const parse = (pem: string) => new x509.X509Certificate(pem)
 
 describe("CreateCertificate over TLS", () => {
+  it("serves with a certificate issued by the CA for the discovery DNS names and MESHD_CUSTOM_HOST", async () => {
+    const cert = await servingCertificate(port)
+    expect(cert.subjectaltname).toBe("DNS:meshd.mesh-system.svc, DNS:ca.example.test")
+    const pem = `-----BEGIN CERTIFICATE-----\n${cert.raw.toString("base64")}\n-----END CERTIFICATE-----\n`
+    expect(await opensslVerify(dir, [pem, rootPem], rootPem)).toContain("OK")
+  })
+
   it("issues for an ECDSA P-256 CSR with a valid token; openssl verifies the chain and the SPIFFE SAN", async () => {
     const before = await counterValue(registry, "meshca_server_success_cert_issuance_count")
     const { csrPem } = await makeCsr([ID], "P-256")

@@ -181,3 +181,17 @@ export const opensslText = async (dir: string, pem: string) => {
   const { stdout } = await execFileAsync("openssl", ["x509", "-noout", "-text", "-in", file])
   return stdout
 }
+
+/** The certificate a TLS server presents (handshake only, ALPN h2). */
+export const servingCertificate = (port: number, servername = "meshd.mesh-system.svc") =>
+  new Promise<import("node:tls").DetailedPeerCertificate>((resolve, reject) => {
+    import("node:tls").then(({ connect }) => {
+      const socket = connect({ host: "127.0.0.1", port, servername, ALPNProtocols: ["h2"], rejectUnauthorized: false })
+      socket.once("secureConnect", () => {
+        const cert = socket.getPeerCertificate(true)
+        socket.destroy()
+        resolve(cert)
+      })
+      socket.once("error", reject)
+    }, reject)
+  })

@@ -1,0 +1,89 @@
+/** The discovery CA wiring: env table values → CA layers (self-signed or disabled server). */
+import { type AddressInfo, createServer } from "node:net"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import * as grpc from "@grpc/grpc-js"
+import { ConfigProvider, Context, Effect, Layer } from "effect"
+import { metricsLayer } from "../../../src/layers/metrics.js"
+import { caLayer, serverDnsNames } from "../../../src/programs/mesh-discovery/ca-wiring.js"
+import { CertificateAuthority } from "../../../src/services/ca/ca.js"
+import { trustBundlePem } from "../../../src/services/ca/material.js"
+import { discoveryEnv } from "../../../src/services/config/discovery-env.js"
+import { envTableConfig } from "../../../src/services/config/env.js"
+import { createCertificateCall, makeCsr, servingCertificate, tempDir } from "./helpers.js"
+
+const loadEnv = (vars: Record<string, string>) =>
+  Effect.withConfigProvider(envTableConfig(discoveryEnv), ConfigProvider.fromMap(new Map(Object.entries(vars))))
+
+describe("discovery CA wiring", () => {
+  it("names the serving certificate meshd.<ns>.svc, the revision and MESHD_CUSTOM_HOST", () => {
+    expect(serverDnsNames({ MESHD_CUSTOM_HOST: "a.example, b.example,", REVISION: "" }, "mesh-system")).toEqual([
+      "meshd.mesh-system.svc",
+      "a.example",
+      "b.example",
+    ])
+    expect(serverDnsNames({ MESHD_CUSTOM_HOST: "", REVISION: "canary" }, "ns")).toEqual([
+      "meshd.ns.svc",
+      "meshd-canary.ns.svc",
+    ])
+  })
+
+  it.scopedLive("starts the CA and its TLS server from the environment on the secure gRPC address", () =>
+    Effect.gen(function* () {
+      const dir = yield* Effect.promise(() => tempDir("wiring"))
+      const port = yield* Effect.promise(() => freePort())
+      const env = yield* loadEnv({ ROOT_CA_DIR: join(dir, "cacerts"), MESHD_CUSTOM_HOST: "ca.local" })
+      const layer = caLayer(env, { secureGrpcAddr: { host: "127.0.0.1", port }, stateDir: join(dir, "state") })
+      const context = yield* Layer.build(Layer.provide(layer, metricsLayer("test")))
+      const material = yield* Context.get(context, CertificateAuthority).material
+      expect(material.source).toBe("self-signed")
+      expect(material.root.subject).toBe("O=cluster.local")
+      const served = yield* Effect.promise(() => servingCertificate(port))
+      expect(served.subjectaltname).toBe("DNS:meshd.mesh-system.svc, DNS:ca.local")
+      const { csrPem } = yield* Effect.promise(() => makeCsr(["spiffe://cluster.local/ns/a/sa/b"]))
+      const result = yield* Effect.promise(() => createCertificateCall(port, trustBundlePem(material), { csr: csrPem }))
+      expect(result.error?.code).toBe(grpc.status.UNAUTHENTICATED)
+    }),
+  )
+
+  it.scopedLive("keeps the CA but starts no server when ENABLE_CA_SERVER is false", () =>
+    Effect.gen(function* () {
+      const dir = yield* Effect.promise(() => tempDir("wiring-off"))
+      const port = yield* Effect.promise(() => freePort())
+      const env = yield* loadEnv({ ROOT_CA_DIR: join(dir, "cacerts"), ENABLE_CA_SERVER: "false" })
+      const layer = caLayer(env, { secureGrpcAddr: { host: "127.0.0.1", port }, stateDir: join(dir, "state") })
+      const context = yield* Layer.build(Layer.provide(layer, metricsLayer("test")))
+      expect((yield* Context.get(context, CertificateAuthority).material).source).toBe("self-signed")
+      const refused = yield* Effect.promise(() =>
+        servingCertificate(port).then(
+          () => "connected",
+          (e: Error) => e.message,
+        ),
+      )
+      expect(refused).toMatch(/ECONNREFUSED/)
+    }),
+  )
+
+  it.scopedLive("fails start-up on a malformed JWT_RULE and on a small root key size", () =>
+    Effect.gen(function* () {
+      const dir = yield* Effect.promise(() => tempDir("wiring-bad"))
+      const options = { secureGrpcAddr: { host: "127.0.0.1", port: 0 }, stateDir: join(dir, "state") }
+      const badRule = yield* loadEnv({ ROOT_CA_DIR: join(dir, "none"), JWT_RULE: "{" })
+      const e1 = yield* Effect.flip(Layer.build(Layer.provide(caLayer(badRule, options), metricsLayer("test"))))
+      expect(e1.message).toMatch(/JWT_RULE is not JSON/)
+      const smallKey = yield* loadEnv({ ROOT_CA_DIR: join(dir, "none"), MESHCA_SELF_SIGNED_CA_RSA_KEY_SIZE: "1024" })
+      const e2 = yield* Effect.flip(Layer.build(Layer.provide(caLayer(smallKey, options), metricsLayer("test"))))
+      expect(e2.message).toBe("MESHCA_SELF_SIGNED_CA_RSA_KEY_SIZE=1024 is below 2048")
+    }),
+  )
+})
+
+/** A port that was free a moment ago (the CA wiring takes a fixed address). */
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
