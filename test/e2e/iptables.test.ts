@@ -494,7 +494,9 @@ describe.skipIf(skipReason !== undefined)("mesh-iptables in a network namespace"
     const state = saved(POD)
     expect(state).toContain("-A PREROUTING -p tcp -j MESH_INBOUND")
     expect(state).toContain("-j TPROXY --on-port 15006")
-    expect(inNs(POD, "ip", "rule")).toContain("fwmark 0x539 lookup 133")
+    // A second run leaves the single policy rule alone.
+    expect(await runCommand(args)).toStrictEqual(Exit.void)
+    expect(inNs(POD, "ip", "rule").match(/fwmark 0x539 lookup 133/g)).toHaveLength(1)
     const listener = await startHelper(POD, ["python3", "-c", TPROXY_LISTENER, "15006", "tproxy-capture"])
     const app = await startHelper(POD, [
       process.execPath,

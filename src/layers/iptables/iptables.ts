@@ -131,9 +131,23 @@ export const makeIptables = (deps: IptablesDeps = {}): Effect.Effect<IptablesSha
               }
               // TPROXY: packets marked by MESH_DIVERT / TPROXY are delivered locally.
               if (options.cleanupOnly) {
-                for (const args of tproxyRouteCommands(config, "del")) yield* exec({ command: "ip", args })
+                for (const args of tproxyRouteCommands(config, "del")) {
+                  // Policy rules may be duplicated (kernels accept identical ones): delete them all.
+                  for (let attempt = 0; attempt < 16; attempt++) {
+                    const result = yield* exec({ command: "ip", args })
+                    if (result.exitCode !== 0 || args[2] !== "rule") break
+                  }
+                }
               } else {
                 for (const args of tproxyRouteCommands(config, "add")) {
+                  if (args[2] === "rule") {
+                    // Add the policy rule only when missing, so re-runs do not stack duplicates.
+                    const listed = yield* exec({
+                      command: "ip",
+                      args: args.map((arg, index) => (index === 3 ? "list" : arg)),
+                    })
+                    if (listed.exitCode === 0 && listed.stdout.trim() !== "") continue
+                  }
                   const result = yield* exec({ command: "ip", args })
                   if (result.exitCode !== 0 && !/exists/i.test(result.stderr)) yield* run({ command: "ip", args })
                 }

@@ -56,7 +56,7 @@ interface Script {
   save?: string
   /** Exit code of `iptables -C` (0 = rule present). */
   check?: (args: ReadonlyArray<string>) => number
-  ip?: (args: ReadonlyArray<string>) => { exitCode: number; stderr: string }
+  ip?: (args: ReadonlyArray<string>) => { exitCode: number; stderr: string; stdout?: string }
   probe?: { exitCode: number; stdout: string }
 }
 
@@ -176,16 +176,40 @@ describe("Iptables layer", () => {
     }),
   )
 
-  it.effect("TPROXY adds the policy route; cleanup deletes it", () =>
+  it.effect("TPROXY adds the policy rule once and the route; cleanup deletes every copy", () =>
     Effect.gen(function* () {
       const config = { ...CONFIG, inboundInterceptionMode: "TPROXY" as const }
       const { calls } = yield* apply({}, { config })
       expect(commandsOf(calls).slice(2)).toEqual([
+        "ip -f inet rule list fwmark 1337 lookup 133",
         "ip -f inet rule add fwmark 1337 lookup 133",
         "ip -f inet route add local default dev lo table 133",
       ])
-      const cleanup = yield* apply({ check: () => 1 }, { config, cleanupOnly: true })
+      const present = yield* apply(
+        {
+          ip: (args) => ({
+            exitCode: 0,
+            stderr: "",
+            ...(args[3] === "list" ? { stdout: "32765: from all fwmark 0x539 lookup 133" } : {}),
+          }),
+        },
+        { config },
+      )
+      expect(commandsOf(present.calls).filter((command) => command.includes("rule add"))).toEqual([])
+      let deletions = 0
+      const cleanup = yield* apply(
+        {
+          check: () => 1,
+          ip: (args) =>
+            args[3] === "del" && ++deletions > 2
+              ? { exitCode: 2, stderr: "No such file or directory" }
+              : { exitCode: 0, stderr: "" },
+        },
+        { config, cleanupOnly: true },
+      )
       expect(commandsOf(cleanup.calls).filter((command) => command.startsWith("ip "))).toEqual([
+        "ip -f inet rule del fwmark 1337 lookup 133",
+        "ip -f inet rule del fwmark 1337 lookup 133",
         "ip -f inet rule del fwmark 1337 lookup 133",
         "ip -f inet route flush table 133",
       ])
