@@ -7,6 +7,7 @@
  */
 import { Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
+import type * as PlatformError from "@effect/platform/Error"
 import { Console, Data, Effect } from "effect"
 import type { ValidationIssue } from "../../services/config-model/resource.js"
 import type { LogSettings } from "../../services/logging/options.js"
@@ -37,6 +38,16 @@ export interface ValidateReport {
 
 const CONFIG_EXTENSIONS = [".yaml", ".yml", ".json"]
 
+/** A short reason for a file-system failure (`no such file or directory`, `permission denied`). */
+const describeError = (error: PlatformError.PlatformError): string => {
+  if (error._tag === "SystemError") {
+    if (error.reason === "NotFound") return "no such file or directory"
+    if (error.reason === "PermissionDenied") return "permission denied"
+  }
+  const match = /: ([^:]+(?:, [a-z]+ '[^']*')?)$/.exec(error.message)
+  return match?.[1] ?? error.message
+}
+
 export const STDIN = "-"
 
 /** Expands directories (recursively, sorted) into their configuration files; files stay as given. */
@@ -44,12 +55,12 @@ const expand = (fs: FileSystem.FileSystem, path: string): Effect.Effect<Readonly
   path === STDIN
     ? Effect.succeed([STDIN])
     : fs.stat(path).pipe(
-        Effect.mapError((error) => ({ file: path, reason: error.message })),
+        Effect.mapError((error) => ({ file: path, reason: describeError(error) })),
         Effect.flatMap((info) =>
           info.type !== "Directory"
             ? Effect.succeed([path])
             : fs.readDirectory(path, { recursive: true }).pipe(
-                Effect.mapError((error) => ({ file: path, reason: error.message })),
+                Effect.mapError((error) => ({ file: path, reason: describeError(error) })),
                 Effect.flatMap((entries) =>
                   Effect.filter(
                     entries
@@ -100,7 +111,7 @@ export const validatePaths = (
           file === STDIN
             ? yield* Effect.either(readStdin)
             : yield* Effect.either(
-                fs.readFileString(file).pipe(Effect.mapError((error) => ({ file, reason: error.message }))),
+                fs.readFileString(file).pipe(Effect.mapError((error) => ({ file, reason: describeError(error) }))),
               )
         if (text._tag === "Left") {
           readProblems.push(text.left)

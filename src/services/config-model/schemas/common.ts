@@ -51,8 +51,13 @@ export const StringMap = Schema.Record({ key: Schema.String, value: Schema.Strin
 /** An opaque structured value (protobuf Struct / Any). */
 export const Struct = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
-/** A protobuf enum given by name. */
-export const Enum = <const L extends ReadonlyArray<string>>(...values: L) => Schema.Literal(...values)
+/** A protobuf enum given by name; an unknown name is reported with the names accepted. */
+export const Enum = <const L extends ReadonlyArray<string>>(...values: L) =>
+  Schema.String.pipe(
+    Schema.filter((value): value is L[number] => values.includes(value), {
+      message: (issue) => `unknown value ${JSON.stringify(issue.actual)}; expected one of ${values.join(", ")}`,
+    }),
+  )
 
 // ---------------------------------------------------------------------------------------------
 // Names and hosts

@@ -1,0 +1,35 @@
+/** Helpers for the config-model tests: documents built from objects, issues as `path: message`. */
+import { stringify } from "yaml"
+import { parseConfigDocuments } from "../../../src/services/config-model/parse.js"
+
+export const GROUPS: Record<string, string> = {
+  ServiceEntry: "networking.mesh.io",
+  WorkloadEntry: "networking.mesh.io",
+  WorkloadGroup: "networking.mesh.io",
+  DestinationRule: "networking.mesh.io",
+  VirtualService: "networking.mesh.io",
+  Gateway: "networking.mesh.io",
+  Sidecar: "networking.mesh.io",
+  EnvoyFilter: "networking.mesh.io",
+  ProxyConfig: "networking.mesh.io",
+  PeerAuthentication: "security.mesh.io",
+  RequestAuthentication: "security.mesh.io",
+  AuthorizationPolicy: "security.mesh.io",
+  Telemetry: "telemetry.mesh.io",
+  WasmPlugin: "extensions.mesh.io",
+}
+
+/** One YAML document of `kind` named `name` in namespace `ns` with `spec`. */
+export const doc = (kind: string, spec: unknown, options: { name?: string; apiVersion?: string } = {}): string =>
+  stringify({
+    apiVersion: options.apiVersion ?? `${GROUPS[kind]}/v1`,
+    kind,
+    metadata: { name: options.name ?? "example", namespace: "ns" },
+    spec,
+  })
+
+/** The problems of one document as `path: message` lines (path `-` when document-level). */
+export const problems = (text: string): ReadonlyArray<string> =>
+  parseConfigDocuments("test.yaml", text).issues.map((i) => `${i.path === "" ? "-" : i.path}: ${i.message}`)
+
+export const parse = (text: string) => parseConfigDocuments("test.yaml", text)
