@@ -128,8 +128,11 @@ export const makeXdsServer = (
           call.write(message, () => resume(Effect.void))
         })
 
+    const calls = new Set<grpc.ServerDuplexStream<unknown, unknown>>()
+
     const inboxOf = <Req>(call: grpc.ServerDuplexStream<Req, unknown>) =>
       Effect.gen(function* () {
+        calls.add(call as grpc.ServerDuplexStream<unknown, unknown>)
         const inbox = yield* Queue.unbounded<Req | null>()
         call.on("data", (request: Req) => Queue.unsafeOffer(inbox, request))
         const close = () => Queue.unsafeOffer(inbox, null)
@@ -150,6 +153,7 @@ export const makeXdsServer = (
       Effect.gen(function* () {
         if (connections.delete(connection.id)) metrics.connected.set(connections.size)
         yield* queue.remove(connection)
+        calls.delete(call)
         if (!call.writableEnded) call.end()
         yield* Effect.logDebug(`connection ${connection.id} closed`)
       })
@@ -351,16 +355,21 @@ export const makeXdsServer = (
         })
       }),
       () =>
+        // Finalizers are uninterruptible: the force timer lives in the callback, not in a race.
         Effect.async<void>((resume) => {
-          server.tryShutdown(() => resume(Effect.void))
-        }).pipe(
-          Effect.timeoutTo({
-            duration: config.shutdownDuration,
-            onSuccess: () => Effect.void,
-            onTimeout: () => Effect.sync(() => server.forceShutdown()),
-          }),
-          Effect.flatten,
-        ),
+          for (const call of calls) if (!call.writableEnded) call.end()
+          const timer = setTimeout(
+            () => {
+              server.forceShutdown()
+              resume(Effect.void)
+            },
+            Math.min(MAX_TIMER_MS, Duration.toMillis(config.shutdownDuration)),
+          )
+          server.tryShutdown(() => {
+            clearTimeout(timer)
+            resume(Effect.void)
+          })
+        }),
     )
     yield* Effect.logInfo(`ADS server listening on ${target.replace(/:\d+$/, `:${port}`)}`).pipe(withScope("ads"))
 
