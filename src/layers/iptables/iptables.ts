@@ -168,6 +168,9 @@ export const makeIptables = (deps: IptablesDeps = {}): Effect.Effect<IptablesSha
     return { apply }
   })
 
+/** Single-quotes a word for sh. */
+export const shellQuote = (word: string): string => `'${word.replaceAll("'", `'\\''`)}'`
+
 /** One family: read the state, then apply, skip, replace, clean or fail. */
 const applyFamily = (family: Family, rules: ReadonlyArray<Rule>, options: ApplyOptions, exec: Exec) =>
   Effect.gen(function* () {
@@ -178,12 +181,24 @@ const applyFamily = (family: Family, rules: ReadonlyArray<Rule>, options: ApplyO
         yield* Effect.logInfo(`running ${bin.restore} --noflush with:\n${input.trimEnd()}`)
         yield* run({ command: bin.restore, args: ["-w", "--noflush"], stdin: input })
       })
-    /** Whether a rule is installed (`iptables -C`). */
-    const installed = (rule: Rule) =>
-      exec({ command: bin.iptables, args: ["-w", ...checkArgs(rule)] }).pipe(
-        Effect.map((result) => result.exitCode === 0),
-      )
-    const installedOf = (candidates: ReadonlyArray<Rule>) => Effect.filter(candidates, installed, { concurrency: 1 })
+    /**
+     * Which rules are installed (`iptables -C` each), checked in one shell so that entering
+     * the namespace happens once, not once per rule.
+     */
+    const installedFlags = (candidates: ReadonlyArray<Rule>) =>
+      Effect.gen(function* () {
+        if (candidates.length === 0) return [] as ReadonlyArray<boolean>
+        const script = candidates
+          .map(
+            (rule) => `${[bin.iptables, "-w", ...checkArgs(rule)].map(shellQuote).join(" ")} >/dev/null 2>&1; echo $?`,
+          )
+          .join("\n")
+        const result = yield* run({ command: "sh", args: ["-c", script] })
+        const codes = result.stdout.trim().split("\n")
+        return candidates.map((_, index) => codes[index] === "0")
+      })
+    const installedOf = (candidates: ReadonlyArray<Rule>) =>
+      Effect.map(installedFlags(candidates), (flags) => candidates.filter((_, index) => flags[index]))
 
     const saved = yield* run({ command: bin.save, args: [] })
     const state = parseSave(saved.stdout)
@@ -206,11 +221,11 @@ const applyFamily = (family: Family, rules: ReadonlyArray<Rule>, options: ApplyO
 
     const drift = [...structuralDrift(state, rules)]
     if (drift.length === 0) {
-      for (const rule of rules) {
-        if (!(yield* installed(rule))) {
-          drift.push(`${rule.table}/${rule.chain}: rule "${rule.params.join(" ")}" is missing`)
-          break
-        }
+      const flags = yield* installedFlags(rules)
+      const missing = rules.findIndex((_, index) => !flags[index])
+      if (missing !== -1) {
+        const rule = rules[missing]!
+        drift.push(`${rule.table}/${rule.chain}: rule "${rule.params.join(" ")}" is missing`)
       }
     }
     if (drift.length === 0 && !options.forceApply) {

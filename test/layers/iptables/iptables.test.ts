@@ -69,8 +69,14 @@ const scripted = (script: Script) => {
         calls.push({ ...request, namespace })
         const ok = { exitCode: 0, stdout: "", stderr: "" }
         if (request.command.endsWith("-save")) return { ...ok, stdout: script.save ?? "" }
-        if (request.command === "iptables" || request.command === "ip6tables") {
-          return { ...ok, exitCode: script.check?.(request.args) ?? 0 }
+        if (request.command === "sh") {
+          // The batched `iptables -C` checks: one quoted command line per rule, echoing its code.
+          const codes = request.args[1]!.split("\n").map((line) => {
+            const words = [...line.matchAll(/'([^']*)'/g)].map((match) => match[1]!)
+            calls.push({ command: words[0]!, args: words.slice(1), namespace })
+            return script.check?.(words.slice(1)) ?? 0
+          })
+          return { ...ok, stdout: `${codes.join("\n")}\n` }
         }
         if (request.command === "ip") return { ...ok, ...(script.ip?.(request.args) ?? {}) }
         if (request.args[0] === "-e") return { ...ok, ...(script.probe ?? { exitCode: 1, stdout: "" }) }
