@@ -354,6 +354,20 @@ const TABLES: Record<string, KindTable> = {
         tcp: [{ match: [{ port: 27017 }], route: [dest("mongo.backup.svc.cluster.local")] }],
       },
       { hosts: ["a"], http: [{ directResponse: { status: 503, body: { string: "unavailable" } } }] },
+      {
+        hosts: ["a"],
+        http: [
+          {
+            match: [
+              {
+                uri: { regex: "(?i)^/API/(?P<version>v[0-9]+)/.*" },
+                authority: { regex: "\\Aapi\\.example\\.com\\z" },
+              },
+            ],
+            route: [dest("a")],
+          },
+        ],
+      },
       { http: [{ route: [dest("reviews")] }] },
     ],
     invalid: [

@@ -190,3 +190,13 @@ describe("parseConfigDocuments", () => {
     })
   })
 })
+
+describe("typed specs", () => {
+  it("narrows resources by kind", async () => {
+    const { ofKind } = await import("../../../src/services/config-model/specs.js")
+    const result = parse(`${serviceEntry("a")}---\n${doc("DestinationRule", { host: "a.example.com" })}`)
+    const entries = ofKind(result.resources, "ServiceEntry")
+    expect(entries.map((e) => e.spec.hosts)).toEqual([["a.example.com"]])
+    expect(ofKind(result.resources, "DestinationRule").map((d) => d.spec.host)).toEqual(["a.example.com"])
+  })
+})

@@ -366,8 +366,27 @@ export const exportToProblems = (
 // String matches and regexes
 
 /**
- * Checks a regular expression (RE2 syntax in the reference). JavaScript's engine is used with
- * the RE2-incompatible constructs refused: backreferences and lookaround.
+ * RE2 spellings JavaScript lacks, rewritten to their JavaScript equivalents: `(?P<name>`
+ * named groups, `(?i)`-style flags (applied to the whole expression: close enough to check
+ * syntax), `(?i:...)` flag groups and the `\A` / `\z` anchors.
+ */
+const toJavaScriptRegex = (re: string): { readonly source: string; readonly flags: string } => {
+  let flags = ""
+  let source = re.replace(/\(\?([imsU]+)\)/g, (_, f: string) => {
+    for (const flag of ["i", "s", "m"]) if (f.includes(flag) && !flags.includes(flag)) flags += flag
+    return ""
+  })
+  source = source
+    .replace(/\(\?P</g, "(?<")
+    .replace(/\(\?[imsU-]+:/g, "(?:")
+    .replace(/\\A/g, "^")
+    .replace(/\\z/g, "$")
+  return { source, flags }
+}
+
+/**
+ * Checks a regular expression (RE2 syntax in the reference): RE2-only spellings are translated,
+ * constructs RE2 refuses (backreferences, lookaround) are rejected, the rest must compile.
  */
 export const regexProblem = (re: string): string | undefined => {
   if (re.length > 1024) return "regex is too large, max length allowed is 1024"
@@ -375,7 +394,8 @@ export const regexProblem = (re: string): string | undefined => {
     return `invalid regex "${re}": backreferences and lookaround are not supported (RE2 syntax)`
   }
   try {
-    new RegExp(re, "u")
+    const { source, flags } = toJavaScriptRegex(re)
+    new RegExp(source, flags)
     return undefined
   } catch (error) {
     const reason =
