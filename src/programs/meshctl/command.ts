@@ -4,6 +4,7 @@ import { meshctlScopes } from "../../services/logging/scopes.js"
 import { makeCompletionCommand } from "../shared/completion-command.js"
 import { loggingOptions } from "../shared/logging-options.js"
 import { optionsCommand } from "./options-command.js"
+import { validateAliasCommand, validateCommand } from "./validate-command.js"
 import { versionCommand } from "./version-command.js"
 
 export const PROGRAM = "meshctl"
@@ -16,5 +17,11 @@ export const root = Command.make(PROGRAM).pipe(
   Command.withDescription(
     "Mesh configuration command line utility for service operators to debug and diagnose their mesh.",
   ),
-  Command.withSubcommands([versionCommand(logging), optionsCommand(logging), completion]),
+  Command.withSubcommands([
+    versionCommand(logging),
+    optionsCommand(logging),
+    validateCommand(logging),
+    validateAliasCommand(logging),
+    completion,
+  ]),
 )
