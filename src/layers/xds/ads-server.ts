@@ -9,7 +9,7 @@
 import { randomUUID } from "node:crypto"
 import { availableParallelism } from "node:os"
 import * as grpc from "@grpc/grpc-js"
-import { Clock, Duration, Effect, FiberSet, Layer, Queue, Ref, type Scope } from "effect"
+import { Clock, Duration, Effect, FiberSet, Layer, Queue, Ref, type Scope, Stream } from "effect"
 import { withScope } from "../../services/logging/logging.js"
 import { Metrics } from "../../services/metrics/metrics.js"
 import { makeResourceCache } from "../../services/xds/cache.js"
@@ -28,6 +28,7 @@ import {
 } from "../../services/xds/push-context.js"
 import { makePushQueue } from "../../services/xds/push-queue.js"
 import type { PushRequest } from "../../services/xds/push-request.js"
+import { makeTokenBucket, reserve } from "../../services/xds/rate-limit.js"
 import { deltaResponse, type ProxyInfo, proxyInfo, sotwResponse } from "../../services/xds/responder.js"
 import {
   type ConnectionStatus,
@@ -65,6 +66,9 @@ const grpcOptions = (config: XdsServerConfig): grpc.ServerOptions => {
 }
 
 const defaultThrottle = (): number => Math.max(10, availableParallelism() * 50)
+const defaultRequestRate = (): number => Math.max(100, availableParallelism() * 100)
+/** How long a new stream over the rate may wait for its token before RESOURCE_EXHAUSTED. */
+const MAX_STREAM_WAIT_MS = 1000
 
 export const makeXdsServer = (
   config: XdsServerConfig,
@@ -119,6 +123,23 @@ export const makeXdsServer = (
     // Streams
 
     const runFork = yield* FiberSet.makeRuntime<never>()
+
+    const rate = config.maxRequestsPerSecond > 0 ? config.maxRequestsPerSecond : defaultRequestRate()
+    let bucket = makeTokenBucket(rate, yield* Clock.currentTimeMillis)
+    /** Admits a new stream, waiting briefly when over the rate; false = refused. */
+    const admit = (call: grpc.ServerDuplexStream<unknown, unknown>) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const step = reserve(bucket, now, MAX_STREAM_WAIT_MS)
+        bucket = step.bucket
+        if (step.refused) {
+          yield* Effect.logWarning(`refusing stream from ${call.getPeer()}: over ${rate} new streams per second`)
+          call.emit("error", { code: grpc.status.RESOURCE_EXHAUSTED, details: "rate limit exceeded" })
+          return false
+        }
+        if (step.waitMs > 0) yield* Effect.sleep(Duration.millis(step.waitMs))
+        return true
+      })
 
     const writer =
       <T>(call: grpc.ServerDuplexStream<unknown, T>) =>
@@ -175,6 +196,7 @@ export const makeXdsServer = (
 
     const handleSotw = (call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) =>
       Effect.gen(function* () {
+        if (!(yield* admit(call as never))) return
         const inbox = yield* inboxOf(call)
         const send = writer(call)
         const lock = yield* Effect.makeSemaphore(1)
@@ -266,6 +288,7 @@ export const makeXdsServer = (
           })
           return
         }
+        if (!(yield* admit(call as never))) return
         const inbox = yield* inboxOf(call)
         const send = writer(call)
         const lock = yield* Effect.makeSemaphore(1)
@@ -443,6 +466,29 @@ const deltaStatus = (
     }),
   ),
 })
+
+/**
+ * The ADS server for `mesh-discovery discovery`: starts empty and follows a stream of
+ * PushContext inputs (each element a full snapshot of services, endpoints, VirtualServices and
+ * DestinationRules); every change is diffed, debounced and pushed.
+ */
+export const xdsDiscoveryLayer = <E, R>(
+  config: XdsServerConfig,
+  inputs: Stream.Stream<PushContextInput, E, R>,
+): Layer.Layer<XdsServer, XdsServerError, Metrics | R> =>
+  Layer.scoped(
+    XdsServer,
+    Effect.gen(function* () {
+      const server = yield* makeXdsServer(config)
+      yield* inputs.pipe(
+        Stream.runForEach(server.update),
+        Effect.catchAllCause((cause) => Effect.logError("PushContext input stream failed", cause)),
+        withScope("ads"),
+        Effect.forkScoped,
+      )
+      return server
+    }),
+  )
 
 /** The ADS server as a scoped layer (needs Metrics). */
 export const xdsServerLayer = (

@@ -27,6 +27,8 @@ export interface XdsServerConfig {
   readonly debounce: DebounceOptions
   /** PILOT_PUSH_THROTTLE (0 = chosen from the machine size). */
   readonly pushThrottle: number
+  /** PILOT_MAX_REQUESTS_PER_SECOND: new streams per second (0 = chosen from the machine size). */
+  readonly maxRequestsPerSecond: number
   readonly cache: CacheOptions
   readonly pushContext: PushContextOptions
   /** MESH_DELTA_XDS: serve DeltaAggregatedResources. */
@@ -45,6 +47,7 @@ export const defaultXdsServerConfig: XdsServerConfig = {
   maxStreams: 100000,
   debounce: defaultDebounceOptions,
   pushThrottle: 0,
+  maxRequestsPerSecond: 0,
   cache: defaultCacheOptions,
   pushContext: defaultPushContextOptions,
   deltaXds: true,

@@ -77,3 +77,23 @@ describe("push queue", () => {
     }),
   )
 })
+
+describe("new-stream rate limit", () => {
+  it("admits a burst, makes the next stream wait, refuses when the wait is too long", async () => {
+    const { makeTokenBucket, reserve } = await import("../../../src/services/xds/rate-limit.js")
+    let bucket = makeTokenBucket(10, 0)
+    for (let i = 0; i < 10; i++) {
+      const step = reserve(bucket, 0, 1000)
+      expect(step.waitMs).toBe(0)
+      bucket = step.bucket
+    }
+    const wait = reserve(bucket, 0, 1000)
+    expect(wait.refused).toBe(false)
+    expect(wait.waitMs).toBeCloseTo(100)
+    bucket = wait.bucket
+    for (let i = 0; i < 9; i++) bucket = reserve(bucket, 0, 1000).bucket
+    expect(reserve(bucket, 0, 1000).refused).toBe(true)
+    // tokens refill with time
+    expect(reserve(bucket, 2000, 1000).waitMs).toBe(0)
+  })
+})

@@ -1,0 +1,67 @@
+/**
+ * Builds the ADS server configuration from the `discovery` flags and the spec's environment
+ * variables (spec 000 §4.3, §4.4).
+ */
+import type { Duration } from "effect"
+import type { discoveryEnv } from "../config/discovery-env.js"
+import type { EnvValues } from "../config/env.js"
+import type { ListenAddress } from "../net/address.js"
+import type { XdsServerConfig } from "./server.js"
+
+export type XdsEnv = Pick<
+  EnvValues<typeof discoveryEnv>,
+  | "MESH_DELTA_XDS"
+  | "PILOT_DEBOUNCE_AFTER"
+  | "PILOT_DEBOUNCE_MAX"
+  | "PILOT_ENABLE_EDS_DEBOUNCE"
+  | "PILOT_PUSH_THROTTLE"
+  | "PILOT_MAX_REQUESTS_PER_SECOND"
+  | "PILOT_ENABLE_XDS_CACHE"
+  | "PILOT_ENABLE_CDS_CACHE"
+  | "PILOT_ENABLE_RDS_CACHE"
+  | "PILOT_XDS_CACHE_SIZE"
+  | "MESH_GPRC_MAXRECVMSGSIZE"
+  | "MESH_GPRC_MAXSTREAMS"
+  | "PILOT_DRAINING_LABEL"
+  | "PILOT_SEND_UNHEALTHY_ENDPOINTS"
+>
+
+export interface XdsFlags {
+  readonly grpcAddr: ListenAddress
+  readonly keepaliveInterval: Duration.Duration
+  readonly keepaliveTimeout: Duration.Duration
+  readonly keepaliveMaxServerConnectionAge: Duration.Duration
+  readonly shutdownDuration: Duration.Duration
+  /** --domain */
+  readonly domain: string
+}
+
+export const xdsServerConfig = (flags: XdsFlags, env: XdsEnv): XdsServerConfig => ({
+  host: flags.grpcAddr.host,
+  port: flags.grpcAddr.port,
+  keepaliveInterval: flags.keepaliveInterval,
+  keepaliveTimeout: flags.keepaliveTimeout,
+  maxConnectionAge: flags.keepaliveMaxServerConnectionAge,
+  maxRecvMsgSize: env.MESH_GPRC_MAXRECVMSGSIZE,
+  maxStreams: env.MESH_GPRC_MAXSTREAMS,
+  debounce: {
+    debounceAfter: env.PILOT_DEBOUNCE_AFTER,
+    debounceMax: env.PILOT_DEBOUNCE_MAX,
+    enableEdsDebounce: env.PILOT_ENABLE_EDS_DEBOUNCE,
+  },
+  pushThrottle: env.PILOT_PUSH_THROTTLE,
+  maxRequestsPerSecond: env.PILOT_MAX_REQUESTS_PER_SECOND,
+  cache: {
+    enabled: env.PILOT_ENABLE_XDS_CACHE,
+    maxSize: env.PILOT_XDS_CACHE_SIZE,
+    enableCds: env.PILOT_ENABLE_CDS_CACHE,
+    enableRds: env.PILOT_ENABLE_RDS_CACHE,
+  },
+  pushContext: {
+    domainSuffix: flags.domain,
+    drainingLabel: env.PILOT_DRAINING_LABEL,
+    sendUnhealthyEndpoints: env.PILOT_SEND_UNHEALTHY_ENDPOINTS,
+  },
+  deltaXds: env.MESH_DELTA_XDS,
+  shutdownDuration: flags.shutdownDuration,
+})
