@@ -5,13 +5,17 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Config, Effect } from "effect"
-import { env, envVarConfig } from "../../services/config/env.js"
+import { agentSpecificEnv } from "../../services/config/agent-env.js"
+import { type EnvTable, env, envVarConfig } from "../../services/config/env.js"
 import type { MeshIptablesEnv, MeshIptablesSettings } from "../../services/iptables/settings.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { agentScopes } from "../../services/logging/scopes.js"
 import { boolFlag, durationFlag, invalidFlag, textFlag, uint16Flag } from "../shared/options.js"
 
-/** The variables mesh-iptables reads (spec part 2 §4.4). */
+/**
+ * The variables mesh-iptables reads (spec part 2 §4.4): the agent table's entries where it has
+ * them, plus the capture-only ones it does not list.
+ */
 export const iptablesEnv = {
   MESH_OUTBOUND_OWNER_GROUPS: env.string("*", "Owner groups whose outbound traffic is captured; * = all"),
   MESH_OUTBOUND_OWNER_GROUPS_EXCLUDE: env.string(
@@ -21,12 +25,12 @@ export const iptablesEnv = {
   MESH_OUTBOUND_IPV4_LOOPBACK_CIDR: env.string("127.0.0.1/32", "IPv4 loopback CIDR excluded from outbound capture"),
   INBOUND_INTERCEPTION_MODE: env.string("", "Default of --mesh-inbound-interception-mode"),
   INBOUND_TPROXY_MARK: env.string("1337", "Default of --mesh-inbound-tproxy-mark"),
-  MESH_META_DNS_CAPTURE: env.bool(false, "See part 1 rule 4"),
-  IPTABLES_TRACE_LOGGING: env.bool(false, "Log all iptables actions; needs NET_ADMIN; debugging only"),
-  DRY_RUN_FILE_PATH: env.string("", "Dry-run stub writes stdin input to this file"),
-  INSTANCE_IP: env.string("", "IP address of the instance"),
-  PROXY_USER: env.string("mesh-proxy", "Proxy user name"),
-} as const
+  MESH_META_DNS_CAPTURE: agentSpecificEnv.MESH_META_DNS_CAPTURE,
+  IPTABLES_TRACE_LOGGING: agentSpecificEnv.IPTABLES_TRACE_LOGGING,
+  DRY_RUN_FILE_PATH: agentSpecificEnv.DRY_RUN_FILE_PATH,
+  INSTANCE_IP: agentSpecificEnv.INSTANCE_IP,
+  PROXY_USER: agentSpecificEnv.PROXY_USER,
+} as const satisfies EnvTable
 
 /** A text flag whose default comes from an environment variable of the table. */
 const envTextFlag = (name: string, variable: "INBOUND_INTERCEPTION_MODE" | "INBOUND_TPROXY_MARK") =>
