@@ -461,7 +461,8 @@ describe.skipIf(skipReason !== undefined)("mesh-iptables in a network namespace"
 
   it("--dual-stack: ip6tables gets the rules too and IPv6 connections are captured", async () => {
     const args = [...CAPTURE_ARGS, "--dual-stack", "--network-namespace", POD]
-    expect(await runCommand(args)).toStrictEqual(Exit.void)
+    // Validation probes both families (IPv6 through [::6]:15002).
+    expect(await runCommand([...args, "--run-validation"])).toStrictEqual(Exit.void)
     expect(inNs(POD, "ip6tables-save")).toContain("-A MESH_OUTPUT -s ::6/128 -o lo -j RETURN")
     expect(inNs(POD, "ip", "-6", "addr", "show", "dev", "lo")).toContain("::6/128")
     const pod = await startHelper(POD, [
