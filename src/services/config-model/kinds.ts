@@ -4,6 +4,8 @@
  * v1, v1beta1 and v1alpha3.
  */
 import type { Schema } from "effect"
+import { MESH_DOMAIN } from "../constants.js"
+import type { ResourceMeta } from "./resource.js"
 import { AuthorizationPolicy } from "./schemas/authorization-policy.js"
 import { DestinationRule } from "./schemas/destination-rule.js"
 import { EnvoyFilter } from "./schemas/envoy-filter.js"
@@ -50,7 +52,62 @@ export interface KindInfo {
   readonly strict: boolean
   /** Extra rule on the resource name beyond the RFC 1123 subdomain every name obeys. */
   readonly nameProblem?: (name: string) => string | undefined
+  /**
+   * Rules that need the resource's metadata as well as its decoded spec (its namespace, its
+   * annotations). `path` is absolute (`spec.exportTo`, `metadata.annotations`).
+   */
+  readonly resourceCheck?: (spec: unknown, meta: ResourceMeta, report: (path: string, message: string) => void) => void
 }
+
+/** The dry-run annotation: AuthorizationPolicy only (upstream spelling accepted). */
+export const DRY_RUN_ANNOTATIONS = [`${MESH_DOMAIN}/dry-run`, "istio.io/dry-run"] as const
+
+const GO_BOOLEANS = new Set(["1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"])
+
+const dryRunCheck =
+  (allowed: boolean) =>
+  (spec: unknown, meta: ResourceMeta, report: (path: string, message: string) => void): void => {
+    for (const key of DRY_RUN_ANNOTATIONS) {
+      const value = meta.annotations[key]
+      if (value === undefined) continue
+      const path = `metadata.annotations[${JSON.stringify(key)}]`
+      if (!allowed) {
+        report(path, `${meta.namespace}/${meta.name} has unsupported annotation ${key}, please remove the annotation`)
+        continue
+      }
+      const action = (spec as { readonly action?: string }).action ?? "ALLOW"
+      if (action !== "ALLOW" && action !== "DENY") {
+        report(path, `the annotation ${key} currently only supports action ALLOW/DENY, found action ${action}`)
+      } else if (!GO_BOOLEANS.has(value)) {
+        report(path, `annotation ${key} has an invalid value (${value}): expected true or false`)
+      }
+    }
+  }
+
+/** exportTo rules that need the namespace: `.` and the namespace itself name the same thing. */
+const exportToCheck =
+  (destinationRule: boolean) =>
+  (spec: unknown, meta: ResourceMeta, report: (path: string, message: string) => void): void => {
+    const s = spec as { readonly exportTo?: ReadonlyArray<string>; readonly workloadSelector?: unknown }
+    const exportTo = s.exportTo ?? []
+    if (exportTo.includes(".") && exportTo.includes(meta.namespace)) {
+      report("spec.exportTo", `duplicate entries in exportTo: . and current namespace ${meta.namespace}`)
+    }
+    if (destinationRule && s.workloadSelector !== undefined && exportTo.length > 0) {
+      const targets = new Set(exportTo.map((e) => (e === "." ? meta.namespace : e)))
+      if (!targets.has(meta.namespace)) {
+        report("spec.exportTo", "destination rule with workload selector cannot have exportTo beyond current namespace")
+      } else if (targets.size > 1) {
+        report("spec.exportTo", "destination rule with workload selector cannot have multiple entries in exportTo")
+      }
+    }
+  }
+
+const both =
+  (...checks: ReadonlyArray<NonNullable<KindInfo["resourceCheck"]>>): NonNullable<KindInfo["resourceCheck"]> =>
+  (spec, meta, report) => {
+    for (const check of checks) check(spec, meta, report)
+  }
 
 const meshKind = (
   group: string,
@@ -58,7 +115,7 @@ const meshKind = (
   kind: string,
   plural: string,
   schema: Schema.Schema.AnyNoContext,
-  extra: Partial<Pick<KindInfo, "nameProblem">> = {},
+  extra: Partial<Pick<KindInfo, "nameProblem" | "resourceCheck">> = {},
 ): KindInfo => ({
   group,
   kind,
@@ -70,6 +127,7 @@ const meshKind = (
   body: "spec",
   schema,
   strict: true,
+  resourceCheck: dryRunCheck(false),
   ...extra,
 })
 
@@ -96,18 +154,26 @@ const NET_ALIAS = "networking.istio.io"
 const SEC_ALIAS = "security.istio.io"
 
 const kindInfos: Array<KindInfo> = [
-  meshKind(NETWORKING_GROUP, NET_ALIAS, "ServiceEntry", "serviceentries", ServiceEntry),
+  meshKind(NETWORKING_GROUP, NET_ALIAS, "ServiceEntry", "serviceentries", ServiceEntry, {
+    resourceCheck: both(dryRunCheck(false), exportToCheck(false)),
+  }),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "WorkloadEntry", "workloadentries", WorkloadEntry),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "WorkloadGroup", "workloadgroups", WorkloadGroup),
-  meshKind(NETWORKING_GROUP, NET_ALIAS, "DestinationRule", "destinationrules", DestinationRule),
-  meshKind(NETWORKING_GROUP, NET_ALIAS, "VirtualService", "virtualservices", VirtualServiceSchema),
+  meshKind(NETWORKING_GROUP, NET_ALIAS, "DestinationRule", "destinationrules", DestinationRule, {
+    resourceCheck: both(dryRunCheck(false), exportToCheck(true)),
+  }),
+  meshKind(NETWORKING_GROUP, NET_ALIAS, "VirtualService", "virtualservices", VirtualServiceSchema, {
+    resourceCheck: both(dryRunCheck(false), exportToCheck(false)),
+  }),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "Gateway", "gateways", Gateway, { nameProblem: gatewayNameProblem }),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "Sidecar", "sidecars", Sidecar),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "EnvoyFilter", "envoyfilters", EnvoyFilter),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "ProxyConfig", "proxyconfigs", ProxyConfig),
   meshKind(SECURITY_GROUP, SEC_ALIAS, "PeerAuthentication", "peerauthentications", PeerAuthentication),
   meshKind(SECURITY_GROUP, SEC_ALIAS, "RequestAuthentication", "requestauthentications", RequestAuthentication),
-  meshKind(SECURITY_GROUP, SEC_ALIAS, "AuthorizationPolicy", "authorizationpolicies", AuthorizationPolicy),
+  meshKind(SECURITY_GROUP, SEC_ALIAS, "AuthorizationPolicy", "authorizationpolicies", AuthorizationPolicy, {
+    resourceCheck: dryRunCheck(true),
+  }),
   meshKind(TELEMETRY_GROUP, "telemetry.istio.io", "Telemetry", "telemetries", Telemetry),
   meshKind(EXTENSIONS_GROUP, "extensions.istio.io", "WasmPlugin", "wasmplugins", WasmPlugin),
   orchestratorKind("Service", "services", ["spec", "status"], Service),

@@ -200,6 +200,9 @@ export const validateDocument = (
   if (Either.isLeft(decoded)) {
     for (const problem of decoded.left) issues.push(issueAt(ctx, renderPath(problem.path, prefix), problem.message))
   }
+  if (Either.isRight(decoded) && meta !== undefined && info.resourceCheck !== undefined) {
+    info.resourceCheck(decoded.right, meta, (path, message) => issues.push(issueAt(ctx, path, message)))
+  }
   if (issues.length > 0 || meta === undefined || Either.isLeft(decoded)) return { issues }
   return {
     resource: {

@@ -200,3 +200,64 @@ describe("typed specs", () => {
     expect(ofKind(result.resources, "DestinationRule").map((d) => d.spec.host)).toEqual(["a.example.com"])
   })
 })
+
+describe("rules that need the resource's metadata", () => {
+  const withMeta = (kind: string, metadata: string, spec: string) =>
+    `apiVersion: ${kind === "AuthorizationPolicy" ? "security" : "networking"}.mesh.io/v1\nkind: ${kind}\nmetadata: ${metadata}\nspec: ${spec}\n`
+
+  it("treats . and the resource's own namespace in exportTo as duplicates", () => {
+    expect(
+      problems(
+        withMeta(
+          "VirtualService",
+          "{name: a, namespace: shop}",
+          "{hosts: [a], exportTo: [., shop], http: [{route: [{destination: {host: a}}]}]}",
+        ),
+      ),
+    ).toEqual(["spec.exportTo: duplicate entries in exportTo: . and current namespace shop"])
+  })
+
+  it("lets a DestinationRule with a workload selector export only to its own namespace", () => {
+    const dr = (exportTo: string) =>
+      withMeta(
+        "DestinationRule",
+        "{name: a, namespace: shop}",
+        `{host: a, workloadSelector: {matchLabels: {app: a}}, exportTo: ${exportTo}}`,
+      )
+    expect(problems(dr("[shop]"))).toEqual([])
+    expect(problems(dr("[.]"))).toEqual([])
+    expect(problems(dr("[other]"))).toEqual([
+      "spec.exportTo: destination rule with workload selector cannot have exportTo beyond current namespace",
+    ])
+    expect(problems(dr("[shop, other]"))).toEqual([
+      "spec.exportTo: destination rule with workload selector cannot have multiple entries in exportTo",
+    ])
+  })
+
+  it("accepts the dry-run annotation only on ALLOW/DENY AuthorizationPolicies, with a boolean value", () => {
+    const ap = (annotation: string, spec: string) =>
+      withMeta(
+        "AuthorizationPolicy",
+        `{name: a, namespace: shop, annotations: {"mesh.io/dry-run": "${annotation}"}}`,
+        spec,
+      )
+    expect(problems(ap("true", "{action: DENY, rules: [{}]}"))).toEqual([])
+    expect(problems(ap("maybe", "{}"))).toEqual([
+      'metadata.annotations["mesh.io/dry-run"]: annotation mesh.io/dry-run has an invalid value (maybe): expected true or false',
+    ])
+    expect(problems(ap("true", "{action: AUDIT}"))).toEqual([
+      'metadata.annotations["mesh.io/dry-run"]: the annotation mesh.io/dry-run currently only supports action ALLOW/DENY, found action AUDIT',
+    ])
+    expect(
+      problems(
+        withMeta(
+          "DestinationRule",
+          `{name: a, namespace: shop, annotations: {"mesh.io/dry-run": "true"}}`,
+          "{host: a}",
+        ),
+      ),
+    ).toEqual([
+      'metadata.annotations["mesh.io/dry-run"]: shop/a has unsupported annotation mesh.io/dry-run, please remove the annotation',
+    ])
+  })
+})

@@ -322,13 +322,7 @@ export const DestinationRule = Schema.Struct({
       names.add(subset.name)
     })
     exportToProblems(dr.exportTo, report)
-    if (dr.workloadSelector !== undefined && dr.exportTo !== undefined && dr.exportTo.length > 0) {
-      if (dr.exportTo.length > 1) {
-        report(["exportTo"], "destination rule with workload selector cannot have multiple entries in exportTo")
-      } else if (dr.exportTo[0] !== ".") {
-        report(["exportTo"], "destination rule with workload selector cannot have exportTo beyond current namespace")
-      }
-    }
+    // exportTo with a workload selector depends on the namespace: see the kind's resource check.
   }),
 )
 export type DestinationRuleSpec = typeof DestinationRule.Type
