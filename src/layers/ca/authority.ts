@@ -16,6 +16,7 @@ import {
   shouldRotate,
 } from "../../services/ca/rotation.js"
 import { resolveTtl, type TtlPolicy } from "../../services/ca/ttl.js"
+import { subtle } from "../../services/ca/x509.js"
 import { Metrics } from "../../services/metrics/metrics.js"
 import {
   assemblePlugged,
@@ -159,6 +160,17 @@ const watchPlugged = (
     ),
   )
 
+const chainCache = new WeakMap<object, ReadonlyArray<string>>()
+/** PEMs of the chain after the leaf, computed once per material. */
+const chainPems = (material: Parameters<typeof chainAfterLeaf>[0]) => {
+  let pems = chainCache.get(material)
+  if (pems === undefined) {
+    pems = chainAfterLeaf(material).map(toPem)
+    chainCache.set(material, pems)
+  }
+  return pems
+}
+
 export const makeCertificateAuthority = (settings: CaSettings) =>
   Effect.gen(function* () {
     const metrics = caMetrics(yield* Metrics)
@@ -194,7 +206,7 @@ export const makeCertificateAuthority = (settings: CaSettings) =>
         const ttl = yield* resolveTtl(ttlSeconds, policy)
         const current = yield* material
         const cert = yield* signLeaf(current, { ...leaf, ttl, nowMs: yield* Clock.currentTimeMillis })
-        return { cert, chain: [toPem(cert), ...chainAfterLeaf(current).map(toPem)] }
+        return { cert, chain: [cert.pem, ...chainPems(current)] }
       })
 
     const service: CertificateAuthorityShape = {
@@ -203,7 +215,7 @@ export const makeCertificateAuthority = (settings: CaSettings) =>
       changes: Stream.map(state.changes, (l) => l.material),
       sign: (request) =>
         issue(settings.policy, request.requestedTtlSeconds, {
-          publicKey: request.csr.csr.publicKey,
+          spki: request.csr.spki,
           uris: request.identities,
         }).pipe(
           Effect.map((r) => r.chain),
@@ -214,7 +226,8 @@ export const makeCertificateAuthority = (settings: CaSettings) =>
           const key = yield* Effect.orDie(generateEcKey("P-256"))
           // Server certificates are not bound by the workload maximum.
           const policy = { defaultTtl: settings.policy.defaultTtl, maxTtl: Duration.infinity }
-          const { cert, chain } = yield* issue(policy, ttlSeconds, { publicKey: key.publicKey, dnsNames })
+          const spki = new Uint8Array(yield* Effect.promise(() => subtle.exportKey("spki", key.publicKey)))
+          const { cert, chain } = yield* issue(policy, ttlSeconds, { spki, dnsNames })
           return {
             certChainPem: chain.join(""),
             keyPem: key.privateKeyPem,

@@ -1,15 +1,28 @@
 /**
- * Certificate signing requests: parsed from PEM, signature verified, key type checked
- * (RSA of at least 2048 bits, ECDSA on P-256 or P-384) and subject alternative names extracted.
+ * Certificate signing requests: parsed from PEM (PKCS#10, DER read directly), signature
+ * verified with Node crypto, key type checked (RSA of at least 2048 bits, ECDSA on P-256 or
+ * P-384) and subject alternative names extracted.
  */
-import { createPublicKey, type KeyObject } from "node:crypto"
+import { createPublicKey, type KeyObject, verify } from "node:crypto"
 import { Effect } from "effect"
+import { children, content, decodeOid, fromPemBlock, raw, read } from "./der.js"
 import { CsrError } from "./errors.js"
-import { x509 } from "./x509.js"
 
 export const MIN_RSA_BITS = 2048
 export const MAX_RSA_BITS = 8192
 const CURVES: Record<string, string> = { prime256v1: "P-256", secp384r1: "P-384" }
+
+/** Signature algorithms accepted on a CSR: OID → hash. */
+const SIGNATURE_HASHES: Record<string, string> = {
+  "1.2.840.113549.1.1.11": "sha256",
+  "1.2.840.113549.1.1.12": "sha384",
+  "1.2.840.113549.1.1.13": "sha512",
+  "1.2.840.10045.4.3.2": "sha256",
+  "1.2.840.10045.4.3.3": "sha384",
+  "1.2.840.10045.4.3.4": "sha512",
+}
+const OID_EXTENSION_REQUEST = "1.2.840.113549.1.9.14"
+const OID_SAN = "2.5.29.17"
 
 export interface SubjectAltNames {
   readonly uris: ReadonlyArray<string>
@@ -19,23 +32,12 @@ export interface SubjectAltNames {
 }
 
 export interface ParsedCsr {
-  readonly csr: x509.Pkcs10CertificateRequest
+  /** DER SubjectPublicKeyInfo of the requested key. */
+  readonly spki: Buffer
   readonly publicKey: KeyObject
   /** "RSA-2048", "EC-P-256", ... */
   readonly keyDescription: string
   readonly sans: SubjectAltNames
-}
-
-const emptySans: SubjectAltNames = { uris: [], dnsNames: [], ips: [], emails: [] }
-
-/** The SANs of an extension list (certificate or CSR). */
-export const sansOf = (extensions: ReadonlyArray<x509.Extension>): SubjectAltNames => {
-  const ext = extensions.find((e) => e.type === "2.5.29.17")
-  if (ext === undefined) return emptySans
-  const san =
-    ext instanceof x509.SubjectAlternativeNameExtension ? ext : new x509.SubjectAlternativeNameExtension(ext.rawData)
-  const pick = (type: string) => san.names.items.filter((n) => n.type === type).map((n) => n.value)
-  return { uris: pick("url"), dnsNames: pick("dns"), ips: pick("ip"), emails: pick("email") }
 }
 
 const describeKey = (key: KeyObject): string | CsrError => {
@@ -60,31 +62,103 @@ const describeKey = (key: KeyObject): string | CsrError => {
   }
 }
 
+const ipText = (bytes: Buffer): string => {
+  if (bytes.length === 4) return [...bytes].join(".")
+  const groups: Array<string> = []
+  for (let i = 0; i < bytes.length; i += 2) groups.push(bytes.readUInt16BE(i).toString(16))
+  return groups.join(":")
+}
+
+/** The SANs of a DER GeneralNames value. */
+export const parseGeneralNames = (der: Buffer): SubjectAltNames => {
+  const uris: Array<string> = []
+  const dnsNames: Array<string> = []
+  const ips: Array<string> = []
+  const emails: Array<string> = []
+  for (const name of children(der, read(der, 0))) {
+    const value = content(der, name)
+    switch (name.tag) {
+      case 0x86:
+        uris.push(value.toString("ascii"))
+        break
+      case 0x82:
+        dnsNames.push(value.toString("ascii"))
+        break
+      case 0x87:
+        ips.push(ipText(value))
+        break
+      case 0x81:
+        emails.push(value.toString("ascii"))
+        break
+    }
+  }
+  return { uris, dnsNames, ips, emails }
+}
+
+const parseStructure = (der: Buffer) => {
+  const root = read(der, 0)
+  if (root.tag !== 0x30 || root.end !== der.length) throw new Error("not a DER SEQUENCE")
+  const [info, algorithm, signature] = children(der, root)
+  if (info?.tag !== 0x30 || algorithm?.tag !== 0x30 || signature?.tag !== 0x03)
+    throw new Error("not a CertificationRequest")
+  const [version, , spki, attributes] = children(der, info)
+  if (version?.tag !== 0x02 || spki?.tag !== 0x30) throw new Error("not a CertificationRequestInfo")
+  const algOid = children(der, algorithm)[0]
+  if (algOid?.tag !== 0x06) throw new Error("invalid signature algorithm")
+  const sig = content(der, signature)
+  let sans: SubjectAltNames = { uris: [], dnsNames: [], ips: [], emails: [] }
+  if (attributes !== undefined && attributes.tag === 0xa0) {
+    for (const attribute of children(der, attributes)) {
+      const [type, values] = children(der, attribute)
+      if (type?.tag !== 0x06 || values === undefined || decodeOid(content(der, type)) !== OID_EXTENSION_REQUEST)
+        continue
+      for (const extensions of children(der, values)) {
+        for (const extension of children(der, extensions)) {
+          const parts = children(der, extension)
+          const id = parts[0]
+          const value = parts[parts.length - 1]
+          if (id?.tag === 0x06 && value?.tag === 0x04 && decodeOid(content(der, id)) === OID_SAN) {
+            sans = parseGeneralNames(content(der, value))
+          }
+        }
+      }
+    }
+  }
+  return {
+    tbs: raw(der, info),
+    spki: Buffer.from(raw(der, spki)),
+    algorithm: decodeOid(content(der, algOid)),
+    signature: sig.subarray(1),
+    sans,
+  }
+}
+
 /** Parses and verifies a PEM CSR. */
 export const parseCsr = (pem: string): Effect.Effect<ParsedCsr, CsrError> =>
   Effect.gen(function* () {
-    if (typeof pem !== "string" || !pem.includes("-----BEGIN CERTIFICATE REQUEST-----")) {
+    const der = typeof pem === "string" ? fromPemBlock(pem, "CERTIFICATE REQUEST") : undefined
+    if (der === undefined) {
       return yield* new CsrError({ reason: "failed to decode the CSR: no PEM block of type CERTIFICATE REQUEST" })
     }
-    const csr = yield* Effect.try({
-      try: () => new x509.Pkcs10CertificateRequest(pem.trim()),
+    const parsed = yield* Effect.try({
+      try: () => parseStructure(der),
       catch: (e) => new CsrError({ reason: `failed to parse the CSR: ${(e as Error).message}` }),
     })
     const publicKey = yield* Effect.try({
-      try: () => createPublicKey({ key: Buffer.from(csr.publicKey.rawData), format: "der", type: "spki" }),
+      try: () => createPublicKey({ key: parsed.spki, format: "der", type: "spki" }),
       catch: (e) => new CsrError({ reason: `failed to read the CSR public key: ${(e as Error).message}` }),
     })
     const description = describeKey(publicKey)
     if (description instanceof CsrError) return yield* description
-    const valid = yield* Effect.tryPromise({
-      try: () => csr.verify(),
-      catch: (e) => new CsrError({ reason: `failed to check the CSR signature: ${(e as Error).message}` }),
+    const hash = SIGNATURE_HASHES[parsed.algorithm]
+    const family = publicKey.asymmetricKeyType === "rsa" ? "1.2.840.113549." : "1.2.840.10045."
+    if (hash === undefined || !parsed.algorithm.startsWith(family)) {
+      return yield* new CsrError({ reason: `the CSR signature algorithm ${parsed.algorithm} is not supported` })
+    }
+    const valid = yield* Effect.try({
+      try: () => verify(hash, parsed.tbs, publicKey, parsed.signature),
+      catch: () => new CsrError({ reason: "the CSR signature is invalid" }),
     })
     if (!valid) return yield* new CsrError({ reason: "the CSR signature is invalid" })
-    const sans = yield* Effect.try({
-      try: () => sansOf(csr.extensions),
-      catch: (e) =>
-        new CsrError({ reason: `failed to read the CSR subject alternative names: ${(e as Error).message}` }),
-    })
-    return { csr, publicKey, keyDescription: description, sans }
+    return { spki: parsed.spki, publicKey, keyDescription: description, sans: parsed.sans }
   })

@@ -5,8 +5,9 @@
  * the self-signed root profile (O=<trust domain>, CA, keyCertSign).
  * Pure computation: keys and certificates in, certificates out; files and clocks live in layers.
  */
-import { randomBytes, type webcrypto } from "node:crypto"
+import { KeyObject, randomBytes, sign, type webcrypto } from "node:crypto"
 import { Duration, Effect } from "effect"
+import * as der_ from "./der.js"
 import { SignError } from "./errors.js"
 import { validityWindow } from "./ttl.js"
 import { x509 } from "./x509.js"
@@ -57,51 +58,116 @@ export const WORKLOAD_KEY_USAGES = x509.KeyUsageFlags.digitalSignature | x509.Ke
 export const WORKLOAD_EXT_KEY_USAGES = [x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]
 
 export interface LeafRequest {
-  readonly publicKey: x509.PublicKeyType
+  /** DER SubjectPublicKeyInfo of the certified key. */
+  readonly spki: Uint8Array
   readonly uris?: ReadonlyArray<string>
   readonly dnsNames?: ReadonlyArray<string>
   readonly ttl: Duration.Duration
   readonly nowMs: number
 }
 
-/** Signs a workload (or server) certificate with the material's signing key. */
-export const signLeaf = (
-  material: SigningMaterial,
-  request: LeafRequest,
-): Effect.Effect<x509.X509Certificate, SignError> =>
-  Effect.tryPromise({
-    try: async () => {
-      const chain = [material.signingCert, ...material.intermediates, material.root]
-      const { notBefore, notAfter } = validityWindow(
-        request.nowMs,
-        request.ttl,
-        chain.map((c) => c.notAfter.getTime()),
-      )
+export interface IssuedLeaf {
+  readonly pem: string
+  readonly notBefore: Date
+  readonly notAfter: Date
+}
+
+/** What signing needs from the material, computed once per material. */
+interface Signer {
+  readonly key: KeyObject
+  readonly hash: string
+  readonly algorithmId: Buffer
+  readonly issuer: Buffer
+  readonly authorityKeyId: Buffer | undefined
+  readonly chainNotAfter: ReadonlyArray<number>
+}
+
+const signers = new WeakMap<SigningMaterial, Signer>()
+
+/** The subject Name (DER) of a certificate. */
+const subjectDer = (cert: x509.X509Certificate): Buffer => {
+  const der = new Uint8Array(cert.rawData)
+  const tbs = der_.children(der, der_.children(der, der_.read(der, 0))[0]!)
+  const fields = tbs[0]?.tag === 0xa0 ? tbs.slice(1) : tbs
+  return Buffer.from(der_.raw(der, fields[4]!))
+}
+
+const signerOf = (material: SigningMaterial): Signer => {
+  const cached = signers.get(material)
+  if (cached !== undefined) return cached
+  const key = KeyObject.from(material.signingKey)
+  const curve = key.asymmetricKeyDetails?.namedCurve
+  const [hash, algorithmId] =
+    key.asymmetricKeyType === "ec"
+      ? curve === "secp384r1"
+        ? ["sha384", der_.seq(der_.oid("1.2.840.10045.4.3.3"))]
+        : ["sha256", der_.seq(der_.oid("1.2.840.10045.4.3.2"))]
+      : ["sha256", der_.seq(der_.oid("1.2.840.113549.1.1.11"), der_.derNull)]
+  const ski = material.signingCert.getExtension(x509.SubjectKeyIdentifierExtension)
+  const signer: Signer = {
+    key,
+    hash,
+    algorithmId,
+    issuer: subjectDer(material.signingCert),
+    authorityKeyId: ski === null ? undefined : Buffer.from(ski.keyId, "hex"),
+    chainNotAfter: [material.signingCert, ...material.intermediates, material.root].map((c) => c.notAfter.getTime()),
+  }
+  signers.set(material, signer)
+  return signer
+}
+
+const extension = (id: string, critical: boolean, value: Buffer) =>
+  der_.seq(der_.oid(id), ...(critical ? [der_.boolTrue] : []), der_.octets(value))
+
+// Fixed extensions of every workload certificate: not a CA; digitalSignature + keyEncipherment;
+// serverAuth + clientAuth.
+const BASIC_CONSTRAINTS = extension("2.5.29.19", true, der_.seq())
+const KEY_USAGE = extension("2.5.29.15", true, Buffer.from([0x03, 0x02, 0x05, 0xa0]))
+const EXT_KEY_USAGE = extension(
+  "2.5.29.37",
+  false,
+  der_.seq(der_.oid(x509.ExtendedKeyUsage.serverAuth), der_.oid(x509.ExtendedKeyUsage.clientAuth)),
+)
+const VERSION_3 = der_.tlv(0xa0, der_.smallInteger(2))
+const EMPTY_NAME = der_.seq()
+
+/**
+ * Signs a workload (or server) certificate with the material's signing key: empty subject,
+ * critical SAN with the identities, the workload key usages, AKI of the signing cert.
+ */
+export const signLeaf = (material: SigningMaterial, request: LeafRequest): Effect.Effect<IssuedLeaf, SignError> =>
+  Effect.try({
+    try: () => {
+      const signer = signerOf(material)
+      const { notBefore, notAfter } = validityWindow(request.nowMs, request.ttl, signer.chainNotAfter)
       if (notAfter.getTime() <= notBefore.getTime()) throw new Error("the signing certificate has expired")
       const names = [
-        ...(request.uris ?? []).map((value) => ({ type: "url" as const, value })),
-        ...(request.dnsNames ?? []).map((value) => ({ type: "dns" as const, value })),
+        ...(request.uris ?? []).map((uri) => der_.tlv(0x86, Buffer.from(uri, "ascii"))),
+        ...(request.dnsNames ?? []).map((dns) => der_.tlv(0x82, Buffer.from(dns, "ascii"))),
       ]
-      const ski = material.signingCert.getExtension(x509.SubjectKeyIdentifierExtension)
-      const extensions: Array<x509.Extension> = [
-        new x509.BasicConstraintsExtension(false, undefined, true),
-        new x509.KeyUsagesExtension(WORKLOAD_KEY_USAGES, true),
-        new x509.ExtendedKeyUsageExtension(WORKLOAD_EXT_KEY_USAGES, false),
+      const extensions = [
+        BASIC_CONSTRAINTS,
+        KEY_USAGE,
+        EXT_KEY_USAGE,
         // The subject is empty, so the SAN extension is critical (RFC 5280 §4.2.1.6).
-        new x509.SubjectAlternativeNameExtension(names, true),
+        extension("2.5.29.17", true, der_.seq(...names)),
+        ...(signer.authorityKeyId !== undefined
+          ? [extension("2.5.29.35", false, der_.seq(der_.tlv(0x80, signer.authorityKeyId)))]
+          : []),
       ]
-      if (ski !== null) extensions.push(new x509.AuthorityKeyIdentifierExtension(ski.keyId))
-      return x509.X509CertificateGenerator.create({
-        serialNumber: randomSerial(),
-        subject: "",
-        issuer: material.signingCert.subjectName,
-        notBefore,
-        notAfter,
-        publicKey: request.publicKey,
-        signingKey: material.signingKey,
-        signingAlgorithm: signingAlgorithm(material.signingKey),
-        extensions,
-      })
+      const tbs = der_.seq(
+        VERSION_3,
+        der_.unsignedInteger(Buffer.from(randomSerial(), "hex")),
+        signer.algorithmId,
+        signer.issuer,
+        der_.seq(der_.time(notBefore), der_.time(notAfter)),
+        EMPTY_NAME,
+        request.spki,
+        der_.tlv(0xa3, der_.seq(...extensions)),
+      )
+      const signature = sign(signer.hash, tbs, signer.key)
+      const der = der_.seq(tbs, signer.algorithmId, der_.bitString(signature))
+      return { pem: der_.toPemBlock("CERTIFICATE", der), notBefore, notAfter }
     },
     catch: (e) =>
       new SignError({ type: "CERT_GEN_ERROR", reason: `failed to generate the certificate: ${(e as Error).message}` }),
