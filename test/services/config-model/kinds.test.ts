@@ -369,6 +369,7 @@ const TABLES: Record<string, KindTable> = {
         ],
       },
       { http: [{ route: [dest("reviews")] }] },
+      { hosts: ["a"], http: [{ match: [{ uri: { prefix: "" } }], route: [dest("a")] }] },
     ],
     invalid: [
       ["nothing to route", { hosts: ["a"] }, ["spec: http, tcp or tls must be provided in virtual service"]],

@@ -406,25 +406,32 @@ export const regexProblem = (re: string): string | undefined => {
 
 export const Regex = stringWith(regexProblem, "Regex")
 
-/** StringMatch: exactly one of exact / prefix / regex. */
-export const StringMatch = Schema.Struct({
-  exact: opt(Schema.String),
-  prefix: opt(Schema.String),
-  regex: opt(Schema.String),
-}).pipe(
-  checked((match, report) => {
-    const set = (["exact", "prefix", "regex"] as const).filter((k) => match[k] !== undefined)
-    if (set.length > 1) report([], `only one of exact, prefix or regex may be set, found ${set.join(" and ")}`)
-    if (match.prefix !== undefined && match.prefix === "") report(["prefix"], "prefix string match should not be empty")
-    if (match.regex !== undefined) {
-      if (match.regex === "") report(["regex"], "regex string match should not be empty")
-      else {
-        const problem = regexProblem(match.regex)
-        if (problem !== undefined) report(["regex"], problem)
+const makeStringMatch = (allowEmptyPrefix: boolean) =>
+  Schema.Struct({
+    exact: opt(Schema.String),
+    prefix: opt(Schema.String),
+    regex: opt(Schema.String),
+  }).pipe(
+    checked((match, report) => {
+      const set = (["exact", "prefix", "regex"] as const).filter((k) => match[k] !== undefined)
+      if (set.length > 1) report([], `only one of exact, prefix or regex may be set, found ${set.join(" and ")}`)
+      if (!allowEmptyPrefix && match.prefix !== undefined && match.prefix === "") {
+        report(["prefix"], "prefix string match should not be empty")
       }
-    }
-  }),
-)
+      if (match.regex !== undefined) {
+        if (match.regex === "") report(["regex"], "regex string match should not be empty")
+        else {
+          const problem = regexProblem(match.regex)
+          if (problem !== undefined) report(["regex"], problem)
+        }
+      }
+    }),
+  )
+
+/** StringMatch: exactly one of exact / prefix / regex; prefix and regex not empty. */
+export const StringMatch = makeStringMatch(false)
+/** StringMatch of a URI: an empty prefix matches every path. */
+export const UriMatch = makeStringMatch(true)
 export type StringMatch = typeof StringMatch.Type
 
 /** Percent: a double 0..100. */

@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import {
   checked,
   Duration,
+  DurationOrZero,
   Enum,
   exportToProblems,
   fqdnProblem,
@@ -151,7 +152,7 @@ export const LoadBalancerSettings = Schema.Struct({
         Schema.Struct({
           name: opt(Schema.String),
           path: opt(Schema.String),
-          ttl: opt(Schema.String),
+          ttl: opt(DurationOrZero),
           attributes: opt(Schema.Array(Schema.Struct({ name: Schema.String, value: opt(Schema.String) }))),
         }),
       ),

@@ -22,6 +22,7 @@ import {
   StringMap,
   StringMatch,
   UInt,
+  UriMatch,
   wildcardDomainProblem,
 } from "./common.js"
 import { subsetNameProblem } from "./destination-rule.js"
@@ -141,7 +142,7 @@ type StringMatchType = typeof StringMatch.Type
 
 export const HTTPMatchRequest = Schema.Struct({
   name: opt(Schema.String),
-  uri: opt(StringMatch),
+  uri: opt(UriMatch),
   scheme: opt(StringMatch),
   method: opt(StringMatch),
   authority: opt(StringMatch),
