@@ -4,7 +4,7 @@
  * @peculiar/x509 over Node's WebCrypto, and the root/chain expiry gauges.
  */
 import { watch } from "node:fs"
-import { Clock, Duration, Effect, Layer, Option, Random, Stream, SubscriptionRef } from "effect"
+import { Clock, Duration, Effect, Layer, Option, Random, Schedule, Stream, SubscriptionRef } from "effect"
 import { CertificateAuthority, type CertificateAuthorityShape } from "../../services/ca/ca.js"
 import { CaMaterialError } from "../../services/ca/errors.js"
 import { chainAfterLeaf, createSelfSignedRoot, signLeaf, toPem } from "../../services/ca/material.js"
@@ -45,6 +45,8 @@ export interface CaSettings {
   /** Settling delay after a change in the plugged-in CA directory before reloading. */
   readonly reloadDelay?: Duration.Duration
 }
+
+const GAUGE_REFRESH = Duration.minutes(1)
 
 const updateGauges = (metrics: CaMetrics, loaded: LoadedMaterial, nowMs: number) => {
   const m = loaded.material
@@ -195,6 +197,15 @@ export const makeCertificateAuthority = (settings: CaSettings) =>
     } else {
       yield* Effect.forkScoped(rootRotator(settings, state, metrics))
     }
+    // Keep the "seconds until expiry" gauges current between changes.
+    yield* Effect.forkScoped(
+      Effect.repeat(
+        Effect.gen(function* () {
+          updateGauges(metrics, yield* SubscriptionRef.get(state), yield* Clock.currentTimeMillis)
+        }),
+        Schedule.spaced(GAUGE_REFRESH),
+      ),
+    )
 
     const material = Effect.map(SubscriptionRef.get(state), (l) => l.material)
     const issue = (
