@@ -118,25 +118,33 @@ export class WatchError extends Data.TaggedError("WatchError")<{ readonly dir: s
   }
 }
 
-/** Bridges `fs.watch(dir, { recursive })` as a stream of changed paths (`undefined` = unknown). */
+/**
+ * Bridges `fs.watch(dir, { recursive })` as a stream of changed paths (`undefined` = unknown).
+ * A recursive watch also watches `dir` itself non-recursively: Node's recursive watcher on Linux
+ * misses renames of entries over existing ones (the `..data` symlink swap of ConfigMap mounts).
+ */
 export const watchDirectory = (dir: string, recursive = true): Stream.Stream<string | undefined, WatchError> =>
-  Stream.asyncScoped<string | undefined, WatchError>((emit) =>
-    Effect.acquireRelease(
-      Effect.try({
-        try: () => {
-          const watcher = fs.watch(dir, { recursive, persistent: false }, (_event, filename) => {
-            void emit.single(
-              filename === null || filename === undefined ? undefined : path.resolve(dir, String(filename)),
-            )
-          })
-          watcher.on("error", (cause) => void emit.fail(new WatchError({ dir, cause })))
-          return watcher
-        },
-        catch: (cause) => new WatchError({ dir, cause }),
-      }),
-      (watcher) => Effect.sync(() => watcher.close()),
-    ),
-  )
+  Stream.asyncScoped<string | undefined, WatchError>((emit) => {
+    const open = (options: { readonly recursive: boolean }) =>
+      Effect.acquireRelease(
+        Effect.try({
+          try: () => {
+            const watcher = fs.watch(dir, { recursive: options.recursive, persistent: false }, (_event, filename) => {
+              void emit.single(
+                filename === null || filename === undefined ? undefined : path.resolve(dir, String(filename)),
+              )
+            })
+            watcher.on("error", (cause) => void emit.fail(new WatchError({ dir, cause })))
+            return watcher
+          },
+          catch: (cause) => new WatchError({ dir, cause }),
+        }),
+        (watcher) => Effect.sync(() => watcher.close()),
+      )
+    return recursive
+      ? Effect.zipRight(open({ recursive: true }), open({ recursive: false }))
+      : open({ recursive: false })
+  })
 
 /**
  * Runs `reload` after changes settle: each element of `changes` (re)starts a `debounce` timer;

@@ -184,6 +184,38 @@ describe("file config store (real directory)", () => {
       }).pipe(withMetrics),
   )
 
+  it.scopedLive("files in directories created after start-up are picked up; symlinked swaps too", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const { store } = yield* makeFileConfigStore({ configDir: dir })
+      const { events } = yield* store.subscribe
+      fs.mkdirSync(path.join(dir, "new", "nested"), { recursive: true })
+      fs.writeFileSync(path.join(dir, "new", "nested", "n.yaml"), serviceEntry("n", "n.com"))
+      const added = yield* within(awaitEvent(events, (e) => e.changes.length > 0))
+      expect(summary(added)).toEqual(["added ServiceEntry/default/n"])
+      fs.writeFileSync(path.join(dir, "new", "nested", "n.yaml"), serviceEntry("n", "n2.com"))
+      const updated = yield* within(awaitEvent(events, (e) => e.changes.length > 0))
+      expect(summary(updated)).toEqual(["updated ServiceEntry/default/n"])
+
+      // ConfigMap-style mount: visible file -> ..data/file, and ..data swapped atomically.
+      const v1 = path.join(dir, "..v1")
+      const v2 = path.join(dir, "..v2")
+      fs.mkdirSync(v1)
+      fs.mkdirSync(v2)
+      fs.writeFileSync(path.join(v1, "cm.yaml"), serviceEntry("cm", "v1.com"))
+      fs.writeFileSync(path.join(v2, "cm.yaml"), serviceEntry("cm", "v2.com"))
+      fs.symlinkSync("..v1", path.join(dir, "..data"))
+      fs.symlinkSync(path.join("..data", "cm.yaml"), path.join(dir, "cm.yaml"))
+      const cm = yield* within(awaitEvent(events, (e) => e.changes.some((c) => c.name === "cm")))
+      expect(cm.snapshot.get("ServiceEntry", "default", "cm")?.spec).toMatchObject({ hosts: ["v1.com"] })
+      fs.symlinkSync("..v2", path.join(dir, "..data_tmp"))
+      fs.renameSync(path.join(dir, "..data_tmp"), path.join(dir, "..data"))
+      const swapped = yield* within(awaitEvent(events, (e) => e.changes.some((c) => c.name === "cm")))
+      expect(summary(swapped)).toEqual(["updated ServiceEntry/default/cm"])
+      expect(swapped.snapshot.get("ServiceEntry", "default", "cm")?.spec).toMatchObject({ hosts: ["v2.com"] })
+    }).pipe(withMetrics),
+  )
+
   it.scopedLive("conflicting definitions across files: the first path wins, deterministically", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
