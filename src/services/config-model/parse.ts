@@ -17,6 +17,9 @@ export interface ParsedDocuments {
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
 
+/** The fields a mesh resource document may have (status is written by the control plane). */
+const TOP_LEVEL_FIELDS = new Set(["apiVersion", "kind", "metadata", "spec", "status"])
+
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
@@ -184,6 +187,11 @@ export const validateDocument = (
   const issues: Array<ValidationIssue> = problems.map(([path, message]) => issueAt(ctx, path, message))
   if (info === undefined) return { issues }
 
+  if (info.strict) {
+    for (const key of Object.keys(value)) {
+      if (!TOP_LEVEL_FIELDS.has(key)) issues.push(issueAt(ctx, renderPath([key]), "unknown field"))
+    }
+  }
   let body: unknown
   let prefix: string
   if (info.body === "spec") {

@@ -261,3 +261,16 @@ describe("rules that need the resource's metadata", () => {
     ])
   })
 })
+
+describe("document fields", () => {
+  it("reports unknown top-level fields of mesh kinds (a misspelt spec is not silently empty)", () => {
+    expect(
+      problems(
+        "apiVersion: security.mesh.io/v1\nkind: AuthorizationPolicy\nmetadata: {name: a}\nspecs: {action: DENY}\n",
+      ),
+    ).toEqual(["specs: unknown field"])
+    expect(
+      problems("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\napiExtra: 1\nspec: {containers: [{name: app}]}\n"),
+    ).toEqual([])
+  })
+})
