@@ -25,9 +25,25 @@ export const renderPath = (segments: ReadonlyArray<PropertyKey>, prefix = ""): s
   return out
 }
 
+/** What a type in Schema's own words (`ReadonlyArray<...>`, `Struct (Encoded side)`) is called in YAML. */
+const describeExpected = (expected: string): string | undefined => {
+  if (expected.startsWith("ReadonlyArray<")) return "a list"
+  if (expected.startsWith("Struct") || expected.startsWith("{")) return "a mapping"
+  if (expected === "string" || expected === "number" || expected === "boolean") return `a ${expected}`
+  return undefined
+}
+
 const cleanMessage = (tag: string, message: string): string => {
   if (tag === "Missing") return "is required"
   if (tag === "Unexpected") return "unknown field"
+  const match = /^Expected (.+), actual (.*)$/s.exec(message)
+  if (match !== null) {
+    const expected = describeExpected(match[1] ?? "")
+    if (expected !== undefined) {
+      const actual = match[2] ?? ""
+      return `expected ${expected}, got ${actual.length > 60 ? `${actual.slice(0, 57)}...` : actual}`
+    }
+  }
   return message
 }
 

@@ -723,7 +723,7 @@ const TABLES: Record<string, KindTable> = {
         { concurrency: -1 },
         ["spec.concurrency: concurrency must be greater than or equal to 0"],
       ],
-      ["wrong type", { concurrency: "two" }, ['spec.concurrency: Expected number, actual "two"']],
+      ["wrong type", { concurrency: "two" }, ['spec.concurrency: expected a number, got "two"']],
     ],
   },
   PeerAuthentication: {

@@ -156,7 +156,7 @@ describe("parseConfigDocuments", () => {
       "spec.http[0].route[1].destination.subset: subset name is invalid: Not_A_Label",
       'spec.http[0].timeout: invalid duration "soon" (expected a duration such as "1s", "0.5s" or "100ms")',
       "spec.http[1].route[0].destination.host: invalid destination host *",
-      'spec.http[1].retries.attempts: Expected number, actual "three"',
+      'spec.http[1].retries.attempts: expected a number, got "three"',
       "spec.http[0].route: total destination weight 90 != 100",
     ])
   })
