@@ -164,11 +164,15 @@ export const makeFileMeshWatcher = (
       options.debounce ?? FILE_DEBOUNCE_DURATION,
       () => reload,
     ).pipe(
-      Effect.catchAll((error) =>
-        Effect.logWarning(
-          `${error.message}; polling mesh configuration files every ${Duration.format(pollInterval)}`,
-        ).pipe(Effect.zipRight(reload), Effect.zipRight(poll)),
-      ),
+      Effect.catchAll((error) => {
+        const message = `${error.message}; polling mesh configuration files every ${Duration.format(pollInterval)}`
+        // A missing directory is the usual case for the default paths: not worth a warning.
+        const missing = (error.cause as NodeJS.ErrnoException | undefined)?.code === "ENOENT"
+        return (missing ? Effect.logDebug(message) : Effect.logWarning(message)).pipe(
+          Effect.zipRight(reload),
+          Effect.zipRight(poll),
+        )
+      }),
     )
     if (files.length > 0) yield* Effect.forkScoped(options.polling === true ? poll : watch)
     yield* reload
