@@ -232,7 +232,7 @@ export const validateDocument = (
 export const parseConfigDocuments = (file: string, text: string): ParsedDocuments => {
   const resources: Array<ConfigResource> = []
   const issues: Array<ValidationIssue> = []
-  const documents = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true })
+  const documents = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true, merge: true })
   const list = Array.isArray(documents) ? documents : []
   list.forEach((document, documentIndex) => {
     if (document.errors.length > 0) {

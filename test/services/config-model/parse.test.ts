@@ -274,3 +274,37 @@ describe("document fields", () => {
     ).toEqual([])
   })
 })
+
+describe("YAML features", () => {
+  it("resolves anchors, aliases and merge keys as the orchestrator's YAML reader does", () => {
+    const result = parse(`apiVersion: networking.mesh.io/v1
+kind: DestinationRule
+metadata: {name: a}
+spec:
+  host: a.example.com
+  trafficPolicy:
+    connectionPool: &pool
+      tcp: {maxConnections: 10}
+  subsets:
+  - name: v1
+    labels: &v1 {version: v1}
+    trafficPolicy:
+      connectionPool:
+        <<: *pool
+        http: {maxRetries: 2}
+  - name: v2
+    labels: {<<: *v1, version: v2}
+`)
+    expect(result.issues).toEqual([])
+    expect(result.resources[0]?.spec).toMatchObject({
+      subsets: [
+        {
+          name: "v1",
+          labels: { version: "v1" },
+          trafficPolicy: { connectionPool: { tcp: { maxConnections: 10 }, http: { maxRetries: 2 } } },
+        },
+        { name: "v2", labels: { version: "v2" } },
+      ],
+    })
+  })
+})
