@@ -6,11 +6,12 @@
  * single-core sign rate for the root's key type.
  *   node dist/scripts/bench-ca.mjs [requests=2000] [concurrency=32]
  */
-import { execFileSync } from "node:child_process"
+import { execFileSync, fork } from "node:child_process"
 import { createPublicKey, generateKeyPairSync } from "node:crypto"
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import * as grpc from "@grpc/grpc-js"
 import { Duration, Effect, Layer, ManagedRuntime } from "effect"
 import * as jose from "jose"
@@ -23,8 +24,9 @@ import { CertificateAuthority } from "../src/services/ca/ca.js"
 import { trustBundlePem } from "../src/services/ca/material.js"
 import { subtle, x509 } from "../src/services/ca/x509.js"
 
-const requests = Number(process.argv[2] ?? 2000)
-const concurrency = Number(process.argv[3] ?? 32)
+const args = process.argv.slice(2).filter((a) => !a.startsWith("--"))
+const requests = Number(args[0] ?? 2000)
+const concurrency = Number(args[1] ?? 32)
 const ID = "spiffe://cluster.local/ns/bench/sa/client"
 const ISSUER = "https://bench.issuer"
 
@@ -107,41 +109,16 @@ const run = async (label: string, rootCaDir: string, stateDir: string, pool: Rea
   const runtime = ManagedRuntime.make(server.pipe(Layer.provideMerge(ca), Layer.provideMerge(metricsLayer("bench"))))
   const [{ port }, authority] = await runtime.runPromise(Effect.all([CaGrpcServer, CertificateAuthority]))
   const rootPem = trustBundlePem(await runtime.runPromise(authority.material))
-  const Client = caClientConstructor()
-  const clients = Array.from(
-    { length: Math.min(8, concurrency) },
-    () =>
-      new Client(`127.0.0.1:${port}`, grpc.credentials.createSsl(Buffer.from(rootPem)), {
-        "grpc.ssl_target_name_override": "meshd.mesh-system.svc",
-        "grpc.default_authority": "meshd.mesh-system.svc",
-      }) as unknown as Record<string, Function>,
-  )
-  const metadata = new grpc.Metadata()
-  metadata.set("authorization", `Bearer ${token}`)
-  const call = (i: number) =>
-    new Promise<number>((resolve, reject) => {
-      const start = performance.now()
-      clients[i % clients.length]!.CreateCertificate!(
-        { csr: pool[i % pool.length], validity_duration: 3600 },
-        metadata,
-        (error: Error | null) => (error ? reject(error) : resolve(performance.now() - start)),
-      )
-    })
-  const drive = async (total: number) => {
-    const latencies: Array<number> = []
-    let next = 0
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < total) latencies.push(await call(next++))
-      }),
-    )
-    return latencies
-  }
-  await drive(Math.min(200, requests)) // warm-up: JIT, TLS sessions, key imports
-  const start = performance.now()
-  const latencies = (await drive(requests)).sort((a, b) => a - b)
-  const seconds = (performance.now() - start) / 1000
-  for (const c of clients) (c as unknown as grpc.Client).close()
+  // The clients run in a child process so that this process's core serves only the CA.
+  const child = fork(fileURLToPath(import.meta.url), ["--client"], { stdio: ["ignore", "inherit", "inherit", "ipc"] })
+  const measured = await new Promise<{ latencies: Array<number>; seconds: number }>((resolve, reject) => {
+    child.once("message", (m) => resolve(m as { latencies: Array<number>; seconds: number }))
+    child.once("error", reject)
+    child.send({ port, rootPem, token, pool, requests, concurrency })
+  })
+  child.kill()
+  const latencies = measured.latencies.sort((a, b) => a - b)
+  const seconds = measured.seconds
   await runtime.dispose()
   return {
     root: label,
@@ -152,6 +129,61 @@ const run = async (label: string, rootCaDir: string, stateDir: string, pool: Rea
     p99Ms: Math.round(percentile(latencies, 99) * 100) / 100,
   }
 }
+
+/** Client mode (child process): drives the server and reports latencies. */
+const clientMode = () =>
+  process.once("message", async (message) => {
+    const {
+      port,
+      rootPem,
+      token,
+      pool,
+      requests: total,
+      concurrency: lanes,
+    } = message as {
+      port: number
+      rootPem: string
+      token: string
+      pool: Array<string>
+      requests: number
+      concurrency: number
+    }
+    const Client = caClientConstructor()
+    const clients = Array.from(
+      { length: Math.min(8, lanes) },
+      () =>
+        new Client(`127.0.0.1:${port}`, grpc.credentials.createSsl(Buffer.from(rootPem)), {
+          "grpc.ssl_target_name_override": "meshd.mesh-system.svc",
+          "grpc.default_authority": "meshd.mesh-system.svc",
+        }) as unknown as Record<string, Function>,
+    )
+    const metadata = new grpc.Metadata()
+    metadata.set("authorization", `Bearer ${token}`)
+    const call = (i: number) =>
+      new Promise<number>((resolve, reject) => {
+        const start = performance.now()
+        clients[i % clients.length]!.CreateCertificate!(
+          { csr: pool[i % pool.length], validity_duration: 3600 },
+          metadata,
+          (error: Error | null) => (error ? reject(error) : resolve(performance.now() - start)),
+        )
+      })
+    const drive = async (count: number) => {
+      const latencies: Array<number> = []
+      let next = 0
+      await Promise.all(
+        Array.from({ length: lanes }, async () => {
+          while (next < count) latencies.push(await call(next++))
+        }),
+      )
+      return latencies
+    }
+    await drive(Math.min(200, total)) // warm-up: JIT, TLS, HTTP/2 windows
+    const start = performance.now()
+    const latencies = await drive(total)
+    const seconds = (performance.now() - start) / 1000
+    process.send!({ latencies, seconds })
+  })
 
 const opensslSpeed = () => {
   const out = execFileSync("openssl", ["speed", "-seconds", "3", "rsa2048", "ecdsap256"], {
@@ -165,26 +197,30 @@ const opensslSpeed = () => {
   }
 }
 
-const work = mkdtempSync(join(tmpdir(), "mesh-bench-ca-"))
-const pool = await csrs(256)
-const rsa = await run("RSA-2048 (self-signed)", join(work, "none"), join(work, "state-rsa"), pool)
-await ecRootDir(join(work, "ec"))
-const ec = await run("ECDSA P-256 (plugged-in)", join(work, "ec"), join(work, "state-ec"), pool)
-const floor = opensslSpeed()
-const result = {
-  benchmark: "ca-issuance",
-  results: [
-    {
-      ...rsa,
-      opensslSignsPerSecond: floor.rsa2048SignsPerSecond,
-      ratio: rsa.certsPerSecond / floor.rsa2048SignsPerSecond,
-    },
-    {
-      ...ec,
-      opensslSignsPerSecond: floor.ecdsap256SignsPerSecond,
-      ratio: ec.certsPerSecond / floor.ecdsap256SignsPerSecond,
-    },
-  ],
-  target: "ratio >= 0.5",
+if (process.argv.includes("--client")) {
+  clientMode()
+} else {
+  const work = mkdtempSync(join(tmpdir(), "mesh-bench-ca-"))
+  const pool = await csrs(256)
+  const rsa = await run("RSA-2048 (self-signed)", join(work, "none"), join(work, "state-rsa"), pool)
+  await ecRootDir(join(work, "ec"))
+  const ec = await run("ECDSA P-256 (plugged-in)", join(work, "ec"), join(work, "state-ec"), pool)
+  const floor = opensslSpeed()
+  const result = {
+    benchmark: "ca-issuance",
+    results: [
+      {
+        ...rsa,
+        opensslSignsPerSecond: floor.rsa2048SignsPerSecond,
+        ratio: rsa.certsPerSecond / floor.rsa2048SignsPerSecond,
+      },
+      {
+        ...ec,
+        opensslSignsPerSecond: floor.ecdsap256SignsPerSecond,
+        ratio: ec.certsPerSecond / floor.ecdsap256SignsPerSecond,
+      },
+    ],
+    target: "ratio >= 0.5",
+  }
+  console.log(JSON.stringify(result, null, 2))
 }
-console.log(JSON.stringify(result, null, 2))

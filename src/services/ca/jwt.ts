@@ -117,6 +117,31 @@ export interface JwtAuthenticatorSettings {
   readonly keys: jose.JWTVerifyGetKey
   /** Accepted clock skew for exp/nbf, seconds. */
   readonly clockToleranceSeconds?: number
+  /**
+   * How long a verified token is remembered (never past its expiry), so that an agent's
+   * repeated requests do not pay for signature checks; 0 disables. Default 60s.
+   */
+  readonly cacheTtlMs?: number
+}
+
+const CACHE_SIZE = 10_000
+
+/** Verified tokens: token → payload, until `untilMs`. Insertion order evicts the oldest. */
+class VerifiedTokens {
+  private readonly entries = new Map<string, { readonly payload: jose.JWTPayload; readonly untilMs: number }>()
+  get(token: string, nowMs: number) {
+    const entry = this.entries.get(token)
+    if (entry === undefined) return undefined
+    if (entry.untilMs <= nowMs) {
+      this.entries.delete(token)
+      return undefined
+    }
+    return entry.payload
+  }
+  set(token: string, payload: jose.JWTPayload, untilMs: number) {
+    if (this.entries.size >= CACHE_SIZE) this.entries.delete(this.entries.keys().next().value!)
+    this.entries.set(token, { payload, untilMs })
+  }
 }
 
 const describe = (e: unknown, token: string, settings: JwtAuthenticatorSettings): string => {
@@ -160,18 +185,30 @@ export const verifyJwt = (token: string, settings: JwtAuthenticatorSettings): Ef
     }),
   ).pipe(Effect.map((result) => result.payload))
 
-export const jwtAuthenticator = (settings: JwtAuthenticatorSettings): Authenticator => ({
-  name: "JwtAuthenticator",
-  authenticate: (ctx) =>
+export const jwtAuthenticator = (settings: JwtAuthenticatorSettings): Authenticator => {
+  const cacheTtlMs = settings.cacheTtlMs ?? 60_000
+  const cache = new VerifiedTokens()
+  const verified = (token: string) =>
     Effect.gen(function* () {
-      const token = bearerToken(ctx)
-      if (Either.isLeft(token)) return yield* new AuthenticationError({ reason: token.left })
-      const payload = yield* Effect.mapError(
-        verifyJwt(token.right, settings),
-        (reason) => new AuthenticationError({ reason }),
-      )
-      const id = identityFromClaims(payload, settings.trustDomain)
-      if (Either.isLeft(id)) return yield* new AuthenticationError({ reason: id.left })
-      return { authSource: "IDToken" as const, identities: [id.right.identity], orchestrator: id.right.orchestrator }
-    }),
-})
+      const nowMs = yield* Clock.currentTimeMillis
+      const hit = cacheTtlMs > 0 ? cache.get(token, nowMs) : undefined
+      if (hit !== undefined) return hit
+      const payload = yield* verifyJwt(token, settings)
+      if (cacheTtlMs > 0 && payload.exp !== undefined) {
+        cache.set(token, payload, Math.min(payload.exp * 1000, nowMs + cacheTtlMs))
+      }
+      return payload
+    })
+  return {
+    name: "JwtAuthenticator",
+    authenticate: (ctx) =>
+      Effect.gen(function* () {
+        const token = bearerToken(ctx)
+        if (Either.isLeft(token)) return yield* new AuthenticationError({ reason: token.left })
+        const payload = yield* Effect.mapError(verified(token.right), (reason) => new AuthenticationError({ reason }))
+        const id = identityFromClaims(payload, settings.trustDomain)
+        if (Either.isLeft(id)) return yield* new AuthenticationError({ reason: id.left })
+        return { authSource: "IDToken" as const, identities: [id.right.identity], orchestrator: id.right.orchestrator }
+      }),
+  }
+}

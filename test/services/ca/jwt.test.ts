@@ -95,6 +95,37 @@ describe("JWT authentication", () => {
     }),
   )
 
+  it.effect("remembers a verified token for a minute at most, never past its expiry", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(T0 * 1000 + 1000)
+      const { privateKey, publicKey } = yield* Effect.promise(() => jose.generateKeyPair("ES256"))
+      const local = jose.createLocalJWKSet({
+        keys: [{ ...(yield* Effect.promise(() => jose.exportJWK(publicKey))), kid: "k1" }],
+      })
+      let lookups = 0
+      const authenticator = jwtAuthenticator({
+        issuer: ISSUER,
+        audiences: ["mesh-ca"],
+        trustDomain: "cluster.local",
+        keys: (header, token) => {
+          lookups++
+          return local(header, token)
+        },
+      })
+      const token = yield* Effect.promise(() =>
+        new jose.SignJWT(claims()).setProtectedHeader({ alg: "ES256", kid: "k1" }).sign(privateKey),
+      )
+      yield* authenticator.authenticate(ctx(token))
+      yield* authenticator.authenticate(ctx(token))
+      expect(lookups).toBe(1)
+      yield* TestClock.adjust("61 seconds")
+      yield* authenticator.authenticate(ctx(token))
+      expect(lookups).toBe(2)
+      yield* TestClock.adjust("1 hours")
+      expect((yield* Effect.flip(authenticator.authenticate(ctx(token)))).reason).toMatch(/expired/)
+    }),
+  )
+
   it.effect("tries authenticators in order and reports every failure", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(T0 * 1000 + 1000)
