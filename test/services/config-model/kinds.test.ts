@@ -124,7 +124,7 @@ const TABLES: Record<string, KindTable> = {
       [
         "unknown resolution",
         { hosts: ["a.com"], resolution: "MAGIC" },
-        ['spec.resolution: unknown value "MAGIC"; expected one of NONE, STATIC, DNS, DNS_ROUND_ROBIN'],
+        ['spec.resolution: unknown value "MAGIC"; expected one of NONE, STATIC, DNS, DNS_ROUND_ROBIN, DYNAMIC_DNS'],
       ],
       [
         "unknown location",

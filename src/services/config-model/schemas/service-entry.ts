@@ -29,7 +29,7 @@ export const ServicePort = Schema.Struct({
 export type ServicePort = typeof ServicePort.Type
 
 export const Location = Enum("MESH_EXTERNAL", "MESH_INTERNAL")
-export const Resolution = Enum("NONE", "STATIC", "DNS", "DNS_ROUND_ROBIN")
+export const Resolution = Enum("NONE", "STATIC", "DNS", "DNS_ROUND_ROBIN", "DYNAMIC_DNS")
 
 const Endpoint = Schema.Struct(WorkloadEntryFields)
 
@@ -95,6 +95,7 @@ export const ServiceEntry = Schema.Struct({
         break
       case "DNS":
       case "DNS_ROUND_ROBIN":
+      case "DYNAMIC_DNS":
         if (endpoints.length === 0) {
           se.hosts.forEach((host, i) => {
             if (host !== "*" && wildcardDomainProblem(host) === undefined && fqdnProblem(host) !== undefined) {
