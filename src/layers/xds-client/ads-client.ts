@@ -108,6 +108,14 @@ export const makeAdsClient = (options: AdsClientOptions): Effect.Effect<AdsClien
           const error = options.validate?.(typeUrl, resources)
           const step = sotwClientOnResponse(state, sotw, resources, error)
           yield* setType(step.state)
+          options.onResponse?.({
+            typeUrl,
+            version: sotw.version_info,
+            resources: resources.length,
+            removed: 0,
+            bytes: resources.reduce((n, r) => n + r.bytes, 0),
+            accepted: error === undefined,
+          })
           if (yield* Ref.get(autoAck)) yield* write(step.reply)
         } else {
           const delta = response as DeltaDiscoveryResponse
@@ -128,6 +136,14 @@ export const makeAdsClient = (options: AdsClientOptions): Effect.Effect<AdsClien
             error,
           )
           yield* setType(step.state)
+          options.onResponse?.({
+            typeUrl,
+            version: delta.system_version_info,
+            resources: resources.length,
+            removed: (delta.removed_resources ?? []).length,
+            bytes: resources.reduce((n, r) => n + r.bytes, 0),
+            accepted: error === undefined,
+          })
           if (yield* Ref.get(autoAck)) yield* write(step.reply)
         }
       })

@@ -71,6 +71,17 @@ export interface AdsClientOptions {
   /** Decode resources (off for light benchmark clients). */
   readonly decode?: boolean
   readonly validate?: Validate
+  /** Called after each response is handled (benchmarks record timings here). */
+  readonly onResponse?: (event: ResponseEvent) => void
+}
+
+export interface ResponseEvent {
+  readonly typeUrl: string
+  readonly version: string
+  readonly resources: number
+  readonly removed: number
+  readonly bytes: number
+  readonly accepted: boolean
 }
 
 export interface AdsClientShape {
