@@ -16,7 +16,11 @@ import { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import { type Allocation, emptyAllocation } from "../../services/registry/auto-allocate.js"
 import { makeRegistryCore } from "../../services/registry/core.js"
 import { RegistrySnapshot, ServiceRegistry, type ServiceRegistryShape } from "../../services/registry/registry.js"
-import { convertServiceEntries, type HostConflict } from "../../services/registry/service-entry.js"
+import {
+  type ConversionCache,
+  convertServiceEntries,
+  type HostConflict,
+} from "../../services/registry/service-entry.js"
 
 export interface ServiceEntryRegistryOptions {
   /** `CLUSTER_ID`. */
@@ -38,6 +42,7 @@ export const makeServiceEntryRegistry = (
     let allocation: Allocation = emptyAllocation
     let conflicts: ReadonlyArray<HostConflict> = []
     let trustDomain = (yield* mesh.config).trustDomain
+    const cache: ConversionCache = new Map()
 
     const rebuild = (snapshot: ConfigSnapshot) =>
       lock.withPermits(1)(
@@ -51,6 +56,7 @@ export const makeServiceEntryRegistry = (
               autoAllocate: options.autoAllocate ?? true,
             },
             allocation,
+            cache,
           )
           if (
             result.allocation.exhausted.length > 0 &&

@@ -148,15 +148,35 @@ const wantsAutoAllocation = (entry: ConfigResource<ServiceEntrySpec>, hostname: 
   return !(resolutionOf(spec) === "NONE" && isWildcardHost(hostname))
 }
 
+interface CachedHost {
+  readonly entry: ConfigResource<ServiceEntrySpec>
+  readonly slot: number | undefined
+  readonly clusterId: string
+  readonly trustDomain: string
+  readonly workloads: ReadonlyArray<ConfigResource<WorkloadEntrySpec>>
+  readonly service: Service
+  readonly endpoints: ReadonlyArray<Endpoint>
+}
+
+/**
+ * Conversion results kept between calls, by `namespace/hostname`: a host whose entry (the same
+ * resource object), address slot, options and selected WorkloadEntries are unchanged reuses its
+ * previous service and endpoint objects, so re-converting after a one-entry change costs little
+ * and the registry diff sees identical objects. Owned by one caller; mutated by each call.
+ */
+export type ConversionCache = Map<string, CachedHost>
+
 /**
  * Converts every ServiceEntry (with the WorkloadEntries their selectors may pick) to services
- * and endpoints. `previous` is the last allocation, so addresses stay put across changes.
+ * and endpoints. `previous` is the last allocation, so addresses stay put across changes;
+ * `cache` (optional) lets unchanged hosts reuse their previous results.
  */
 export const convertServiceEntries = (
   serviceEntries: ReadonlyArray<ConfigResource<ServiceEntrySpec>>,
   workloadEntries: ReadonlyArray<ConfigResource<WorkloadEntrySpec>>,
   options: ServiceEntryOptions = defaultServiceEntryOptions,
   previous: Allocation = emptyAllocation,
+  cache?: ConversionCache,
 ): ServiceEntryConversion => {
   const ordered = [...serviceEntries].sort(compareEntries)
   const winners = new Map<string, { entry: ConfigResource<ServiceEntrySpec>; ignored: Array<string> }>()
@@ -188,16 +208,40 @@ export const convertServiceEntries = (
   const services: Array<Service> = []
   const endpoints: Array<Endpoint> = []
   const conflicts: Array<HostConflict> = []
+  const seen = new Set<string>()
   for (const [key, { entry, ignored }] of [...winners.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (ignored.length > 0) conflicts.push({ key, winner: resourceKey(entry), ignored })
+    seen.add(key)
     const spec = entry.spec
+    const selector = spec.workloadSelector?.labels
+    // Workload labels: the spec's, overridden by the metadata's (as the reference merges them).
+    const selected =
+      spec.workloadSelector === undefined
+        ? []
+        : (workloadsByNamespace.get(entry.meta.namespace) ?? [])
+            .map((we) => ({ we, labels: { ...(we.spec.labels ?? {}), ...we.meta.labels } }))
+            .filter(({ labels }) => selectorMatches(selector ?? {}, labels))
+            .sort((a, b) => compareEntries(a.we, b.we))
+    const slot = allocation.slots.get(key)
+    const cached = cache?.get(key)
+    if (
+      cached !== undefined &&
+      cached.entry === entry &&
+      cached.slot === slot &&
+      cached.clusterId === options.clusterId &&
+      cached.trustDomain === options.trustDomain &&
+      cached.workloads.length === selected.length &&
+      cached.workloads.every((we, i) => we === selected[i]?.we)
+    ) {
+      services.push(cached.service)
+      endpoints.push(...cached.endpoints)
+      continue
+    }
     const hostname = key.slice(key.indexOf("/") + 1)
     const resolution = resolutionOf(spec)
     const given = (spec.addresses ?? []).map(normaliseAddress)
-    const slot = allocation.slots.get(key)
     const auto = slot === undefined ? [] : Object.values(slotAddresses(slot))
     const ports = portsOf(spec)
-    const selector = spec.workloadSelector?.labels
     const service: Service = {
       hostname,
       namespace: entry.meta.namespace,
@@ -215,24 +259,17 @@ export const convertServiceEntries = (
       source: resourceKey(entry),
       ...(entry.meta.creationTimestamp !== undefined ? { creationTimestamp: entry.meta.creationTimestamp } : {}),
     }
-    services.push(service)
-
+    const own: Array<Endpoint> = []
     const staticEndpoints = spec.endpoints ?? []
     if (spec.workloadSelector !== undefined) {
-      // Workload labels: the spec's, overridden by the metadata's (as the reference merges them).
-      const selected = (workloadsByNamespace.get(entry.meta.namespace) ?? [])
-        .map((we) => ({ we, labels: { ...(we.spec.labels ?? {}), ...we.meta.labels } }))
-        .filter(({ labels }) => selectorMatches(selector ?? {}, labels))
-        .sort((a, b) => compareEntries(a.we, b.we))
       for (const port of ports) {
-        for (const { we, labels } of selected)
-          endpoints.push(endpointFrom(service, port, { ...we.spec, labels }, options))
+        for (const { we, labels } of selected) own.push(endpointFrom(service, port, { ...we.spec, labels }, options))
       }
     } else if (staticEndpoints.length > 0) {
-      for (const port of ports) for (const e of staticEndpoints) endpoints.push(endpointFrom(service, port, e, options))
+      for (const port of ports) for (const e of staticEndpoints) own.push(endpointFrom(service, port, e, options))
     } else if (resolution === "DNS" || resolution === "DNS_ROUND_ROBIN") {
       for (const port of ports) {
-        endpoints.push({
+        own.push({
           hostname,
           namespace: service.namespace,
           servicePortName: port.name,
@@ -248,6 +285,18 @@ export const convertServiceEntries = (
         })
       }
     }
+    services.push(service)
+    endpoints.push(...own)
+    cache?.set(key, {
+      entry,
+      slot,
+      clusterId: options.clusterId,
+      trustDomain: options.trustDomain,
+      workloads: selected.map((s) => s.we),
+      service,
+      endpoints: own,
+    })
   }
+  if (cache !== undefined) for (const key of [...cache.keys()]) if (!seen.has(key)) cache.delete(key)
   return { services, endpoints, allocation, conflicts }
 }

@@ -234,6 +234,38 @@ describe("convertServiceEntries", () => {
   })
 })
 
+describe("conversion cache", () => {
+  it("reuses the results of unchanged hosts and recomputes changed ones", () => {
+    const a = serviceEntry("a", { hosts: ["a.com"], resolution: "DNS", ports: [{ number: 80, name: "http" }] })
+    const b = serviceEntry("b", {
+      hosts: ["b.com"],
+      resolution: "STATIC",
+      ports: [{ number: 80, name: "http" }],
+      workloadSelector: { labels: { app: "b" } },
+    })
+    const we1 = workloadEntry("we1", { address: "10.0.0.1", labels: { app: "b" } })
+    const cache = new Map()
+    const first = convertServiceEntries([a, b], [we1], undefined, undefined, cache)
+    const a2 = serviceEntry("a", { hosts: ["a.com"], resolution: "DNS", ports: [{ number: 81, name: "http" }] })
+    const second = convertServiceEntries([a2, b], [we1], undefined, first.allocation, cache)
+    expect(second.services[1]).toBe(first.services[1])
+    expect(second.services[0]).not.toBe(first.services[0])
+    expect(second.services[0]?.ports[0]?.port).toBe(81)
+    const we2 = workloadEntry("we2", { address: "10.0.0.2", labels: { app: "b" } })
+    const third = convertServiceEntries([a2, b], [we1, we2], undefined, second.allocation, cache)
+    expect(third.services[0]).toBe(second.services[0])
+    expect(third.endpoints.filter((e) => e.hostname === "b.com").map((e) => e.address)).toEqual([
+      "10.0.0.1",
+      "10.0.0.2",
+    ])
+    const fourth = convertServiceEntries([b], [we1, we2], undefined, third.allocation, cache)
+    expect(fourth.services.map((s) => s.hostname)).toEqual(["b.com"])
+    expect(cache.size).toBe(1)
+    // Same result as without a cache.
+    expect(fourth).toEqual(convertServiceEntries([b], [we1, we2], undefined, third.allocation))
+  })
+})
+
 describe("normaliseAddress", () => {
   it("turns full-length CIDRs into addresses and keeps others", () => {
     expect(normaliseAddress("1.2.3.4/32")).toBe("1.2.3.4")
