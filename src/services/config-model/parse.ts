@@ -257,6 +257,17 @@ export const parseConfigDocuments = (file: string, text: string): ParsedDocument
       return
     }
     if (value === null || value === undefined) return
+    if (isRecord(value) && value.kind === "List" && value.apiVersion === "v1" && Array.isArray(value.items)) {
+      // An orchestrator List (`kubectl get -o yaml`): every item is a document of its own.
+      value.items.forEach((item: unknown, i: number) => {
+        const result = validateDocument(file, documentIndex, item)
+        if (result.resource !== undefined) resources.push(result.resource)
+        for (const issue of result.issues) {
+          issues.push({ ...issue, path: issue.path === "" ? `items[${i}]` : `items[${i}].${issue.path}` })
+        }
+      })
+      return
+    }
     const result = validateDocument(file, documentIndex, value)
     if (result.resource !== undefined) resources.push(result.resource)
     issues.push(...result.issues)

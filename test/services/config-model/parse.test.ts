@@ -308,3 +308,24 @@ spec:
     })
   })
 })
+
+describe("orchestrator lists", () => {
+  it("validates every item of a v1 List, paths prefixed with the item", () => {
+    const result = parse(`apiVersion: v1
+kind: List
+items:
+- apiVersion: networking.mesh.io/v1
+  kind: DestinationRule
+  metadata: {name: a}
+  spec: {host: a.example.com}
+- apiVersion: networking.mesh.io/v1
+  kind: DestinationRule
+  metadata: {name: b}
+  spec: {host: "b..com"}
+`)
+    expect(result.resources.map((r) => r.meta.name)).toEqual(["a"])
+    expect(result.issues.map(formatIssue)).toEqual([
+      'test.yaml document 0 DestinationRule default/b: field items[1].spec.host: domain name "b..com" invalid (label "" invalid)',
+    ])
+  })
+})
