@@ -230,7 +230,7 @@ export const makeCertificateAuthority = (settings: CaSettings) =>
           uris: request.identities,
         }).pipe(
           Effect.map((r) => r.chain),
-          Effect.withSpan("CertificateAuthority.sign"),
+          Effect.withSpan("CertificateAuthority.sign", { captureStackTrace: false }),
         ),
       issueServerCertificate: (dnsNames, ttlSeconds) =>
         Effect.gen(function* () {

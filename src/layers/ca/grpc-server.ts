@@ -192,7 +192,7 @@ export const makeCaGrpcServer = (settings: CaServerSettings) =>
             ),
           onSuccess: () => Effect.sync(() => metrics.success.inc()),
         }),
-        Effect.withSpan("MeshCertificateService.CreateCertificate"),
+        Effect.withSpan("MeshCertificateService.CreateCertificate", { captureStackTrace: false }),
       )
       Runtime.runPromiseExit(runtime)(program).then((exit) => {
         if (Exit.isSuccess(exit)) return callback(null, { cert_chain: exit.value })
