@@ -1,0 +1,171 @@
+/**
+ * The agent's xDS proxy between the project's ADS client (on the unix socket) and the real ADS
+ * server: SotW and delta pass through, NACKs reach the server unchanged, and a discovery-server
+ * restart is bridged (upstream reopened, subscriptions replayed) without dropping the downstream.
+ */
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Exit, Scope } from "effect"
+import { makeXdsProxy } from "../../../src/layers/agent-xds-proxy/xds-proxy.js"
+import { metricsLayer } from "../../../src/layers/metrics.js"
+import { makeXdsServer } from "../../../src/layers/xds/ads-server.js"
+import { makeAdsClient } from "../../../src/layers/xds-client/ads-client.js"
+import { Metrics } from "../../../src/services/metrics/metrics.js"
+import { clusterName } from "../../../src/services/xds/grpc-gen.js"
+import { plainToStruct } from "../../../src/services/xds/messages.js"
+import { defaultXdsServerConfig } from "../../../src/services/xds/server.js"
+import { TypeUrl } from "../../../src/services/xds/type-urls.js"
+import type { AdsClientOptions, ClientSnapshot } from "../../../src/services/xds-client/client.js"
+import { ECHO, endpoint, service, weightedMesh } from "../../fixtures/xds/mesh.js"
+
+const config = {
+  ...defaultXdsServerConfig,
+  host: "127.0.0.1",
+  port: 0,
+  debounce: { debounceAfter: Duration.millis(10), debounceMax: Duration.millis(200), enableEdsDebounce: true },
+  shutdownDuration: Duration.millis(200),
+}
+const mesh = weightedMesh({ address: "10.0.0.1", port: 8080 }, { address: "10.0.0.2", port: 8080 })
+const node = {
+  id: "sidecar~10.0.0.9~client.default~default.svc.cluster.local",
+  metadata: plainToStruct({ GENERATOR: "grpc" }),
+}
+const WAIT = "10 seconds"
+const V1 = clusterName(ECHO, 80, "v1")
+const V2 = clusterName(ECHO, 80, "v2")
+const held = (s: ClientSnapshot, typeUrl: string) => [...(s.types.get(typeUrl)?.resources.keys() ?? [])].sort()
+
+const metricValue = (name: string) =>
+  Effect.gen(function* () {
+    const metric = (yield* Metrics).registry.getSingleMetric(name)
+    if (metric === undefined) return 0
+    return (yield* Effect.promise(async () => metric.get())).values.reduce((n, v) => n + v.value, 0)
+  })
+
+const poll = <A, E, R>(self: Effect.Effect<A, E, R>, until: (a: A) => boolean) =>
+  Effect.gen(function* () {
+    for (;;) {
+      const value = yield* self
+      if (until(value)) return value
+      yield* Effect.sleep("20 millis")
+    }
+  }).pipe(Effect.timeout(WAIT))
+
+/** A server in its own scope so that a test can stop and restart it on the same port. */
+const serverIn = (port: number, initial = mesh) =>
+  Effect.gen(function* () {
+    const scope = yield* Scope.make()
+    const server = yield* makeXdsServer({ ...config, port }, initial).pipe(Scope.extend(scope))
+    return { server, stop: Scope.close(scope, Exit.void) }
+  })
+
+const setup = Effect.gen(function* () {
+  const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "mesh-xdsproxy-")))
+  yield* Effect.addFinalizer(() => Effect.promise(() => rm(dir, { recursive: true, force: true })))
+  const first = yield* serverIn(0)
+  const socketPath = join(dir, "XDS")
+  const proxy = yield* makeXdsProxy({
+    socketPath,
+    upstream: `127.0.0.1:${first.server.port}`,
+    retry: { base: Duration.millis(20), max: Duration.millis(200) },
+  })
+  const client = (mode: "sotw" | "delta", extra: Partial<AdsClientOptions> = {}) =>
+    makeAdsClient({ address: `unix://${socketPath}`, mode, node, ...extra })
+  return { first, proxy, client, socketPath }
+})
+
+describe("xDS proxy", () => {
+  it.scopedLive("passes SotW through and counts requests and responses", () =>
+    Effect.gen(function* () {
+      const { proxy, client, first } = yield* setup
+      expect(yield* proxy.receivedResponse).toBe(false)
+      const c = yield* client("sotw")
+      yield* c.subscribe(TypeUrl.Cluster)
+      yield* c.subscribe(TypeUrl.Endpoint, [V1, V2])
+      const s = yield* c.waitFor(
+        (s) => held(s, TypeUrl.Cluster).length === 3 && held(s, TypeUrl.Endpoint).length === 2,
+        WAIT,
+      )
+      expect(s.types.get(TypeUrl.Cluster)!.version).toBe((yield* first.server.pushContext).version)
+      expect(yield* proxy.receivedResponse).toBe(true)
+      expect(yield* proxy.activeStreams).toBe(1)
+      // the server sees the downstream's node and its ACKs
+      const cs = yield* poll(
+        first.server.connections,
+        (cs) => cs.length === 1 && cs[0]!.watches.every((w) => w.nonceAcked === w.nonceSent),
+      )
+      expect(cs[0]!.generator).toBe("grpc")
+      expect(yield* metricValue("xds_proxy_requests")).toBeGreaterThanOrEqual(4)
+      expect(yield* metricValue("xds_proxy_responses")).toBeGreaterThanOrEqual(2)
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+
+  it.scopedLive("forwards NACKs unchanged", () =>
+    Effect.gen(function* () {
+      const { client, first } = yield* setup
+      let reject = false
+      const c = yield* client("sotw", {
+        validate: (typeUrl) => (reject && typeUrl === TypeUrl.Cluster ? "rejected through the proxy" : undefined),
+      })
+      yield* c.subscribe(TypeUrl.Cluster)
+      yield* c.waitFor((s) => (s.types.get(TypeUrl.Cluster)?.acks ?? 0) === 1, WAIT)
+      reject = true
+      yield* first.server.update({ ...mesh, services: [...mesh.services, service("new.default.svc.cluster.local")] })
+      yield* c.waitFor((s) => (s.types.get(TypeUrl.Cluster)?.nacks ?? 0) === 1, WAIT)
+      const status = yield* poll(
+        first.server.connections,
+        (cs) => cs[0]?.watches.find((w) => w.typeUrl === TypeUrl.Cluster)?.lastError !== undefined,
+      )
+      expect(status[0]!.watches.find((w) => w.typeUrl === TypeUrl.Cluster)!.lastError).toBe(
+        "rejected through the proxy",
+      )
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+
+  it.scopedLive("passes delta through", () =>
+    Effect.gen(function* () {
+      const { client } = yield* setup
+      const c = yield* client("delta")
+      yield* c.subscribe(TypeUrl.Cluster)
+      yield* c.subscribe(TypeUrl.Endpoint, [V1])
+      const s = yield* c.waitFor(
+        (s) => held(s, TypeUrl.Cluster).length === 3 && held(s, TypeUrl.Endpoint).length === 1,
+        WAIT,
+      )
+      expect(held(s, TypeUrl.Endpoint)).toEqual([V1])
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+
+  it.scopedLive("bridges a discovery-server restart: the downstream stream stays open and gets new config", () =>
+    Effect.gen(function* () {
+      const { client, first, proxy } = yield* setup
+      const port = first.server.port
+      const c = yield* client("sotw")
+      yield* c.subscribe(TypeUrl.Cluster)
+      yield* c.subscribe(TypeUrl.Endpoint, [V1, V2])
+      yield* c.waitFor((s) => held(s, TypeUrl.Endpoint).length === 2, WAIT)
+      yield* first.stop
+      // while the server is away the proxy fails to connect and backs off
+      yield* poll(metricValue("meshd_connection_terminations"), (n) => n >= 1)
+      yield* poll(metricValue("meshd_connection_failures"), (n) => n >= 1)
+      expect(yield* proxy.activeStreams).toBe(1)
+      // the new server has one more endpoint: the client sees it on the same stream
+      const second = yield* serverIn(port, {
+        ...mesh,
+        endpoints: [...mesh.endpoints, endpoint(ECHO, "10.0.0.3", 8080, { labels: { version: "v1" } })],
+      })
+      yield* Effect.addFinalizer(() => second.stop)
+      const after = yield* c.waitFor((s) => {
+        const cla = s.types.get(TypeUrl.Endpoint)?.resources.get(V1)?.resource as
+          | { endpoints?: Array<{ lb_endpoints: unknown[] }> }
+          | undefined
+        return cla?.endpoints?.[0]?.lb_endpoints.length === 2
+      }, WAIT)
+      expect(after.connected).toBe(true)
+      const cs = yield* poll(second.server.connections, (cs) => cs.length === 1)
+      expect(cs[0]!.watches.map((w) => w.typeUrl).sort()).toEqual([TypeUrl.Cluster, TypeUrl.Endpoint].sort())
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+})
