@@ -318,7 +318,7 @@ export const makeFileConfigStore = (
             return result.snapshot
           }),
         )
-        .pipe(withScope("file"))
+        .pipe(withScope("file"), Effect.withSpan("FileConfigStore.reload", { attributes: { full: pending.full } }))
 
     const debounce = options.debounce ?? FILE_DEBOUNCE_DURATION
     const poll = Stream.fromSchedule(Schedule.spaced(options.pollInterval ?? FILE_POLL_INTERVAL)).pipe(

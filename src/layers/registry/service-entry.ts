@@ -45,42 +45,44 @@ export const makeServiceEntryRegistry = (
     const cache: ConversionCache = new Map()
 
     const rebuild = (snapshot: ConfigSnapshot) =>
-      lock.withPermits(1)(
-        Effect.gen(function* () {
-          const result = convertServiceEntries(
-            snapshot.list("ServiceEntry") as ReadonlyArray<ConfigResource<ServiceEntrySpec>>,
-            snapshot.list("WorkloadEntry") as ReadonlyArray<ConfigResource<WorkloadEntrySpec>>,
-            {
-              clusterId: options.clusterId ?? DEFAULT_CLUSTER_ID,
-              trustDomain,
-              autoAllocate: options.autoAllocate ?? true,
-            },
-            allocation,
-            cache,
-          )
-          if (
-            result.allocation.exhausted.length > 0 &&
-            result.allocation.exhausted.length !== allocation.exhausted.length
-          ) {
-            yield* Effect.logError(
-              `out of addresses to auto-allocate: ${result.allocation.exhausted.length} ServiceEntry hosts left without one (first: ${result.allocation.exhausted[0]})`,
-            ).pipe(withScope("ip-autoallocate"))
-          }
-          allocation = result.allocation
-          const known = new Set(conflicts.map((c) => `${c.key}|${c.winner}|${c.ignored.join(",")}`))
-          for (const c of result.conflicts) {
-            if (known.has(`${c.key}|${c.winner}|${c.ignored.join(",")}`)) continue
-            yield* Effect.logWarning(
-              `host ${c.key} is defined by more than one ServiceEntry; serving ${c.winner}, ignoring ${c.ignored.join(", ")}`,
+      lock
+        .withPermits(1)(
+          Effect.gen(function* () {
+            const result = convertServiceEntries(
+              snapshot.list("ServiceEntry") as ReadonlyArray<ConfigResource<ServiceEntrySpec>>,
+              snapshot.list("WorkloadEntry") as ReadonlyArray<ConfigResource<WorkloadEntrySpec>>,
+              {
+                clusterId: options.clusterId ?? DEFAULT_CLUSTER_ID,
+                trustDomain,
+                autoAllocate: options.autoAllocate ?? true,
+              },
+              allocation,
+              cache,
+            )
+            if (
+              result.allocation.exhausted.length > 0 &&
+              result.allocation.exhausted.length !== allocation.exhausted.length
+            ) {
+              yield* Effect.logError(
+                `out of addresses to auto-allocate: ${result.allocation.exhausted.length} ServiceEntry hosts left without one (first: ${result.allocation.exhausted[0]})`,
+              ).pipe(withScope("ip-autoallocate"))
+            }
+            allocation = result.allocation
+            const known = new Set(conflicts.map((c) => `${c.key}|${c.winner}|${c.ignored.join(",")}`))
+            for (const c of result.conflicts) {
+              if (known.has(`${c.key}|${c.winner}|${c.ignored.join(",")}`)) continue
+              yield* Effect.logWarning(
+                `host ${c.key} is defined by more than one ServiceEntry; serving ${c.winner}, ignoring ${c.ignored.join(", ")}`,
+              ).pipe(withScope("serviceentry"))
+            }
+            conflicts = result.conflicts
+            const diff = yield* core.replace(RegistrySnapshot.make(result.services, result.endpoints))
+            yield* Effect.logDebug(
+              `ServiceEntry registry: ${result.services.length} services; +${diff.servicesAdded.length} ~${diff.servicesUpdated.length} -${diff.servicesRemoved.length}, endpoints changed for ${diff.endpointsChanged.length}`,
             ).pipe(withScope("serviceentry"))
-          }
-          conflicts = result.conflicts
-          const diff = yield* core.replace(RegistrySnapshot.make(result.services, result.endpoints))
-          yield* Effect.logDebug(
-            `ServiceEntry registry: ${result.services.length} services; +${diff.servicesAdded.length} ~${diff.servicesUpdated.length} -${diff.servicesRemoved.length}, endpoints changed for ${diff.endpointsChanged.length}`,
-          ).pipe(withScope("serviceentry"))
-        }),
-      )
+          }),
+        )
+        .pipe(Effect.withSpan("ServiceEntryRegistry.rebuild"))
 
     const { events } = yield* store.subscribe
     yield* store.awaitSynced

@@ -50,24 +50,26 @@ export const makeConfigStoreCore: Effect.Effect<ConfigStoreCore> = Effect.gen(fu
   const synced = yield* Deferred.make<void>()
 
   const apply = (updates: ReadonlyArray<FileUpdate>) =>
-    lock.withPermits(1)(
-      Effect.gen(function* () {
-        const before = yield* Ref.get(state)
-        const result = before.apply(updates)
-        yield* Ref.set(state, result.snapshot)
-        if (result.changes.length > 0 || result.issuesChanged) {
-          yield* PubSub.publish(pubsub, {
-            version: result.snapshot.version,
-            full: false,
-            changes: result.changes,
-            kinds: changedKinds(result.changes),
-            issuesChanged: result.issuesChanged,
-            snapshot: result.snapshot,
-          })
-        }
-        return result
-      }),
-    )
+    lock
+      .withPermits(1)(
+        Effect.gen(function* () {
+          const before = yield* Ref.get(state)
+          const result = before.apply(updates)
+          yield* Ref.set(state, result.snapshot)
+          if (result.changes.length > 0 || result.issuesChanged) {
+            yield* PubSub.publish(pubsub, {
+              version: result.snapshot.version,
+              full: false,
+              changes: result.changes,
+              kinds: changedKinds(result.changes),
+              issuesChanged: result.issuesChanged,
+              snapshot: result.snapshot,
+            })
+          }
+          return result
+        }),
+      )
+      .pipe(Effect.withSpan("ConfigStore.apply", { attributes: { files: updates.length } }))
 
   const subscribe = lock.withPermits(1)(
     Effect.gen(function* () {
