@@ -2,6 +2,7 @@
  * End-to-end: the CA's gRPC server on 127.0.0.1:0 with TLS, a real grpc-js client, tokens from a
  * local OIDC issuer, and the real openssl verifying what was issued.
  */
+import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import * as grpc from "@grpc/grpc-js"
 import { Duration, Effect, Layer, ManagedRuntime } from "effect"
@@ -18,6 +19,7 @@ import { Metrics } from "../../../src/services/metrics/metrics.js"
 import {
   counterValue,
   createCertificateCall,
+  execFileAsync,
   makeCsr,
   opensslRsaCsr,
   opensslText,
@@ -297,5 +299,29 @@ describe("CreateCertificate over TLS", () => {
       "meshca_server_csr_sign_err_count",
       { error_type: "TTL_ERROR" },
     )
+  })
+
+  it("exposes the meshca_server_* metrics in a text format promtool accepts", async () => {
+    const text = await registry.metrics()
+    for (const name of [
+      "meshca_server_csr_count",
+      "meshca_server_success_cert_issuance_count",
+      "meshca_server_authentication_failure_count",
+      "meshca_server_csr_parsing_err_count",
+      "meshca_server_id_extraction_err_count",
+      "meshca_server_csr_sign_err_count",
+      "meshca_server_root_cert_expiry_seconds",
+      "meshca_server_root_cert_expiry_timestamp",
+      "meshca_server_cert_chain_expiry_seconds",
+      "meshca_server_cert_chain_expiry_timestamp",
+    ]) {
+      expect(text).toContain(`# TYPE ${name} `)
+    }
+    expect(text).toMatch(/meshca_server_csr_sign_err_count\{error_type="TTL_ERROR"\} 1/)
+    const file = join(dir, "metrics.txt")
+    await writeFile(file, text)
+    const check = await execFileAsync("sh", ["-c", `promtool check metrics < ${file}; echo "exit=$?"`])
+    // promtool only lints names here (e.g. counters without _total); it must parse the text.
+    expect(check.stdout + check.stderr).not.toMatch(/error while linting|text format parsing error/)
   })
 })
