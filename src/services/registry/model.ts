@@ -27,7 +27,7 @@ export interface ServicePort {
   readonly targetPort?: number
 }
 
-export type Resolution = "STATIC" | "DNS" | "DNS_ROUND_ROBIN" | "NONE"
+export type Resolution = "STATIC" | "DNS" | "DNS_ROUND_ROBIN" | "DYNAMIC_DNS" | "NONE"
 export type Location = "MESH_EXTERNAL" | "MESH_INTERNAL"
 
 export interface Service {

@@ -10,7 +10,7 @@
  * - two entries of one namespace defining one host: the older entry (creation time, then name)
  *   wins, the other definition of that host is ignored and reported;
  * - services without addresses get auto-allocated ones (see auto-allocate.ts) unless the host
- *   is a wildcard with resolution NONE or the entry opts out with the label
+ *   is a wildcard with resolution NONE (or DYNAMIC_DNS, resolved per request) or the entry opts out with the label
  *   `networking.mesh.io/enable-autoallocate-ip: "false"`.
  */
 import type { ConfigResource } from "../config-model/resource.js"
@@ -69,7 +69,7 @@ const upper = <T extends string>(value: string | undefined, fallback: T, allowed
 }
 
 const resolutionOf = (spec: ServiceEntrySpec): Resolution =>
-  upper(spec.resolution, "NONE", ["NONE", "STATIC", "DNS", "DNS_ROUND_ROBIN"])
+  upper(spec.resolution, "NONE", ["NONE", "STATIC", "DNS", "DNS_ROUND_ROBIN", "DYNAMIC_DNS"])
 
 const locationOf = (spec: ServiceEntrySpec): Location =>
   upper(spec.location, "MESH_EXTERNAL", ["MESH_EXTERNAL", "MESH_INTERNAL"])
@@ -145,7 +145,8 @@ const wantsAutoAllocation = (entry: ConfigResource<ServiceEntrySpec>, hostname: 
   if ((spec.addresses ?? []).length > 0) return false
   const optOut = entry.meta.labels[AUTOALLOCATE_LABEL] ?? entry.meta.labels[AUTOALLOCATE_LABEL_UPSTREAM]
   if (optOut === "false") return false
-  return !(resolutionOf(spec) === "NONE" && isWildcardHost(hostname))
+  const resolution = resolutionOf(spec)
+  return !((resolution === "NONE" || resolution === "DYNAMIC_DNS") && isWildcardHost(hostname))
 }
 
 interface CachedHost {

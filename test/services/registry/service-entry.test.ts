@@ -202,6 +202,7 @@ describe("convertServiceEntries", () => {
           endpoints: [{ address: "1.1.1.1" }],
         }),
         serviceEntry("plain-none", { hosts: ["none.com"], resolution: "NONE" }),
+        serviceEntry("dyn", { hosts: ["*.dyn.com"], resolution: "DYNAMIC_DNS" as never }),
         serviceEntry(
           "opt-out",
           { hosts: ["out.com"] },
@@ -221,6 +222,8 @@ describe("convertServiceEntries", () => {
     expect(byHost["*.wild.com"]?.autoAllocatedAddresses).toEqual([])
     expect(byHost["*.static.com"]?.autoAllocatedAddresses).toHaveLength(2)
     expect(byHost["none.com"]?.autoAllocatedAddresses).toHaveLength(2)
+    expect(byHost["*.dyn.com"]?.autoAllocatedAddresses).toEqual([])
+    expect(byHost["*.dyn.com"]?.resolution).toBe("DYNAMIC_DNS")
     expect(byHost["out.com"]?.autoAllocatedAddresses).toEqual([])
   })
 
