@@ -92,6 +92,17 @@ export const makeXdsServer = (
     )
     let connectionCounter = 0
 
+    const recordPushContextStats = (push: PushContext) => {
+      let noInstances = 0
+      for (const svc of push.services) {
+        const endpoints = push.endpointsByHost.get(svc.hostname) ?? []
+        for (const port of svc.ports) if (!endpoints.some((e) => e.servicePortName === port.name)) noInstances++
+      }
+      metrics.edsNoInstances.set(noInstances)
+      metrics.endpointNotReady.set(push.input.endpoints.filter((e) => e.healthStatus === "UNHEALTHY").length)
+    }
+    recordPushContextStats(current)
+
     // -------------------------------------------------------------------------------------------
     // Pushes
 
@@ -101,6 +112,7 @@ export const makeXdsServer = (
         pushes++
         current = makePushContext(input, config.pushContext, `${new Date(now).toISOString()}/${pushes}`)
         metrics.debounceTime.observe(debounceMillis / 1000)
+        recordPushContextStats(current)
         yield* Effect.logDebug(
           `push ${current.version}: full=${request.full} events=${events} configs=${[...request.configsUpdated].join(",")}`,
         )

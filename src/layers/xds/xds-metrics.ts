@@ -43,6 +43,8 @@ export const makeXdsMetrics = (metrics: MetricsShape) => ({
     "Total number of XDS requests with an expired nonce",
     ["type"],
   ),
+  edsNoInstances: metrics.gauge("pilot_eds_no_instances", "Number of clusters without instances"),
+  endpointNotReady: metrics.gauge("pilot_endpoint_not_ready", "Endpoint found in unready state"),
   writeTimeout: metrics.counter("pilot_xds_write_timeout", "Pilot XDS response write timeouts"),
   pushTime: metrics.histogram<"type">(
     "pilot_xds_push_time",

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Layer, Stream } from "effect"
 import { metricsLayer } from "../../../src/layers/metrics.js"
-import { makeXdsServer } from "../../../src/layers/xds/ads-server.js"
+import { makeXdsServer, xdsDiscoveryLayer } from "../../../src/layers/xds/ads-server.js"
 import { makeAdsClient } from "../../../src/layers/xds-client/ads-client.js"
 import { Metrics } from "../../../src/services/metrics/metrics.js"
 import { clusterName } from "../../../src/services/xds/grpc-gen.js"
 import { plainToStruct } from "../../../src/services/xds/messages.js"
 import type { PushContextInput } from "../../../src/services/xds/push-context.js"
-import { defaultXdsServerConfig } from "../../../src/services/xds/server.js"
+import { defaultXdsServerConfig, XdsServer } from "../../../src/services/xds/server.js"
 import { TypeUrl } from "../../../src/services/xds/type-urls.js"
 import type { AdsClientOptions, ClientSnapshot } from "../../../src/services/xds-client/client.js"
 import { ECHO, endpoint, service, weightedMesh } from "../../fixtures/xds/mesh.js"
@@ -118,6 +118,8 @@ describe("ADS server (SotW)", () => {
       yield* c.subscribe(TypeUrl.Cluster)
       const first = yield* c.waitFor((s) => (s.types.get(TypeUrl.Cluster)?.acks ?? 0) === 1, WAIT)
       const goodVersion = first.types.get(TypeUrl.Cluster)!.version
+      // the server must have processed the ACK before the next push (else it is a stale nonce)
+      yield* poll(server.connections, (cs) => cs[0]?.watches[0]?.versionAcked === goodVersion)
       reject = true
       yield* server.update({ ...mesh, services: [...mesh.services, service("new.default.svc.cluster.local")] })
       const nacked = yield* c.waitFor((s) => (s.types.get(TypeUrl.Cluster)?.nacks ?? 0) === 1, WAIT)
@@ -211,5 +213,19 @@ describe("ADS server (delta)", () => {
       const got = yield* second.waitFor((s) => (s.types.get(TypeUrl.Endpoint)?.responses ?? 0) === 1, WAIT)
       expect(held(got, TypeUrl.Endpoint)).toEqual([V2])
     }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+})
+
+describe("xdsDiscoveryLayer", () => {
+  it.scopedLive("follows a stream of PushContext inputs and exposes its metrics", () =>
+    Effect.gen(function* () {
+      const server = yield* XdsServer
+      const c = yield* client(server.port, "sotw")
+      yield* c.subscribe(TypeUrl.Cluster)
+      yield* c.waitFor((s) => held(s, TypeUrl.Cluster).length === 3, WAIT)
+      expect(yield* metricValue("pilot_eds_no_instances")).toBe(0)
+    }).pipe(
+      Effect.provide(xdsDiscoveryLayer(config, Stream.make(mesh)).pipe(Layer.provideMerge(metricsLayer("test")))),
+    ),
   )
 })
