@@ -6,7 +6,7 @@
  * verifies against the trust bundle authenticates a renewal; otherwise a bearer token is needed.
  * Every refusal is a gRPC status with a clear message and a counted metric.
  */
-import type { PeerCertificate } from "node:tls"
+import type { PeerCertificate, SecureVersion } from "node:tls"
 import * as grpc from "@grpc/grpc-js"
 import { Cause, Clock, Context, Data, Duration, Effect, Exit, Layer, Option, Runtime, Stream } from "effect"
 import type { AuthContext, Authenticator } from "../../services/ca/authenticate.js"
@@ -28,6 +28,7 @@ export interface CaServerSettings {
   readonly nodeAuthorizer: NodeAuthorizer | undefined
   /** Lifetime of the serving certificate, seconds (default 24h). */
   readonly servingCertTtlSeconds?: number
+  readonly tls?: CaServerTls
 }
 
 export interface CaGrpcServerShape {
@@ -41,43 +42,43 @@ export class CaServerError extends Data.TaggedError("CaServerError")<{ readonly 
   }
 }
 
-type CaCertificateUpdateListener = grpc.experimental.CaCertificateUpdateListener
-type IdentityCertificateUpdateListener = grpc.experimental.IdentityCertificateUpdateListener
+/** TLS restrictions of the listener (`--tls-cipher-suites`, `COMPLIANCE_POLICY`). */
+export interface CaServerTls {
+  /** OpenSSL cipher list. */
+  readonly ciphers?: string
+  readonly minVersion?: SecureVersion
+  readonly maxVersion?: SecureVersion
+  /** ECDH curves, e.g. "P-256:P-384". */
+  readonly ecdhCurve?: string
+}
 
-export class CaGrpcServer extends Context.Tag("mesh/CaGrpcServer")<CaGrpcServer, CaGrpcServerShape>() {}
-
-/** A grpc-js certificate provider whose identity and CA can be replaced at any time. */
-class MutableCertificateProvider implements grpc.experimental.CertificateProvider {
-  private ca: Buffer | undefined
-  private identity: { certificate: Buffer; privateKey: Buffer } | undefined
-  private readonly caListeners = new Set<CaCertificateUpdateListener>()
-  private readonly identityListeners = new Set<IdentityCertificateUpdateListener>()
+/**
+ * Server credentials whose certificate and trust bundle can be replaced while serving. Client
+ * certificates are requested but optional: grpc-js reports a peer certificate only when it
+ * verified against the trust bundle.
+ */
+class ReloadableServerCredentials extends grpc.ServerCredentials {
+  constructor(private readonly tls: CaServerTls) {
+    super({ requestCert: true, rejectUnauthorized: false })
+  }
   update(ca: string, certificate: string, privateKey: string) {
-    this.ca = Buffer.from(ca)
-    this.identity = { certificate: Buffer.from(certificate), privateKey: Buffer.from(privateKey) }
-    for (const l of this.caListeners) l({ caCertificate: this.ca })
-    for (const l of this.identityListeners) l(this.identity)
-  }
-  addCaCertificateListener(listener: CaCertificateUpdateListener) {
-    this.caListeners.add(listener)
-    // grpc-js registers its own watcher right after subscribing: deliver the current value later.
-    queueMicrotask(() => {
-      if (this.ca !== undefined && this.caListeners.has(listener)) listener({ caCertificate: this.ca })
+    // The TLS restrictions belong to the secure context: repeat them on every replacement.
+    this.updateSecureContextOptions({
+      ca,
+      cert: certificate,
+      key: privateKey,
+      ...(this.tls.ciphers !== undefined ? { ciphers: this.tls.ciphers } : {}),
+      ...(this.tls.minVersion !== undefined ? { minVersion: this.tls.minVersion } : {}),
+      ...(this.tls.maxVersion !== undefined ? { maxVersion: this.tls.maxVersion } : {}),
+      ...(this.tls.ecdhCurve !== undefined ? { ecdhCurve: this.tls.ecdhCurve } : {}),
     })
   }
-  removeCaCertificateListener(listener: CaCertificateUpdateListener) {
-    this.caListeners.delete(listener)
-  }
-  addIdentityCertificateListener(listener: IdentityCertificateUpdateListener) {
-    this.identityListeners.add(listener)
-    queueMicrotask(() => {
-      if (this.identity !== undefined && this.identityListeners.has(listener)) listener(this.identity)
-    })
-  }
-  removeIdentityCertificateListener(listener: IdentityCertificateUpdateListener) {
-    this.identityListeners.delete(listener)
+  override _equals(other: grpc.ServerCredentials): boolean {
+    return this === other
   }
 }
+
+export class CaGrpcServer extends Context.Tag("mesh/CaGrpcServer")<CaGrpcServer, CaGrpcServerShape>() {}
 
 /** URI SANs of a peer certificate as Node reports them ("URI:spiffe://..., DNS:..."). */
 export const peerUris = (cert: PeerCertificate | undefined): ReadonlyArray<string> | undefined => {
@@ -104,7 +105,7 @@ const countRefusal = (metrics: CaMetrics, refusal: CaRefusal) => {
 
 const refreshServingCert = (
   ca: CertificateAuthorityShape,
-  provider: MutableCertificateProvider,
+  provider: ReloadableServerCredentials,
   settings: CaServerSettings,
 ) =>
   Effect.gen(function* () {
@@ -119,7 +120,7 @@ export const makeCaGrpcServer = (settings: CaServerSettings) =>
     const ca = yield* CertificateAuthority
     const metrics = caMetrics(yield* Metrics)
     const runtime = yield* Effect.runtime<never>()
-    const provider = new MutableCertificateProvider()
+    const provider = new ReloadableServerCredentials(settings.tls ?? {})
     const first = yield* Effect.mapError(
       refreshServingCert(ca, provider, settings),
       (e) => new CaServerError({ reason: `CA server: cannot issue the serving certificate: ${e.reason}` }),
@@ -211,11 +212,10 @@ export const makeCaGrpcServer = (settings: CaServerSettings) =>
 
     const server = new grpc.Server()
     server.addService(caServiceDefinition(), { CreateCertificate: handler })
-    const credentials = grpc.experimental.createCertificateProviderServerCredentials(provider, provider, false)
     const target = formatListenAddress({ host: settings.address.host ?? "0.0.0.0", port: settings.address.port })
     const port = yield* Effect.acquireRelease(
       Effect.async<number, CaServerError>((resume) => {
-        server.bindAsync(target, credentials, (error, boundPort) => {
+        server.bindAsync(target, provider, (error, boundPort) => {
           if (error !== null)
             resume(
               Effect.fail(new CaServerError({ reason: `CA server: cannot listen on ${target}: ${error.message}` })),

@@ -18,7 +18,7 @@
 import { Either, Layer } from "effect"
 import { buildAuthenticators, buildNodeAuthorizer } from "../../layers/ca/authenticators.js"
 import { type CaSettings, certificateAuthorityLayer } from "../../layers/ca/authority.js"
-import { type CaServerError, caGrpcServerLayer } from "../../layers/ca/grpc-server.js"
+import { type CaServerError, type CaServerTls, caGrpcServerLayer } from "../../layers/ca/grpc-server.js"
 import type { Authenticator } from "../../services/ca/authenticate.js"
 import type { CertificateAuthority } from "../../services/ca/ca.js"
 import { MIN_RSA_BITS } from "../../services/ca/csr.js"
@@ -29,6 +29,7 @@ import type { EnvValues } from "../../services/config/env.js"
 import { DEFAULT_TRUST_DOMAIN, SYSTEM_NAMESPACE } from "../../services/constants.js"
 import type { Metrics } from "../../services/metrics/metrics.js"
 import type { ListenAddress } from "../../services/net/address.js"
+import { CIPHER_SUITE_OPENSSL_NAMES } from "../../services/net/cipher-suites.js"
 
 export const DEFAULT_CA_STATE_DIR = "./var/lib/meshd/ca"
 
@@ -51,6 +52,7 @@ export type CaEnv = Pick<
   | "TOKEN_ISSUER"
   | "JWT_RULE"
   | "REVISION"
+  | "COMPLIANCE_POLICY"
 >
 
 export interface CaWiringOptions {
@@ -66,6 +68,41 @@ export interface CaWiringOptions {
   readonly podLocator?: PodLocator
   /** Extra authenticators (e.g. the orchestrator TokenReview authenticator), tried after the built-in ones. */
   readonly extraAuthenticators?: ReadonlyArray<Authenticator>
+  /** `--tls-cipher-suites` (Go names); empty = the TLS stack's defaults. */
+  readonly cipherSuites?: ReadonlyArray<string>
+}
+
+/** TLS 1.2 with ECDHE and AES-GCM only, on P-256/P-384: the reference's `fips-140-2` policy. */
+export const FIPS_140_2_CIPHER_SUITES = [
+  "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+  "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+  "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+  "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+] as const
+
+/** The CA listener's TLS restrictions from `--tls-cipher-suites` and `COMPLIANCE_POLICY`. */
+export const caServerTls = (
+  compliancePolicy: string,
+  cipherSuites: ReadonlyArray<string>,
+): Either.Either<CaServerTls, string> => {
+  const names = (suites: ReadonlyArray<string>) => {
+    const unknown = suites.filter((suite) => CIPHER_SUITE_OPENSSL_NAMES[suite] === undefined)
+    return unknown.length > 0
+      ? Either.left(`unknown TLS cipher suite(s): ${unknown.join(", ")}`)
+      : Either.right(suites.map((suite) => CIPHER_SUITE_OPENSSL_NAMES[suite]!).join(":"))
+  }
+  if (compliancePolicy === "fips-140-2") {
+    return Either.map(names(FIPS_140_2_CIPHER_SUITES), (ciphers) => ({
+      ciphers,
+      minVersion: "TLSv1.2" as const,
+      maxVersion: "TLSv1.2" as const,
+      ecdhCurve: "P-256:P-384",
+    }))
+  }
+  if (compliancePolicy !== "")
+    return Either.left(`COMPLIANCE_POLICY=${compliancePolicy} is not supported (empty or fips-140-2)`)
+  if (cipherSuites.length === 0) return Either.right({})
+  return Either.map(names(cipherSuites), (ciphers) => ({ ciphers }))
 }
 
 /** DNS names of the server's own certificate: meshd.<ns>.svc, the revision's name, MESHD_CUSTOM_HOST. */
@@ -127,7 +164,10 @@ export const caLayer = (
     options.podLocator ?? noPodLocator,
   )
   if (Either.isLeft(nodeAuthorizer)) return Layer.fail(new CaConfigError({ reason: nodeAuthorizer.left }))
+  const tls = caServerTls(env.COMPLIANCE_POLICY, options.cipherSuites ?? [])
+  if (Either.isLeft(tls)) return Layer.fail(new CaConfigError({ reason: tls.left }))
   const server = caGrpcServerLayer({
+    tls: tls.right,
     address: options.secureGrpcAddr,
     dnsNames: serverDnsNames(env, namespace),
     authenticators: [...authenticators.right, ...(options.extraAuthenticators ?? [])],

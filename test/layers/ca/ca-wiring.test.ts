@@ -1,11 +1,12 @@
 /** The discovery CA wiring: env table values → CA layers (self-signed or disabled server). */
 import { type AddressInfo, createServer } from "node:net"
 import { join } from "node:path"
+import { type ConnectionOptions, connect } from "node:tls"
 import { describe, expect, it } from "@effect/vitest"
 import * as grpc from "@grpc/grpc-js"
-import { ConfigProvider, Context, Effect, Layer } from "effect"
+import { ConfigProvider, Context, Effect, Either, Layer } from "effect"
 import { metricsLayer } from "../../../src/layers/metrics.js"
-import { caLayer, serverDnsNames } from "../../../src/programs/mesh-discovery/ca-wiring.js"
+import { caLayer, caServerTls, serverDnsNames } from "../../../src/programs/mesh-discovery/ca-wiring.js"
 import { CertificateAuthority } from "../../../src/services/ca/ca.js"
 import { trustBundlePem } from "../../../src/services/ca/material.js"
 import { discoveryEnv } from "../../../src/services/config/discovery-env.js"
@@ -63,6 +64,45 @@ describe("discovery CA wiring", () => {
       expect(refused).toMatch(/ECONNREFUSED/)
     }),
   )
+
+  it.scopedLive("honours COMPLIANCE_POLICY=fips-140-2 on the CA listener: TLS 1.2 with ECDHE AES-GCM only", () =>
+    Effect.gen(function* () {
+      const dir = yield* Effect.promise(() => tempDir("wiring-fips"))
+      const port = yield* Effect.promise(() => freePort())
+      const env = yield* loadEnv({ ROOT_CA_DIR: join(dir, "cacerts"), COMPLIANCE_POLICY: "fips-140-2" })
+      const layer = caLayer(env, { secureGrpcAddr: { host: "127.0.0.1", port }, stateDir: join(dir, "state") })
+      yield* Layer.build(Layer.provide(layer, metricsLayer("test")))
+      const handshake = (options: ConnectionOptions) =>
+        new Promise<string>((resolve) => {
+          const socket = connect({
+            host: "127.0.0.1",
+            port,
+            ALPNProtocols: ["h2"],
+            rejectUnauthorized: false,
+            ...options,
+          })
+          socket.once("secureConnect", () => {
+            resolve(`${socket.getProtocol()} ${socket.getCipher().name}`)
+            socket.destroy()
+          })
+          socket.once("error", (e) => resolve(`error: ${e.message}`))
+        })
+      expect(yield* Effect.promise(() => handshake({}))).toMatch(/^TLSv1\.2 ECDHE-ECDSA-AES(128|256)-GCM-SHA(256|384)$/)
+      expect(yield* Effect.promise(() => handshake({ minVersion: "TLSv1.3" }))).toMatch(/^error:/)
+      expect(
+        yield* Effect.promise(() => handshake({ maxVersion: "TLSv1.2", ciphers: "ECDHE-ECDSA-CHACHA20-POLY1305" })),
+      ).toMatch(/^error:/)
+    }),
+  )
+
+  it("maps --tls-cipher-suites to OpenSSL names and refuses unknown suites and policies", () => {
+    expect(caServerTls("", [])).toEqual(Either.right({}))
+    expect(caServerTls("", ["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"])).toEqual(
+      Either.right({ ciphers: "ECDHE-RSA-AES128-GCM-SHA256" }),
+    )
+    expect(Either.isLeft(caServerTls("", ["TLS_NOPE"]))).toBe(true)
+    expect(Either.isLeft(caServerTls("pqc-maybe", []))).toBe(true)
+  })
 
   it.scopedLive("fails start-up on a malformed JWT_RULE and on a small root key size", () =>
     Effect.gen(function* () {
