@@ -3,7 +3,7 @@
  * NACKing every response, holding the resources it was sent.
  */
 import * as grpc from "@grpc/grpc-js"
-import { Effect, Layer, Option, Queue, Ref, type Scope, Stream, SubscriptionRef } from "effect"
+import { Duration, Effect, Layer, Option, Queue, Ref, type Scope, Stream, SubscriptionRef } from "effect"
 import type { ProtoObject } from "../../services/xds/grpc-gen.js"
 import type {
   DeltaDiscoveryRequest,
@@ -42,27 +42,34 @@ export const makeAdsClient = (options: AdsClientOptions): Effect.Effect<AdsClien
       (c) => Effect.sync(() => c.close()),
     )
     const snapshot = yield* SubscriptionRef.make<ClientSnapshot>(emptySnapshot)
-    const inbox = yield* Queue.unbounded<AnyResponse | null>()
+    // Messages carry the generation of the stream they came from; older streams are ignored.
+    const inbox = yield* Queue.unbounded<{ readonly generation: number; readonly response: AnyResponse | null }>()
     const autoAck = yield* Ref.make(true)
     let nodeSent = false
+    let generation = 0
+    let closing = false
 
-    const call = yield* Effect.acquireRelease(
+    const open = (): grpc.ClientDuplexStream<AnyRequest, AnyResponse> => {
+      const mine = ++generation
+      nodeSent = false
+      const method = options.mode === "sotw" ? "StreamAggregatedResources" : "DeltaAggregatedResources"
+      const stream = (client as unknown as Record<string, () => grpc.ClientDuplexStream<AnyRequest, AnyResponse>>)[
+        method
+      ]!.call(client)
+      stream.on("data", (response: AnyResponse) => Queue.unsafeOffer(inbox, { generation: mine, response }))
+      stream.on("error", () => Queue.unsafeOffer(inbox, { generation: mine, response: null }))
+      stream.on("end", () => Queue.unsafeOffer(inbox, { generation: mine, response: null }))
+      return stream
+    }
+
+    let call = open()
+    yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
-        const method = options.mode === "sotw" ? "StreamAggregatedResources" : "DeltaAggregatedResources"
-        const stream = (client as unknown as Record<string, () => grpc.ClientDuplexStream<AnyRequest, AnyResponse>>)[
-          method
-        ]!.call(client)
-        stream.on("data", (response: AnyResponse) => Queue.unsafeOffer(inbox, response))
-        stream.on("error", () => Queue.unsafeOffer(inbox, null))
-        stream.on("end", () => Queue.unsafeOffer(inbox, null))
-        return stream
+        closing = true
+        call.removeAllListeners("data")
+        call.on("error", () => {})
+        call.cancel()
       }),
-      (stream) =>
-        Effect.sync(() => {
-          stream.removeAllListeners("data")
-          stream.on("error", () => {})
-          stream.cancel()
-        }),
     )
     yield* SubscriptionRef.update(snapshot, (s) => ({ ...s, connected: true }))
 
@@ -148,12 +155,52 @@ export const makeAdsClient = (options: AdsClientOptions): Effect.Effect<AdsClien
         }
       })
 
+    /** After a reconnect: every watch again, with what the client holds (version / resource versions). */
+    const resubscribe = Effect.gen(function* () {
+      const types = (yield* SubscriptionRef.get(snapshot)).types
+      for (const state of types.values()) {
+        yield* setType({ ...state, nonce: "" })
+        if (options.mode === "sotw") {
+          yield* write({
+            type_url: state.typeUrl,
+            resource_names: state.wildcard ? [] : [...state.names],
+            version_info: state.version,
+            response_nonce: "",
+          })
+        } else {
+          yield* write({
+            type_url: state.typeUrl,
+            resource_names_subscribe: state.wildcard
+              ? state.names.length > 0
+                ? ["*", ...state.names]
+                : []
+              : [...state.names],
+            initial_resource_versions: Object.fromEntries([...state.resources].map(([name, r]) => [name, r.version])),
+          })
+        }
+      }
+    })
+
+    let backoffMs = 100
+    const reconnect = options.reconnect ?? true
     yield* Queue.take(inbox).pipe(
-      Effect.flatMap((response) =>
-        response === null
-          ? SubscriptionRef.update(snapshot, (s) => ({ ...s, connected: false })).pipe(Effect.zipRight(Effect.never))
-          : handle(response),
-      ),
+      Effect.flatMap(({ generation: from, response }) => {
+        if (from !== generation) return Effect.void
+        if (response !== null) {
+          backoffMs = 100
+          return handle(response)
+        }
+        return Effect.gen(function* () {
+          yield* SubscriptionRef.update(snapshot, (s) => ({ ...s, connected: false }))
+          if (closing || !reconnect) return yield* Effect.never
+          yield* Effect.sleep(Duration.millis(backoffMs * (0.5 + Math.random())))
+          backoffMs = Math.min(5000, backoffMs * 2)
+          if (closing) return yield* Effect.never
+          call = open()
+          yield* SubscriptionRef.update(snapshot, (s) => ({ ...s, connected: true }))
+          yield* resubscribe
+        })
+      }),
       Effect.forever,
       Effect.forkScoped,
     )

@@ -71,6 +71,8 @@ export interface AdsClientOptions {
   /** Decode resources (off for light benchmark clients). */
   readonly decode?: boolean
   readonly validate?: Validate
+  /** Re-open the stream with backoff when it ends, resubscribing with what is held (default on). */
+  readonly reconnect?: boolean
   /** Called after each response is handled (benchmarks record timings here). */
   readonly onResponse?: (event: ResponseEvent) => void
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Stream } from "effect"
+import { Duration, Effect, Exit, Layer, Scope, Stream } from "effect"
 import { metricsLayer } from "../../../src/layers/metrics.js"
 import { makeXdsServer, xdsDiscoveryLayer } from "../../../src/layers/xds/ads-server.js"
 import { makeAdsClient } from "../../../src/layers/xds-client/ads-client.js"
@@ -227,5 +227,29 @@ describe("xdsDiscoveryLayer", () => {
     }).pipe(
       Effect.provide(xdsDiscoveryLayer(config, Stream.make(mesh)).pipe(Layer.provideMerge(metricsLayer("test")))),
     ),
+  )
+})
+
+describe("ADS client reconnect", () => {
+  it.scopedLive("re-opens the stream after a server restart and resubscribes with what it holds", () =>
+    Effect.gen(function* () {
+      const first = yield* Scope.make()
+      const server = yield* startServer().pipe(Scope.extend(first))
+      const port = server.port
+      const clients = []
+      for (const mode of ["sotw", "delta"] as const) {
+        const c = yield* client(port, mode)
+        yield* c.subscribe(TypeUrl.Cluster)
+        yield* c.waitFor((s) => held(s, TypeUrl.Cluster).length === 3, WAIT)
+        clients.push(c)
+      }
+      yield* Scope.close(first, Exit.void)
+      const restarted = yield* makeXdsServer({ ...config, port }, { ...mesh, destinationRules: [] })
+      // both clients come back and converge on the new state (subset clusters gone)
+      yield* poll(restarted.connections, (cs) => cs.length === 2)
+      const statuses = yield* restarted.connections
+      expect(statuses.map((c) => c.delta).sort()).toEqual([false, true])
+      for (const c of clients) yield* c.waitFor((s) => held(s, TypeUrl.Cluster).length === 1, WAIT)
+    }).pipe(Effect.provide(metricsLayer("test"))),
   )
 })
