@@ -65,6 +65,9 @@ await Promise.all([
       entryPoints: [`src/programs/${name}/main.ts`],
       format: "cjs",
       outfile: join(staging, `${name}.cjs`),
+      // Modules that find files next to themselves use import.meta.url; in CommonJS that is the bundle's URL.
+      define: { ...define, "import.meta.url": "__meshImportMetaUrl" },
+      banner: { js: 'const __meshImportMetaUrl=require("node:url").pathToFileURL(__filename).href;' },
     }),
   ),
   // Scripts (benchmarks, generators) are plain ES modules.

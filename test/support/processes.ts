@@ -3,6 +3,8 @@
  * and daemons whose readiness is a log line (never a sleep).
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 
 export const ROOT = join(import.meta.dirname, "..", "..")
@@ -38,10 +40,19 @@ export interface Daemon {
   readonly stop: (signal?: NodeJS.Signals) => Promise<number | null>
 }
 
-export const startDaemon = (name: string, args: ReadonlyArray<string>, env: Record<string, string> = {}): Daemon => {
+/**
+ * Starts a daemon. By default it runs in a fresh temporary directory, so state it keeps under
+ * its working directory (the CA's root, default config paths) is private to the test.
+ */
+export const startDaemon = (
+  name: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {},
+  cwd: string = mkdtempSync(join(tmpdir(), `${name}-`)),
+): Daemon => {
   const child = spawn(process.execPath, [binary(name), ...args], {
     env: { ...process.env, ...env, NO_COLOR: "1" },
-    cwd: ROOT,
+    cwd,
     stdio: ["ignore", "pipe", "pipe"],
   })
   let text = ""

@@ -1,17 +1,26 @@
 /**
- * The layer composition `mesh-discovery discovery` launches. Loaded only when the command runs.
+ * The layer composition `mesh-discovery discovery` launches (loaded only when the command runs):
+ * configuration and registries → PushContext inputs → the ADS server; the certificate authority;
+ * the monitoring and introspection listeners. One Metrics registry serves them all.
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
+import { pushContextInputs } from "../../layers/discovery/push-inputs.js"
 import { introspectionServerLayer } from "../../layers/introspection-server.js"
 import { loggingLayer } from "../../layers/logging.js"
 import { metricsLayer } from "../../layers/metrics.js"
 import { monitoringServerLayer } from "../../layers/monitoring-server.js"
+import { discoveryInputsLayer } from "../../layers/registry/discovery-inputs.js"
+import { xdsDiscoveryLayer } from "../../layers/xds/ads-server.js"
 import { discoveryEnv } from "../../services/config/discovery-env.js"
 import { envTableConfig } from "../../services/config/env.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { discoveryScopes } from "../../services/logging/scopes.js"
+import { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import { Metrics } from "../../services/metrics/metrics.js"
+import { xdsServerConfig } from "../../services/xds/config.js"
+import { XdsServer } from "../../services/xds/server.js"
 import { boundShutdown } from "../shared/run.js"
+import { caLayer } from "./ca-wiring.js"
 import type { DiscoveryArgs } from "./discovery-flags.js"
 
 /** `meshd_uptime_seconds`, refreshed every few seconds. */
@@ -26,18 +35,57 @@ const uptimeLayer = Layer.scopedDiscard(
   }),
 )
 
+/** Tells the user where to point a proxyless gRPC client once the ADS server is bound. */
+const announceLayer = (args: DiscoveryArgs) =>
+  Layer.effectDiscard(
+    Effect.gen(function* () {
+      const xds = yield* XdsServer
+      const host = args.grpcAddr.host ?? "127.0.0.1"
+      yield* Effect.logInfo(
+        `mesh-discovery is serving: point a proxyless gRPC client at xds:///<host>:<port> with GRPC_XDS_BOOTSTRAP naming ${host}:${xds.port} (insecure channel creds, node metadata GENERATOR=grpc)`,
+      )
+    }),
+  )
+
 export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
   Effect.gen(function* () {
     const env = yield* envTableConfig(discoveryEnv)
     yield* boundShutdown(Duration.toMillis(args.shutdownDuration))
+    yield* Effect.logInfo(
+      `starting discovery: registries=${args.registries.join(",")} configDir=${args.configDir || "<none>"} cluster=${args.clusterID}`,
+    )
+
+    const inputs = discoveryInputsLayer({
+      configDir: args.configDir,
+      meshConfig: args.meshConfig,
+      networksConfig: args.networksConfig,
+      registries: args.registries,
+      orchconfig: args.orchconfig,
+      env: { ...env, CLUSTER_ID: args.clusterID },
+    })
+    const xds = xdsDiscoveryLayer(xdsServerConfig(args, env), pushContextInputs)
+    // The CA issues identities in the mesh config's trust domain.
+    const ca = Layer.unwrapEffect(
+      Effect.map(MeshWatcher, (watcher) => watcher.config).pipe(
+        Effect.flatten,
+        Effect.map((mesh) =>
+          caLayer(env, {
+            secureGrpcAddr: args.secureGRPCAddr,
+            namespace: args.namespace,
+            trustDomain: mesh.trustDomain,
+            cipherSuites: args.tlsCipherSuites,
+          }),
+        ),
+      ),
+    )
     const ctrlzHost = args.ctrlzAddress === "*" ? undefined : args.ctrlzAddress
     const servers = Layer.mergeAll(
       monitoringServerLayer(args.monitoringAddr),
       introspectionServerLayer({ host: ctrlzHost, port: args.ctrlzPort }),
       uptimeLayer,
-    ).pipe(Layer.provide(metricsLayer("pilot-discovery")))
-    yield* Effect.logInfo(
-      `starting discovery: registries=${args.registries.join(",")} configDir=${args.configDir || "<none>"} cluster=${env.CLUSTER_ID}`,
-    )
+      ca,
+      Layer.provideMerge(announceLayer(args), xds),
+    ).pipe(Layer.provide(inputs), Layer.provide(metricsLayer("pilot-discovery")))
+
     return yield* Layer.launch(servers).pipe(Effect.onInterrupt(() => Effect.logInfo("discovery server stopped")))
   }).pipe(Effect.provide(loggingLayer(logging, discoveryScopes)))

@@ -1,0 +1,39 @@
+/**
+ * The PushContext inputs of the ADS server, followed live: every applied config change and
+ * every registry change yields a full input (services, endpoints, VirtualServices,
+ * DestinationRules); the server diffs consecutive inputs and debounces the pushes.
+ */
+import { Effect, Stream } from "effect"
+import { ConfigStore } from "../../services/config-store/config-store.js"
+import type { ConfigSnapshot } from "../../services/config-store/snapshot.js"
+import { type RegistrySnapshot, ServiceRegistry } from "../../services/registry/registry.js"
+import type { PushContextInput } from "../../services/xds/push-context.js"
+
+/** The input of one moment: a config snapshot and a registry snapshot (pure). */
+export const pushContextInput = (config: ConfigSnapshot, registry: RegistrySnapshot): PushContextInput => ({
+  services: registry.services,
+  endpoints: [...registry.endpointsByKey.values()].flat(),
+  virtualServices: config.list("VirtualService"),
+  destinationRules: config.list("DestinationRule"),
+})
+
+export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigStore | ServiceRegistry> =
+  Stream.unwrapScoped(
+    Effect.gen(function* () {
+      const config = yield* ConfigStore
+      const registry = yield* ServiceRegistry
+      // Events that only change the set of reported issues leave the served config as it was.
+      const configSnapshots = config.watch.pipe(
+        Stream.filter((event) => event.full || event.changes.length > 0),
+        Stream.map((event) => event.snapshot),
+      )
+      const { snapshot, events } = yield* registry.subscribe
+      const registrySnapshots = Stream.concat(
+        Stream.succeed(snapshot),
+        Stream.fromQueue(events).pipe(Stream.map((event) => event.snapshot)),
+      )
+      return Stream.zipLatest(configSnapshots, registrySnapshots).pipe(
+        Stream.map(([configSnapshot, registrySnapshot]) => pushContextInput(configSnapshot, registrySnapshot)),
+      )
+    }),
+  )
