@@ -1,12 +1,10 @@
-/** `mesh-agent proxy`: the flags of spec part 2 §4.2; the agent itself is built in its own issue. */
+/** `mesh-agent proxy`: the flags of spec part 2 §4.2; the agent itself is wired in proxy-agent.ts (loaded lazily). */
 import { Command, Options } from "@effect/cli"
-import { Data, Effect } from "effect"
+import { Effect } from "effect"
 import { agentEnv } from "../../services/config/agent-env.js"
 import { envTableConfig } from "../../services/config/env.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { boolFlag, intFlag, invalidFlag, textFlag } from "../shared/options.js"
-
-export class ProxyAgentUnavailable extends Data.TaggedError("ProxyAgentUnavailable")<{ readonly message: string }> {}
 
 export const PROXY_LOG_LEVELS = ["trace", "debug", "info", "warning", "error", "critical", "off"] as const
 
@@ -56,12 +54,11 @@ export const proxyFlags = {
 }
 
 export const proxyCommand = (logging: Options.Options<LogSettings>) =>
-  Command.make("proxy", { ...proxyFlags, logging }, () =>
+  Command.make("proxy", { ...proxyFlags, logging }, ({ logging: settings, ...flags }) =>
     Effect.gen(function* () {
-      // The environment is validated even now, so a bad value is reported the same way it will be later.
+      // Validated before the heavy modules load, so a bad value is reported the same way everywhere.
       yield* envTableConfig(agentEnv)
-      return yield* new ProxyAgentUnavailable({
-        message: "mesh-agent proxy: the proxy agent (bootstrap, SDS, xDS proxy) is not part of this build yet",
-      })
+      const { runProxyAgent } = yield* Effect.promise(() => import("./proxy-agent.js"))
+      return yield* runProxyAgent(flags, settings)
     }),
   ).pipe(Command.withDescription("XDS proxy agent"))

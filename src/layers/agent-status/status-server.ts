@@ -1,0 +1,60 @@
+/**
+ * The agent's HTTP status listeners: the readiness port (PROXY_STATUS_PORT, 15021) with
+ * `/healthz/ready`, and the agent status port (15020) with `/healthz/ready` and the merged
+ * Prometheus page `/stats/prometheus`. `startup_duration_seconds` is set when first ready.
+ */
+import { HttpRouter, HttpServerResponse } from "@effect/platform"
+import { Duration, Effect, Layer, Schedule } from "effect"
+import { AgentReadiness } from "../../services/agent-status/status.js"
+import { withScope } from "../../services/logging/logging.js"
+import { Metrics } from "../../services/metrics/metrics.js"
+import type { ListenAddress } from "../../services/net/address.js"
+import { serveRouter } from "../http/serve.js"
+
+const ready = HttpRouter.get(
+  "/healthz/ready",
+  Effect.gen(function* () {
+    const readiness = yield* (yield* AgentReadiness).check
+    return readiness.ready
+      ? HttpServerResponse.text("", { status: 200 })
+      : HttpServerResponse.text(`not ready: ${readiness.reason ?? "unknown"}\n`, { status: 503 })
+  }),
+)
+
+const prometheus = HttpRouter.get(
+  "/stats/prometheus",
+  Effect.gen(function* () {
+    const metrics = yield* Metrics
+    const body = yield* Effect.promise(() => metrics.registry.metrics())
+    return HttpServerResponse.text(body, { contentType: metrics.registry.contentType })
+  }),
+)
+
+export const readinessRoutes = HttpRouter.empty.pipe(ready)
+export const agentStatusRoutes = HttpRouter.empty.pipe(ready, prometheus)
+
+/** Records `startup_duration_seconds` (process uptime) once the agent is first ready. */
+export const startupRecorder = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const metrics = yield* Metrics
+    const readiness = yield* AgentReadiness
+    const gauge = metrics.gauge("startup_duration_seconds", "The time from the process starting to being marked ready.")
+    yield* Effect.forkScoped(
+      readiness.check.pipe(
+        Effect.repeat({ schedule: Schedule.spaced(Duration.millis(100)), until: (r) => r.ready }),
+        Effect.tap(() => Effect.sync(() => gauge.set(process.uptime()))),
+        Effect.tap(() => Effect.logInfo(`ready after ${process.uptime().toFixed(3)}s`)),
+      ),
+    )
+  }).pipe(withScope("healthcheck")),
+)
+
+export const statusServersLayer = (addresses: {
+  readonly readiness: ListenAddress
+  readonly agentStatus: ListenAddress | undefined
+}) =>
+  Layer.mergeAll(
+    serveRouter("readiness", addresses.readiness, readinessRoutes),
+    addresses.agentStatus ? serveRouter("agent status", addresses.agentStatus, agentStatusRoutes) : Layer.empty,
+    startupRecorder,
+  ).pipe(Layer.annotateLogs("scope", "healthcheck"))

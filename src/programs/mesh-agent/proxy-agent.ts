@@ -1,0 +1,246 @@
+/**
+ * `mesh-agent proxy` wiring (loaded lazily by proxy-command.ts): reads the agent environment and
+ * mesh config, then launches the workload identity (CA client, renewal, OUTPUT_CERTS), the SDS
+ * server, the xDS proxy, the proxyless gRPC bootstrap, and the status/readiness listeners, with
+ * the drain rule of spec 001 §1 rule 1 on shutdown.
+ */
+import { existsSync } from "node:fs"
+import { readFile } from "node:fs/promises"
+import { hostname } from "node:os"
+import { resolve } from "node:path"
+import { Config, Data, Duration, Effect, Either, Layer, Schedule } from "effect"
+import { writeGrpcBootstrap } from "../../layers/agent-bootstrap/grpc-bootstrap.js"
+import { caClientLayer, hostOf } from "../../layers/agent-identity/ca-client.js"
+import { workloadIdentityLayer } from "../../layers/agent-identity/identity.js"
+import { startSdsServer } from "../../layers/agent-sds/sds-server.js"
+import { statusServersLayer } from "../../layers/agent-status/status-server.js"
+import { xdsProxyLayer } from "../../layers/agent-xds-proxy/xds-proxy.js"
+import { loggingLayer } from "../../layers/logging.js"
+import { metricsLayer } from "../../layers/metrics.js"
+import { grpcBootstrap, unixUri } from "../../services/agent-bootstrap/grpc-bootstrap.js"
+import { buildNode } from "../../services/agent-bootstrap/node.js"
+import { keySpecFrom, tokenPathFor, WorkloadIdentity } from "../../services/agent-identity/identity.js"
+import { WORKLOAD_IDENTITY_DIR } from "../../services/agent-sds/sds.js"
+import { AgentReadiness, combine } from "../../services/agent-status/status.js"
+import { XdsProxy } from "../../services/agent-xds-proxy/xds-proxy.js"
+import { buildInfo } from "../../services/build-info.js"
+import { agentEnv } from "../../services/config/agent-env.js"
+import { envTableConfig } from "../../services/config/env.js"
+import { DEFAULT_CLUSTER_ID, Ports, spiffeId } from "../../services/constants.js"
+import { withScope } from "../../services/logging/logging.js"
+import type { LogSettings } from "../../services/logging/options.js"
+import { agentScopes } from "../../services/logging/scopes.js"
+import { applyMeshConfig, defaultMeshConfig, type MeshConfig } from "../../services/mesh-config/index.js"
+
+export class ProxyAgentError extends Data.TaggedError("ProxyAgentError")<{ readonly message: string }> {}
+
+export interface ProxyAgentFlags {
+  readonly domain: string
+  readonly meshConfig: string
+  readonly serviceCluster: string
+  readonly stsPort: number
+}
+
+export const XDS_PROXY_SOCKET = "./etc/mesh/proxy/XDS"
+export const DEFAULT_ROOT_CERT = "./var/run/secrets/mesh/root-cert.pem"
+export const PROXYLESS_CERT_DIR = "./var/lib/mesh/data"
+
+/** Pod facts the injector passes through the downward API (not part of the spec's table). */
+const podConfig = Config.all({
+  podName: Config.string("POD_NAME").pipe(Config.withDefault(hostname())),
+  namespace: Config.string("POD_NAMESPACE").pipe(Config.withDefault("default")),
+  serviceAccount: Config.string("SERVICE_ACCOUNT").pipe(Config.withDefault("default")),
+  /** Overrides the token file of JWT_POLICY. */
+  tokenPath: Config.option(Config.string("MESH_TOKEN_PATH")),
+  /** The agent status port (pilot-agent's --statusPort; 0 = off). */
+  statusPort: Config.integer("STATUS_PORT").pipe(Config.withDefault(Ports.agentStatus)),
+  grpcBootstrapSet: Config.option(Config.string("GRPC_XDS_BOOTSTRAP")),
+})
+
+const readMeshConfig = (file: string) =>
+  Effect.gen(function* () {
+    if (!existsSync(file)) return defaultMeshConfig()
+    const text = yield* Effect.tryPromise({
+      try: () => readFile(file, "utf8"),
+      catch: (e) => new ProxyAgentError({ message: `--meshConfig ${file}: ${(e as Error).message}` }),
+    })
+    const applied = applyMeshConfig(file, text)
+    if (Either.isLeft(applied)) {
+      return yield* new ProxyAgentError({ message: `--meshConfig ${file}: ${applied.left.join("; ")}` })
+    }
+    for (const warning of applied.right.warnings) yield* Effect.logWarning(warning)
+    return applied.right.value
+  })
+
+const readRoots = (path: string, what: string) =>
+  Effect.tryPromise({
+    try: () => readFile(path, "utf8"),
+    catch: (e) => new ProxyAgentError({ message: `${what} ${path}: ${(e as Error).message}` }),
+  })
+
+const readToken = (path: string) =>
+  Effect.promise(() =>
+    readFile(path, "utf8").then(
+      (t) => t.trim() || undefined,
+      () => undefined,
+    ),
+  )
+
+/** Plaintext toward the discovery server on its plaintext port (15010) or with controlPlaneAuthPolicy NONE. */
+const isPlaintext = (address: string) => address.endsWith(`:${Ports.xdsPlaintext}`)
+
+export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
+  Effect.gen(function* () {
+    const env = yield* envTableConfig(agentEnv)
+    const pod = yield* podConfig
+    const proxyless = env.DISABLE_PROXY
+    if (!proxyless) {
+      return yield* new ProxyAgentError({
+        message:
+          "mesh-agent proxy: sidecar mode (launching and supervising the proxy) is not part of this build yet; set DISABLE_PROXY=true to run the agent for proxyless gRPC",
+      })
+    }
+    const mesh: MeshConfig = yield* readMeshConfig(flags.meshConfig)
+    const discoveryAddress = mesh.defaultConfig.discoveryAddress
+    const caAddress = env.CA_ADDR || discoveryAddress
+    const keySpec = keySpecFrom(env)
+    if (typeof keySpec === "string") return yield* new ProxyAgentError({ message: keySpec })
+    const trustDomain = env.TRUST_DOMAIN || mesh.trustDomain
+    const identity = spiffeId(trustDomain, pod.namespace, pod.serviceAccount)
+    const tokenPath = pod.tokenPath._tag === "Some" ? pod.tokenPath.value : tokenPathFor(env.JWT_POLICY)
+    const caRootPath = env.CA_ROOT_CA || env.XDS_ROOT_CA || DEFAULT_ROOT_CERT
+    const xdsRootPath = env.XDS_ROOT_CA || env.CA_ROOT_CA || DEFAULT_ROOT_CERT
+    const writeBootstrap = proxyless || pod.grpcBootstrapSet._tag === "Some"
+    const certDir = env.OUTPUT_CERTS || (writeBootstrap ? PROXYLESS_CERT_DIR : "")
+    const instanceIps = env.INSTANCE_IP ? env.INSTANCE_IP.split(",") : ["127.0.0.1"]
+    const xdsSocket = resolve(XDS_PROXY_SOCKET)
+
+    const caRoots = env.FILE_MOUNTED_CERTS ? "" : yield* readRoots(caRootPath, "CA root certificate (CA_ROOT_CA)")
+    const xdsTls =
+      isPlaintext(discoveryAddress) || mesh.defaultConfig.controlPlaneAuthPolicy === "NONE"
+        ? undefined
+        : {
+            rootCaPem: yield* readRoots(xdsRootPath, "xDS root certificate (XDS_ROOT_CA)"),
+            serverName: env.MESHD_SAN || hostOf(discoveryAddress),
+          }
+
+    const identityLayer = workloadIdentityLayer({
+      identity,
+      keySpec,
+      ttlSeconds: 0,
+      tokenPath,
+      ...(certDir !== "" ? { outputDir: resolve(certDir) } : {}),
+      ...(env.FILE_MOUNTED_CERTS ? { mountedDir: resolve("./etc/certs") } : {}),
+    }).pipe(
+      Layer.provide(
+        caClientLayer({
+          address: caAddress,
+          rootCaPem: caRoots,
+          serverName: env.MESHD_SAN || hostOf(caAddress),
+          ...(env.MESH_META_CERT_SIGNER ? { certSigner: env.MESH_META_CERT_SIGNER } : {}),
+        }),
+      ),
+    )
+
+    const xdsProxy = Layer.unwrapEffect(
+      Effect.map(WorkloadIdentity, (workload) =>
+        xdsProxyLayer({
+          socketPath: xdsSocket,
+          upstream: discoveryAddress,
+          ...(xdsTls ? { tls: xdsTls } : {}),
+          token: readToken(tokenPath),
+          clientCert: Effect.map(workload.current, (c) => ({ certPem: c.certChainPem, keyPem: c.keyPem })),
+        }),
+      ),
+    )
+
+    const sds = Layer.scopedDiscard(
+      startSdsServer({ socketPath: resolve(WORKLOAD_IDENTITY_DIR, env.WORKLOAD_IDENTITY_SOCKET_FILE) }),
+    )
+
+    const bootstrap = writeBootstrap
+      ? Layer.effectDiscard(
+          Effect.gen(function* () {
+            const { node, problems } = buildNode({
+              type: "sidecar",
+              podName: pod.podName,
+              namespace: pod.namespace,
+              instanceIps,
+              domain: flags.domain,
+              serviceAccount: pod.serviceAccount,
+              clusterId: env.MESH_META_CLUSTER_ID || DEFAULT_CLUSTER_ID,
+              meshVersion: buildInfo.version,
+              env: process.env,
+            })
+            for (const problem of problems) yield* Effect.logWarning(problem)
+            yield* writeGrpcBootstrap(
+              resolve(env.GRPC_XDS_BOOTSTRAP),
+              grpcBootstrap({
+                serverUri: unixUri(xdsSocket),
+                channelCreds: [{ type: "insecure" }],
+                node,
+                certDir: resolve(certDir),
+              }),
+            )
+          }),
+        )
+      : Layer.empty
+
+    const readiness = Layer.effect(
+      AgentReadiness,
+      Effect.gen(function* () {
+        const workload = yield* WorkloadIdentity
+        const proxy = yield* XdsProxy
+        return AgentReadiness.of({
+          check: Effect.gen(function* () {
+            const cert = yield* workload.current
+            const now = Date.now()
+            return combine([
+              [cert.notAfter.getTime() > now, "workload certificate expired"],
+              [yield* proxy.receivedResponse, "no xDS response received yet"],
+            ])
+          }),
+        })
+      }),
+    )
+
+    const drain = Layer.scopedDiscard(
+      Effect.addFinalizer(() =>
+        Effect.gen(function* () {
+          const proxy = yield* XdsProxy
+          yield* Effect.logInfo(`draining for at least ${Duration.format(env.MINIMUM_DRAIN_DURATION)}`)
+          yield* Effect.sleep(env.MINIMUM_DRAIN_DURATION)
+          if (env.EXIT_ON_ZERO_ACTIVE_CONNECTIONS) {
+            yield* proxy.activeStreams.pipe(
+              Effect.repeat({ schedule: Schedule.spaced(Duration.seconds(1)), until: (n) => n === 0 }),
+            )
+          }
+          yield* Effect.logInfo("drained")
+        }),
+      ),
+    )
+
+    const statusAddresses = {
+      readiness: { host: undefined, port: env.PROXY_STATUS_PORT },
+      agentStatus: pod.statusPort > 0 ? { host: undefined, port: pod.statusPort } : undefined,
+    }
+
+    const servers = Layer.mergeAll(
+      statusServersLayer(statusAddresses).pipe(Layer.provide(readiness)),
+      sds,
+      bootstrap,
+      drain,
+    ).pipe(Layer.provideMerge(xdsProxy), Layer.provideMerge(identityLayer))
+
+    yield* Effect.logInfo(
+      `mesh-agent proxy (proxyless gRPC): identity ${identity}, CA ${caAddress}, discovery ${discoveryAddress}, certificates in ${certDir || "(memory)"}`,
+    )
+    return servers
+  }).pipe(withScope("default"))
+
+/** Runs the agent until interrupted (SIGTERM/SIGINT through NodeRuntime.runMain). */
+export const runProxyAgent = (flags: ProxyAgentFlags, logging: LogSettings) =>
+  Effect.gen(function* () {
+    const servers = yield* proxyAgentLayer(flags)
+    return yield* Layer.launch(servers.pipe(Layer.provide(metricsLayer("mesh-agent"))))
+  }).pipe(Effect.provide(loggingLayer(logging, agentScopes)))

@@ -1,0 +1,220 @@
+/**
+ * End-to-end, proxyless gRPC: the built `mesh-agent proxy` (DISABLE_PROXY=true) gets its
+ * certificate from the real CA (TLS, OIDC token), writes the certificate files and the gRPC
+ * bootstrap, and proxies xDS to the real ADS server; a real @grpc/grpc-js-xds application in a
+ * child process reads that bootstrap and its RPCs reach the echo backend through the agent's
+ * xDS proxy. openssl verifies the files; readiness, `mesh-agent wait` and the metrics page are
+ * checked; SIGTERM stops the agent cleanly.
+ */
+import { execFile } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Duration, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { buildAuthenticators } from "../../src/layers/ca/authenticators.js"
+import { certificateAuthorityLayer } from "../../src/layers/ca/authority.js"
+import { CaGrpcServer, caGrpcServerLayer } from "../../src/layers/ca/grpc-server.js"
+import { metricsLayer } from "../../src/layers/metrics.js"
+import { makeXdsServer } from "../../src/layers/xds/ads-server.js"
+import { CertificateAuthority } from "../../src/services/ca/ca.js"
+import { trustBundlePem } from "../../src/services/ca/material.js"
+import { defaultXdsServerConfig, type XdsServerShape } from "../../src/services/xds/server.js"
+import { type EchoBackend, startEchoBackend } from "../fixtures/xds/echo-backend.js"
+import { ECHO, endpoint, input, service } from "../fixtures/xds/mesh.js"
+import { execFileAsync, startIssuer, type TestIssuer } from "../layers/ca/helpers.js"
+import { type Daemon, ROOT, run, startDaemon } from "../support/processes.js"
+
+const SUB = "system:serviceaccount:default:sleep"
+const ID = "spiffe://cluster.local/ns/default/sa/sleep"
+
+let issuer: TestIssuer
+let ca: ManagedRuntime.ManagedRuntime<CaGrpcServer | CertificateAuthority, unknown>
+let xdsScope: Scope.CloseableScope
+let xdsServer: XdsServerShape
+let backend: EchoBackend
+let dir: string
+let agentDir: string
+let agent: Daemon
+let readinessPort: number
+let statusPort: number
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer()
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port
+      s.close(() => resolve(port))
+    })
+  })
+
+const get = async (port: number, path: string) => {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`)
+  return { status: response.status, body: await response.text() }
+}
+
+beforeAll(async () => {
+  issuer = await startIssuer()
+  dir = await mkdtemp(join(tmpdir(), "mesh-agent-proxyless-"))
+  const authenticators = buildAuthenticators({
+    trustDomain: "cluster.local",
+    tokenIssuer: issuer.issuer,
+    jwtRule: "",
+    tokenAudiences: "mesh-ca",
+    audience: "",
+  })
+  if (authenticators._tag === "Left") throw new Error(authenticators.left)
+  const authority = certificateAuthorityLayer({
+    trustDomain: "cluster.local",
+    rootCaDir: join(dir, "no-plugged-ca"),
+    stateDir: join(dir, "state"),
+    rsaKeySize: 2048,
+    selfSignedTtl: Duration.hours(87600),
+    rotation: { checkInterval: Duration.hours(1), gracePeriodPercentile: 20, enableJitter: true },
+    policy: { defaultTtl: Duration.hours(24), maxTtl: Duration.hours(2160) },
+  })
+  const caServer = caGrpcServerLayer({
+    address: { host: "127.0.0.1", port: 0 },
+    dnsNames: ["meshd.mesh-system.svc"],
+    authenticators: authenticators.right,
+    nodeAuthorizer: undefined,
+  })
+  ca = ManagedRuntime.make(caServer.pipe(Layer.provideMerge(authority), Layer.provide(metricsLayer("ca"))))
+  const [srv, auth] = await ca.runPromise(Effect.all([CaGrpcServer, CertificateAuthority]))
+  const rootPem = trustBundlePem(await ca.runPromise(auth.material))
+
+  backend = await startEchoBackend("echo-v1")
+  const started = await Effect.runPromise(
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const server = yield* makeXdsServer(
+        {
+          ...defaultXdsServerConfig,
+          host: "127.0.0.1",
+          port: 0,
+          debounce: { debounceAfter: Duration.millis(10), debounceMax: Duration.millis(200), enableEdsDebounce: true },
+          shutdownDuration: Duration.millis(200),
+        },
+        input({ services: [service(ECHO, [80])], endpoints: [endpoint(ECHO, "127.0.0.1", backend.port)] }),
+      ).pipe(Effect.provide(metricsLayer("xds")), Scope.extend(scope))
+      return { scope, server }
+    }),
+  )
+  xdsScope = started.scope
+  xdsServer = started.server
+
+  agentDir = join(dir, "agent")
+  await mkdir(join(agentDir, "etc/mesh/config"), { recursive: true })
+  await mkdir(join(agentDir, "var/run/secrets/mesh"), { recursive: true })
+  await writeFile(join(agentDir, "var/run/secrets/mesh/root-cert.pem"), rootPem)
+  await writeFile(join(agentDir, "token"), await issuer.token({ sub: SUB }))
+  await writeFile(
+    join(agentDir, "etc/mesh/config/mesh"),
+    `defaultConfig:\n  discoveryAddress: 127.0.0.1:${xdsServer.port}\n  controlPlaneAuthPolicy: NONE\n`,
+  )
+  readinessPort = await freePort()
+  statusPort = await freePort()
+  agent = startDaemon(
+    "mesh-agent",
+    ["proxy"],
+    {
+      DISABLE_PROXY: "true",
+      CA_ADDR: `127.0.0.1:${srv.port}`,
+      MESHD_SAN: "meshd.mesh-system.svc",
+      MESH_TOKEN_PATH: join(agentDir, "token"),
+      POD_NAME: "sleep-1",
+      POD_NAMESPACE: "default",
+      SERVICE_ACCOUNT: "sleep",
+      INSTANCE_IP: "127.0.0.1",
+      MESH_META_APP: "sleep",
+      PROXY_STATUS_PORT: String(readinessPort),
+      STATUS_PORT: String(statusPort),
+      MINIMUM_DRAIN_DURATION: "0s",
+      ECC_SIGNATURE_ALGORITHM: "ECDSA",
+    },
+    agentDir,
+  )
+  await agent.waitFor(/gRPC xDS bootstrap written/, 30_000)
+  await agent.waitFor(/readiness listening/, 30_000)
+}, 60_000)
+
+afterAll(async () => {
+  if (agent && agent.process.exitCode === null) await agent.stop("SIGKILL")
+  if (xdsScope) await Effect.runPromise(Scope.close(xdsScope, Exit.void))
+  await backend?.close()
+  await ca?.dispose()
+  await issuer?.close()
+  await rm(dir, { recursive: true, force: true })
+})
+
+const clientRun = (bootstrap: string) =>
+  new Promise<{ results: Array<{ backend?: string; code?: number }> }>((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [join(ROOT, "test/fixtures/agent/xds-echo-client.mjs"), `${ECHO}:80`, "10"],
+      { cwd: ROOT, env: { ...process.env, GRPC_XDS_BOOTSTRAP: bootstrap }, timeout: 40_000 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`${error.message}\n${stderr}`))
+        else resolve(JSON.parse(stdout.trim().split("\n").pop()!))
+      },
+    )
+  })
+
+describe("mesh-agent proxy, proxyless gRPC", () => {
+  it("writes certificates openssl verifies, for the pod's SPIFFE identity", async () => {
+    const certDir = join(agentDir, "var/lib/mesh/data")
+    const verify = await execFileAsync("openssl", [
+      "verify",
+      "-CAfile",
+      join(certDir, "root-cert.pem"),
+      join(certDir, "cert-chain.pem"),
+    ])
+    expect(verify.stdout).toContain(": OK")
+    const text = await execFileAsync("openssl", ["x509", "-noout", "-text", "-in", join(certDir, "cert-chain.pem")])
+    expect(text.stdout).toContain(`URI:${ID}`)
+    expect(text.stdout).toContain("prime256v1")
+  })
+
+  it("is not ready before any xDS response", async () => {
+    const r = await get(readinessPort, "/healthz/ready")
+    expect(r.status).toBe(503)
+    expect(r.body).toContain("no xDS response")
+  })
+
+  it("a real grpc-js-xds application using the agent's bootstrap reaches the backend through the xDS proxy", async () => {
+    const bootstrapPath = join(agentDir, "etc/mesh/proxy/grpc-bootstrap.json")
+    const bootstrap = JSON.parse(readFileSync(bootstrapPath, "utf8"))
+    expect(bootstrap.xds_servers[0].server_uri).toBe(`unix://${join(agentDir, "etc/mesh/proxy/XDS")}`)
+    expect(bootstrap.node.id).toBe("sidecar~127.0.0.1~sleep-1.default~default.svc.cluster.local")
+    expect(bootstrap.node.metadata).toMatchObject({ GENERATOR: "grpc", NAMESPACE: "default", APP: "sleep" })
+    const out = await clientRun(bootstrapPath)
+    expect(out.results.length).toBe(11)
+    expect(out.results.every((r) => r.backend === "echo-v1")).toBe(true)
+  }, 60_000)
+
+  it("is ready afterwards: `mesh-agent wait` returns 0; the agent metrics page has the agent's metrics", async () => {
+    const wait = await run("mesh-agent", [
+      "wait",
+      "--url",
+      `http://127.0.0.1:${readinessPort}/healthz/ready`,
+      "--timeoutSeconds",
+      "10",
+    ])
+    expect(wait.code).toBe(0)
+    expect((await get(statusPort, "/healthz/ready")).status).toBe(200)
+    const page = (await get(statusPort, "/stats/prometheus")).body
+    expect(page).toMatch(/^cert_expiry_seconds \d+/m)
+    expect(page).toMatch(/^num_outgoing_requests\{request_type="csr"\} 1$/m)
+    expect(page).toMatch(/^xds_proxy_responses [1-9]/m)
+    expect(page).toMatch(/^xds_proxy_requests [1-9]/m)
+    expect(page).toMatch(/^startup_duration_seconds \d/m)
+  })
+
+  it("stops on SIGTERM, removing its sockets", async () => {
+    const code = await agent.stop("SIGTERM")
+    expect(code).toBe(0)
+    await expect(readFile(join(agentDir, "etc/mesh/proxy/XDS"))).rejects.toThrow()
+  })
+})
