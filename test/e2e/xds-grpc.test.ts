@@ -171,16 +171,14 @@ describe("proxyless gRPC through the ADS server", () => {
   })
 
   it("routes on a header match, and a live VirtualService update reaches an existing channel", async () => {
-    await Effect.runPromise(
-      server.update(
-        withVs([
-          {
-            match: [{ headers: { "x-user": { exact: "tester" } } }],
-            route: [{ destination: { host: "echo", subset: "v2" } }],
-          },
-          { route: [{ destination: { host: "echo", subset: "v1" } }] },
-        ]),
-      ),
+    await apply(
+      withVs([
+        {
+          match: [{ headers: { "x-user": { exact: "tester" } } }],
+          route: [{ destination: { host: "echo", subset: "v2" } }],
+        },
+        { route: [{ destination: { host: "echo", subset: "v1" } }] },
+      ]),
     )
     const client = channel()
     const tester = new grpc.Metadata()
@@ -190,7 +188,7 @@ describe("proxyless gRPC through the ADS server", () => {
     expect(plain).toEqual({ v1: 50 })
     expect(await count(client, 50, tester)).toEqual({ v2: 50 })
     // live update: everything to v2, on the same channel
-    await Effect.runPromise(server.update(withVs([{ route: [{ destination: { host: "echo", subset: "v2" } }] }])))
+    await apply(withVs([{ route: [{ destination: { host: "echo", subset: "v2" } }] }]))
     await until(client, (r) => r.backend === "v2")
     expect(await count(client, 50)).toEqual({ v2: 50 })
   })

@@ -21,7 +21,9 @@ import type {
   DiscoveryResponse,
 } from "../../services/xds/messages.js"
 import {
+  changedHosts,
   emptyPushContextInput,
+  hostOfResourceName,
   makePushContext,
   type PushContext,
   type PushContextInput,
@@ -91,6 +93,16 @@ export const makeXdsServer = (
       `${new Date(yield* Clock.currentTimeMillis).toISOString()}/0`,
     )
     let connectionCounter = 0
+    /** Whether a named watch can be affected by the hosts a (merged) push request changed. */
+    const touches = (push: PushContext, request: PushRequest, names: Iterable<string>, wildcard: boolean): boolean => {
+      const hosts = request.changedHosts
+      if (wildcard || hosts === undefined) return true
+      for (const name of names) {
+        const host = hostOfResourceName(push, name)
+        if (host === undefined || hosts.has(host)) return true
+      }
+      return false
+    }
 
     const recordPushContextStats = (push: PushContext) => {
       let noInstances = 0
@@ -110,13 +122,16 @@ export const makeXdsServer = (
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         pushes++
+        const previous = current
         current = makePushContext(input, config.pushContext, `${new Date(now).toISOString()}/${pushes}`)
+        const hosts = changedHosts(previous, current)
+        const withHosts: PushRequest = hosts === undefined ? request : { ...request, changedHosts: hosts }
         metrics.debounceTime.observe(debounceMillis / 1000)
         recordPushContextStats(current)
         yield* Effect.logDebug(
           `push ${current.version}: full=${request.full} events=${events} configs=${[...request.configsUpdated].join(",")}`,
         )
-        for (const connection of connections.values()) yield* queue.enqueue(connection, request)
+        for (const connection of connections.values()) yield* queue.enqueue(connection, withHosts)
       }).pipe(withScope("ads")),
     )
 
@@ -243,8 +258,11 @@ export const makeXdsServer = (
             lock.withPermits(1)(
               Effect.gen(function* () {
                 const push = current
+                const watches = (yield* Ref.get(state)).watches
                 for (const typeUrl of PUSH_ORDER) {
                   if (!request.full && typeUrl !== TypeUrl.Endpoint) continue
+                  const watch = watches.get(typeUrl)
+                  if (watch === undefined || !touches(push, request, watch.names, watch.wildcard)) continue
                   yield* respond(typeUrl, push, true)
                 }
                 const now = yield* Clock.currentTimeMillis
@@ -334,8 +352,11 @@ export const makeXdsServer = (
             lock.withPermits(1)(
               Effect.gen(function* () {
                 const push = current
+                const watches = (yield* Ref.get(state)).watches
                 for (const typeUrl of PUSH_ORDER) {
                   if (!request.full && typeUrl !== TypeUrl.Endpoint) continue
+                  const watch = watches.get(typeUrl)
+                  if (watch === undefined || !touches(push, request, watch.subscribed, watch.wildcard)) continue
                   yield* respond(typeUrl, push, false)
                 }
                 const now = yield* Clock.currentTimeMillis

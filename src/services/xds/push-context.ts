@@ -161,3 +161,58 @@ export const splitHostPort = (name: string): { readonly host: string; readonly p
   if (!Number.isInteger(port) || port <= 0 || port > 65535) return undefined
   return { host: name.slice(0, colon), port }
 }
+
+/**
+ * Hosts whose generated resources may differ between two PushContexts: hosts with a changed
+ * service, endpoints, VirtualService or DestinationRule, plus hosts whose VirtualService routes
+ * to a host whose service changed. Different options mean everything may differ (undefined).
+ */
+export const changedHosts = (before: PushContext, after: PushContext): ReadonlySet<string> | undefined => {
+  if (JSON.stringify(before.options) !== JSON.stringify(after.options)) return undefined
+  const hosts = new Set<string>([
+    ...before.serviceByHost.keys(),
+    ...after.serviceByHost.keys(),
+    ...before.endpointsByHost.keys(),
+    ...after.endpointsByHost.keys(),
+    ...before.virtualServiceByHost.keys(),
+    ...after.virtualServiceByHost.keys(),
+    ...before.destinationRuleByHost.keys(),
+    ...after.destinationRuleByHost.keys(),
+  ])
+  const changed = new Set<string>()
+  const servicesChanged = new Set<string>()
+  for (const host of hosts) {
+    if (before.fingerprint("service", host) !== after.fingerprint("service", host)) {
+      changed.add(host)
+      servicesChanged.add(host)
+    } else if (
+      before.fingerprint("endpoints", host) !== after.fingerprint("endpoints", host) ||
+      before.fingerprint("vs", host) !== after.fingerprint("vs", host) ||
+      before.fingerprint("dr", host) !== after.fingerprint("dr", host)
+    ) {
+      changed.add(host)
+    }
+  }
+  if (servicesChanged.size > 0) {
+    for (const push of [before, after]) {
+      for (const [host, vs] of push.virtualServiceByHost) {
+        const routesToChanged = vs.http.some((r) =>
+          r.route.some((d) => {
+            const dest = resolveHost(d.destination.host, vs.namespace, push.options.domainSuffix)
+            return servicesChanged.has(lookupService(push, dest)?.hostname ?? dest)
+          }),
+        )
+        if (routesToChanged) changed.add(host)
+      }
+    }
+  }
+  return changed
+}
+
+/** The service host a watched resource name refers to (cluster or `host:port` names). */
+export const hostOfResourceName = (push: PushContext, name: string): string | undefined => {
+  if (name.startsWith("outbound|")) return name.split("|")[3]
+  const hp = splitHostPort(name)
+  if (hp === undefined) return undefined
+  return lookupService(push, hp.host)?.hostname ?? hp.host
+}

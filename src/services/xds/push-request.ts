@@ -32,6 +32,8 @@ export interface PushRequest {
   readonly reasons: HashMap.HashMap<TriggerReason, number>
   /** Epoch millis of the first event merged in. */
   readonly start: number
+  /** Hosts whose resources may have changed (set when the push is built); absent = any host. */
+  readonly changedHosts?: ReadonlySet<string>
 }
 
 export const makePushRequest = (options: {
@@ -48,6 +50,9 @@ export const makePushRequest = (options: {
 
 /** Merges two requests: full if either is, configs and reasons unioned, earliest start. */
 export const mergePushRequest = (a: PushRequest, b: PushRequest): PushRequest => ({
+  ...(a.changedHosts !== undefined && b.changedHosts !== undefined
+    ? { changedHosts: new Set([...a.changedHosts, ...b.changedHosts]) }
+    : {}),
   full: a.full || b.full,
   configsUpdated: HashSet.union(a.configsUpdated, b.configsUpdated),
   reasons: HashMap.reduce(b.reasons, a.reasons, (acc, count, reason) =>
