@@ -356,7 +356,10 @@ const main = Effect.gen(function* () {
   let allocation: Allocation = emptyAllocation
   const cache: ConversionCache = new Map()
   const registryOptions = { clusterId: "Kubernetes", trustDomain: "cluster.local", autoAllocate: true }
+  /** Time spent in the registry conversion and in makePushContext, per call (last call). */
+  const split = { registry_ms: 0, push_context_ms: 0 }
   const pushContextOf = (snapshot: ConfigSnapshot): PushContext => {
+    const t0 = performance.now()
     const conversion = convertServiceEntries(
       snapshot.list("ServiceEntry") as ReadonlyArray<ConfigResource<ServiceEntrySpec>>,
       snapshot.list("WorkloadEntry") as ReadonlyArray<ConfigResource<WorkloadEntrySpec>>,
@@ -365,7 +368,8 @@ const main = Effect.gen(function* () {
       cache,
     )
     allocation = conversion.allocation
-    return makePushContext(
+    const t1 = performance.now()
+    const push = makePushContext(
       {
         services: conversion.services,
         endpoints: conversion.endpoints,
@@ -374,6 +378,9 @@ const main = Effect.gen(function* () {
       },
       defaultPushContextOptions,
     )
+    split.registry_ms = round(t1 - t0)
+    split.push_context_ms = round(performance.now() - t1)
+    return push
   }
 
   gc?.()
@@ -396,6 +403,7 @@ const main = Effect.gen(function* () {
   // One-file change without the debounce: write, reload({ paths }), rebuild registry + PushContext.
   const direct: Array<Sample> = []
   const directStore: Array<Sample> = []
+  const splits: Array<typeof split> = []
   for (let r = 1; r <= runs; r++) {
     const [push, sample] = yield* measure(
       Effect.gen(function* () {
@@ -406,6 +414,7 @@ const main = Effect.gen(function* () {
       }),
     )
     direct.push(sample)
+    splits.push({ ...split })
     check(push, r)
   }
 
@@ -454,6 +463,8 @@ const main = Effect.gen(function* () {
     one_file_change_no_debounce: {
       median_to_push_context: changeDirect,
       median_store_reload_only: median(directStore),
+      median_registry_conversion_ms: median(splits.map((s) => ({ wall_ms: s.registry_ms, cpu_ms: 0 }))).wall_ms,
+      median_make_push_context_ms: median(splits.map((s) => ({ wall_ms: s.push_context_ms, cpu_ms: 0 }))).wall_ms,
       runs: direct,
     },
     one_file_change_with_debounce: { median_to_push_context: median(watched), debounce_ms: 100, runs: watched },

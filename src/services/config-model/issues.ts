@@ -189,21 +189,47 @@ const walk = (ast: SchemaAST.AST, raw: unknown, path: ReadonlyArray<PropertyKey>
   }
 }
 
+type EitherDecoder = (
+  input: unknown,
+  options?: SchemaAST.ParseOptions,
+) => Either.Either<unknown, ParseResult.ParseError>
+
+/** One decoder per schema, built on first use (Schema.decodeUnknownEither compiles the AST each call). */
+const decoders = new WeakMap<Schema.Schema<unknown, unknown>, EitherDecoder>()
+
+const decoderOf = (schema: Schema.Schema<unknown, unknown>): EitherDecoder => {
+  let decoder = decoders.get(schema)
+  if (decoder === undefined) {
+    decoder = Schema.decodeUnknownEither(schema)
+    decoders.set(schema, decoder)
+  }
+  return decoder
+}
+
+const STRICT_FIRST: SchemaAST.ParseOptions = { errors: "first", onExcessProperty: "error" }
+const LENIENT_FIRST: SchemaAST.ParseOptions = { errors: "first", onExcessProperty: "ignore" }
+const STRICT_ALL: SchemaAST.ParseOptions = { errors: "all", onExcessProperty: "error" }
+const LENIENT_ALL: SchemaAST.ParseOptions = { errors: "all", onExcessProperty: "ignore" }
+
 /**
  * Decodes `input` with every problem reported: schema problems (types, required and unknown
  * fields, value rules) and then every cross-field check whose value is well-typed, even when a
  * problem elsewhere in the document made the decode fail.
+ *
+ * Valid documents (the common case) are decoded once, stopping at the first problem; only a
+ * document with a problem is decoded again collecting every problem. The decoded value does not
+ * depend on the `errors` option, only the failure's content does.
  */
 export const decodeAll = <A>(
   schema: Schema.Schema<A, unknown>,
   input: unknown,
   options: { readonly strict: boolean },
 ): Either.Either<A, ReadonlyArray<FieldProblem>> => {
-  const decoded = Schema.decodeUnknownEither(schema)(input, {
-    errors: "all",
-    onExcessProperty: options.strict ? "error" : "ignore",
-  })
-  if (Either.isRight(decoded)) return Either.right(decoded.right)
+  const decode = decoderOf(schema as Schema.Schema<unknown, unknown>)
+  const first = decode(input, options.strict ? STRICT_FIRST : LENIENT_FIRST)
+  if (Either.isRight(first)) return Either.right(first.right as A)
+  const decoded = decode(input, options.strict ? STRICT_ALL : LENIENT_ALL)
+  if (Either.isRight(decoded)) return Either.right(decoded.right as A)
   const problems = [...parseErrorProblems(decoded.left)]
   const seen = new Set(problems.map(problemKey))
   const extra: Array<FieldProblem> = []

@@ -3,6 +3,7 @@
  * found, each with file, document index, kind/namespace/name when known and field path.
  */
 import { Either, type Schema } from "effect"
+import { CORE_SCHEMA, loadAll } from "js-yaml"
 import { parseAllDocuments } from "yaml"
 import { decodeAll, renderPath } from "./issues.js"
 import { apiVersionOf, type KindInfo, kindsNamed, lookupKind } from "./kinds.js"
@@ -226,12 +227,70 @@ export const validateDocument = (
 }
 
 /**
+ * Texts the fast parser (js-yaml) must not take, because the two readers could disagree on them:
+ * directives (`%YAML 1.1` changes scalar resolution), merge keys (`<<`) and null-like keys (`null:`,
+ * `~:` become `""` in the `yaml` library). Such files take the `yaml` library path. Anchors and
+ * aliases, tags beyond the core schema, complex keys and every syntax error make js-yaml throw,
+ * which sends the file to that path as well.
+ */
+const SLOW_PATH_ONLY = /^%|<<|(?:^|[\s{,?])(?:null|Null|NULL|~)[ \t]*:(?:[ \t]|$)/m
+
+/**
+ * The documents of a text, each a JS value (`null` for an empty document), read by js-yaml; or
+ * `undefined` when the text must be read by the `yaml` library (see SLOW_PATH_ONLY) or when
+ * js-yaml rejects it (the `yaml` library then reports the precise per-document errors).
+ */
+const fastDocuments = (text: string): ReadonlyArray<unknown> | undefined => {
+  if (SLOW_PATH_ONLY.test(text)) return undefined
+  try {
+    return loadAll(text, { schema: CORE_SCHEMA, maxAliases: 0 })
+  } catch {
+    return undefined
+  }
+}
+
+/** Validates one parsed document (an orchestrator List item by item) into `resources` / `issues`. */
+const addDocument = (
+  file: string,
+  documentIndex: number,
+  value: unknown,
+  resources: Array<ConfigResource>,
+  issues: Array<ValidationIssue>,
+): void => {
+  if (value === null || value === undefined) return
+  if (isRecord(value) && value.kind === "List" && value.apiVersion === "v1" && Array.isArray(value.items)) {
+    // An orchestrator List (`kubectl get -o yaml`): every item is a document of its own.
+    value.items.forEach((item: unknown, i: number) => {
+      const result = validateDocument(file, documentIndex, item)
+      if (result.resource !== undefined) resources.push(result.resource)
+      for (const issue of result.issues) {
+        issues.push({ ...issue, path: issue.path === "" ? `items[${i}]` : `items[${i}].${issue.path}` })
+      }
+    })
+    return
+  }
+  const result = validateDocument(file, documentIndex, value)
+  if (result.resource !== undefined) resources.push(result.resource)
+  for (const issue of result.issues) issues.push(issue)
+}
+
+/**
  * Parses a (multi-document) YAML text. Empty documents are skipped; the document index counts
  * every document of the stream, empty ones included, from 0.
+ *
+ * Fast path: js-yaml reads the whole text (several times faster than the `yaml` library). When it
+ * cannot, the `yaml` library reads it document by document, so syntax errors are reported per
+ * document with their line, and the valid documents of the file are still validated.
  */
 export const parseConfigDocuments = (file: string, text: string): ParsedDocuments => {
   const resources: Array<ConfigResource> = []
   const issues: Array<ValidationIssue> = []
+  const fast = fastDocuments(text)
+  if (fast !== undefined) {
+    for (let documentIndex = 0; documentIndex < fast.length; documentIndex++)
+      addDocument(file, documentIndex, fast[documentIndex], resources, issues)
+    return { resources, issues }
+  }
   const documents = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true, merge: true })
   const list = Array.isArray(documents) ? documents : []
   list.forEach((document, documentIndex) => {
@@ -256,21 +315,7 @@ export const parseConfigDocuments = (file: string, text: string): ParsedDocument
       issues.push({ file, documentIndex, path: "", message: `YAML error: ${String(error)}` })
       return
     }
-    if (value === null || value === undefined) return
-    if (isRecord(value) && value.kind === "List" && value.apiVersion === "v1" && Array.isArray(value.items)) {
-      // An orchestrator List (`kubectl get -o yaml`): every item is a document of its own.
-      value.items.forEach((item: unknown, i: number) => {
-        const result = validateDocument(file, documentIndex, item)
-        if (result.resource !== undefined) resources.push(result.resource)
-        for (const issue of result.issues) {
-          issues.push({ ...issue, path: issue.path === "" ? `items[${i}]` : `items[${i}].${issue.path}` })
-        }
-      })
-      return
-    }
-    const result = validateDocument(file, documentIndex, value)
-    if (result.resource !== undefined) resources.push(result.resource)
-    issues.push(...result.issues)
+    addDocument(file, documentIndex, value, resources, issues)
   })
   return { resources, issues }
 }
