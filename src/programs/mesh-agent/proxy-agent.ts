@@ -8,7 +8,7 @@ import { existsSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { hostname } from "node:os"
 import { resolve } from "node:path"
-import { Config, Data, Duration, Effect, Either, Layer, Schedule } from "effect"
+import { Config, Data, Duration, Effect, Either, Layer } from "effect"
 import { writeGrpcBootstrap } from "../../layers/agent-bootstrap/grpc-bootstrap.js"
 import { caClientLayer, hostOf } from "../../layers/agent-identity/ca-client.js"
 import { workloadIdentityLayer } from "../../layers/agent-identity/identity.js"
@@ -21,11 +21,12 @@ import { grpcBootstrap, unixUri } from "../../services/agent-bootstrap/grpc-boot
 import { buildNode } from "../../services/agent-bootstrap/node.js"
 import { keySpecFrom, tokenPathFor, WorkloadIdentity } from "../../services/agent-identity/identity.js"
 import { WORKLOAD_IDENTITY_DIR } from "../../services/agent-sds/sds.js"
+import { drain } from "../../services/agent-status/drain.js"
 import { AgentReadiness, combine } from "../../services/agent-status/status.js"
 import { XdsProxy } from "../../services/agent-xds-proxy/xds-proxy.js"
 import { buildInfo } from "../../services/build-info.js"
 import { agentEnv } from "../../services/config/agent-env.js"
-import { envTableConfig } from "../../services/config/env.js"
+import { envTableConfig, parseEnvValue } from "../../services/config/env.js"
 import { DEFAULT_CLUSTER_ID, Ports, spiffeId } from "../../services/constants.js"
 import { withScope } from "../../services/logging/logging.js"
 import type { LogSettings } from "../../services/logging/options.js"
@@ -204,19 +205,22 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
       }),
     )
 
-    const drain = Layer.scopedDiscard(
+    const terminationDrain = parseEnvValue("D", mesh.defaultConfig.terminationDrainDuration)
+    const drainLayer = Layer.scopedDiscard(
       Effect.addFinalizer(() =>
-        Effect.gen(function* () {
-          const proxy = yield* XdsProxy
-          yield* Effect.logInfo(`draining for at least ${Duration.format(env.MINIMUM_DRAIN_DURATION)}`)
-          yield* Effect.sleep(env.MINIMUM_DRAIN_DURATION)
-          if (env.EXIT_ON_ZERO_ACTIVE_CONNECTIONS) {
-            yield* proxy.activeStreams.pipe(
-              Effect.repeat({ schedule: Schedule.spaced(Duration.seconds(1)), until: (n) => n === 0 }),
-            )
-          }
-          yield* Effect.logInfo("drained")
-        }),
+        Effect.flatMap(XdsProxy, (proxy) =>
+          drain(
+            {
+              minimumDrain: env.MINIMUM_DRAIN_DURATION,
+              exitOnZeroActiveConnections: env.EXIT_ON_ZERO_ACTIVE_CONNECTIONS,
+              // Proxyless: nothing holds connections but the xDS proxy's streams.
+              terminationDrain: Either.isRight(terminationDrain)
+                ? Duration.min(terminationDrain.right, env.MINIMUM_DRAIN_DURATION)
+                : env.MINIMUM_DRAIN_DURATION,
+            },
+            proxy.activeStreams,
+          ),
+        ),
       ),
     )
 
@@ -229,7 +233,7 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
       statusServersLayer(statusAddresses).pipe(Layer.provide(readiness)),
       sds,
       bootstrap,
-      drain,
+      drainLayer,
     ).pipe(Layer.provideMerge(xdsProxy), Layer.provideMerge(identityLayer))
 
     yield* Effect.logInfo(
