@@ -240,7 +240,7 @@ const SLOW_PATH_ONLY = /^%|<<|(?:^|[\s{,?])(?:null|Null|NULL|~)[ \t]*:(?:[ \t]|$
  * `undefined` when the text must be read by the `yaml` library (see SLOW_PATH_ONLY) or when
  * js-yaml rejects it (the `yaml` library then reports the precise per-document errors).
  */
-const fastDocuments = (text: string): ReadonlyArray<unknown> | undefined => {
+export const fastDocuments = (text: string): ReadonlyArray<unknown> | undefined => {
   if (SLOW_PATH_ONLY.test(text)) return undefined
   try {
     return loadAll(text, { schema: CORE_SCHEMA, maxAliases: 0 })

@@ -4,7 +4,8 @@
  * document index, kind/namespace/name and field path.
  */
 import { describe, expect, it } from "vitest"
-import { parseConfigDocuments } from "../../../src/services/config-model/parse.js"
+import { parseAllDocuments } from "yaml"
+import { fastDocuments, parseConfigDocuments } from "../../../src/services/config-model/parse.js"
 import { formatIssue, resourceKey } from "../../../src/services/config-model/resource.js"
 import { doc, parse, problems } from "./helpers.js"
 
@@ -327,5 +328,61 @@ items:
     expect(result.issues.map(formatIssue)).toEqual([
       'test.yaml document 0 DestinationRule default/b: field items[1].spec.host: domain name "b..com" invalid (label "" invalid)',
     ])
+  })
+})
+
+describe("fast YAML path (js-yaml) and the yaml library agree", () => {
+  /** What the `yaml` library reads: one value per document, `null` for empty ones, or the error. */
+  const slow = (text: string): ReadonlyArray<unknown> =>
+    parseAllDocuments(text, { uniqueKeys: true, merge: true }).map((d) =>
+      d.errors.length > 0 ? "error" : d.contents === null ? null : d.toJS({ maxAliasCount: 1000 }),
+    )
+
+  const agreeing = [
+    "a: 1\n",
+    "---\na: 1\n",
+    "a: 1\n---\n",
+    "a: 1\n---\n# only a comment\n---\nb: 2\n",
+    "# only a comment\n",
+    "",
+    "---\n---\na: 1\n",
+    "a: 1\n...\n---\nb: 2\n",
+    "x: 0o17\ny: 0x1F\nz: 0b101\nw: 1_000\nv: 017\nu: +12\nt: .inf\ns: -.Inf\nq: 1e3\np: 1.\no: .5\n",
+    "a: yes\nb: no\nc: on\nd: True\ne: TRUE\nf: ~\ng: Null\nh:\ni: 2020-01-01\nj: 2020-01-01T00:00:00Z\n",
+    "a: 12345678901234567890\nb: -0\nc: 0.1e-2\nd: '1'\n",
+    '8080: {mode: STRICT}\n1.5: x\ntrue: "y"\n',
+    "a: |\n  x\n  y\nb: >-\n  p\n  q\n",
+    "a: \"\\u00e9\\t\"\nb: 'it''s'\n",
+    "{a: 1, b: [x, {y: z}]}\n",
+    "- 1\n- 2\n",
+    "just a string\n",
+    "a: 1:2\nb: x:y\nc: 1#c\nd: x #\n",
+    "a:\n  - b\n  -\n  - c\n",
+    'a: plain\n  multi\n  line\nb: "multi\n  line"\n',
+    "\ufeffa: 1\r\nb: 2\r\n",
+    "a: &x 1\n",
+  ]
+  it.each(agreeing)("reads %j as the yaml library does", (text) => {
+    const fast = fastDocuments(text)
+    expect(fast).toBeDefined()
+    expect(fast).toEqual(slow(text))
+  })
+
+  const slowOnly = [
+    "%YAML 1.1\n---\na: yes\n",
+    "a: &x {b: 1}\nc:\n  <<: *x\n",
+    "c:\n  <<: {b: 1}\n",
+    "null: x\n",
+    "~: x\n",
+    "a: &x 1\nb: *x\n",
+    "? [a, b]\n: c\n",
+    "a: !foo x\n",
+    "a: !!binary aGk=\n",
+    "a: 1\na: 2\n",
+    "a: b: c\n",
+    "a:\n\tb: 1\n",
+  ]
+  it.each(slowOnly)("leaves %j to the yaml library", (text) => {
+    expect(fastDocuments(text)).toBeUndefined()
   })
 })
