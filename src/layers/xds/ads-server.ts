@@ -49,6 +49,8 @@ import { makeXdsMetrics } from "./xds-metrics.js"
 
 interface Connection {
   readonly id: string
+  /** Whether a push request can change anything this connection watches. */
+  readonly affectedBy: (push: PushContext, request: PushRequest) => boolean
   readonly status: () => ConnectionStatus
   readonly push: (request: PushRequest) => Effect.Effect<void>
 }
@@ -131,7 +133,8 @@ export const makeXdsServer = (
         yield* Effect.logDebug(
           `push ${current.version}: full=${request.full} events=${events} configs=${[...request.configsUpdated].join(",")}`,
         )
-        for (const connection of connections.values()) yield* queue.enqueue(connection, withHosts)
+        for (const connection of connections.values())
+          if (connection.affectedBy(current, withHosts)) yield* queue.enqueue(connection, withHosts)
       }).pipe(withScope("ads")),
     )
 
@@ -254,6 +257,10 @@ export const makeXdsServer = (
         const connection: Connection = {
           id,
           status: () => sotwStatus(id, call.getPeer(), proxy, connectedAt, Ref.get(state).pipe(Effect.runSync)),
+          affectedBy: (push, request) =>
+            [...Ref.get(state).pipe(Effect.runSync).watches.values()].some(
+              (w) => (request.full || w.typeUrl === TypeUrl.Endpoint) && touches(push, request, w.names, w.wildcard),
+            ),
           push: (request) =>
             lock.withPermits(1)(
               Effect.gen(function* () {
@@ -348,6 +355,12 @@ export const makeXdsServer = (
         const connection: Connection = {
           id,
           status: () => deltaStatus(id, call.getPeer(), proxy, connectedAt, Ref.get(state).pipe(Effect.runSync)),
+          affectedBy: (push, request) =>
+            [...Ref.get(state).pipe(Effect.runSync).watches.values()].some(
+              (w) =>
+                (request.full || w.typeUrl === TypeUrl.Endpoint) &&
+                (touches(push, request, w.subscribed, w.wildcard) || w.pending.size > 0),
+            ),
           push: (request) =>
             lock.withPermits(1)(
               Effect.gen(function* () {

@@ -181,15 +181,20 @@ export const changedHosts = (before: PushContext, after: PushContext): ReadonlyS
   ])
   const changed = new Set<string>()
   const servicesChanged = new Set<string>()
+  // Inputs handed over unchanged (same array) cannot differ: skip fingerprinting them.
+  const same = {
+    service: before.input.services === after.input.services,
+    endpoints: before.input.endpoints === after.input.endpoints,
+    vs: before.input.virtualServices === after.input.virtualServices,
+    dr: before.input.destinationRules === after.input.destinationRules,
+  }
+  const differs = (facet: "service" | "endpoints" | "vs" | "dr", host: string) =>
+    !same[facet] && before.fingerprint(facet, host) !== after.fingerprint(facet, host)
   for (const host of hosts) {
-    if (before.fingerprint("service", host) !== after.fingerprint("service", host)) {
+    if (differs("service", host)) {
       changed.add(host)
       servicesChanged.add(host)
-    } else if (
-      before.fingerprint("endpoints", host) !== after.fingerprint("endpoints", host) ||
-      before.fingerprint("vs", host) !== after.fingerprint("vs", host) ||
-      before.fingerprint("dr", host) !== after.fingerprint("dr", host)
-    ) {
+    } else if (differs("endpoints", host) || differs("vs", host) || differs("dr", host)) {
       changed.add(host)
     }
   }

@@ -207,3 +207,26 @@ describe("encode once", () => {
     expect(diffInputs(a, { ...a }, 0)).toBeUndefined()
   })
 })
+
+describe("changed hosts", () => {
+  it("names the hosts a change can affect, including VirtualServices routing to a changed service", async () => {
+    const { changedHosts, hostOfResourceName } = await import("../../../src/services/xds/push-context.js")
+    const OTHER = "other.default.svc.cluster.local"
+    const a = input({
+      services: [service(ECHO), service(OTHER)],
+      endpoints: [endpoint(ECHO, "10.0.0.1", 1), endpoint(OTHER, "10.0.0.2", 1)],
+      virtualServices: [
+        virtualService("echo", { hosts: ["echo"], http: [{ route: [{ destination: { host: "other" } }] }] }),
+      ],
+    })
+    const p1 = makePushContext(a)
+    const endpointsOnly = makePushContext({ ...a, endpoints: [endpoint(ECHO, "10.0.0.9", 1), a.endpoints[1]!] })
+    expect([...(changedHosts(p1, endpointsOnly) ?? [])]).toEqual([ECHO])
+    // the other service's ports change: echo's routes (to other) may change too
+    const otherPorts = makePushContext({ ...a, services: [service(ECHO), service(OTHER, [81])] })
+    expect([...(changedHosts(p1, otherPorts) ?? [])].sort()).toEqual([ECHO, OTHER].sort())
+    expect(changedHosts(p1, makePushContext(a, { ...defaultPushContextOptions, drainingLabel: "" }))).toBeUndefined()
+    expect(hostOfResourceName(p1, clusterName(OTHER, 80, "v1"))).toBe(OTHER)
+    expect(hostOfResourceName(p1, `${ECHO}:80`)).toBe(ECHO)
+  })
+})
