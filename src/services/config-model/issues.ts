@@ -3,6 +3,7 @@
  * and runs the cross-field checks a failed decode skipped.
  */
 import { Either, ParseResult, Schema, SchemaAST } from "effect"
+import { fastDecode, NOT_DECODED } from "./fast-decode.js"
 import { CrossFieldCheck, type CrossFieldCheckFn } from "./schemas/common.js"
 
 export interface FieldProblem {
@@ -211,12 +212,24 @@ const LENIENT_FIRST: SchemaAST.ParseOptions = { errors: "first", onExcessPropert
 const STRICT_ALL: SchemaAST.ParseOptions = { errors: "all", onExcessProperty: "error" }
 const LENIENT_ALL: SchemaAST.ParseOptions = { errors: "all", onExcessProperty: "ignore" }
 
+/** `MESH_VERIFY_FAST_DECODE=1`: every decode also runs Effect's decoder and throws when they differ (tests). */
+const VERIFY_FAST_DECODE = typeof process !== "undefined" && process.env.MESH_VERIFY_FAST_DECODE === "1"
+
+const verifyFastDecode = (fast: unknown, effect: Either.Either<unknown, ParseResult.ParseError>): void => {
+  if (fast === NOT_DECODED) return
+  if (Either.isLeft(effect)) throw new Error("fast decode accepted a value Effect's decoder rejects")
+  const a = JSON.stringify(fast)
+  const b = JSON.stringify(effect.right)
+  if (a !== b) throw new Error(`fast decode differs from Effect's decoder:\n${a}\n${b}`)
+}
+
 /**
  * Decodes `input` with every problem reported: schema problems (types, required and unknown
  * fields, value rules) and then every cross-field check whose value is well-typed, even when a
  * problem elsewhere in the document made the decode fail.
  *
- * Valid documents (the common case) are decoded once, stopping at the first problem; only a
+ * Valid documents (the common case) are decoded by the fast path (fast-decode.ts), which mirrors
+ * Effect's decoder on success; otherwise Effect decodes once, stopping at the first problem, and a
  * document with a problem is decoded again collecting every problem. The decoded value does not
  * depend on the `errors` option, only the failure's content does.
  */
@@ -225,7 +238,11 @@ export const decodeAll = <A>(
   input: unknown,
   options: { readonly strict: boolean },
 ): Either.Either<A, ReadonlyArray<FieldProblem>> => {
+  const fast = fastDecode(schema.ast, input, options.strict ? STRICT_FIRST : LENIENT_FIRST)
   const decode = decoderOf(schema as Schema.Schema<unknown, unknown>)
+  if (VERIFY_FAST_DECODE)
+    verifyFastDecode(fast, decode(structuredClone(input), options.strict ? STRICT_FIRST : LENIENT_FIRST))
+  if (fast !== NOT_DECODED) return Either.right(fast as A)
   const first = decode(input, options.strict ? STRICT_FIRST : LENIENT_FIRST)
   if (Either.isRight(first)) return Either.right(first.right as A)
   const decoded = decode(input, options.strict ? STRICT_ALL : LENIENT_ALL)

@@ -2,9 +2,11 @@
  * Table-driven checks of every kind: valid documents are accepted, and each validation rule
  * rejects with its message at its field path.
  */
+import { Either, Schema } from "effect"
 import { describe, expect, it } from "vitest"
+import { fastDecode, isUnsupported, NOT_DECODED } from "../../../src/services/config-model/fast-decode.js"
 import { allKinds, lookupKind, normaliseGroup } from "../../../src/services/config-model/kinds.js"
-import { doc, problems } from "./helpers.js"
+import { doc, GROUPS, problems } from "./helpers.js"
 
 type Case = readonly [title: string, spec: unknown, expected: ReadonlyArray<string>]
 
@@ -986,5 +988,38 @@ describe("kind registry", () => {
     expect(normaliseGroup("extensions.istio.io")).toBe("extensions.mesh.io")
     expect(lookupKind("networking.istio.io", "VirtualService")?.plural).toBe("virtualservices")
     expect(lookupKind("", "Namespace")?.namespaced).toBe(false)
+  })
+})
+
+describe("fast decoder (fast-decode.ts) against Effect Schema's decoder", () => {
+  const options = { errors: "first", onExcessProperty: "error" } as const
+  const decodeBoth = (kind: string, spec: unknown) => {
+    const info = lookupKind(GROUPS[kind] ?? "", kind)
+    if (info === undefined) throw new Error(`no kind ${kind}`)
+    const schema = info.schema as Schema.Schema<unknown, unknown>
+    return {
+      fast: fastDecode(schema.ast, structuredClone(spec ?? {}), options),
+      effect: Schema.decodeUnknownEither(schema)(structuredClone(spec ?? {}), options),
+      unsupported: isUnsupported(schema.ast),
+    }
+  }
+
+  describe.each(Object.entries(TABLES))("%s", (kind, table) => {
+    it.each(table.valid.map((spec, i) => [i, spec] as const))("decodes valid example %i as Effect does", (_, spec) => {
+      const { fast, effect, unsupported } = decodeBoth(kind, spec)
+      expect(unsupported).toBe(false)
+      expect(fast).not.toBe(NOT_DECODED)
+      expect(Either.isRight(effect)).toBe(true)
+      if (Either.isRight(effect)) {
+        expect(fast).toStrictEqual(effect.right)
+        expect(JSON.stringify(fast)).toBe(JSON.stringify(effect.right))
+      }
+    })
+
+    it.each(table.invalid)("leaves an invalid spec to Effect: %s", (_, spec) => {
+      const { fast, effect } = decodeBoth(kind, spec)
+      if (Either.isLeft(effect)) expect(fast).toBe(NOT_DECODED)
+      else expect(fast).toStrictEqual(effect.right)
+    })
   })
 })
