@@ -33,6 +33,7 @@ export interface Subscription {
 }
 
 const HCM_TYPE = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
+const UPSTREAM_TLS_TYPE = "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"
 const ROUTER_TYPE = "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router"
 const FAULT_TYPE = "type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault"
 export const FAULT_FILTER = "envoy.filters.http.fault"
@@ -354,6 +355,24 @@ const clusterPolicy = (policy: TrafficPolicyView | undefined): Record<string, un
       ...(od.intervalNanos !== undefined ? { interval: duration(od.intervalNanos) } : {}),
       ...(od.baseEjectionTimeNanos !== undefined ? { base_ejection_time: duration(od.baseEjectionTimeNanos) } : {}),
       ...(od.maxEjectionPercent !== undefined ? { max_ejection_percent: { value: od.maxEjectionPercent } } : {}),
+    }
+  }
+  // Mutual TLS as proxyless clients expect it: certificate-provider instances (`default`) for
+  // the workload identity and the root, from the client's bootstrap.
+  if (policy?.tlsMode === "ISTIO_MUTUAL" || policy?.tlsMode === "MESH_MUTUAL") {
+    out.transport_socket = {
+      name: "envoy.transport_sockets.tls",
+      typed_config: {
+        "@type": UPSTREAM_TLS_TYPE,
+        common_tls_context: {
+          tls_certificate_provider_instance: { instance_name: "default", certificate_name: "default" },
+          combined_validation_context: {
+            default_validation_context: {
+              ca_certificate_provider_instance: { instance_name: "default", certificate_name: "ROOTCA" },
+            },
+          },
+        },
+      },
     }
   }
   if (policy?.maxRequests !== undefined) {

@@ -183,6 +183,24 @@ describe("gRPC generators", () => {
   })
 })
 
+describe("mutual TLS", () => {
+  it("CDS carries an UpstreamTlsContext with certificate-provider instances for MESH_MUTUAL", () => {
+    const p = makePushContext({
+      ...weightedMesh({ address: "10.0.0.1", port: 1 }, { address: "10.0.0.2", port: 1 }),
+      destinationRules: [destinationRule("echo", { host: "echo", trafficPolicy: { tls: { mode: "MESH_MUTUAL" } } })],
+    })
+    const [c] = build(p, TypeUrl.Cluster, [clusterName(ECHO, 80)])
+    expect(c!.transport_socket.name).toBe("envoy.transport_sockets.tls")
+    const tls = c!.transport_socket.typed_config
+    expect(tls["@type"]).toBe("type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext")
+    expect(tls.common_tls_context.tls_certificate_provider_instance.instance_name).toBe("default")
+    expect(
+      tls.common_tls_context.combined_validation_context.default_validation_context.ca_certificate_provider_instance
+        .instance_name,
+    ).toBe("default")
+  })
+})
+
 describe("encode once", () => {
   it("shares bytes across requests and pushes whose inputs did not change", () => {
     const cache = makeResourceCache(codec)
