@@ -121,33 +121,46 @@ const go = (ast: SchemaAST.AST, input: unknown, options: SchemaAST.ParseOptions)
   }
 }
 
+/** Property names of a TypeLiteral; `undefined` when an index signature is not keyed by string. */
+const literalInfo = new WeakMap<SchemaAST.TypeLiteral, ReadonlySet<PropertyKey> | undefined>()
+
+const propertyNames = (ast: SchemaAST.TypeLiteral): ReadonlySet<PropertyKey> => {
+  if (!literalInfo.has(ast)) {
+    const supported = ast.indexSignatures.every((is) => is.parameter._tag === "StringKeyword")
+    literalInfo.set(ast, supported ? new Set(ast.propertySignatures.map((ps) => ps.name)) : undefined)
+  }
+  const names = literalInfo.get(ast)
+  if (names === undefined) throw new Unsupported()
+  return names
+}
+
 const typeLiteral = (ast: SchemaAST.TypeLiteral, input: unknown, options: SchemaAST.ParseOptions): unknown => {
-  if (ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0)
+  const properties = ast.propertySignatures
+  const indexes = ast.indexSignatures
+  if (properties.length === 0 && indexes.length === 0)
     return input !== null && input !== undefined ? input : NOT_DECODED
   if (!isRecord(input)) return NOT_DECODED
-  for (const is of ast.indexSignatures) if (is.parameter._tag !== "StringKeyword") throw new Unsupported()
+  const names = propertyNames(ast)
   if (options.onExcessProperty === "preserve" || options.exact === true || options.propertyOrder === "original")
     throw new Unsupported()
   if (options.onExcessProperty === "error") {
-    for (const key of Reflect.ownKeys(input)) {
-      if (typeof key === "symbol") return NOT_DECODED
-      if (ast.indexSignatures.length > 0) continue
-      if (!ast.propertySignatures.some((ps) => ps.name === key)) return NOT_DECODED
-    }
+    if (Object.getOwnPropertySymbols(input).length > 0) return NOT_DECODED
+    if (indexes.length === 0) for (const key in input) if (hasOwn(input, key) && !names.has(key)) return NOT_DECODED
   }
   const output: Record<PropertyKey, unknown> = {}
-  for (const ps of ast.propertySignatures) {
+  for (let i = 0; i < properties.length; i++) {
+    const ps = properties[i] as SchemaAST.PropertySignature
     const hasKey = hasOwn(input, ps.name)
     if (!hasKey && ps.isOptional) continue
     const decoded = go(ps.type, input[ps.name], options)
     if (decoded === NOT_DECODED) return NOT_DECODED
     output[ps.name] = decoded
   }
-  for (const is of ast.indexSignatures) {
+  for (const is of indexes) {
     for (const key of Object.keys(input)) {
       const decoded = go(is.type, input[key], options)
       if (decoded === NOT_DECODED) return NOT_DECODED
-      if (!ast.propertySignatures.some((ps) => ps.name === key)) output[key] = decoded
+      if (!names.has(key)) output[key] = decoded
     }
   }
   return output
