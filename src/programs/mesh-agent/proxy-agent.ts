@@ -8,10 +8,11 @@ import { existsSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { hostname } from "node:os"
 import { resolve } from "node:path"
-import { Config, Data, Duration, Effect, Either, Layer } from "effect"
-import { writeGrpcBootstrap } from "../../layers/agent-bootstrap/grpc-bootstrap.js"
+import { Config, Data, Deferred, Duration, Effect, Either, Layer } from "effect"
+import { writeFileAtomic, writeGrpcBootstrap } from "../../layers/agent-bootstrap/grpc-bootstrap.js"
 import { caClientLayer, hostOf } from "../../layers/agent-identity/ca-client.js"
 import { workloadIdentityLayer } from "../../layers/agent-identity/identity.js"
+import { superviseProxy } from "../../layers/agent-proxy/supervisor.js"
 import { startSdsServer } from "../../layers/agent-sds/sds-server.js"
 import { statusServersLayer } from "../../layers/agent-status/status-server.js"
 import { xdsProxyLayer } from "../../layers/agent-xds-proxy/xds-proxy.js"
@@ -20,6 +21,7 @@ import { metricsLayer } from "../../layers/metrics.js"
 import { grpcBootstrap, unixUri } from "../../services/agent-bootstrap/grpc-bootstrap.js"
 import { buildNode } from "../../services/agent-bootstrap/node.js"
 import { keySpecFrom, tokenPathFor, WorkloadIdentity } from "../../services/agent-identity/identity.js"
+import { bootstrapFile, ProxyProcess, proxyArgs, proxyBootstrap } from "../../services/agent-proxy/proxy.js"
 import { WORKLOAD_IDENTITY_DIR } from "../../services/agent-sds/sds.js"
 import { drain } from "../../services/agent-status/drain.js"
 import { AgentReadiness, combine } from "../../services/agent-status/status.js"
@@ -40,6 +42,10 @@ export interface ProxyAgentFlags {
   readonly meshConfig: string
   readonly serviceCluster: string
   readonly stsPort: number
+  readonly proxyLogLevel: string
+  readonly proxyComponentLogLevel: string
+  readonly concurrency: number
+  readonly templateFile: string
 }
 
 export const XDS_PROXY_SOCKET = "./etc/mesh/proxy/XDS"
@@ -95,12 +101,6 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
     const env = yield* envTableConfig(agentEnv)
     const pod = yield* podConfig
     const proxyless = env.DISABLE_PROXY
-    if (!proxyless) {
-      return yield* new ProxyAgentError({
-        message:
-          "mesh-agent proxy: sidecar mode (launching and supervising the proxy) is not part of this build yet; set DISABLE_PROXY=true to run the agent for proxyless gRPC",
-      })
-    }
     const mesh: MeshConfig = yield* readMeshConfig(flags.meshConfig)
     const discoveryAddress = mesh.defaultConfig.discoveryAddress
     const caAddress = env.CA_ADDR || discoveryAddress
@@ -115,7 +115,19 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
     const certDir = env.OUTPUT_CERTS || (writeBootstrap ? PROXYLESS_CERT_DIR : "")
     const instanceIps = env.INSTANCE_IP ? env.INSTANCE_IP.split(",") : ["127.0.0.1"]
     const xdsSocket = resolve(XDS_PROXY_SOCKET)
+    const sdsSocket = resolve(WORKLOAD_IDENTITY_DIR, env.WORKLOAD_IDENTITY_SOCKET_FILE)
 
+    const { node, problems: nodeProblems } = buildNode({
+      type: "sidecar",
+      podName: pod.podName,
+      namespace: pod.namespace,
+      instanceIps,
+      domain: flags.domain,
+      serviceAccount: pod.serviceAccount,
+      clusterId: env.MESH_META_CLUSTER_ID || DEFAULT_CLUSTER_ID,
+      meshVersion: buildInfo.version,
+      env: process.env,
+    })
     const caRoots = env.FILE_MOUNTED_CERTS ? "" : yield* readRoots(caRootPath, "CA root certificate (CA_ROOT_CA)")
     const xdsTls =
       isPlaintext(discoveryAddress) || mesh.defaultConfig.controlPlaneAuthPolicy === "NONE"
@@ -155,25 +167,12 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
       ),
     )
 
-    const sds = Layer.scopedDiscard(
-      startSdsServer({ socketPath: resolve(WORKLOAD_IDENTITY_DIR, env.WORKLOAD_IDENTITY_SOCKET_FILE) }),
-    )
+    const sds = Layer.scopedDiscard(startSdsServer({ socketPath: sdsSocket }))
 
     const bootstrap = writeBootstrap
       ? Layer.effectDiscard(
           Effect.gen(function* () {
-            const { node, problems } = buildNode({
-              type: "sidecar",
-              podName: pod.podName,
-              namespace: pod.namespace,
-              instanceIps,
-              domain: flags.domain,
-              serviceAccount: pod.serviceAccount,
-              clusterId: env.MESH_META_CLUSTER_ID || DEFAULT_CLUSTER_ID,
-              meshVersion: buildInfo.version,
-              env: process.env,
-            })
-            for (const problem of problems) yield* Effect.logWarning(problem)
+            for (const problem of nodeProblems) yield* Effect.logWarning(problem)
             yield* writeGrpcBootstrap(
               resolve(env.GRPC_XDS_BOOTSTRAP),
               grpcBootstrap({
@@ -187,25 +186,83 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
         )
       : Layer.empty
 
+    const pc = mesh.defaultConfig
+    const proxyExit = yield* Deferred.make<number>()
+    const terminationDrain = parseEnvValue("D", pc.terminationDrainDuration)
+    const sidecar = proxyless
+      ? undefined
+      : Layer.scoped(
+          ProxyProcess,
+          Effect.gen(function* () {
+            const configFile = resolve(bootstrapFile(pc.configPath))
+            const bootstrap = flags.templateFile
+              ? yield* readRoots(flags.templateFile, "--templateFile")
+              : JSON.stringify(
+                  proxyBootstrap({
+                    node,
+                    serviceCluster: flags.serviceCluster,
+                    adminPort: pc.proxyAdminPort,
+                    xdsSocket,
+                    sdsSocket,
+                  }),
+                  null,
+                  2,
+                )
+            yield* writeFileAtomic(configFile, bootstrap)
+            const drainTime = parseEnvValue("D", pc.drainDuration)
+            const supervisor = yield* superviseProxy({
+              binaryPath: pc.binaryPath,
+              args: proxyArgs({
+                configFile,
+                drainSeconds: Either.isRight(drainTime) ? Math.round(Duration.toSeconds(drainTime.right)) : 45,
+                logLevel: flags.proxyLogLevel,
+                componentLogLevel: flags.proxyComponentLogLevel,
+                concurrency: flags.concurrency || pc.concurrency,
+              }),
+              adminPort: pc.proxyAdminPort,
+              maxRestarts: 10,
+              restartBackoff: { base: Duration.millis(200), max: Duration.seconds(10) },
+              drain: {
+                minimumDrain: env.MINIMUM_DRAIN_DURATION,
+                exitOnZeroActiveConnections: env.EXIT_ON_ZERO_ACTIVE_CONNECTIONS,
+                terminationDrain: Either.isRight(terminationDrain) ? terminationDrain.right : Duration.seconds(5),
+              },
+              stopTimeout: Duration.seconds(10),
+            })
+            yield* Effect.forkScoped(
+              Effect.flatMap(Deferred.await(supervisor.exited), (code) => Deferred.succeed(proxyExit, code)),
+            )
+            return ProxyProcess.of({
+              exited: supervisor.exited,
+              ready: Effect.tryPromise(() => fetch(`http://127.0.0.1:${pc.proxyAdminPort}/ready`)).pipe(
+                Effect.map((r) => r.status === 200),
+                Effect.orElseSucceed(() => false),
+              ),
+            })
+          }),
+        )
+
     const readiness = Layer.effect(
       AgentReadiness,
       Effect.gen(function* () {
         const workload = yield* WorkloadIdentity
         const proxy = yield* XdsProxy
+        const process_ = yield* Effect.serviceOption(ProxyProcess)
         return AgentReadiness.of({
           check: Effect.gen(function* () {
             const cert = yield* workload.current
             const now = Date.now()
+            const proxyReady = process_._tag === "Some" ? yield* process_.value.ready : true
             return combine([
               [cert.notAfter.getTime() > now, "workload certificate expired"],
               [yield* proxy.receivedResponse, "no xDS response received yet"],
+              [proxyReady, "proxy not ready"],
             ])
           }),
         })
       }),
     )
 
-    const terminationDrain = parseEnvValue("D", mesh.defaultConfig.terminationDrainDuration)
     const drainLayer = Layer.scopedDiscard(
       Effect.addFinalizer(() =>
         Effect.flatMap(XdsProxy, (proxy) =>
@@ -229,22 +286,32 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
       agentStatus: pod.statusPort > 0 ? { host: undefined, port: pod.statusPort } : undefined,
     }
 
-    const servers = Layer.mergeAll(
-      statusServersLayer(statusAddresses).pipe(Layer.provide(readiness)),
-      sds,
-      bootstrap,
-      drainLayer,
-    ).pipe(Layer.provideMerge(xdsProxy), Layer.provideMerge(identityLayer))
+    const statusLayer = sidecar
+      ? statusServersLayer(statusAddresses).pipe(Layer.provide(readiness), Layer.provideMerge(sidecar))
+      : statusServersLayer(statusAddresses).pipe(Layer.provide(readiness))
+    const servers = Layer.mergeAll(statusLayer, sds, bootstrap, drainLayer).pipe(
+      Layer.provideMerge(xdsProxy),
+      Layer.provideMerge(identityLayer),
+    )
 
     yield* Effect.logInfo(
-      `mesh-agent proxy (proxyless gRPC): identity ${identity}, CA ${caAddress}, discovery ${discoveryAddress}, certificates in ${certDir || "(memory)"}`,
+      `mesh-agent proxy (${proxyless ? "proxyless gRPC" : `sidecar, proxy ${pc.binaryPath}`}): identity ${identity}, CA ${caAddress}, discovery ${discoveryAddress}, certificates in ${certDir || "(memory)"}`,
     )
-    return servers
+    return { servers, sidecar: sidecar !== undefined, proxyExit }
   }).pipe(withScope("default"))
 
 /** Runs the agent until interrupted (SIGTERM/SIGINT through NodeRuntime.runMain). */
 export const runProxyAgent = (flags: ProxyAgentFlags, logging: LogSettings) =>
   Effect.gen(function* () {
-    const servers = yield* proxyAgentLayer(flags)
-    return yield* Layer.launch(servers.pipe(Layer.provide(metricsLayer("mesh-agent"))))
+    const { servers, sidecar, proxyExit } = yield* proxyAgentLayer(flags)
+    const layer = servers.pipe(Layer.provide(metricsLayer("mesh-agent")))
+    if (!sidecar) return yield* Layer.launch(layer)
+    // Sidecar: the agent lives as long as the proxy; its exit code becomes the agent's.
+    return yield* Effect.scoped(
+      Effect.gen(function* () {
+        yield* Layer.build(layer)
+        const code = yield* Deferred.await(proxyExit)
+        if (code !== 0) return yield* new ProxyAgentError({ message: `the proxy exited with code ${code}` })
+      }),
+    )
   }).pipe(Effect.provide(loggingLayer(logging, agentScopes)))

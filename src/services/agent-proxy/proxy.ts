@@ -4,7 +4,18 @@
  * read from the proxy's admin stats.
  */
 import { join } from "node:path"
+import { Context, type Deferred, type Effect } from "effect"
 import type { NodeIdentity } from "../agent-bootstrap/node.js"
+
+/** The supervised proxy process (sidecar mode). */
+export interface ProxyProcessShape {
+  /** Completes with the proxy's exit code when it ends for good (the agent exits with it). */
+  readonly exited: Deferred.Deferred<number>
+  /** The proxy's own readiness (admin `/ready`). */
+  readonly ready: Effect.Effect<boolean>
+}
+
+export class ProxyProcess extends Context.Tag("mesh/agent/ProxyProcess")<ProxyProcess, ProxyProcessShape>() {}
 
 export interface ProxyArgsInputs {
   readonly configFile: string

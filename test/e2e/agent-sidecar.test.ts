@@ -1,0 +1,150 @@
+/**
+ * End-to-end, sidecar mode with a stand-in proxy: the built `mesh-agent proxy` gets its
+ * certificate from the real CA, writes the proxy bootstrap, launches the stand-in as the proxy
+ * binary (mesh config binaryPath) with the reference's arguments, reports ready once the proxy
+ * is live and xDS flowed through the agent's socket, and on SIGTERM drains the proxy (graceful
+ * admin drain, then until zero active connections) before stopping it.
+ */
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, Exit, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeAdsClient } from "../../src/layers/xds-client/ads-client.js"
+import { plainToStruct } from "../../src/services/xds/messages.js"
+import { TypeUrl } from "../../src/services/xds/type-urls.js"
+import { type ControlPlane, freePort, startControlPlane } from "../fixtures/agent/control-plane.js"
+import { ECHO, endpoint, input, service } from "../fixtures/xds/mesh.js"
+import { type Daemon, ROOT, startDaemon } from "../support/processes.js"
+
+let cp: ControlPlane
+let dir: string
+let agent: Daemon
+let readinessPort: number
+let adminPort: number
+
+const events = async () =>
+  (await readFile(join(dir, "record"), "utf8").catch(() => ""))
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l) as { event: string; args?: string[] })
+
+const until = async <A>(f: () => Promise<A>, ok: (a: A) => boolean, ms = 20_000) => {
+  const limit = Date.now() + ms
+  for (;;) {
+    const value = await f()
+    if (ok(value)) return value
+    if (Date.now() > limit) throw new Error(`condition not reached: ${JSON.stringify(value)}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
+const ready = async () => (await fetch(`http://127.0.0.1:${readinessPort}/healthz/ready`)).status
+
+beforeAll(async () => {
+  cp = await startControlPlane(input({ services: [service(ECHO, [80])], endpoints: [endpoint(ECHO, "127.0.0.1", 9)] }))
+  dir = await mkdtemp(join(tmpdir(), "mesh-agent-sidecar-"))
+  adminPort = await freePort()
+  readinessPort = await freePort()
+  const wrapper = join(dir, "proxy")
+  await writeFile(
+    wrapper,
+    `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, "test/fixtures/agent/fake-proxy.mjs")}" "$@"\n`,
+  )
+  await chmod(wrapper, 0o755)
+  await mkdir(join(dir, "etc/mesh/config"), { recursive: true })
+  await mkdir(join(dir, "var/run/secrets/mesh"), { recursive: true })
+  await writeFile(join(dir, "var/run/secrets/mesh/root-cert.pem"), cp.rootPem)
+  await writeFile(join(dir, "token"), await cp.issuer.token({ sub: "system:serviceaccount:default:app" }))
+  await writeFile(
+    join(dir, "etc/mesh/config/mesh"),
+    [
+      "defaultConfig:",
+      `  discoveryAddress: 127.0.0.1:${cp.xds.port}`,
+      "  controlPlaneAuthPolicy: NONE",
+      `  binaryPath: ${wrapper}`,
+      `  proxyAdminPort: ${adminPort}`,
+      "  drainDuration: 30s",
+      "",
+    ].join("\n"),
+  )
+  agent = startDaemon(
+    "mesh-agent",
+    ["proxy", "--proxyLogLevel", "info,upstream:debug", "--concurrency", "2"],
+    {
+      CA_ADDR: `127.0.0.1:${cp.caPort}`,
+      MESHD_SAN: "meshd.mesh-system.svc",
+      MESH_TOKEN_PATH: join(dir, "token"),
+      POD_NAME: "app-1",
+      POD_NAMESPACE: "default",
+      SERVICE_ACCOUNT: "app",
+      INSTANCE_IP: "127.0.0.1",
+      PROXY_STATUS_PORT: String(readinessPort),
+      STATUS_PORT: "0",
+      MINIMUM_DRAIN_DURATION: "100ms",
+      EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true",
+      ECC_SIGNATURE_ALGORITHM: "ECDSA",
+      FAKE_PROXY_RECORD: join(dir, "record"),
+      FAKE_PROXY_ACTIVE: join(dir, "active"),
+    },
+    dir,
+  )
+  await until(events, (e) => e.some((x) => x.event === "listening"), 30_000)
+}, 60_000)
+
+afterAll(async () => {
+  if (agent && agent.process.exitCode === null) await agent.stop("SIGKILL")
+  await cp?.close()
+  await rm(dir, { recursive: true, force: true })
+})
+
+describe("mesh-agent proxy, sidecar mode (stand-in proxy)", () => {
+  it("writes the proxy bootstrap and launches the proxy with it", async () => {
+    const start = (await events()).find((e) => e.event === "start")!
+    const configFile = join(dir, "etc/mesh/proxy/proxy-rev.json")
+    expect(start.args).toEqual(
+      expect.arrayContaining(["-c", configFile, "--drain-time-s", "30", "-l", "info", "--concurrency", "2"]),
+    )
+    expect(start.args).toEqual(expect.arrayContaining(["--component-log-level", "upstream:debug"]))
+    const bootstrap = JSON.parse(await readFile(configFile, "utf8"))
+    expect(bootstrap.node.id).toBe("sidecar~127.0.0.1~app-1.default~default.svc.cluster.local")
+    expect(bootstrap.admin.address.socket_address.port_value).toBe(adminPort)
+    expect(
+      bootstrap.static_resources.clusters[0].load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.pipe.path,
+    ).toBe(join(dir, "etc/mesh/proxy/XDS"))
+  })
+
+  it("becomes ready once the proxy is live and xDS has flowed through the agent", async () => {
+    expect(await ready()).toBe(503)
+    // the proxy's ADS stream, played by the project's ADS client on the agent's socket
+    const scope = await Effect.runPromise(Scope.make())
+    try {
+      const client = await Effect.runPromise(
+        makeAdsClient({
+          address: `unix://${join(dir, "etc/mesh/proxy/XDS")}`,
+          mode: "sotw",
+          node: { id: "sidecar~127.0.0.1~app-1.default~default.svc.cluster.local", metadata: plainToStruct({}) },
+        }).pipe(Scope.extend(scope)),
+      )
+      await Effect.runPromise(client.subscribe(TypeUrl.Cluster))
+      await Effect.runPromise(client.waitFor((s) => (s.types.get(TypeUrl.Cluster)?.acks ?? 0) >= 1, "10 seconds"))
+      await until(ready, (s) => s === 200)
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  })
+
+  it("on SIGTERM drains the proxy until its connections reach zero, then stops it and exits 0", async () => {
+    await writeFile(join(dir, "active"), "1")
+    agent.process.kill("SIGTERM")
+    await until(events, (e) => e.some((x) => x.event === "drain"))
+    expect((await events()).some((e) => e.event === "sigterm")).toBe(false)
+    expect(agent.process.exitCode).toBeNull()
+    await writeFile(join(dir, "active"), "0")
+    const code = await new Promise<number | null>((resolve) =>
+      agent.process.exitCode !== null ? resolve(agent.process.exitCode) : agent.process.once("exit", resolve),
+    )
+    expect(code).toBe(0)
+    expect((await events()).map((e) => e.event).slice(-2)).toEqual(["drain", "sigterm"])
+  })
+})
