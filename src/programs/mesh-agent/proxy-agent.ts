@@ -62,6 +62,8 @@ const podConfig = Config.all({
   /** The agent status port (pilot-agent's --statusPort; 0 = off). */
   statusPort: Config.integer("STATUS_PORT").pipe(Config.withDefault(Ports.agentStatus)),
   grpcBootstrapSet: Config.option(Config.string("GRPC_XDS_BOOTSTRAP")),
+  /** Requested workload certificate lifetime (the reference's SECRET_TTL); unset lets the CA choose. */
+  secretTtl: Config.option(Config.string("SECRET_TTL")),
 })
 
 const readMeshConfig = (file: string) =>
@@ -108,6 +110,12 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
     if (typeof keySpec === "string") return yield* new ProxyAgentError({ message: keySpec })
     const trustDomain = env.TRUST_DOMAIN || mesh.trustDomain
     const identity = spiffeId(trustDomain, pod.namespace, pod.serviceAccount)
+    let ttlSeconds = 0
+    if (pod.secretTtl._tag === "Some") {
+      const parsed = parseEnvValue("D", pod.secretTtl.value)
+      if (Either.isLeft(parsed)) return yield* new ProxyAgentError({ message: `SECRET_TTL: ${parsed.left}` })
+      ttlSeconds = Math.max(1, Math.round(Duration.toSeconds(parsed.right)))
+    }
     const tokenPath = pod.tokenPath._tag === "Some" ? pod.tokenPath.value : tokenPathFor(env.JWT_POLICY)
     const caRootPath = env.CA_ROOT_CA || env.XDS_ROOT_CA || DEFAULT_ROOT_CERT
     const xdsRootPath = env.XDS_ROOT_CA || env.CA_ROOT_CA || DEFAULT_ROOT_CERT
@@ -140,7 +148,7 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
     const identityLayer = workloadIdentityLayer({
       identity,
       keySpec,
-      ttlSeconds: 0,
+      ttlSeconds,
       tokenPath,
       ...(certDir !== "" ? { outputDir: resolve(certDir) } : {}),
       ...(env.FILE_MOUNTED_CERTS ? { mountedDir: resolve("./etc/certs") } : {}),
@@ -180,6 +188,8 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
                 channelCreds: [{ type: "insecure" }],
                 node,
                 certDir: resolve(certDir),
+                // re-read the files well within a short certificate lifetime
+                ...(ttlSeconds > 0 ? { refreshSeconds: Math.min(900, Math.max(1, Math.floor(ttlSeconds / 4))) } : {}),
               }),
             )
           }),

@@ -20,6 +20,8 @@ export interface GrpcBootstrapInputs {
   readonly node: NodeIdentity
   /** Directory holding key.pem / cert-chain.pem / root-cert.pem (the agent's OUTPUT_CERTS). */
   readonly certDir: string
+  /** file_watcher refresh interval in seconds (default 900). */
+  readonly refreshSeconds?: number
 }
 
 export interface GrpcBootstrap {
@@ -65,7 +67,7 @@ export const grpcBootstrap = (inputs: GrpcBootstrapInputs): GrpcBootstrap => ({
         certificate_file: join(inputs.certDir, CERT_FILES.chain),
         private_key_file: join(inputs.certDir, CERT_FILES.key),
         ca_certificate_file: join(inputs.certDir, CERT_FILES.root),
-        refresh_interval: FILE_WATCHER_REFRESH,
+        refresh_interval: inputs.refreshSeconds !== undefined ? `${inputs.refreshSeconds}s` : FILE_WATCHER_REFRESH,
       },
     },
   },
