@@ -4,11 +4,11 @@
  * the monitoring and introspection listeners. One Metrics registry serves them all.
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
+import { debugServerLayer } from "../../layers/debug-server.js"
 import { pushContextInputs } from "../../layers/discovery/push-inputs.js"
 import { introspectionServerLayer } from "../../layers/introspection-server.js"
 import { loggingLayer } from "../../layers/logging.js"
 import { metricsLayer } from "../../layers/metrics.js"
-import { monitoringServerLayer } from "../../layers/monitoring-server.js"
 import { discoveryInputsLayer } from "../../layers/registry/discovery-inputs.js"
 import { xdsDiscoveryLayer } from "../../layers/xds/ads-server.js"
 import { discoveryEnv } from "../../services/config/discovery-env.js"
@@ -79,12 +79,19 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
       ),
     )
     const ctrlzHost = args.ctrlzAddress === "*" ? undefined : args.ctrlzAddress
+    // Monitoring (/metrics, /version), /ready and the debug interface on --httpAddr and --monitoringAddr.
+    const http = debugServerLayer({
+      httpAddr: args.httpAddr,
+      monitoringAddr: args.monitoringAddr,
+      enableDebugOnHttp: env.ENABLE_DEBUG_ON_HTTP,
+      adminEndpoints: env.UNSAFE_ENABLE_ADMIN_ENDPOINTS,
+      metricsLocalhostOnly: env.METRICS_LOCALHOST_ACCESS_ONLY,
+    })
     const servers = Layer.mergeAll(
-      monitoringServerLayer(args.monitoringAddr),
       introspectionServerLayer({ host: ctrlzHost, port: args.ctrlzPort }),
       uptimeLayer,
       ca,
-      Layer.provideMerge(announceLayer(args), xds),
+      Layer.provideMerge(Layer.merge(announceLayer(args), http), xds),
     ).pipe(Layer.provide(inputs), Layer.provide(metricsLayer("pilot-discovery")))
 
     return yield* Layer.launch(servers).pipe(Effect.onInterrupt(() => Effect.logInfo("discovery server stopped")))

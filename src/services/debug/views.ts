@@ -1,0 +1,141 @@
+/**
+ * Pure JSON shaping for the discovery debug interface (`/debug/*`): what each endpoint shows,
+ * from the XdsServer's connection status, the PushContext and the config snapshot.
+ */
+import type { ConfigResource } from "../config-model/resource.js"
+import { generate, type ProtoObject } from "../xds/grpc-gen.js"
+import type { PushContext } from "../xds/push-context.js"
+import type { ConnectionStatus } from "../xds/server.js"
+
+/** The endpoints `/debug/list` names, with what each shows. */
+export const DEBUG_ENDPOINTS: ReadonlyArray<{ readonly name: string; readonly help: string }> = [
+  { name: "/debug/list", help: "This list" },
+  { name: "/debug/adsz", help: "Connected xDS clients and their watches" },
+  { name: "/debug/connections", help: "Connected xDS clients (same as adsz)" },
+  { name: "/debug/syncz", help: "Per proxy and type: nonce sent, nonce acked, version, last NACK" },
+  { name: "/debug/configz", help: "Configuration resources the server holds" },
+  { name: "/debug/registryz", help: "Services known to the registries" },
+  { name: "/debug/endpointShardz", help: "Endpoints by service" },
+  { name: "/debug/config_dump", help: "Resources of one proxy: ?proxyID=<node id>" },
+  { name: "/debug/push_status", help: "Push statistics" },
+  { name: "/debug/pushcontext", help: "The current PushContext" },
+  { name: "/debug/cachez", help: "Resource cache statistics" },
+  { name: "/debug/mesh", help: "The mesh configuration" },
+  { name: "/debug/resourcesz", help: "Known configuration kinds" },
+  { name: "/debug/force_disconnect", help: "Closes a proxy's streams (UNSAFE_ENABLE_ADMIN_ENDPOINTS)" },
+]
+
+export const shortType = (typeUrl: string): string => {
+  const name = typeUrl.slice(typeUrl.lastIndexOf(".") + 1)
+  switch (name) {
+    case "Cluster":
+      return "cds"
+    case "ClusterLoadAssignment":
+      return "eds"
+    case "Listener":
+      return "lds"
+    case "RouteConfiguration":
+      return "rds"
+    default:
+      return name
+  }
+}
+
+export interface SyncStatus {
+  readonly proxy: string
+  readonly connectionId: string
+  readonly generator: string
+  readonly delta: boolean
+  readonly type: string
+  readonly typeUrl: string
+  readonly nonceSent: string
+  readonly nonceAcked: string
+  readonly versionSent: string
+  readonly versionAcked: string
+  readonly lastError: string
+}
+
+/** `/debug/syncz`: one row per connection and watched type, like the reference's sync status. */
+export const syncz = (connections: ReadonlyArray<ConnectionStatus>): ReadonlyArray<SyncStatus> =>
+  connections.flatMap((c) =>
+    c.watches.map((w) => ({
+      proxy: c.nodeId,
+      connectionId: c.id,
+      generator: c.generator,
+      delta: c.delta,
+      type: shortType(w.typeUrl),
+      typeUrl: w.typeUrl,
+      nonceSent: w.nonceSent ?? "",
+      nonceAcked: w.nonceAcked ?? "",
+      versionSent: w.versionSent ?? "",
+      versionAcked: w.versionAcked ?? "",
+      lastError: w.lastError ?? "",
+    })),
+  )
+
+/** `/debug/adsz`: connections with their watches, connection time as ISO text. */
+export const adsz = (connections: ReadonlyArray<ConnectionStatus>) => ({
+  totalClients: connections.length,
+  clients: connections.map((c) => ({ ...c, connectedAt: new Date(c.connectedAt).toISOString() })),
+})
+
+/** `/debug/configz`: resources as their kind, group, version, metadata and spec. */
+export const configz = (resources: ReadonlyArray<ConfigResource>) =>
+  resources.map((r) => ({
+    kind: r.kind,
+    apiVersion: r.group === "" ? r.version : `${r.group}/${r.version}`,
+    metadata: r.meta,
+    spec: r.spec,
+  }))
+
+/** `/debug/endpointShardz`: endpoints grouped by service host. */
+export const endpointShardz = (push: PushContext) =>
+  Object.fromEntries([...push.endpointsByHost.entries()].sort(([a], [b]) => a.localeCompare(b)))
+
+/** `/debug/pushcontext`: a summary of the current PushContext. */
+export const pushContextSummary = (push: PushContext) => ({
+  version: push.version,
+  services: push.services.map((s) => s.hostname),
+  virtualServices: [...push.virtualServiceByHost.keys()],
+  destinationRules: [...push.destinationRuleByHost.keys()],
+  endpoints: Object.fromEntries([...push.endpointsByHost.entries()].map(([host, eps]) => [host, eps.length])),
+})
+
+export interface DumpedType {
+  readonly typeUrl: string
+  readonly versionSent: string
+  readonly versionAcked: string
+  readonly resources: ReadonlyArray<{ readonly name: string; readonly resource: ProtoObject }>
+}
+
+/**
+ * `/debug/config_dump?proxyID=`: for each type the proxy watches, the resources its watch
+ * selects from the current PushContext (what the server sends it), undefined for an unknown proxy.
+ */
+export const configDump = (
+  push: PushContext,
+  connections: ReadonlyArray<ConnectionStatus>,
+  proxyID: string,
+): ReadonlyArray<{ readonly connectionId: string; readonly types: ReadonlyArray<DumpedType> }> | undefined => {
+  const matching = connections.filter((c) => c.nodeId === proxyID || c.id === proxyID)
+  if (matching.length === 0) return undefined
+  return matching.map((c) => ({
+    connectionId: c.id,
+    types: c.watches.map((w) => ({
+      typeUrl: w.typeUrl,
+      versionSent: w.versionSent ?? "",
+      versionAcked: w.versionAcked ?? "",
+      resources: generate(push, w.typeUrl, { wildcard: w.wildcard, names: w.names }).map((spec) => ({
+        name: spec.name,
+        resource: spec.build(),
+      })),
+    })),
+  }))
+}
+
+/** Loopback callers: 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
+export const isLoopback = (address: string | undefined): boolean => {
+  if (address === undefined) return false
+  const a = address.startsWith("::ffff:") ? address.slice(7) : address
+  return a === "::1" || a.startsWith("127.")
+}
