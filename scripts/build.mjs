@@ -48,7 +48,6 @@ const common = {
   platform: "node",
   target: "node20",
   minify: true,
-  keepNames: true,
   sourcemap: "linked",
   external,
   define,
