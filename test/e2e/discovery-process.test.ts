@@ -1,0 +1,238 @@
+/**
+ * mesh-discovery as users run it: the built binary on a copy of the example mesh (examples/mesh,
+ * with the reviews ServiceEntry pointed at two gRPC echo backends), driven by a real
+ * @grpc/grpc-js-xds application in a child process. Checks routing (canary split and header
+ * match), /ready, /debug/syncz and /debug/config_dump, a VirtualService file edit reaching the
+ * client's existing channel, the request command (when 15014 is free), and SIGTERM.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type EchoBackend, startEchoBackend } from "../fixtures/xds/echo-backend.js"
+import { type Daemon, ROOT, run, startDaemon } from "../support/processes.js"
+
+const TARGET = "reviews.demo.svc.cluster.local:9080"
+const NODE_ID = "sidecar~127.0.0.1~client.demo~demo.svc.cluster.local"
+const SHUTDOWN_MS = 3000
+
+let dir = ""
+let daemon: Daemon
+let monitoring = ""
+let httpAddr = ""
+let monitoringIs15014 = false
+let v1: EchoBackend
+let v2: EchoBackend
+let client: ChildProcessWithoutNullStreams | undefined
+let clientOutput = ""
+const pending = new Map<number, (counts: Record<string, number>) => void>()
+let nextId = 0
+
+const canBind = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const server = createServer()
+    server.once("error", () => resolve(false))
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)))
+  })
+
+/** Polls `check` until it returns a value (not undefined), within a time limit. */
+const until = async <A>(what: string, check: () => Promise<A | undefined>, ms = 20_000): Promise<A> => {
+  const limit = Date.now() + ms
+  for (;;) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (Date.now() > limit) throw new Error(`timed out waiting for ${what}\n${daemon.output().slice(-3000)}`)
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+
+/** Asks the client process for `count` RPCs on its one channel; resolves with who answered. */
+const calls = (count: number, headers: Record<string, string> = {}): Promise<Record<string, number>> =>
+  new Promise((resolve, reject) => {
+    if (client === undefined || client.exitCode !== null) return reject(new Error(`client gone: ${clientOutput}`))
+    const id = nextId++
+    pending.set(id, resolve)
+    client.stdin.write(`${JSON.stringify({ id, count, headers })}\n`)
+  })
+
+const getJson = async (url: string): Promise<{ status: number; body: unknown }> => {
+  const response = await fetch(url)
+  const text = await response.text()
+  try {
+    return { status: response.status, body: JSON.parse(text) }
+  } catch {
+    return { status: response.status, body: text }
+  }
+}
+
+beforeAll(async () => {
+  ;[v1, v2] = await Promise.all([startEchoBackend("reviews-v1"), startEchoBackend("reviews-v2")])
+  dir = mkdtempSync(join(tmpdir(), "discovery-process-"))
+  cpSync(join(ROOT, "examples/mesh"), join(dir, "mesh"), { recursive: true })
+  const services = join(dir, "mesh/services.yaml")
+  writeFileSync(
+    services,
+    readFileSync(services, "utf8")
+      .replace("http: 19081", `http: ${v1.port}`)
+      .replace("http: 19082", `http: ${v2.port}`),
+  )
+  monitoringIs15014 = await canBind(15014)
+  daemon = startDaemon(
+    "mesh-discovery",
+    [
+      "discovery",
+      "--configDir",
+      join(dir, "mesh"),
+      "--registries",
+      "Mock",
+      "--grpcAddr",
+      "127.0.0.1:0",
+      "--httpAddr",
+      "127.0.0.1:0",
+      "--monitoringAddr",
+      monitoringIs15014 ? "127.0.0.1:15014" : "127.0.0.1:0",
+      "--secureGRPCAddr",
+      "127.0.0.1:0",
+      "--httpsAddr",
+      "127.0.0.1:0",
+      "--ctrlz_address",
+      "127.0.0.1",
+      "--ctrlz_port",
+      "0",
+      "--shutdownDuration",
+      `${SHUTDOWN_MS / 1000}s`,
+    ],
+    { PILOT_DEBOUNCE_AFTER: "10ms", PILOT_DEBOUNCE_MAX: "1s" },
+    dir,
+  )
+  const ads = (await daemon.waitFor(/ADS server listening on ([\d.]+:\d+)/, 30_000))[1]!
+  monitoring = (await daemon.waitFor(/monitoring listening on ([\d.]+:\d+)/, 30_000))[1]!
+  httpAddr = (await daemon.waitFor(/http listening on ([\d.]+:\d+)/, 30_000))[1]!
+  if (monitoringIs15014 && !monitoring.endsWith(":15014")) monitoringIs15014 = false
+
+  const bootstrap = join(dir, "grpc-bootstrap.json")
+  writeFileSync(
+    bootstrap,
+    JSON.stringify({
+      xds_servers: [{ server_uri: ads, channel_creds: [{ type: "insecure" }], server_features: ["xds_v3"] }],
+      node: { id: NODE_ID, locality: { region: "region1", zone: "zone1" }, metadata: { GENERATOR: "grpc" } },
+    }),
+  )
+  client = spawn(process.execPath, [join(ROOT, "test/fixtures/xds/echo-client-repl.mjs"), TARGET], {
+    cwd: ROOT,
+    env: { ...process.env, GRPC_XDS_BOOTSTRAP: bootstrap },
+    stdio: ["pipe", "pipe", "pipe"],
+  })
+  let buffered = ""
+  client.stdout.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString()
+    for (let at = buffered.indexOf("\n"); at >= 0; at = buffered.indexOf("\n")) {
+      const line = buffered.slice(0, at)
+      buffered = buffered.slice(at + 1)
+      clientOutput += `${line}\n`
+      const message = JSON.parse(line) as { id: number; counts: Record<string, number> }
+      pending.get(message.id)?.(message.counts)
+      pending.delete(message.id)
+    }
+  })
+  client.stderr.on("data", (chunk: Buffer) => {
+    clientOutput += chunk.toString()
+  })
+}, 60_000)
+
+afterAll(async () => {
+  if (client !== undefined && client.exitCode === null) client.kill("SIGKILL")
+  if (daemon !== undefined) await daemon.stop("SIGKILL")
+  await Promise.all([v1, v2].map((b) => b?.close()))
+  if (dir !== "") rmSync(dir, { recursive: true, force: true })
+})
+
+interface SyncRow {
+  proxy: string
+  type: string
+  nonceSent: string
+  nonceAcked: string
+  versionSent: string
+  versionAcked: string
+  lastError: string
+}
+
+describe("mesh-discovery discovery on the example mesh, with a real grpc-js-xds client", () => {
+  it("is ready once config and registries have synced", async () => {
+    await until("/ready 200", async () => ((await fetch(`http://${httpAddr}/ready`)).status === 200 ? true : undefined))
+    expect((await fetch(`http://${monitoring}/ready`)).status).toBe(200)
+  })
+
+  it("routes the client's RPCs: the 80/20 canary split and the header match", async () => {
+    await until("a first routed RPC", async () => {
+      const counts = await calls(1)
+      return Object.keys(counts).some((k) => k.startsWith("reviews-")) ? true : undefined
+    })
+    const split = await calls(400)
+    expect(Object.keys(split).sort()).toEqual(["reviews-v1", "reviews-v2"])
+    const share = split["reviews-v1"]! / 400
+    expect(share).toBeGreaterThan(0.7)
+    expect(share).toBeLessThan(0.9)
+    expect(await calls(20, { "end-user": "jason" })).toEqual({ "reviews-v2": 20 })
+  })
+
+  it("shows the client's ACKed versions in /debug/syncz and its resources in /debug/config_dump", async () => {
+    const rows = await until("every type ACKed in syncz", async () => {
+      const { status, body } = await getJson(`http://${monitoring}/debug/syncz`)
+      expect(status).toBe(200)
+      const mine = (body as Array<SyncRow>).filter((r) => r.proxy === NODE_ID)
+      const types = new Set(mine.map((r) => r.type))
+      const complete = ["cds", "eds", "lds", "rds"].every((t) => types.has(t))
+      return complete && mine.every((r) => r.versionAcked !== "" && r.nonceAcked === r.nonceSent) ? mine : undefined
+    })
+    for (const row of rows) {
+      expect(row.lastError).toBe("")
+      expect(row.versionAcked).toBe(row.versionSent)
+    }
+    const dump = await getJson(`http://${httpAddr}/debug/config_dump?proxyID=${encodeURIComponent(NODE_ID)}`)
+    expect(dump.status).toBe(200)
+    expect(JSON.stringify(dump.body)).toContain(TARGET)
+    expect((await fetch(`http://${httpAddr}/debug/config_dump?proxyID=nobody`)).status).toBe(404)
+    expect((await fetch(`http://${monitoring}/debug/force_disconnect`)).status).toBe(404)
+    const metrics = await (await fetch(`http://${monitoring}/metrics`)).text()
+    expect(metrics).toMatch(/^pilot_info\{version="[^"]+"\} 1$/m)
+  })
+
+  it("delivers an edited VirtualService file to the client's existing channel", async () => {
+    const routing = join(dir, "mesh/routing.yaml")
+    const before = readFileSync(routing, "utf8")
+    const canaryToV2 = before.replace(/subset: v1\n(\s+)weight: 80/, "subset: v2\n$1weight: 80")
+    expect(canaryToV2).not.toBe(before)
+    writeFileSync(routing, canaryToV2)
+    await until("all calls answered by v2", async () => {
+      const counts = await calls(20)
+      return counts["reviews-v2"] === 20 ? true : undefined
+    })
+    const rows = await until("the new RDS version ACKed", async () => {
+      const { body } = await getJson(`http://${monitoring}/debug/syncz`)
+      const rds = (body as Array<SyncRow>).find((r) => r.proxy === NODE_ID && r.type === "rds")
+      return rds !== undefined && rds.versionAcked === rds.versionSent && rds.nonceAcked === rds.nonceSent
+        ? rds
+        : undefined
+    })
+    expect(rows.lastError).toBe("")
+  })
+
+  it("answers `mesh-discovery request GET /debug/syncz` on port 15014 (skipped when 15014 was taken)", async (context) => {
+    if (!monitoringIs15014) context.skip()
+    const result = await run("mesh-discovery", ["request", "GET", "/debug/syncz"])
+    expect(result.code, result.stderr).toBe(0)
+    const rows = JSON.parse(result.stdout) as Array<SyncRow>
+    expect(rows.some((r) => r.proxy === NODE_ID && r.versionAcked !== "")).toBe(true)
+  })
+
+  it("exits 0 on SIGTERM within --shutdownDuration, with the client still connected", async () => {
+    const started = Date.now()
+    const code = await daemon.stop("SIGTERM")
+    expect(code).toBe(0)
+    expect(Date.now() - started).toBeLessThan(SHUTDOWN_MS + 1000)
+    expect(daemon.output()).toContain("discovery server stopped")
+  })
+})
