@@ -8,7 +8,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
-import { tmpdir } from "node:os"
+import { networkInterfaces, tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type EchoBackend, startEchoBackend } from "../fixtures/xds/echo-backend.js"
@@ -89,8 +89,9 @@ beforeAll(async () => {
       "Mock",
       "--grpcAddr",
       "127.0.0.1:0",
+      // every interface, so a non-loopback caller can be refused the debug interface
       "--httpAddr",
-      "127.0.0.1:0",
+      "0.0.0.0:0",
       "--monitoringAddr",
       monitoringIs15014 ? "127.0.0.1:15014" : "127.0.0.1:0",
       "--secureGRPCAddr",
@@ -109,7 +110,7 @@ beforeAll(async () => {
   )
   const ads = (await daemon.waitFor(/ADS server listening on ([\d.]+:\d+)/, 30_000))[1]!
   monitoring = (await daemon.waitFor(/monitoring listening on ([\d.]+:\d+)/, 30_000))[1]!
-  httpAddr = (await daemon.waitFor(/http listening on ([\d.]+:\d+)/, 30_000))[1]!
+  httpAddr = `127.0.0.1:${(await daemon.waitFor(/http listening on [\d.]+:(\d+)/, 30_000))[1]!}`
   if (monitoringIs15014 && !monitoring.endsWith(":15014")) monitoringIs15014 = false
 
   const bootstrap = join(dir, "grpc-bootstrap.json")
@@ -163,6 +164,17 @@ describe("mesh-discovery discovery on the example mesh, with a real grpc-js-xds 
   it("is ready once config and registries have synced", async () => {
     await until("/ready 200", async () => ((await fetch(`http://${httpAddr}/ready`)).status === 200 ? true : undefined))
     expect((await fetch(`http://${monitoring}/ready`)).status).toBe(200)
+  })
+
+  it("serves the debug interface to loopback callers only", async (context) => {
+    expect((await fetch(`http://${httpAddr}/debug/list`)).status).toBe(200)
+    const external = Object.values(networkInterfaces())
+      .flat()
+      .find((i) => i !== undefined && i.family === "IPv4" && !i.internal)
+    if (external === undefined) context.skip()
+    const port = httpAddr.split(":")[1]
+    expect((await fetch(`http://${external!.address}:${port}/debug/syncz`)).status).toBe(403)
+    expect((await fetch(`http://${external!.address}:${port}/ready`)).status).toBe(200)
   })
 
   it("routes the client's RPCs: the 80/20 canary split and the header match", async () => {
