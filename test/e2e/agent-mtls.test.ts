@@ -101,7 +101,11 @@ afterAll(async () => {
 })
 
 const clientRun = (bootstrap: string, durationMs: number) =>
-  new Promise<{ results: Array<{ backend?: string; code?: number; details?: string }> }>((resolve, reject) => {
+  new Promise<{
+    total: number
+    failures: Array<{ code?: number; details?: string }>
+    backends: Array<string>
+  }>((resolve, reject) => {
     execFile(
       process.execPath,
       [join(ROOT, "test/fixtures/agent/xds-echo-client.mjs"), `${ECHO}:80`, "0", String(durationMs)],
@@ -131,11 +135,11 @@ describe("mutual TLS between proxyless workloads with agent-issued certificates"
     const bootstrap = JSON.parse(await readFile(join(sleep.home, "etc/mesh/proxy/grpc-bootstrap.json"), "utf8"))
     expect(bootstrap.certificate_providers.default.config.refresh_interval).toBe("1s")
     const out = await clientRun(join(sleep.home, "etc/mesh/proxy/grpc-bootstrap.json"), 9_000)
-    const failures = out.results.filter((r) => r.backend === undefined)
-    expect(failures).toEqual([])
-    expect(out.results.length).toBeGreaterThan(20)
-    for (const r of out.results) expect(r.backend).toBe("URI:spiffe://cluster.local/ns/default/sa/sleep")
+    expect(out.failures).toEqual([])
+    expect(out.total).toBeGreaterThan(20)
+    expect(out.backends).toEqual(["URI:spiffe://cluster.local/ns/default/sa/sleep"])
     const renewals = sleep.agent.output().match(/workload certificate for \S+ renewed/g) ?? []
+    console.log(`mTLS: ${out.total} RPCs, ${out.failures.length} failed, ${renewals.length} client renewals`)
     expect(renewals.length).toBeGreaterThanOrEqual(3)
   }, 90_000)
 })
