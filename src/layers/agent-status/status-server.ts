@@ -33,19 +33,31 @@ const prometheus = HttpRouter.get(
 export const readinessRoutes = HttpRouter.empty.pipe(ready)
 export const agentStatusRoutes = HttpRouter.empty.pipe(ready, prometheus)
 
-/** Records `startup_duration_seconds` (process uptime) once the agent is first ready. */
-export const startupRecorder = Layer.scopedDiscard(
+/**
+ * Wraps the readiness check so that the first ready answer — from a probe or from the
+ * background check — records `startup_duration_seconds` (process uptime).
+ */
+export const startupRecording = Layer.scoped(
+  AgentReadiness,
   Effect.gen(function* () {
     const metrics = yield* Metrics
-    const readiness = yield* AgentReadiness
+    const inner = yield* AgentReadiness
     const gauge = metrics.gauge("startup_duration_seconds", "The time from the process starting to being marked ready.")
-    yield* Effect.forkScoped(
-      readiness.check.pipe(
-        Effect.repeat({ schedule: Schedule.spaced(Duration.millis(100)), until: (r) => r.ready }),
-        Effect.tap(() => Effect.sync(() => gauge.set(process.uptime()))),
-        Effect.tap(() => Effect.logInfo(`ready after ${process.uptime().toFixed(3)}s`)),
+    let recorded = false
+    const check = inner.check.pipe(
+      Effect.tap((r) =>
+        r.ready && !recorded
+          ? Effect.sync(() => {
+              recorded = true
+              gauge.set(process.uptime())
+            }).pipe(Effect.zipRight(Effect.logInfo(`ready after ${process.uptime().toFixed(3)}s`)))
+          : Effect.void,
       ),
     )
+    yield* Effect.forkScoped(
+      check.pipe(Effect.repeat({ schedule: Schedule.spaced(Duration.millis(100)), until: (r) => r.ready })),
+    )
+    return AgentReadiness.of({ check })
   }).pipe(withScope("healthcheck")),
 )
 
@@ -56,5 +68,4 @@ export const statusServersLayer = (addresses: {
   Layer.mergeAll(
     serveRouter("readiness", addresses.readiness, readinessRoutes),
     addresses.agentStatus ? serveRouter("agent status", addresses.agentStatus, agentStatusRoutes) : Layer.empty,
-    startupRecorder,
-  ).pipe(Layer.annotateLogs("scope", "healthcheck"))
+  ).pipe(Layer.provide(startupRecording), Layer.annotateLogs("scope", "healthcheck"))
