@@ -148,7 +148,17 @@ const debugRoutes = (adminEndpoints: boolean) =>
     HttpRouter.all(
       "/debug/force_disconnect",
       adminEndpoints
-        ? Effect.succeed(HttpServerResponse.text("force_disconnect is not supported by this server\n", { status: 501 }))
+        ? Effect.gen(function* () {
+            const xds = yield* XdsServer
+            const query = yield* HttpServerRequest.ParsedSearchParams
+            const proxyID = query.proxyID
+            if (typeof proxyID !== "string" || proxyID === "")
+              return HttpServerResponse.text("proxyID is required\n", { status: 400 })
+            const closed = yield* xds.disconnect(proxyID)
+            return closed === 0
+              ? HttpServerResponse.text(`proxy not connected: ${proxyID}\n`, { status: 404 })
+              : json({ proxyID, disconnected: closed })
+          })
         : Effect.succeed(notFound),
     ),
   )

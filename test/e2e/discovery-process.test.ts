@@ -105,7 +105,7 @@ beforeAll(async () => {
       "--shutdownDuration",
       `${SHUTDOWN_MS / 1000}s`,
     ],
-    { PILOT_DEBOUNCE_AFTER: "10ms", PILOT_DEBOUNCE_MAX: "1s" },
+    { PILOT_DEBOUNCE_AFTER: "10ms", PILOT_DEBOUNCE_MAX: "1s", UNSAFE_ENABLE_ADMIN_ENDPOINTS: "true" },
     dir,
   )
   const ads = (await daemon.waitFor(/ADS server listening on ([\d.]+:\d+)/, 30_000))[1]!
@@ -207,7 +207,7 @@ describe("mesh-discovery discovery on the example mesh, with a real grpc-js-xds 
     expect(dump.status).toBe(200)
     expect(JSON.stringify(dump.body)).toContain(TARGET)
     expect((await fetch(`http://${httpAddr}/debug/config_dump?proxyID=nobody`)).status).toBe(404)
-    expect((await fetch(`http://${monitoring}/debug/force_disconnect`)).status).toBe(404)
+    expect((await fetch(`http://${monitoring}/debug/force_disconnect`)).status).toBe(400)
     const metrics = await (await fetch(`http://${monitoring}/metrics`)).text()
     expect(metrics).toMatch(/^pilot_info\{version="[^"]+"\} 1$/m)
   })
@@ -230,6 +230,31 @@ describe("mesh-discovery discovery on the example mesh, with a real grpc-js-xds 
         : undefined
     })
     expect(rows.lastError).toBe("")
+  })
+
+  it("force_disconnect (UNSAFE_ENABLE_ADMIN_ENDPOINTS) ends the client's stream; it reconnects and keeps routing", async () => {
+    const connectionIds = async () => {
+      const { body } = await getJson(`http://${monitoring}/debug/syncz`)
+      return new Set(
+        (body as Array<SyncRow & { connectionId: string }>)
+          .filter((r) => r.proxy === NODE_ID)
+          .map((r) => r.connectionId),
+      )
+    }
+    const before = await connectionIds()
+    expect(before.size).toBe(1)
+    const response = await fetch(`http://${monitoring}/debug/force_disconnect?proxyID=${encodeURIComponent(NODE_ID)}`, {
+      method: "POST",
+    })
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ proxyID: NODE_ID, disconnected: 1 })
+    await until("a new ACKed connection", async () => {
+      const { body } = await getJson(`http://${monitoring}/debug/syncz`)
+      const mine = (body as Array<SyncRow & { connectionId: string }>).filter((r) => r.proxy === NODE_ID)
+      const fresh = mine.filter((r) => !before.has(r.connectionId))
+      return fresh.length >= 4 && fresh.every((r) => r.versionAcked !== "") ? true : undefined
+    })
+    expect(await calls(20)).toEqual({ "reviews-v2": 20 })
   })
 
   it("answers `mesh-discovery request GET /debug/syncz` on port 15014 (skipped when 15014 was taken)", async (context) => {

@@ -194,15 +194,20 @@ export const makeXdsServer = (
         return inbox
       })
 
-    const register = (connection: Connection) =>
+    /** The stream of each registered connection (for `disconnect`). */
+    const callOf = new Map<string, grpc.ServerDuplexStream<unknown, unknown>>()
+
+    const register = (connection: Connection, call: grpc.ServerDuplexStream<unknown, unknown>) =>
       Effect.sync(() => {
         connections.set(connection.id, connection)
+        callOf.set(connection.id, call)
         metrics.connected.set(connections.size)
       })
 
     const unregister = (connection: Connection, call: grpc.ServerDuplexStream<unknown, unknown>) =>
       Effect.gen(function* () {
         if (connections.delete(connection.id)) metrics.connected.set(connections.size)
+        callOf.delete(connection.id)
         yield* queue.remove(connection)
         calls.delete(call)
         if (!call.writableEnded) call.end()
@@ -282,7 +287,7 @@ export const makeXdsServer = (
           Effect.gen(function* () {
             if (proxy === undefined) {
               proxy = proxyInfo(request.node)
-              yield* register(connection)
+              yield* register(connection, call as never)
               yield* Effect.logInfo(`new connection ${id} node=${proxy.id} generator=${proxy.generator}`)
             }
             const typeUrl = request.type_url ?? ""
@@ -382,7 +387,7 @@ export const makeXdsServer = (
           Effect.gen(function* () {
             if (proxy === undefined) {
               proxy = proxyInfo(request.node)
-              yield* register(connection)
+              yield* register(connection, call as never)
               yield* Effect.logInfo(`new delta connection ${id} node=${proxy.id} generator=${proxy.generator}`)
             }
             const typeUrl = request.type_url ?? ""
@@ -457,6 +462,20 @@ export const makeXdsServer = (
       connections: Effect.sync(() => [...connections.values()].map((c) => c.status())),
       cacheStats: Effect.sync(() => cache.stats()),
       pushStats: Effect.sync(() => ({ pushes, version: current.version })),
+      disconnect: (proxyID) =>
+        Effect.gen(function* () {
+          let closed = 0
+          for (const connection of [...connections.values()]) {
+            const status = connection.status()
+            if (status.nodeId !== proxyID && status.id !== proxyID) continue
+            const call = callOf.get(connection.id)
+            if (call !== undefined && !call.writableEnded) call.end()
+            closed++
+          }
+          if (closed > 0)
+            yield* Effect.logInfo(`force-disconnected ${closed} stream(s) of ${proxyID}`).pipe(withScope("ads"))
+          return closed
+        }),
     }
     return shape
   })

@@ -90,6 +90,8 @@ export interface XdsServerShape {
   readonly connections: Effect.Effect<ReadonlyArray<ConnectionStatus>>
   readonly cacheStats: Effect.Effect<CacheStats>
   readonly pushStats: Effect.Effect<PushStats>
+  /** Ends the streams of a proxy (node id or connection id) gracefully; how many were ended. */
+  readonly disconnect: (proxyID: string) => Effect.Effect<number>
 }
 
 export class XdsServer extends Context.Tag("mesh/XdsServer")<XdsServer, XdsServerShape>() {}
