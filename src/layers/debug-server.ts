@@ -25,6 +25,7 @@ import { Metrics } from "../services/metrics/metrics.js"
 import type { ListenAddress } from "../services/net/address.js"
 import { ServiceRegistry } from "../services/registry/registry.js"
 import { XdsServer } from "../services/xds/server.js"
+import { metricsResponse } from "./http/metrics-endpoint.js"
 import { serveRouter } from "./http/serve.js"
 
 export interface DebugServerOptions {
@@ -189,12 +190,8 @@ export const debugServerLayer = (options: DebugServerOptions) =>
         ),
       )
       const debug = gate(debugRoutes(options.adminEndpoints))
-      const metricsHandler = Effect.gen(function* () {
-        const body = yield* Effect.promise(() => metrics.registry.metrics())
-        return HttpServerResponse.text(body, { contentType: metrics.registry.contentType })
-      })
       const monitoring = HttpRouter.empty.pipe(
-        HttpRouter.get("/metrics", options.metricsLocalhostOnly ? localOnly(metricsHandler) : metricsHandler),
+        HttpRouter.get("/metrics", options.metricsLocalhostOnly ? localOnly(metricsResponse) : metricsResponse),
         HttpRouter.get("/version", HttpServerResponse.json(buildInfo)),
         readyRoute,
         HttpRouter.concat(debug),

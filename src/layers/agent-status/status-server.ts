@@ -9,6 +9,7 @@ import { AgentReadiness } from "../../services/agent-status/status.js"
 import { withScope } from "../../services/logging/logging.js"
 import { Metrics } from "../../services/metrics/metrics.js"
 import type { ListenAddress } from "../../services/net/address.js"
+import { metricsResponse } from "../http/metrics-endpoint.js"
 import { serveRouter } from "../http/serve.js"
 
 const ready = HttpRouter.get(
@@ -21,14 +22,7 @@ const ready = HttpRouter.get(
   }),
 )
 
-const prometheus = HttpRouter.get(
-  "/stats/prometheus",
-  Effect.gen(function* () {
-    const metrics = yield* Metrics
-    const body = yield* Effect.promise(() => metrics.registry.metrics())
-    return HttpServerResponse.text(body, { contentType: metrics.registry.contentType })
-  }),
-)
+const prometheus = HttpRouter.get("/stats/prometheus", metricsResponse)
 
 export const readinessRoutes = HttpRouter.empty.pipe(ready)
 export const agentStatusRoutes = HttpRouter.empty.pipe(ready, prometheus)
