@@ -3,69 +3,35 @@
  * token from a local OIDC issuer; the files it writes verified by the real openssl; renewal
  * authenticated by the held certificate once the token is gone; MESHD_SAN enforced.
  */
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { mkdir, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { Duration, Effect, Layer, ManagedRuntime, Stream } from "effect"
+import { Effect, Layer, ManagedRuntime, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { caClientLayer, makeCaClient } from "../../src/layers/agent-identity/ca-client.js"
 import { generateKeyAndCsr } from "../../src/layers/agent-identity/csr.js"
 import { workloadIdentityLayer } from "../../src/layers/agent-identity/identity.js"
-import { buildAuthenticators } from "../../src/layers/ca/authenticators.js"
-import { certificateAuthorityLayer } from "../../src/layers/ca/authority.js"
-import { CaGrpcServer, caGrpcServerLayer } from "../../src/layers/ca/grpc-server.js"
 import { metricsLayer } from "../../src/layers/metrics.js"
 import { CERT_FILES, WorkloadIdentity } from "../../src/services/agent-identity/identity.js"
-import { CertificateAuthority } from "../../src/services/ca/ca.js"
-import { trustBundlePem } from "../../src/services/ca/material.js"
 import { Metrics } from "../../src/services/metrics/metrics.js"
-import { counterValue, execFileAsync, startIssuer, type TestIssuer } from "../layers/ca/helpers.js"
+import { startTestCa, type TestCa } from "../fixtures/agent/control-plane.js"
+import { counterValue, execFileAsync, type TestIssuer } from "../layers/ca/helpers.js"
 
 const ID = "spiffe://cluster.local/ns/default/sa/sleep"
 const SUB = "system:serviceaccount:default:sleep"
 
+let testCa: TestCa
 let issuer: TestIssuer
-let ca: ManagedRuntime.ManagedRuntime<CaGrpcServer | CertificateAuthority | Metrics, unknown>
 let port: number
 let rootPem: string
 let dir: string
 
 beforeAll(async () => {
-  issuer = await startIssuer()
-  dir = await mkdtemp(join(tmpdir(), "mesh-agent-e2e-"))
-  const authenticators = buildAuthenticators({
-    trustDomain: "cluster.local",
-    tokenIssuer: issuer.issuer,
-    jwtRule: "",
-    tokenAudiences: "mesh-ca",
-    audience: "",
-  })
-  if (authenticators._tag === "Left") throw new Error(authenticators.left)
-  const authority = certificateAuthorityLayer({
-    trustDomain: "cluster.local",
-    rootCaDir: join(dir, "no-plugged-ca"),
-    stateDir: join(dir, "state"),
-    rsaKeySize: 2048,
-    selfSignedTtl: Duration.hours(87600),
-    rotation: { checkInterval: Duration.hours(1), gracePeriodPercentile: 20, enableJitter: true },
-    policy: { defaultTtl: Duration.hours(24), maxTtl: Duration.hours(2160) },
-  })
-  const server = caGrpcServerLayer({
-    address: { host: "127.0.0.1", port: 0 },
-    dnsNames: ["meshd.mesh-system.svc"],
-    authenticators: authenticators.right,
-    nodeAuthorizer: undefined,
-  })
-  ca = ManagedRuntime.make(server.pipe(Layer.provideMerge(authority), Layer.provideMerge(metricsLayer("ca"))))
-  const [srv, auth] = await ca.runPromise(Effect.all([CaGrpcServer, CertificateAuthority]))
-  port = srv.port
-  rootPem = trustBundlePem(await ca.runPromise(auth.material))
+  testCa = await startTestCa()
+  ;({ issuer, dir, rootPem, caPort: port } = testCa)
 })
 
 afterAll(async () => {
-  await ca?.dispose()
-  await issuer?.close()
-  await rm(dir, { recursive: true, force: true })
+  await testCa?.close()
 })
 
 const agent = async (name: string, keySpec: { kind: "RSA"; bits: number } | { kind: "EC"; curve: "P-256" }) => {

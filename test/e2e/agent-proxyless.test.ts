@@ -9,31 +9,19 @@
 import { execFile } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Duration, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { buildAuthenticators } from "../../src/layers/ca/authenticators.js"
-import { certificateAuthorityLayer } from "../../src/layers/ca/authority.js"
-import { CaGrpcServer, caGrpcServerLayer } from "../../src/layers/ca/grpc-server.js"
-import { metricsLayer } from "../../src/layers/metrics.js"
-import { makeXdsServer } from "../../src/layers/xds/ads-server.js"
-import { CertificateAuthority } from "../../src/services/ca/ca.js"
-import { trustBundlePem } from "../../src/services/ca/material.js"
-import { defaultXdsServerConfig, type XdsServerShape } from "../../src/services/xds/server.js"
+import { type ControlPlane, freePort, startControlPlane } from "../fixtures/agent/control-plane.js"
 import { type EchoBackend, startEchoBackend } from "../fixtures/xds/echo-backend.js"
 import { ECHO, endpoint, input, service } from "../fixtures/xds/mesh.js"
-import { execFileAsync, startIssuer, type TestIssuer } from "../layers/ca/helpers.js"
+import { execFileAsync } from "../layers/ca/helpers.js"
 import { type Daemon, ROOT, run, startDaemon } from "../support/processes.js"
 
 const SUB = "system:serviceaccount:default:sleep"
 const ID = "spiffe://cluster.local/ns/default/sa/sleep"
 
-let issuer: TestIssuer
-let ca: ManagedRuntime.ManagedRuntime<CaGrpcServer | CertificateAuthority, unknown>
-let xdsScope: Scope.CloseableScope
-let xdsServer: XdsServerShape
+let controlPlane: ControlPlane
 let backend: EchoBackend
 let dir: string
 let agentDir: string
@@ -41,69 +29,18 @@ let agent: Daemon
 let readinessPort: number
 let statusPort: number
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer()
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
-
 const get = async (port: number, path: string) => {
   const response = await fetch(`http://127.0.0.1:${port}${path}`)
   return { status: response.status, body: await response.text() }
 }
 
 beforeAll(async () => {
-  issuer = await startIssuer()
   dir = await mkdtemp(join(tmpdir(), "mesh-agent-proxyless-"))
-  const authenticators = buildAuthenticators({
-    trustDomain: "cluster.local",
-    tokenIssuer: issuer.issuer,
-    jwtRule: "",
-    tokenAudiences: "mesh-ca",
-    audience: "",
-  })
-  if (authenticators._tag === "Left") throw new Error(authenticators.left)
-  const authority = certificateAuthorityLayer({
-    trustDomain: "cluster.local",
-    rootCaDir: join(dir, "no-plugged-ca"),
-    stateDir: join(dir, "state"),
-    rsaKeySize: 2048,
-    selfSignedTtl: Duration.hours(87600),
-    rotation: { checkInterval: Duration.hours(1), gracePeriodPercentile: 20, enableJitter: true },
-    policy: { defaultTtl: Duration.hours(24), maxTtl: Duration.hours(2160) },
-  })
-  const caServer = caGrpcServerLayer({
-    address: { host: "127.0.0.1", port: 0 },
-    dnsNames: ["meshd.mesh-system.svc"],
-    authenticators: authenticators.right,
-    nodeAuthorizer: undefined,
-  })
-  ca = ManagedRuntime.make(caServer.pipe(Layer.provideMerge(authority), Layer.provide(metricsLayer("ca"))))
-  const [srv, auth] = await ca.runPromise(Effect.all([CaGrpcServer, CertificateAuthority]))
-  const rootPem = trustBundlePem(await ca.runPromise(auth.material))
-
   backend = await startEchoBackend("echo-v1")
-  const started = await Effect.runPromise(
-    Effect.gen(function* () {
-      const scope = yield* Scope.make()
-      const server = yield* makeXdsServer(
-        {
-          ...defaultXdsServerConfig,
-          host: "127.0.0.1",
-          port: 0,
-          debounce: { debounceAfter: Duration.millis(10), debounceMax: Duration.millis(200), enableEdsDebounce: true },
-          shutdownDuration: Duration.millis(200),
-        },
-        input({ services: [service(ECHO, [80])], endpoints: [endpoint(ECHO, "127.0.0.1", backend.port)] }),
-      ).pipe(Effect.provide(metricsLayer("xds")), Scope.extend(scope))
-      return { scope, server }
-    }),
+  controlPlane = await startControlPlane(
+    input({ services: [service(ECHO, [80])], endpoints: [endpoint(ECHO, "127.0.0.1", backend.port)] }),
   )
-  xdsScope = started.scope
-  xdsServer = started.server
+  const { issuer, rootPem, xds } = controlPlane
 
   agentDir = join(dir, "agent")
   await mkdir(join(agentDir, "etc/mesh/config"), { recursive: true })
@@ -112,7 +49,7 @@ beforeAll(async () => {
   await writeFile(join(agentDir, "token"), await issuer.token({ sub: SUB }))
   await writeFile(
     join(agentDir, "etc/mesh/config/mesh"),
-    `defaultConfig:\n  discoveryAddress: 127.0.0.1:${xdsServer.port}\n  controlPlaneAuthPolicy: NONE\n`,
+    `defaultConfig:\n  discoveryAddress: 127.0.0.1:${xds.port}\n  controlPlaneAuthPolicy: NONE\n`,
   )
   readinessPort = await freePort()
   statusPort = await freePort()
@@ -121,7 +58,7 @@ beforeAll(async () => {
     ["proxy"],
     {
       DISABLE_PROXY: "true",
-      CA_ADDR: `127.0.0.1:${srv.port}`,
+      CA_ADDR: `127.0.0.1:${controlPlane.caPort}`,
       MESHD_SAN: "meshd.mesh-system.svc",
       MESH_TOKEN_PATH: join(agentDir, "token"),
       POD_NAME: "sleep-1",
@@ -142,10 +79,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (agent && agent.process.exitCode === null) await agent.stop("SIGKILL")
-  if (xdsScope) await Effect.runPromise(Scope.close(xdsScope, Exit.void))
+  await controlPlane?.close()
   await backend?.close()
-  await ca?.dispose()
-  await issuer?.close()
   await rm(dir, { recursive: true, force: true })
 })
 
