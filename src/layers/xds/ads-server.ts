@@ -106,6 +106,27 @@ export const makeXdsServer = (
       return false
     }
 
+    /**
+     * One push to one stream, either protocol: every watched type the request can affect, in
+     * push order (an incremental request only reaches EDS), then the convergence time.
+     */
+    const pushWatched = <E, R>(
+      request: PushRequest,
+      push: PushContext,
+      watched: (typeUrl: string) => { readonly names: Iterable<string>; readonly wildcard: boolean } | undefined,
+      respond: (typeUrl: string) => Effect.Effect<void, E, R>,
+    ) =>
+      Effect.gen(function* () {
+        for (const typeUrl of PUSH_ORDER) {
+          if (!request.full && typeUrl !== TypeUrl.Endpoint) continue
+          const watch = watched(typeUrl)
+          if (watch === undefined || !touches(push, request, watch.names, watch.wildcard)) continue
+          yield* respond(typeUrl)
+        }
+        const now = yield* Clock.currentTimeMillis
+        metrics.convergence.observe(Math.max(0, now - request.start) / 1000)
+      })
+
     const recordPushContextStats = (push: PushContext) => {
       let noInstances = 0
       for (const svc of push.services) {
@@ -271,14 +292,12 @@ export const makeXdsServer = (
               Effect.gen(function* () {
                 const push = current
                 const watches = (yield* Ref.get(state)).watches
-                for (const typeUrl of PUSH_ORDER) {
-                  if (!request.full && typeUrl !== TypeUrl.Endpoint) continue
-                  const watch = watches.get(typeUrl)
-                  if (watch === undefined || !touches(push, request, watch.names, watch.wildcard)) continue
-                  yield* respond(typeUrl, push, true)
-                }
-                const now = yield* Clock.currentTimeMillis
-                metrics.convergence.observe(Math.max(0, now - request.start) / 1000)
+                yield* pushWatched(
+                  request,
+                  push,
+                  (typeUrl) => watches.get(typeUrl),
+                  (typeUrl) => respond(typeUrl, push, true),
+                )
               }),
             ),
         }
@@ -371,14 +390,15 @@ export const makeXdsServer = (
               Effect.gen(function* () {
                 const push = current
                 const watches = (yield* Ref.get(state)).watches
-                for (const typeUrl of PUSH_ORDER) {
-                  if (!request.full && typeUrl !== TypeUrl.Endpoint) continue
-                  const watch = watches.get(typeUrl)
-                  if (watch === undefined || !touches(push, request, watch.subscribed, watch.wildcard)) continue
-                  yield* respond(typeUrl, push, false)
-                }
-                const now = yield* Clock.currentTimeMillis
-                metrics.convergence.observe(Math.max(0, now - request.start) / 1000)
+                yield* pushWatched(
+                  request,
+                  push,
+                  (typeUrl) => {
+                    const watch = watches.get(typeUrl)
+                    return watch === undefined ? undefined : { names: watch.subscribed, wildcard: watch.wildcard }
+                  },
+                  (typeUrl) => respond(typeUrl, push, false),
+                )
               }),
             ),
         }
