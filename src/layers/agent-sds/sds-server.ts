@@ -67,6 +67,26 @@ export const startSdsServer = (settings: SdsServerSettings) =>
     let nonceCounter = 0
     const nextNonce = () => `${Date.now().toString(36)}-${++nonceCounter}`
 
+    /** Hands every new certificate to a stream until the stream ends (either protocol). */
+    const followIdentity = (
+      call: grpc.ServerDuplexStream<Req, unknown>,
+      onCertificate: (cert: WorkloadCertificate) => void,
+    ) => {
+      const fiber = Runtime.runSync(runtime)(
+        FiberSet.run(
+          fibers,
+          identity.changes.pipe(Stream.runForEach((cert) => Effect.sync(() => onCertificate(cert)))),
+        ),
+      )
+      const stop = () => run(Fiber.interrupt(fiber))
+      call.on("end", () => {
+        stop()
+        call.end()
+      })
+      call.on("cancelled", stop)
+      call.on("error", stop)
+    }
+
     const sotw = (call: grpc.ServerDuplexStream<Req, unknown>) => {
       let names: ReadonlyArray<string> = []
       let current: WorkloadCertificate | undefined
@@ -97,26 +117,10 @@ export const startSdsServer = (settings: SdsServerSettings) =>
         names = requested
         if (!(isAck && same)) push()
       })
-      const fiber = Runtime.runSync(runtime)(
-        FiberSet.run(
-          fibers,
-          identity.changes.pipe(
-            Stream.runForEach((cert) =>
-              Effect.sync(() => {
-                current = cert
-                push()
-              }),
-            ),
-          ),
-        ),
-      )
-      const stop = () => run(Fiber.interrupt(fiber))
-      call.on("end", () => {
-        stop()
-        call.end()
+      followIdentity(call, (cert) => {
+        current = cert
+        push()
       })
-      call.on("cancelled", stop)
-      call.on("error", stop)
     }
 
     const delta = (call: grpc.ServerDuplexStream<Req, unknown>) => {
@@ -153,26 +157,10 @@ export const startSdsServer = (settings: SdsServerSettings) =>
         }
         if (added.length > 0) push(added)
       })
-      const fiber = Runtime.runSync(runtime)(
-        FiberSet.run(
-          fibers,
-          identity.changes.pipe(
-            Stream.runForEach((cert) =>
-              Effect.sync(() => {
-                current = cert
-                push()
-              }),
-            ),
-          ),
-        ),
-      )
-      const stop = () => run(Fiber.interrupt(fiber))
-      call.on("end", () => {
-        stop()
-        call.end()
+      followIdentity(call, (cert) => {
+        current = cert
+        push()
       })
-      call.on("cancelled", stop)
-      call.on("error", stop)
     }
 
     const fetch = (call: grpc.ServerUnaryCall<Req, unknown>, callback: grpc.sendUnaryData<unknown>) => {
