@@ -375,6 +375,7 @@ const main = Effect.gen(function* () {
         endpoints: conversion.endpoints,
         virtualServices: snapshot.list("VirtualService"),
         destinationRules: snapshot.list("DestinationRule"),
+        peerAuthentications: snapshot.list("PeerAuthentication"),
       },
       defaultPushContextOptions,
     )

@@ -114,7 +114,7 @@ const makeInput = (endpointGeneration: number, vsGeneration: number): PushContex
       },
     })
   }
-  return { services, endpoints, virtualServices, destinationRules }
+  return { services, endpoints, virtualServices, destinationRules, peerAuthentications: [] }
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -69,7 +69,7 @@ beforeAll(async () => {
   cp = await startControlPlane(
     input({
       services: [service(ECHO, [80])],
-      endpoints: [endpoint(ECHO, "127.0.0.1", serverPort)],
+      endpoints: [endpoint(ECHO, "127.0.0.1", serverPort, { serviceAccount: "echo" })],
       destinationRules: [destinationRule("echo", { host: "echo", trafficPolicy: { tls: { mode: "ISTIO_MUTUAL" } } })],
     }),
   )

@@ -15,6 +15,7 @@ export const pushContextInput = (config: ConfigSnapshot, registry: RegistrySnaps
   endpoints: [...registry.endpointsByKey.values()].flat(),
   virtualServices: config.list("VirtualService"),
   destinationRules: config.list("DestinationRule"),
+  peerAuthentications: config.list("PeerAuthentication"),
 })
 
 export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigStore | ServiceRegistry> =

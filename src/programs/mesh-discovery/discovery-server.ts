@@ -63,7 +63,13 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
       orchconfig: args.orchconfig,
       env: { ...env, CLUSTER_ID: args.clusterID },
     })
-    const xds = xdsDiscoveryLayer(xdsServerConfig(args, env), pushContextInputs)
+    // The generators read the mesh config's auto mTLS switch, trust domain and root namespace.
+    const xds = Layer.unwrapEffect(
+      Effect.map(MeshWatcher, (watcher) => watcher.config).pipe(
+        Effect.flatten,
+        Effect.map((mesh) => xdsDiscoveryLayer(xdsServerConfig(args, env, mesh), pushContextInputs)),
+      ),
+    )
     // The CA issues identities in the mesh config's trust domain.
     const ca = Layer.unwrapEffect(
       Effect.map(MeshWatcher, (watcher) => watcher.config).pipe(

@@ -6,6 +6,7 @@ import type { Duration } from "effect"
 import type { discoveryEnv } from "../config/discovery-env.js"
 import type { EnvValues } from "../config/env.js"
 import type { ListenAddress } from "../net/address.js"
+import { defaultPushContextOptions } from "./push-context.js"
 import type { XdsServerConfig } from "./server.js"
 
 export type XdsEnv = Pick<
@@ -36,7 +37,22 @@ export interface XdsFlags {
   readonly domain: string
 }
 
-export const xdsServerConfig = (flags: XdsFlags, env: XdsEnv): XdsServerConfig => ({
+/** The mesh config fields the generators read (defaults: auto mTLS on, `cluster.local`, `mesh-system`). */
+export interface XdsMesh {
+  readonly enableAutoMtls: boolean
+  readonly trustDomain: string
+  readonly rootNamespace: string
+}
+
+export const xdsServerConfig = (
+  flags: XdsFlags,
+  env: XdsEnv,
+  mesh: XdsMesh = {
+    enableAutoMtls: defaultPushContextOptions.enableAutoMtls,
+    trustDomain: defaultPushContextOptions.trustDomain,
+    rootNamespace: defaultPushContextOptions.rootNamespace,
+  },
+): XdsServerConfig => ({
   host: flags.grpcAddr.host,
   port: flags.grpcAddr.port,
   keepaliveInterval: flags.keepaliveInterval,
@@ -61,6 +77,9 @@ export const xdsServerConfig = (flags: XdsFlags, env: XdsEnv): XdsServerConfig =
     domainSuffix: flags.domain,
     drainingLabel: env.PILOT_DRAINING_LABEL,
     sendUnhealthyEndpoints: env.PILOT_SEND_UNHEALTHY_ENDPOINTS,
+    enableAutoMtls: mesh.enableAutoMtls,
+    trustDomain: mesh.trustDomain,
+    rootNamespace: mesh.rootNamespace,
   },
   deltaXds: env.MESH_DELTA_XDS,
   shutdownDuration: flags.shutdownDuration,

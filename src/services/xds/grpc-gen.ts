@@ -357,48 +357,140 @@ const clusterPolicy = (policy: TrafficPolicyView | undefined): Record<string, un
       ...(od.maxEjectionPercent !== undefined ? { max_ejection_percent: { value: od.maxEjectionPercent } } : {}),
     }
   }
-  // Mutual TLS as proxyless clients expect it: certificate-provider instances (`default`) for
-  // the workload identity and the root, from the client's bootstrap.
-  if (policy?.tlsMode === "ISTIO_MUTUAL" || policy?.tlsMode === "MESH_MUTUAL") {
-    out.transport_socket = {
-      name: "envoy.transport_sockets.tls",
-      typed_config: {
-        "@type": UPSTREAM_TLS_TYPE,
-        common_tls_context: {
-          tls_certificate_provider_instance: { instance_name: "default", certificate_name: "default" },
-          combined_validation_context: {
-            default_validation_context: {
-              ca_certificate_provider_instance: { instance_name: "default", certificate_name: "ROOTCA" },
-            },
-          },
-        },
-      },
-    }
-  }
   if (policy?.maxRequests !== undefined) {
     out.circuit_breakers = { thresholds: [{ max_requests: { value: policy.maxRequests } }] }
   }
   return out
 }
 
+/** The SPIFFE identity of a workload's service account. */
+const spiffeIdentity = (trustDomain: string, namespace: string, serviceAccount: string): string =>
+  `spiffe://${trustDomain}/ns/${namespace}/sa/${serviceAccount}`
+
+const inherits = (mode: string | undefined): boolean => mode === undefined || mode === "" || mode === "UNSET"
+
+/**
+ * The mTLS mode a workload accepts, by PeerAuthentication: mesh-wide (root namespace, no
+ * selector), then namespace-wide, then the oldest policy whose selector matches the workload's
+ * labels; at each level a `portLevelMtls` entry for the workload port overrides the policy's
+ * mode, and UNSET inherits. PERMISSIVE when nothing applies.
+ */
+export const workloadMtlsMode = (
+  push: PushContext,
+  namespace: string,
+  labels: Readonly<Record<string, string>>,
+  port: number | undefined,
+): string => {
+  const policies = push.peerAuthentications
+  const levels = [
+    policies.find((p) => p.namespace === push.options.rootNamespace && p.selector === undefined),
+    policies.find((p) => p.namespace === namespace && p.selector === undefined),
+    policies.find(
+      (p) =>
+        p.namespace === namespace &&
+        p.selector !== undefined &&
+        Object.entries(p.selector).every(([k, v]) => labels[k] === v),
+    ),
+  ]
+  let mode = "PERMISSIVE"
+  for (const policy of levels) {
+    if (policy === undefined) continue
+    if (!inherits(policy.mode)) mode = policy.mode!
+    const own = port !== undefined ? policy.portLevel[String(port)] : undefined
+    if (!inherits(own)) mode = own!
+  }
+  return mode
+}
+
+interface ClusterTls {
+  readonly sans: ReadonlyArray<string>
+}
+
+/**
+ * Whether a cluster carries mutual TLS, and the identities it expects: DestinationRule
+ * `MESH_MUTUAL`/`ISTIO_MUTUAL`; or, with no DestinationRule TLS setting and auto mTLS on, when
+ * every endpoint of the cluster (or, without endpoints, the service's namespace) is STRICT.
+ */
+const clusterTls = (
+  push: PushContext,
+  service: Service,
+  sp: ServicePort,
+  subset: string,
+  policy: TrafficPolicyView | undefined,
+): ClusterTls | undefined => {
+  const portEndpoints = (push.endpointsByHost.get(service.hostname) ?? []).filter(
+    (e) => e.servicePortName === sp.name || e.servicePortName === String(sp.port),
+  )
+  const mode = policy?.tlsMode
+  let mutual = mode === "ISTIO_MUTUAL" || mode === "MESH_MUTUAL"
+  if (mode === undefined && push.options.enableAutoMtls) {
+    const labels = subset === "" ? undefined : push.destinationRuleByHost.get(service.hostname)?.subsets
+    const subsetLabels = labels?.find((s) => s.name === subset)?.labels ?? {}
+    const endpoints = portEndpoints.filter((e) => subsetMatches(e, subsetLabels))
+    mutual =
+      endpoints.length === 0
+        ? workloadMtlsMode(push, service.namespace, {}, undefined) === "STRICT"
+        : endpoints.every(
+            (e) => workloadMtlsMode(push, e.namespace, e.labels, e.port || sp.targetPort || sp.port) === "STRICT",
+          )
+  }
+  if (!mutual) return undefined
+  const sans = [
+    ...new Set(
+      portEndpoints.flatMap((e) =>
+        e.serviceAccount === "" ? [] : [spiffeIdentity(push.options.trustDomain, e.namespace, e.serviceAccount)],
+      ),
+    ),
+  ].sort()
+  return { sans }
+}
+
+// Mutual TLS as proxyless clients expect it: certificate-provider instances (`default`) for
+// the workload identity and the root, from the client's bootstrap; the destination's SPIFFE
+// identities as the subject alternative names to accept.
+const transportSocket = (tls: ClusterTls): ProtoObject => ({
+  name: "envoy.transport_sockets.tls",
+  typed_config: {
+    "@type": UPSTREAM_TLS_TYPE,
+    common_tls_context: {
+      tls_certificate_provider_instance: { instance_name: "default", certificate_name: "default" },
+      combined_validation_context: {
+        default_validation_context: {
+          ca_certificate_provider_instance: { instance_name: "default", certificate_name: "ROOTCA" },
+          ...(tls.sans.length > 0 ? { match_subject_alt_names: tls.sans.map((exact) => ({ exact })) } : {}),
+        },
+      },
+    },
+  },
+})
+
 export const generateClusters = (push: PushContext, sub: Subscription): ReadonlyArray<ResourceSpec> =>
   (sub.wildcard ? clusterNames(push) : sub.names).flatMap((name): ReadonlyArray<ResourceSpec> => {
     const parsed = parseClusterName(name)
     if (parsed === undefined) return []
     const service = push.serviceByHost.get(parsed.host)
-    if (service === undefined || servicePort(service, parsed.port) === undefined) return []
+    const sp = service !== undefined ? servicePort(service, parsed.port) : undefined
+    if (service === undefined || sp === undefined) return []
     const dr = push.destinationRuleByHost.get(parsed.host)
     if (parsed.subset !== "" && dr?.subsets.find((s) => s.name === parsed.subset) === undefined) return []
+    const policy = policyFor(dr, parsed.subset)
+    // Decided up front (cheap): the key holds the outcome, not every endpoint and policy it read.
+    const tls = clusterTls(push, service, sp, parsed.subset, policy)
     return [
       {
         name,
-        key: `${push.fingerprint("service", parsed.host)},${push.fingerprint("dr", parsed.host)}`,
+        key: [
+          push.fingerprint("service", parsed.host),
+          push.fingerprint("dr", parsed.host),
+          tls === undefined ? "-" : digest(tls.sans.join(",")),
+        ].join(","),
         build: () => ({
           name,
           type: "EDS",
           eds_cluster_config: { service_name: name, eds_config: { ads: {}, resource_api_version: "V3" } },
           connect_timeout: { seconds: "10" },
-          ...clusterPolicy(policyFor(dr, parsed.subset)),
+          ...clusterPolicy(policy),
+          ...(tls !== undefined ? { transport_socket: transportSocket(tls) } : {}),
         }),
       },
     ]

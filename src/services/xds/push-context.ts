@@ -7,7 +7,14 @@
 import { createHash } from "node:crypto"
 import type { ConfigResource } from "../config-model/resource.js"
 import type { Endpoint, Service } from "../registry/model.js"
-import { type DestinationRuleView, destinationRuleView, type VirtualServiceView, virtualServiceView } from "./views.js"
+import {
+  type DestinationRuleView,
+  destinationRuleView,
+  type PeerAuthenticationView,
+  peerAuthenticationView,
+  type VirtualServiceView,
+  virtualServiceView,
+} from "./views.js"
 
 /** What the lead's stores hand to the push pipeline. */
 export interface PushContextInput {
@@ -15,6 +22,8 @@ export interface PushContextInput {
   readonly endpoints: ReadonlyArray<Endpoint>
   readonly virtualServices: ReadonlyArray<ConfigResource>
   readonly destinationRules: ReadonlyArray<ConfigResource>
+  /** PeerAuthentications, for auto mTLS toward STRICT workloads. */
+  readonly peerAuthentications: ReadonlyArray<ConfigResource>
 }
 
 export const emptyPushContextInput: PushContextInput = {
@@ -22,6 +31,7 @@ export const emptyPushContextInput: PushContextInput = {
   endpoints: [],
   virtualServices: [],
   destinationRules: [],
+  peerAuthentications: [],
 }
 
 export interface PushContextOptions {
@@ -31,12 +41,21 @@ export interface PushContextOptions {
   readonly drainingLabel: string
   /** `PILOT_SEND_UNHEALTHY_ENDPOINTS`. */
   readonly sendUnhealthyEndpoints: boolean
+  /** Mesh config `enableAutoMtls`: mutual TLS toward STRICT workloads without a DestinationRule TLS setting. */
+  readonly enableAutoMtls: boolean
+  /** Mesh config `trustDomain`, for the SPIFFE identities a client expects of a destination. */
+  readonly trustDomain: string
+  /** Mesh config `rootNamespace`: PeerAuthentications there without a selector are mesh-wide. */
+  readonly rootNamespace: string
 }
 
 export const defaultPushContextOptions: PushContextOptions = {
   domainSuffix: "cluster.local",
   drainingLabel: "mesh.io/draining",
   sendUnhealthyEndpoints: false,
+  enableAutoMtls: true,
+  trustDomain: "cluster.local",
+  rootNamespace: "mesh-system",
 }
 
 export interface PushContext {
@@ -48,6 +67,8 @@ export interface PushContext {
   readonly endpointsByHost: ReadonlyMap<string, ReadonlyArray<Endpoint>>
   readonly virtualServiceByHost: ReadonlyMap<string, VirtualServiceView>
   readonly destinationRuleByHost: ReadonlyMap<string, DestinationRuleView>
+  /** PeerAuthentications, oldest first. */
+  readonly peerAuthentications: ReadonlyArray<PeerAuthenticationView>
   /** Fingerprint of one input facet of a host (memoised). */
   readonly fingerprint: (facet: "service" | "endpoints" | "vs" | "dr", host: string) => string
 }
@@ -78,6 +99,7 @@ const jsonOf = (value: unknown): string =>
  */
 const virtualServiceViews = new WeakMap<ConfigResource, VirtualServiceView>()
 const destinationRuleViews = new WeakMap<ConfigResource, DestinationRuleView>()
+const peerAuthenticationViews = new WeakMap<ConfigResource, PeerAuthenticationView>()
 const viewOf = <V>(
   cache: WeakMap<ConfigResource, V>,
   resource: ConfigResource,
@@ -125,6 +147,10 @@ export const makePushContext = (
     if (!destinationRuleByHost.has(fqdn)) destinationRuleByHost.set(fqdn, view)
   }
 
+  const peerAuthentications = [...(input.peerAuthentications ?? [])]
+    .sort(byAge)
+    .map((resource) => viewOf(peerAuthenticationViews, resource, peerAuthenticationView))
+
   const memo = new Map<string, string>()
   const fingerprint = (facet: "service" | "endpoints" | "vs" | "dr", host: string): string => {
     const key = `${facet}|${host}`
@@ -152,6 +178,7 @@ export const makePushContext = (
     endpointsByHost,
     virtualServiceByHost,
     destinationRuleByHost,
+    peerAuthentications,
     fingerprint,
   }
 }
@@ -189,6 +216,12 @@ export const splitHostPort = (name: string): { readonly host: string; readonly p
  */
 export const changedHosts = (before: PushContext, after: PushContext): ReadonlySet<string> | undefined => {
   if (JSON.stringify(before.options) !== JSON.stringify(after.options)) return undefined
+  // A PeerAuthentication may change the TLS of any cluster.
+  if (
+    before.input.peerAuthentications !== after.input.peerAuthentications &&
+    JSON.stringify(before.peerAuthentications) !== JSON.stringify(after.peerAuthentications)
+  )
+    return undefined
   const hosts = new Set<string>([
     ...before.serviceByHost.keys(),
     ...after.serviceByHost.keys(),

@@ -57,10 +57,14 @@ export const diffInputs = (before: PushContextInput, after: PushContextInput, no
   const dr = changedKeys(before.destinationRules, after.destinationRules, configKey, (items) =>
     json(items.map((r) => r.spec)),
   )
+  const pa = changedKeys(before.peerAuthentications ?? [], after.peerAuthentications ?? [], configKey, (items) =>
+    json(items.map((r) => r.spec)),
+  )
   const configs: Array<ConfigKey> = [
     ...services.map((k) => splitKey("ServiceEntry", k)),
     ...vs.map((k) => splitKey("VirtualService", k)),
     ...dr.map((k) => splitKey("DestinationRule", k)),
+    ...pa.map((k) => splitKey("PeerAuthentication", k)),
   ]
   if (configs.length === 0 && endpoints.length === 0) return undefined
   if (configs.length === 0) {

@@ -286,3 +286,35 @@ export const destinationRuleView = (
     }),
   })
 }
+
+export interface PeerAuthenticationView {
+  readonly name: string
+  readonly namespace: string
+  /** `selector.matchLabels`; undefined when the policy has no selector (namespace- or mesh-wide). */
+  readonly selector?: Readonly<Record<string, string>>
+  /** `mtls.mode` (STRICT, PERMISSIVE, DISABLE); undefined or UNSET inherits. */
+  readonly mode?: string
+  /** `portLevelMtls`: workload port → mode. */
+  readonly portLevel: Readonly<Record<string, string>>
+}
+
+export const peerAuthenticationView = (
+  meta: { readonly name: string; readonly namespace: string },
+  spec: unknown,
+): PeerAuthenticationView => {
+  const o = obj(spec) ?? {}
+  const selector = obj(o.selector)
+  const labels = strMap(selector?.matchLabels)
+  const portLevel: Record<string, string> = {}
+  for (const [port, value] of Object.entries(obj(o.portLevelMtls) ?? {})) {
+    const mode = str(obj(value)?.mode)
+    if (mode !== undefined) portLevel[port] = mode
+  }
+  return defined<PeerAuthenticationView>({
+    name: meta.name,
+    namespace: meta.namespace,
+    selector: selector !== undefined && Object.keys(labels).length > 0 ? labels : undefined,
+    mode: str(obj(o.mtls)?.mode),
+    portLevel,
+  })
+}

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { loadXdsProtos } from "../../../src/layers/xds/protos.js"
 import { makeResourceCache } from "../../../src/services/xds/cache.js"
 import { clusterName, generate } from "../../../src/services/xds/grpc-gen.js"
-import { defaultPushContextOptions, makePushContext } from "../../../src/services/xds/push-context.js"
+import { changedHosts, defaultPushContextOptions, makePushContext } from "../../../src/services/xds/push-context.js"
 import { TypeUrl } from "../../../src/services/xds/type-urls.js"
 import { diffInputs } from "../../../src/services/xds/updates.js"
 import {
@@ -10,6 +10,7 @@ import {
   ECHO,
   endpoint,
   input,
+  peerAuthentication,
   service,
   virtualService,
   weightedMesh,
@@ -198,6 +199,119 @@ describe("mutual TLS", () => {
       tls.common_tls_context.combined_validation_context.default_validation_context.ca_certificate_provider_instance
         .instance_name,
     ).toBe("default")
+  })
+
+  const strictMesh = (mode: string, extra: Partial<Parameters<typeof input>[0]> = {}) =>
+    makePushContext({
+      ...weightedMesh({ address: "10.0.0.1", port: 1 }, { address: "10.0.0.2", port: 1 }),
+      peerAuthentications: [peerAuthentication("default", { mtls: { mode } }, "mesh-system")],
+      ...extra,
+    })
+  const validation = (c: J) =>
+    c.transport_socket.typed_config.common_tls_context.combined_validation_context.default_validation_context
+
+  it("auto mTLS: a mesh-wide STRICT PeerAuthentication gives every cluster the UpstreamTlsContext", () => {
+    const clusters = build(strictMesh("STRICT"), TypeUrl.Cluster)
+    expect(clusters).toHaveLength(3)
+    for (const c of clusters) {
+      expect(c.transport_socket.typed_config["@type"]).toBe(
+        "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext",
+      )
+      expect(c.transport_socket.typed_config.common_tls_context.tls_certificate_provider_instance).toMatchObject({
+        instance_name: "default",
+        certificate_name: "default",
+      })
+      expect(validation(c).ca_certificate_provider_instance.instance_name).toBe("default")
+    }
+  })
+
+  it("auto mTLS: PERMISSIVE (or no PeerAuthentication, or auto mTLS off) leaves clusters plaintext", () => {
+    for (const c of build(strictMesh("PERMISSIVE"), TypeUrl.Cluster)) expect(c.transport_socket).toBeUndefined()
+    const none = makePushContext(weightedMesh({ address: "10.0.0.1", port: 1 }, { address: "10.0.0.2", port: 1 }))
+    for (const c of build(none, TypeUrl.Cluster)) expect(c.transport_socket).toBeUndefined()
+    const off = makePushContext(strictMesh("STRICT").input, { ...defaultPushContextOptions, enableAutoMtls: false })
+    for (const c of build(off, TypeUrl.Cluster)) expect(c.transport_socket).toBeUndefined()
+  })
+
+  it("auto mTLS: a DestinationRule TLS setting wins (DISABLE stays plaintext)", () => {
+    const p = strictMesh("STRICT", {
+      destinationRules: [destinationRule("echo", { host: "echo", trafficPolicy: { tls: { mode: "DISABLE" } } })],
+    })
+    const [c] = build(p, TypeUrl.Cluster, [clusterName(ECHO, 80)])
+    expect(c!.name).toBe(clusterName(ECHO, 80))
+    expect(c!.transport_socket).toBeUndefined()
+  })
+
+  it("auto mTLS: namespace, workload selector and port-level modes override the mesh-wide one", () => {
+    const base = weightedMesh({ address: "10.0.0.1", port: 1 }, { address: "10.0.0.2", port: 2 })
+    const tlsOf = (pas: ReadonlyArray<ReturnType<typeof peerAuthentication>>) =>
+      Object.fromEntries(
+        build(makePushContext({ ...base, peerAuthentications: pas }), TypeUrl.Cluster).map((c) => [
+          c.name.split("|")[2] || "all",
+          c.transport_socket !== undefined,
+        ]),
+      )
+    // namespace-wide STRICT under a PERMISSIVE mesh
+    expect(
+      tlsOf([
+        peerAuthentication("mesh", { mtls: { mode: "PERMISSIVE" } }, "mesh-system"),
+        peerAuthentication("ns", { mtls: { mode: "STRICT" } }),
+      ]),
+    ).toEqual({ all: true, v1: true, v2: true })
+    // only the v1 workloads are STRICT: the v1 subset gets TLS, the whole service does not
+    expect(
+      tlsOf([peerAuthentication("v1", { selector: { matchLabels: { version: "v1" } }, mtls: { mode: "STRICT" } })]),
+    ).toEqual({ all: false, v1: true, v2: false })
+    // port-level override: STRICT namespace, but the v2 workload port (2) is PERMISSIVE
+    expect(
+      tlsOf([
+        peerAuthentication("ns", { mtls: { mode: "STRICT" } }),
+        peerAuthentication("v2", {
+          selector: { matchLabels: { version: "v2" } },
+          portLevelMtls: { "2": { mode: "PERMISSIVE" } },
+        }),
+      ]),
+    ).toEqual({ all: false, v1: true, v2: false })
+  })
+
+  it("lists the SPIFFE identities of the destination's endpoints as match_subject_alt_names", () => {
+    const p = strictMesh("STRICT", {
+      endpoints: [
+        { ...endpoint(ECHO, "10.0.0.1", 1, { labels: { version: "v1" } }), serviceAccount: "echo-v1" },
+        { ...endpoint(ECHO, "10.0.0.2", 1, { labels: { version: "v2" } }), serviceAccount: "echo-v2" },
+        { ...endpoint(ECHO, "10.0.0.3", 1, { labels: { version: "v2" } }), serviceAccount: "echo-v2" },
+        { ...endpoint(ECHO, "10.0.0.4", 1, { labels: { version: "v2" } }), serviceAccount: "" },
+      ],
+    })
+    const [c] = build(p, TypeUrl.Cluster, [clusterName(ECHO, 80)])
+    expect(validation(c).match_subject_alt_names).toEqual([
+      expect.objectContaining({ exact: "spiffe://cluster.local/ns/default/sa/echo-v1" }),
+      expect.objectContaining({ exact: "spiffe://cluster.local/ns/default/sa/echo-v2" }),
+    ])
+    // the DestinationRule path lists them too, in the configured trust domain
+    const dr = makePushContext(
+      {
+        ...p.input,
+        peerAuthentications: [],
+        destinationRules: [destinationRule("echo", { host: "echo", trafficPolicy: { tls: { mode: "ISTIO_MUTUAL" } } })],
+      },
+      { ...defaultPushContextOptions, trustDomain: "example.org" },
+    )
+    const [d] = build(dr, TypeUrl.Cluster, [clusterName(ECHO, 80)])
+    expect(validation(d).match_subject_alt_names.map((m: J) => m.exact)).toEqual([
+      "spiffe://example.org/ns/default/sa/echo-v1",
+      "spiffe://example.org/ns/default/sa/echo-v2",
+    ])
+  })
+
+  it("a PeerAuthentication change is a full push that may touch every host", () => {
+    const before = strictMesh("PERMISSIVE")
+    const after = strictMesh("STRICT")
+    const request = diffInputs(before.input, after.input, 0)
+    expect(request?.full).toBe(true)
+    expect([...(request?.configsUpdated ?? [])]).toContain("PeerAuthentication/mesh-system/default")
+    expect(changedHosts(before, after)).toBeUndefined()
+    expect(diffInputs(after.input, { ...after.input }, 0)).toBeUndefined()
   })
 })
 
