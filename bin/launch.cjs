@@ -1,9 +1,11 @@
 "use strict"
 // Starts one of the bundled binaries (dist/<name>.cjs) through V8's code cache.
 // Why: a CLI's start-up is dominated by parsing and compiling its bundle; with the cache that
-// the build writes beside it (dist/<name>.cjs.cache), V8 skips that work. A cache from another
-// Node.js version is rejected by V8 and the bundle compiles as usual. `MESH_WRITE_CODE_CACHE=1`
-// (set by the build) writes the cache after a run, including the functions the run compiled.
+// the build writes beside it, V8 skips that work. V8 itself only checks that a cache was made
+// for a source of the same length and the same Node.js version, so the cache file is named
+// after the build id on the bundle's first line (dist/<name>.cjs.<id>.cache): a bundle never
+// meets another build's cache. `MESH_WRITE_CODE_CACHE=1` (set by the build) writes the cache
+// after a run, including the functions the run compiled, and removes older builds' caches.
 const fs = require("node:fs")
 const path = require("node:path")
 const vm = require("node:vm")
@@ -11,22 +13,30 @@ const Module = require("node:module")
 
 exports.launch = (name) => {
   const file = path.join(__dirname, "..", "dist", `${name}.cjs`)
-  const cacheFile = `${file}.cache`
+  const source = fs.readFileSync(file, "utf8")
+  const buildId = /^\/\*mesh-build:([\w-]+)\*\//.exec(source)?.[1]
+  const cacheFile = buildId === undefined ? undefined : `${file}.${buildId}.cache`
   let cachedData
   try {
-    cachedData = fs.readFileSync(cacheFile)
+    cachedData = cacheFile === undefined ? undefined : fs.readFileSync(cacheFile)
   } catch {
     cachedData = undefined
   }
-  const script = new vm.Script(Module.wrap(fs.readFileSync(file, "utf8")), { filename: file, cachedData })
+  const script = new vm.Script(Module.wrap(source), { filename: file, cachedData })
   const bundle = new Module(file, module)
   bundle.filename = file
   bundle.paths = Module._nodeModulePaths(path.dirname(file))
-  if (process.env.MESH_WRITE_CODE_CACHE === "1") {
+  if (process.env.MESH_WRITE_CODE_CACHE === "1" && cacheFile !== undefined) {
     process.once("exit", () => {
       const temporary = `${cacheFile}.${process.pid}`
       fs.writeFileSync(temporary, script.createCachedData())
       fs.renameSync(temporary, cacheFile)
+      const dir = path.dirname(file)
+      for (const entry of fs.readdirSync(dir)) {
+        if (entry.startsWith(`${name}.cjs.`) && entry.endsWith(".cache") && path.join(dir, entry) !== cacheFile) {
+          fs.rmSync(path.join(dir, entry), { force: true })
+        }
+      }
     })
   }
   script.runInThisContext()(bundle.exports, Module.createRequire(file), bundle, file, path.dirname(file))

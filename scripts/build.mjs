@@ -4,6 +4,7 @@
 // heavy subsystems (gRPC, the orchestrator client) stay external and load only when a
 // command that needs them runs.
 import { execFileSync, execSync } from "node:child_process"
+import { randomUUID } from "node:crypto"
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -37,6 +38,10 @@ const scriptEntries = readdirSync(join(root, "scripts"))
 // running process never sees a half-written or missing file.
 const staging = join("dist", `.staging-${process.pid}`)
 
+// V8 accepts a code cache for any source of the same length, and rebuilds often keep the
+// length (only the stamped revision and time change): each build gets an id, and its cache
+// files are named after it.
+const buildId = randomUUID()
 const define = {
   __MESH_VERSION__: JSON.stringify(pkg.version),
   __MESH_GIT_REVISION__: JSON.stringify(gitRevision),
@@ -66,7 +71,10 @@ await Promise.all([
       outfile: join(staging, `${name}.cjs`),
       // Modules that find files next to themselves use import.meta.url; in CommonJS that is the bundle's URL.
       define: { ...define, "import.meta.url": "__meshImportMetaUrl" },
-      banner: { js: 'const __meshImportMetaUrl=require("node:url").pathToFileURL(__filename).href;' },
+      // The first line names this build: bin/launch.cjs only uses a code cache made for it.
+      banner: {
+        js: `/*mesh-build:${buildId}*/\nconst __meshImportMetaUrl=require("node:url").pathToFileURL(__filename).href;`,
+      },
     }),
   ),
   // Scripts (benchmarks, generators) are plain ES modules.
