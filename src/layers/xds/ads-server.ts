@@ -500,32 +500,53 @@ export const makeXdsServer = (
     return shape
   })
 
+/** A watch as the debug pages show it: the optional progress fields only when they are set. */
+const watchStatus = (
+  typeUrl: string,
+  wildcard: boolean,
+  names: ReadonlyArray<string>,
+  progress: Omit<WatchStatus, "typeUrl" | "wildcard" | "names">,
+): WatchStatus => {
+  const status: { -readonly [K in keyof WatchStatus]: WatchStatus[K] } = { typeUrl, wildcard, names }
+  for (const key of ["nonceSent", "nonceAcked", "versionSent", "versionAcked", "lastError"] as const) {
+    const value = progress[key]
+    if (value !== undefined) status[key] = value
+  }
+  return status
+}
+
+const connectionStatus = (
+  id: string,
+  peer: string,
+  proxy: ProxyInfo | undefined,
+  connectedAt: number,
+  delta: boolean,
+  watches: ReadonlyArray<WatchStatus>,
+): ConnectionStatus => ({
+  id,
+  peer,
+  nodeId: proxy?.id ?? "",
+  generator: proxy?.generator ?? "",
+  delta,
+  connectedAt,
+  watches,
+})
+
 const sotwStatus = (
   id: string,
   peer: string,
   proxy: ProxyInfo | undefined,
   connectedAt: number,
   state: import("../../services/xds/sotw.js").SotwState,
-): ConnectionStatus => ({
-  id,
-  peer,
-  nodeId: proxy?.id ?? "",
-  generator: proxy?.generator ?? "",
-  delta: false,
-  connectedAt,
-  watches: [...state.watches.values()].map(
-    (w): WatchStatus => ({
-      typeUrl: w.typeUrl,
-      wildcard: w.wildcard,
-      names: w.names,
-      ...(w.nonceSent !== undefined ? { nonceSent: w.nonceSent } : {}),
-      ...(w.nonceAcked !== undefined ? { nonceAcked: w.nonceAcked } : {}),
-      ...(w.versionSent !== undefined ? { versionSent: w.versionSent } : {}),
-      ...(w.versionAcked !== undefined ? { versionAcked: w.versionAcked } : {}),
-      ...(w.lastError !== undefined ? { lastError: w.lastError } : {}),
-    }),
-  ),
-})
+): ConnectionStatus =>
+  connectionStatus(
+    id,
+    peer,
+    proxy,
+    connectedAt,
+    false,
+    [...state.watches.values()].map((w) => watchStatus(w.typeUrl, w.wildcard, w.names, w)),
+  )
 
 const deltaStatus = (
   id: string,
@@ -533,24 +554,16 @@ const deltaStatus = (
   proxy: ProxyInfo | undefined,
   connectedAt: number,
   state: import("../../services/xds/delta.js").DeltaState,
-): ConnectionStatus => ({
-  id,
-  peer,
-  nodeId: proxy?.id ?? "",
-  generator: proxy?.generator ?? "",
-  delta: true,
-  connectedAt,
-  watches: [...state.watches.values()].map(
-    (w): WatchStatus => ({
-      typeUrl: w.typeUrl,
-      wildcard: w.wildcard,
-      names: [...w.subscribed].sort(),
-      ...(w.nonceSent !== undefined ? { nonceSent: w.nonceSent } : {}),
-      ...(w.nonceAcked !== undefined ? { nonceAcked: w.nonceAcked } : {}),
-      ...(w.lastError !== undefined ? { lastError: w.lastError } : {}),
-    }),
-  ),
-})
+): ConnectionStatus =>
+  connectionStatus(
+    id,
+    peer,
+    proxy,
+    connectedAt,
+    true,
+    // Delta streams carry no version per type: only nonces and the last error show.
+    [...state.watches.values()].map((w) => watchStatus(w.typeUrl, w.wildcard, [...w.subscribed].sort(), w)),
+  )
 
 /**
  * The ADS server for `mesh-discovery discovery`: starts empty and follows a stream of
