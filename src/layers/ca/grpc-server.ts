@@ -1,31 +1,39 @@
 /**
- * The CA's gRPC server: `mesh.v1.auth.MeshCertificateService/CreateCertificate` on a TLS
- * listener whose serving certificate this CA issues (for the discovery service's DNS names and
- * `MESHD_CUSTOM_HOST`), re-issued when the CA changes and at half of its lifetime without
- * restarting the listener. Client certificates are requested but optional: a certificate that
- * verifies against the trust bundle authenticates a renewal; otherwise a bearer token is needed.
- * Every refusal is a gRPC status with a clear message and a counted metric.
+ * The CA's gRPC service: `mesh.v1.auth.MeshCertificateService/CreateCertificate`, added to the
+ * secure gRPC listener of `--secureGRPCAddr` (src/layers/secure-grpc/listener.ts), which also
+ * serves secure ADS. Client certificates are requested but optional: a certificate that verifies
+ * against the trust bundle authenticates a renewal; otherwise a bearer token is needed. Every
+ * refusal is a gRPC status with a clear message and a counted metric.
+ *
+ * `caGrpcServerLayer` is the CA alone on its own listener with a CA-issued serving certificate
+ * (tests, benchmarks and the agent fixtures use it).
  */
-import type { PeerCertificate, SecureVersion } from "node:tls"
 import * as grpc from "@grpc/grpc-js"
-import { Cause, Clock, Context, Data, Duration, Effect, Exit, Layer, Option, Runtime, Stream } from "effect"
+import { Cause, Context, Data, Effect, Exit, Layer, Option, Runtime } from "effect"
 import type { AuthContext, Authenticator } from "../../services/ca/authenticate.js"
-import { CertificateAuthority, type CertificateAuthorityShape, createCertificate } from "../../services/ca/ca.js"
+import { CertificateAuthority, createCertificate } from "../../services/ca/ca.js"
 import { CaRefusal, GrpcCode } from "../../services/ca/errors.js"
 import type { NodeAuthorizer } from "../../services/ca/identity.js"
-import { trustBundlePem } from "../../services/ca/material.js"
 import { Metrics } from "../../services/metrics/metrics.js"
-import { formatListenAddress, type ListenAddress } from "../../services/net/address.js"
+import type { ListenAddress } from "../../services/net/address.js"
+import { type ListenerTls, peerUris, SecureGrpcListener, secureGrpcListenerLayer } from "../secure-grpc/listener.js"
+import { caIssuedCertSource } from "../secure-grpc/serving-cert.js"
 import { type CaMetrics, caMetrics } from "./metrics.js"
 import { caServiceDefinition, structStrings } from "./proto.js"
 
-export interface CaServerSettings {
+export { peerUris }
+
+/** What the CA service needs: who may ask, and who may ask for others. */
+export interface CaServiceSettings {
+  readonly authenticators: ReadonlyArray<Authenticator>
+  readonly nodeAuthorizer: NodeAuthorizer | undefined
+}
+
+export interface CaServerSettings extends CaServiceSettings {
   /** `--secureGRPCAddr` */
   readonly address: ListenAddress
   /** DNS names of the serving certificate. */
   readonly dnsNames: ReadonlyArray<string>
-  readonly authenticators: ReadonlyArray<Authenticator>
-  readonly nodeAuthorizer: NodeAuthorizer | undefined
   /** Lifetime of the serving certificate, seconds (default 24h). */
   readonly servingCertTtlSeconds?: number
   readonly tls?: CaServerTls
@@ -43,52 +51,9 @@ export class CaServerError extends Data.TaggedError("CaServerError")<{ readonly 
 }
 
 /** TLS restrictions of the listener (`--tls-cipher-suites`, `COMPLIANCE_POLICY`). */
-export interface CaServerTls {
-  /** OpenSSL cipher list. */
-  readonly ciphers?: string
-  readonly minVersion?: SecureVersion
-  readonly maxVersion?: SecureVersion
-  /** ECDH curves, e.g. "P-256:P-384". */
-  readonly ecdhCurve?: string
-}
-
-/**
- * Server credentials whose certificate and trust bundle can be replaced while serving. Client
- * certificates are requested but optional: grpc-js reports a peer certificate only when it
- * verified against the trust bundle.
- */
-class ReloadableServerCredentials extends grpc.ServerCredentials {
-  constructor(private readonly tls: CaServerTls) {
-    super({ requestCert: true, rejectUnauthorized: false })
-  }
-  update(ca: string, certificate: string, privateKey: string) {
-    // The TLS restrictions belong to the secure context: repeat them on every replacement.
-    this.updateSecureContextOptions({
-      ca,
-      cert: certificate,
-      key: privateKey,
-      ...(this.tls.ciphers !== undefined ? { ciphers: this.tls.ciphers } : {}),
-      ...(this.tls.minVersion !== undefined ? { minVersion: this.tls.minVersion } : {}),
-      ...(this.tls.maxVersion !== undefined ? { maxVersion: this.tls.maxVersion } : {}),
-      ...(this.tls.ecdhCurve !== undefined ? { ecdhCurve: this.tls.ecdhCurve } : {}),
-    })
-  }
-  override _equals(other: grpc.ServerCredentials): boolean {
-    return this === other
-  }
-}
+export type CaServerTls = ListenerTls
 
 export class CaGrpcServer extends Context.Tag("mesh/CaGrpcServer")<CaGrpcServer, CaGrpcServerShape>() {}
-
-/** URI SANs of a peer certificate as Node reports them ("URI:spiffe://..., DNS:..."). */
-export const peerUris = (cert: PeerCertificate | undefined): ReadonlyArray<string> | undefined => {
-  if (cert === undefined) return undefined
-  const san = cert.subjectaltname ?? ""
-  return san
-    .split(/,\s*/)
-    .filter((part) => part.startsWith("URI:"))
-    .map((part) => part.slice(4))
-}
 
 const countRefusal = (metrics: CaMetrics, refusal: CaRefusal) => {
   switch (refusal.metric) {
@@ -103,55 +68,13 @@ const countRefusal = (metrics: CaMetrics, refusal: CaRefusal) => {
   }
 }
 
-const refreshServingCert = (
-  ca: CertificateAuthorityShape,
-  provider: ReloadableServerCredentials,
-  settings: CaServerSettings,
-) =>
-  Effect.gen(function* () {
-    const material = yield* ca.material
-    const cert = yield* ca.issueServerCertificate(settings.dnsNames, settings.servingCertTtlSeconds ?? 24 * 3600)
-    provider.update(trustBundlePem(material), cert.certChainPem, cert.keyPem)
-    return cert
-  })
-
-export const makeCaGrpcServer = (settings: CaServerSettings) =>
+/** Adds CreateCertificate to the secure gRPC listener for the lifetime of the scope. */
+export const addCaService = (settings: CaServiceSettings) =>
   Effect.gen(function* () {
     const ca = yield* CertificateAuthority
     const metrics = caMetrics(yield* Metrics)
+    const listener = yield* SecureGrpcListener
     const runtime = yield* Effect.runtime<never>()
-    const provider = new ReloadableServerCredentials(settings.tls ?? {})
-    const first = yield* Effect.mapError(
-      refreshServingCert(ca, provider, settings),
-      (e) => new CaServerError({ reason: `CA server: cannot issue the serving certificate: ${e.reason}` }),
-    )
-
-    // Re-issue the serving certificate when the CA changes and at half of its lifetime.
-    yield* Effect.forkScoped(
-      ca.changes.pipe(
-        Stream.drop(1),
-        Stream.runForEach(() =>
-          refreshServingCert(ca, provider, settings).pipe(
-            Effect.catchAll((e) => Effect.logError(`CA server: cannot re-issue the serving certificate: ${e.reason}`)),
-          ),
-        ),
-      ),
-    )
-    yield* Effect.forkScoped(
-      Effect.iterate(first.notAfter.getTime() - first.notBefore.getTime(), {
-        while: () => true,
-        body: (lifetimeMs) =>
-          Effect.gen(function* () {
-            yield* Effect.sleep(Duration.millis(Math.max(1000, lifetimeMs / 2)))
-            const next = yield* refreshServingCert(ca, provider, settings)
-            return next.notAfter.getTime() - (yield* Clock.currentTimeMillis)
-          }).pipe(
-            Effect.catchAll((e) =>
-              Effect.as(Effect.logError(`CA server: cannot renew the serving certificate: ${e.reason}`), 60_000),
-            ),
-          ),
-      }),
-    )
 
     const handler: grpc.handleUnaryCall<
       { csr?: string; validity_duration?: number; metadata?: unknown },
@@ -210,36 +133,29 @@ export const makeCaGrpcServer = (settings: CaServerSettings) =>
       })
     }
 
-    const server = new grpc.Server()
-    server.addService(caServiceDefinition(), { CreateCertificate: handler })
-    const target = formatListenAddress({ host: settings.address.host ?? "0.0.0.0", port: settings.address.port })
-    const port = yield* Effect.acquireRelease(
-      Effect.async<number, CaServerError>((resume) => {
-        server.bindAsync(target, provider, (error, boundPort) => {
-          if (error !== null)
-            resume(
-              Effect.fail(new CaServerError({ reason: `CA server: cannot listen on ${target}: ${error.message}` })),
-            )
-          else resume(Effect.succeed(boundPort))
-        })
-      }),
-      () =>
-        Effect.async<void>((resume) => {
-          server.tryShutdown(() => resume(Effect.void))
-        }).pipe(
-          Effect.timeoutTo({
-            duration: Duration.seconds(5),
-            onTimeout: () => server.forceShutdown(),
-            onSuccess: () => undefined,
-          }),
-          Effect.uninterruptible,
-        ),
-    )
-    yield* Effect.logInfo(`CA server listening on ${formatListenAddress({ host: settings.address.host, port })} (TLS)`)
-    return { port }
+    yield* listener.addService(caServiceDefinition(), { CreateCertificate: handler })
   })
 
+/** The CA service on the secure gRPC listener (which the caller builds and starts). */
+export const caServiceLayer = (
+  settings: CaServiceSettings,
+): Layer.Layer<never, never, SecureGrpcListener | CertificateAuthority | Metrics> =>
+  Layer.scopedDiscard(addCaService(settings))
+
+/**
+ * The CA alone on its own TLS listener, serving with a certificate it issues for `dnsNames`
+ * (re-issued when the CA changes and at half of its lifetime).
+ */
 export const caGrpcServerLayer = (
   settings: CaServerSettings,
-): Layer.Layer<CaGrpcServer, CaServerError, CertificateAuthority | Metrics> =>
-  Layer.scoped(CaGrpcServer, makeCaGrpcServer(settings))
+): Layer.Layer<CaGrpcServer, CaServerError, CertificateAuthority | Metrics> => {
+  const listener = secureGrpcListenerLayer(
+    { address: settings.address, ...(settings.tls !== undefined ? { tls: settings.tls } : {}) },
+    caIssuedCertSource(settings.dnsNames, settings.servingCertTtlSeconds),
+  )
+  const started = Layer.effect(
+    CaGrpcServer,
+    Effect.flatMap(SecureGrpcListener, (l) => l.start).pipe(Effect.map((port) => ({ port }))),
+  ).pipe(Layer.provide(caServiceLayer(settings)))
+  return Layer.provide(started, listener).pipe(Layer.mapError((e) => new CaServerError({ reason: e.reason })))
+}
