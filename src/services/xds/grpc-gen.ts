@@ -14,7 +14,15 @@
  * resource with the same type, name and key was encoded before.
  */
 import type { Endpoint, Service, ServicePort } from "../registry/model.js"
-import { digest, lookupService, type PushContext, resolveHost, splitHostPort } from "./push-context.js"
+import { generateInboundListener, type ProxyWorkload, unknownWorkload } from "./grpc-inbound.js"
+import {
+  digest,
+  isInboundListenerName,
+  lookupService,
+  type PushContext,
+  resolveHost,
+  splitHostPort,
+} from "./push-context.js"
 import { TypeUrl } from "./type-urls.js"
 import type { DestinationRuleView, Fault, HttpRoute, StringMatch, TrafficPolicyView } from "./views.js"
 
@@ -30,6 +38,8 @@ export interface ResourceSpec {
 export interface Subscription {
   readonly wildcard: boolean
   readonly names: ReadonlyArray<string>
+  /** The requesting workload, for what depends on it (inbound listeners); unknown when absent. */
+  readonly workload?: ProxyWorkload
 }
 
 const HCM_TYPE = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
@@ -156,33 +166,40 @@ const resolveListener = (
 }
 
 export const generateListeners = (push: PushContext, sub: Subscription): ReadonlyArray<ResourceSpec> =>
-  (sub.wildcard ? listenerNames(push) : sub.names).flatMap((name): ReadonlyArray<ResourceSpec> => {
-    const target = resolveListener(push, name)
-    if (target === undefined) return []
-    const host = target.service.hostname
-    const vs = push.virtualServiceByHost.get(host)
-    const withFault = vs?.http.some(hasFault) ?? false
-    return [
-      {
-        name,
-        key: `${withFault ? "f" : "-"}`,
-        build: () => ({
+  // A wildcard request (a client) never includes inbound listeners: servers ask for theirs by name.
+  (sub.wildcard ? [...listenerNames(push), ...sub.names.filter(isInboundListenerName)] : sub.names).flatMap(
+    (name): ReadonlyArray<ResourceSpec> => {
+      if (isInboundListenerName(name)) {
+        const inbound = generateInboundListener(push, name, sub.workload ?? unknownWorkload)
+        return inbound === undefined ? [] : [inbound]
+      }
+      const target = resolveListener(push, name)
+      if (target === undefined) return []
+      const host = target.service.hostname
+      const vs = push.virtualServiceByHost.get(host)
+      const withFault = vs?.http.some(hasFault) ?? false
+      return [
+        {
           name,
-          api_listener: {
+          key: `${withFault ? "f" : "-"}`,
+          build: () => ({
+            name,
             api_listener: {
-              "@type": HCM_TYPE,
-              stat_prefix: name,
-              rds: { config_source: { ads: {}, resource_api_version: "V3" }, route_config_name: name },
-              http_filters: [
-                ...(withFault ? [{ name: FAULT_FILTER, typed_config: { "@type": FAULT_TYPE } }] : []),
-                { name: ROUTER_FILTER, typed_config: { "@type": ROUTER_TYPE } },
-              ],
+              api_listener: {
+                "@type": HCM_TYPE,
+                stat_prefix: name,
+                rds: { config_source: { ads: {}, resource_api_version: "V3" }, route_config_name: name },
+                http_filters: [
+                  ...(withFault ? [{ name: FAULT_FILTER, typed_config: { "@type": FAULT_TYPE } }] : []),
+                  { name: ROUTER_FILTER, typed_config: { "@type": ROUTER_TYPE } },
+                ],
+              },
             },
-          },
-        }),
-      },
-    ]
-  })
+          }),
+        },
+      ]
+    },
+  )
 
 // ---------------------------------------------------------------------------------------------
 // RDS

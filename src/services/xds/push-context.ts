@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto"
 import type { ConfigResource } from "../config-model/resource.js"
 import type { Endpoint, Service } from "../registry/model.js"
+import { type AuthorizationPolicyView, authorizationPolicyView } from "./grpc-rbac.js"
 import {
   type DestinationRuleView,
   destinationRuleView,
@@ -24,6 +25,8 @@ export interface PushContextInput {
   readonly destinationRules: ReadonlyArray<ConfigResource>
   /** PeerAuthentications, for auto mTLS toward STRICT workloads. */
   readonly peerAuthentications: ReadonlyArray<ConfigResource>
+  /** AuthorizationPolicies, for the RBAC filters of gRPC servers' inbound listeners. */
+  readonly authorizationPolicies?: ReadonlyArray<ConfigResource>
 }
 
 export const emptyPushContextInput: PushContextInput = {
@@ -32,6 +35,7 @@ export const emptyPushContextInput: PushContextInput = {
   virtualServices: [],
   destinationRules: [],
   peerAuthentications: [],
+  authorizationPolicies: [],
 }
 
 export interface PushContextOptions {
@@ -69,6 +73,8 @@ export interface PushContext {
   readonly destinationRuleByHost: ReadonlyMap<string, DestinationRuleView>
   /** PeerAuthentications, oldest first. */
   readonly peerAuthentications: ReadonlyArray<PeerAuthenticationView>
+  /** AuthorizationPolicies, oldest first. */
+  readonly authorizationPolicies: ReadonlyArray<AuthorizationPolicyView>
   /** Fingerprint of one input facet of a host (memoised). */
   readonly fingerprint: (facet: "service" | "endpoints" | "vs" | "dr", host: string) => string
 }
@@ -100,6 +106,7 @@ const jsonOf = (value: unknown): string =>
 const virtualServiceViews = new WeakMap<ConfigResource, VirtualServiceView>()
 const destinationRuleViews = new WeakMap<ConfigResource, DestinationRuleView>()
 const peerAuthenticationViews = new WeakMap<ConfigResource, PeerAuthenticationView>()
+const authorizationPolicyViews = new WeakMap<ConfigResource, AuthorizationPolicyView>()
 const viewOf = <V>(
   cache: WeakMap<ConfigResource, V>,
   resource: ConfigResource,
@@ -151,6 +158,10 @@ export const makePushContext = (
     .sort(byAge)
     .map((resource) => viewOf(peerAuthenticationViews, resource, peerAuthenticationView))
 
+  const authorizationPolicies = [...(input.authorizationPolicies ?? [])]
+    .sort(byAge)
+    .map((resource) => viewOf(authorizationPolicyViews, resource, authorizationPolicyView))
+
   const memo = new Map<string, string>()
   const fingerprint = (facet: "service" | "endpoints" | "vs" | "dr", host: string): string => {
     const key = `${facet}|${host}`
@@ -179,6 +190,7 @@ export const makePushContext = (
     virtualServiceByHost,
     destinationRuleByHost,
     peerAuthentications,
+    authorizationPolicies,
     fingerprint,
   }
 }
@@ -210,6 +222,18 @@ export const splitHostPort = (name: string): { readonly host: string; readonly p
 }
 
 /**
+ * The pseudo-host of every inbound (server) listener: their bytes read PeerAuthentications and
+ * AuthorizationPolicies, which belong to no service host.
+ */
+export const INBOUND_HOST = "inbound|"
+
+/** Listener names gRPC servers request (`server_listener_resource_name_template` + `ip:port`). */
+export const INBOUND_LISTENER_PREFIXES = ["xds.mesh.io/grpc/lds/inbound/", "xds.istio.io/grpc/lds/inbound/"] as const
+
+export const isInboundListenerName = (name: string): boolean =>
+  INBOUND_LISTENER_PREFIXES.some((prefix) => name.startsWith(prefix))
+
+/**
  * Hosts whose generated resources may differ between two PushContexts: hosts with a changed
  * service, endpoints, VirtualService or DestinationRule, plus hosts whose VirtualService routes
  * to a host whose service changed. Different options mean everything may differ (undefined).
@@ -233,6 +257,12 @@ export const changedHosts = (before: PushContext, after: PushContext): ReadonlyS
     ...after.destinationRuleByHost.keys(),
   ])
   const changed = new Set<string>()
+  // AuthorizationPolicies are read only by inbound listeners.
+  if (
+    before.input.authorizationPolicies !== after.input.authorizationPolicies &&
+    JSON.stringify(before.authorizationPolicies) !== JSON.stringify(after.authorizationPolicies)
+  )
+    changed.add(INBOUND_HOST)
   const servicesChanged = new Set<string>()
   // Inputs handed over unchanged (same array) cannot differ: skip fingerprinting them.
   const same = {
@@ -270,6 +300,7 @@ export const changedHosts = (before: PushContext, after: PushContext): ReadonlyS
 /** The service host a watched resource name refers to (cluster or `host:port` names). */
 export const hostOfResourceName = (push: PushContext, name: string): string | undefined => {
   if (name.startsWith("outbound|")) return name.split("|")[3]
+  if (isInboundListenerName(name)) return INBOUND_HOST
   const hp = splitHostPort(name)
   if (hp === undefined) return undefined
   return lookupService(push, hp.host)?.hostname ?? hp.host

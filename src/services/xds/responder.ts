@@ -6,6 +6,7 @@
 import type { EncodedResource, ResourceCache } from "./cache.js"
 import { type DeltaWatch, planDelta } from "./delta.js"
 import { generate, type Subscription, setDigest } from "./grpc-gen.js"
+import { type ProxyWorkload, proxyWorkload } from "./grpc-inbound.js"
 import type { DeltaDiscoveryResponse, DiscoveryResponse, Node } from "./messages.js"
 import { structToPlain } from "./messages.js"
 import type { PushContext } from "./push-context.js"
@@ -29,8 +30,13 @@ export const sotwResponse = (
   cache: ResourceCache,
   watch: SotwWatch,
   nonce: string,
+  proxy?: ProxyInfo,
 ): SotwResponse => {
-  const resources = resourcesFor(push, cache, watch.typeUrl, { wildcard: watch.wildcard, names: watch.names })
+  const resources = resourcesFor(push, cache, watch.typeUrl, {
+    wildcard: watch.wildcard,
+    names: watch.names,
+    ...workloadOf(proxy),
+  })
   let bytes = 0
   for (const r of resources) bytes += r.resource.value.length
   return {
@@ -59,10 +65,12 @@ export const deltaResponse = (
   watch: DeltaWatch,
   nonce: string,
   force: boolean,
+  proxy?: ProxyInfo,
 ): DeltaResponse => {
   const resources = resourcesFor(push, cache, watch.typeUrl, {
     wildcard: watch.wildcard,
     names: [...watch.subscribed],
+    ...workloadOf(proxy),
   })
   const plan = planDelta(watch, resources)
   const toSend = new Set(plan.send)
@@ -91,10 +99,16 @@ export interface ProxyInfo {
   /** `grpc` for proxyless gRPC clients. */
   readonly generator: string
   readonly metadata: Readonly<Record<string, unknown>>
+  /** Namespace and labels of the workload, for inbound (server) listeners. */
+  readonly workload?: ProxyWorkload
 }
+
+const workloadOf = (proxy: ProxyInfo | undefined): { workload?: ProxyWorkload } =>
+  proxy === undefined ? {} : { workload: proxy.workload ?? proxyWorkload(proxy.id, proxy.metadata) }
 
 export const proxyInfo = (node: Node | null | undefined): ProxyInfo => {
   const metadata = structToPlain(node?.metadata)
   const generator = typeof metadata.GENERATOR === "string" ? metadata.GENERATOR : ""
-  return { id: node?.id ?? "", generator, metadata }
+  const id = node?.id ?? ""
+  return { id, generator, metadata, workload: proxyWorkload(id, metadata) }
 }

@@ -60,11 +60,15 @@ export const diffInputs = (before: PushContextInput, after: PushContextInput, no
   const pa = changedKeys(before.peerAuthentications ?? [], after.peerAuthentications ?? [], configKey, (items) =>
     json(items.map((r) => r.spec)),
   )
+  const ap = changedKeys(before.authorizationPolicies ?? [], after.authorizationPolicies ?? [], configKey, (items) =>
+    json(items.map((r) => r.spec)),
+  )
   const configs: Array<ConfigKey> = [
     ...services.map((k) => splitKey("ServiceEntry", k)),
     ...vs.map((k) => splitKey("VirtualService", k)),
     ...dr.map((k) => splitKey("DestinationRule", k)),
     ...pa.map((k) => splitKey("PeerAuthentication", k)),
+    ...ap.map((k) => splitKey("AuthorizationPolicy", k)),
   ]
   if (configs.length === 0 && endpoints.length === 0) return undefined
   if (configs.length === 0) {
