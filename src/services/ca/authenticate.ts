@@ -63,6 +63,15 @@ export const bearerToken = (ctx: AuthContext): Either.Either<string, string> => 
   return Either.right(match[1]!)
 }
 
+// Token callers pass through this authenticator's refusal on every request: one error value
+// each, instead of an error (and its stack trace) per request.
+const NO_CLIENT_CERTIFICATE = Effect.fail(
+  new AuthenticationError({ reason: "no verified client certificate is presented" }),
+)
+const NO_SPIFFE_IDENTITY = Effect.fail(
+  new AuthenticationError({ reason: "the client certificate carries no SPIFFE identity" }),
+)
+
 /**
  * Client-certificate authentication: the identities are the SPIFFE URI SANs of a certificate
  * the TLS layer verified against the trust bundle.
@@ -70,15 +79,11 @@ export const bearerToken = (ctx: AuthContext): Either.Either<string, string> => 
 export const clientCertAuthenticator = (): Authenticator => ({
   name: "ClientCertAuthenticator",
   authenticate: (ctx) => {
-    if (ctx.verifiedPeerUris === undefined) {
-      return Effect.fail(new AuthenticationError({ reason: "no verified client certificate is presented" }))
-    }
+    if (ctx.verifiedPeerUris === undefined) return NO_CLIENT_CERTIFICATE
     const ids = ctx.verifiedPeerUris.filter(
       (uri) => uri.startsWith(SPIFFE_SCHEME) && Either.isRight(parseSpiffeId(uri)),
     )
-    if (ids.length === 0) {
-      return Effect.fail(new AuthenticationError({ reason: "the client certificate carries no SPIFFE identity" }))
-    }
+    if (ids.length === 0) return NO_SPIFFE_IDENTITY
     return Effect.succeed({ authSource: "ClientCertificate", identities: ids })
   },
 })

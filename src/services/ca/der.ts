@@ -68,16 +68,32 @@ export const decodeOid = (bytes: Uint8Array): string => {
 
 // --- writing ---
 
-const lengthBytes = (n: number): Buffer => {
-  if (n < 0x80) return Buffer.from([n])
-  const bytes: Array<number> = []
-  for (let v = n; v > 0; v = Math.floor(v / 256)) bytes.unshift(v & 0xff)
-  return Buffer.from([0x80 | bytes.length, ...bytes])
+const headerLength = (n: number): number => (n < 0x80 ? 2 : n < 0x100 ? 3 : n < 0x10000 ? 4 : n < 0x1000000 ? 5 : 6)
+
+/** Writes tag and definite length at `at`; returns the offset of the content. */
+const writeHeader = (out: Buffer, at: number, tag: number, n: number): number => {
+  out[at++] = tag
+  if (n < 0x80) {
+    out[at++] = n
+    return at
+  }
+  const bytes = headerLength(n) - 2
+  out[at++] = 0x80 | bytes
+  for (let i = bytes - 1; i >= 0; i--) out[at++] = Math.floor(n / 256 ** i) & 0xff
+  return at
 }
 
+// One allocation per value: issuance builds dozens of these per certificate.
 export const tlv = (tag: number, ...parts: ReadonlyArray<Uint8Array>): Buffer => {
-  const body = Buffer.concat(parts)
-  return Buffer.concat([Buffer.from([tag]), lengthBytes(body.length), body])
+  let n = 0
+  for (const part of parts) n += part.length
+  const out = Buffer.allocUnsafe(headerLength(n) + n)
+  let at = writeHeader(out, 0, tag, n)
+  for (const part of parts) {
+    out.set(part, at)
+    at += part.length
+  }
+  return out
 }
 
 export const seq = (...parts: ReadonlyArray<Uint8Array>) => tlv(0x30, ...parts)

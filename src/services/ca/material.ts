@@ -72,14 +72,68 @@ export interface IssuedLeaf {
   readonly notAfter: Date
 }
 
-/** What signing needs from the material, computed once per material. */
+/**
+ * What signing needs from the material, computed once per material: the key as a Node
+ * KeyObject, and the DER pieces every certificate it signs shares.
+ */
 interface Signer {
   readonly key: KeyObject
   readonly hash: string
   readonly algorithmId: Buffer
-  readonly issuer: Buffer
-  readonly authorityKeyId: Buffer | undefined
+  /** signature AlgorithmIdentifier then issuer Name: the TBS fields after the serial number. */
+  readonly afterSerial: Buffer
+  /** The extensions every leaf carries: basic constraints, key usage, extended key usage, AKI. */
+  readonly fixedExtensions: Buffer
   readonly chainNotAfter: ReadonlyArray<number>
+}
+
+const extension = (id: string, critical: boolean, value: Buffer) =>
+  der_.seq(der_.oid(id), ...(critical ? [der_.boolTrue] : []), der_.octets(value))
+
+// Fixed extensions of every workload certificate: not a CA; digitalSignature + keyEncipherment;
+// serverAuth + clientAuth.
+const BASIC_CONSTRAINTS = extension("2.5.29.19", true, der_.seq())
+const KEY_USAGE = extension("2.5.29.15", true, Buffer.from([0x03, 0x02, 0x05, 0xa0]))
+const EXT_KEY_USAGE = extension(
+  "2.5.29.37",
+  false,
+  der_.seq(der_.oid(x509.ExtendedKeyUsage.serverAuth), der_.oid(x509.ExtendedKeyUsage.clientAuth)),
+)
+const VERSION_3 = der_.tlv(0xa0, der_.smallInteger(2))
+const EMPTY_NAME = der_.seq()
+
+const SERIAL_POOL_BYTES = 4096
+let serialPool: Buffer = Buffer.alloc(0)
+let serialAt = 0
+
+/**
+ * A random positive 128-bit serial number as a DER INTEGER, always 18 bytes: the first byte is
+ * non-zero without its top bit. Random bytes are drawn from the CSPRNG in batches, which costs
+ * a fraction of one draw per certificate.
+ */
+export const serialInteger = (): Buffer => {
+  if (serialAt + 16 > serialPool.length) {
+    serialPool = randomBytes(SERIAL_POOL_BYTES)
+    serialAt = 0
+  }
+  const out = Buffer.allocUnsafe(18)
+  out[0] = 0x02
+  out[1] = 16
+  serialPool.copy(out, 2, serialAt, serialAt + 16)
+  serialAt += 16
+  out[2] = (out[2]! & 0x7f) | 0x01
+  return out
+}
+
+/** The DER Validity of the last leaf: certificates issued in the same second share it. */
+let lastValidity: { readonly notBefore: number; readonly notAfter: number; readonly der: Buffer } | undefined
+const validityDer = (notBefore: Date, notAfter: Date): Buffer => {
+  const nb = notBefore.getTime()
+  const na = notAfter.getTime()
+  if (lastValidity?.notBefore !== nb || lastValidity.notAfter !== na) {
+    lastValidity = { notBefore: nb, notAfter: na, der: der_.seq(der_.time(notBefore), der_.time(notAfter)) }
+  }
+  return lastValidity.der
 }
 
 const signers = new WeakMap<SigningMaterial, Signer>()
@@ -104,32 +158,19 @@ const signerOf = (material: SigningMaterial): Signer => {
         : ["sha256", der_.seq(der_.oid("1.2.840.10045.4.3.2"))]
       : ["sha256", der_.seq(der_.oid("1.2.840.113549.1.1.11"), der_.derNull)]
   const ski = material.signingCert.getExtension(x509.SubjectKeyIdentifierExtension)
+  const authorityKeyId =
+    ski === null ? [] : [extension("2.5.29.35", false, der_.seq(der_.tlv(0x80, Buffer.from(ski.keyId, "hex"))))]
   const signer: Signer = {
     key,
     hash,
     algorithmId,
-    issuer: subjectDer(material.signingCert),
-    authorityKeyId: ski === null ? undefined : Buffer.from(ski.keyId, "hex"),
+    afterSerial: Buffer.concat([algorithmId, subjectDer(material.signingCert)]),
+    fixedExtensions: Buffer.concat([BASIC_CONSTRAINTS, KEY_USAGE, EXT_KEY_USAGE, ...authorityKeyId]),
     chainNotAfter: [material.signingCert, ...material.intermediates, material.root].map((c) => c.notAfter.getTime()),
   }
   signers.set(material, signer)
   return signer
 }
-
-const extension = (id: string, critical: boolean, value: Buffer) =>
-  der_.seq(der_.oid(id), ...(critical ? [der_.boolTrue] : []), der_.octets(value))
-
-// Fixed extensions of every workload certificate: not a CA; digitalSignature + keyEncipherment;
-// serverAuth + clientAuth.
-const BASIC_CONSTRAINTS = extension("2.5.29.19", true, der_.seq())
-const KEY_USAGE = extension("2.5.29.15", true, Buffer.from([0x03, 0x02, 0x05, 0xa0]))
-const EXT_KEY_USAGE = extension(
-  "2.5.29.37",
-  false,
-  der_.seq(der_.oid(x509.ExtendedKeyUsage.serverAuth), der_.oid(x509.ExtendedKeyUsage.clientAuth)),
-)
-const VERSION_3 = der_.tlv(0xa0, der_.smallInteger(2))
-const EMPTY_NAME = der_.seq()
 
 /**
  * Signs a workload (or server) certificate with the material's signing key: empty subject,
@@ -141,29 +182,19 @@ export const signLeaf = (material: SigningMaterial, request: LeafRequest): Effec
       const signer = signerOf(material)
       const { notBefore, notAfter } = validityWindow(request.nowMs, request.ttl, signer.chainNotAfter)
       if (notAfter.getTime() <= notBefore.getTime()) throw new Error("the signing certificate has expired")
-      const names = [
-        ...(request.uris ?? []).map((uri) => der_.tlv(0x86, Buffer.from(uri, "ascii"))),
-        ...(request.dnsNames ?? []).map((dns) => der_.tlv(0x82, Buffer.from(dns, "ascii"))),
-      ]
-      const extensions = [
-        BASIC_CONSTRAINTS,
-        KEY_USAGE,
-        EXT_KEY_USAGE,
-        // The subject is empty, so the SAN extension is critical (RFC 5280 §4.2.1.6).
-        extension("2.5.29.17", true, der_.seq(...names)),
-        ...(signer.authorityKeyId !== undefined
-          ? [extension("2.5.29.35", false, der_.seq(der_.tlv(0x80, signer.authorityKeyId)))]
-          : []),
-      ]
+      const names: Array<Buffer> = []
+      for (const uri of request.uris ?? []) names.push(der_.tlv(0x86, Buffer.from(uri, "ascii")))
+      for (const dns of request.dnsNames ?? []) names.push(der_.tlv(0x82, Buffer.from(dns, "ascii")))
+      // The subject is empty, so the SAN extension is critical (RFC 5280 §4.2.1.6).
+      const san = extension("2.5.29.17", true, der_.seq(...names))
       const tbs = der_.seq(
         VERSION_3,
-        der_.unsignedInteger(Buffer.from(randomSerial(), "hex")),
-        signer.algorithmId,
-        signer.issuer,
-        der_.seq(der_.time(notBefore), der_.time(notAfter)),
+        serialInteger(),
+        signer.afterSerial,
+        validityDer(notBefore, notAfter),
         EMPTY_NAME,
         request.spki,
-        der_.tlv(0xa3, der_.seq(...extensions)),
+        der_.tlv(0xa3, der_.seq(signer.fixedExtensions, san)),
       )
       const signature = sign(signer.hash, tbs, signer.key)
       const der = der_.seq(tbs, signer.algorithmId, der_.bitString(signature))
