@@ -13,7 +13,7 @@ import {
   parseTrustedNodeAccounts,
 } from "../../services/ca/identity.js"
 import { acceptedAudiences, jwtAuthenticator, parseJwtRule } from "../../services/ca/jwt.js"
-import { localKeyResolver, oidcKeyResolver, remoteKeyResolver } from "./oidc.js"
+import { type JwksOptions, localKeyResolver, oidcKeyResolver, remoteKeyResolver } from "./oidc.js"
 
 export interface AuthSettings {
   readonly trustDomain: string
@@ -25,6 +25,8 @@ export interface AuthSettings {
   readonly tokenAudiences: string
   /** `AUDIENCE` */
   readonly audience: string
+  /** How remote key sets are fetched (`JWKS_RESOLVER_INSECURE_SKIP_VERIFY`, `PILOT_JWT_PUB_KEY_REFRESH_INTERVAL`). */
+  readonly jwks?: JwksOptions
 }
 
 export const buildAuthenticators = (settings: AuthSettings): Either.Either<ReadonlyArray<Authenticator>, string> => {
@@ -32,7 +34,14 @@ export const buildAuthenticators = (settings: AuthSettings): Either.Either<Reado
   const list: Array<Authenticator> = [clientCertAuthenticator()]
   if (settings.tokenIssuer.trim() !== "") {
     const issuer = settings.tokenIssuer.trim()
-    list.push(jwtAuthenticator({ issuer, audiences, trustDomain: settings.trustDomain, keys: oidcKeyResolver(issuer) }))
+    list.push(
+      jwtAuthenticator({
+        issuer,
+        audiences,
+        trustDomain: settings.trustDomain,
+        keys: oidcKeyResolver(issuer, settings.jwks),
+      }),
+    )
   }
   if (settings.jwtRule.trim() !== "") {
     const rule = parseJwtRule(settings.jwtRule)
@@ -42,8 +51,8 @@ export const buildAuthenticators = (settings: AuthSettings): Either.Either<Reado
       r.jwks !== undefined && r.jwks !== ""
         ? localKeyResolver(r.jwks)
         : r.jwksUri !== undefined && r.jwksUri !== ""
-          ? remoteKeyResolver(r.jwksUri)
-          : oidcKeyResolver(r.issuer)
+          ? remoteKeyResolver(r.jwksUri, settings.jwks)
+          : oidcKeyResolver(r.issuer, settings.jwks)
     list.push(
       jwtAuthenticator({
         issuer: r.issuer,

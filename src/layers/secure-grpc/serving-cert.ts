@@ -129,7 +129,10 @@ const directoryChanges = (paths: ReadonlyArray<string>, settle: Duration.Duratio
           return watcher
         }),
       ),
-      (watchers) => Effect.sync(() => watchers.forEach((w) => w.close())),
+      (watchers) =>
+        Effect.sync(() => {
+          for (const w of watchers) w.close()
+        }),
     ),
   ).pipe(Stream.debounce(settle))
 

@@ -9,7 +9,8 @@
 import { randomUUID } from "node:crypto"
 import { availableParallelism } from "node:os"
 import * as grpc from "@grpc/grpc-js"
-import { Clock, Duration, Effect, FiberSet, Layer, Queue, Ref, type Scope, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Either, FiberSet, Layer, Queue, Ref, type Scope, Stream } from "effect"
+import type { AuthContext } from "../../services/ca/authenticate.js"
 import { withScope } from "../../services/logging/logging.js"
 import { Metrics } from "../../services/metrics/metrics.js"
 import { makeResourceCache } from "../../services/xds/cache.js"
@@ -43,6 +44,8 @@ import {
 import { emptySotwState, onSotwRequest, onSotwSent, sotwNeedsPush } from "../../services/xds/sotw.js"
 import { PUSH_ORDER, shortType, TypeUrl } from "../../services/xds/type-urls.js"
 import { diffInputs } from "../../services/xds/updates.js"
+import { openGuard, type XdsGrant, type XdsGuard, type XdsRefusal } from "../../services/xds/xds-auth.js"
+import { peerUris } from "../secure-grpc/listener.js"
 import { makeDebouncer } from "./debouncer.js"
 import { loadXdsProtos } from "./protos.js"
 import { makeXdsMetrics } from "./xds-metrics.js"
@@ -57,7 +60,8 @@ interface Connection {
 
 const MAX_TIMER_MS = 2 ** 31 - 1
 
-const grpcOptions = (config: XdsServerConfig): grpc.ServerOptions => {
+/** grpc-js options of an ADS listener (also used for the secure listener). */
+export const grpcOptions = (config: XdsServerConfig): grpc.ServerOptions => {
   const options: Record<string, number> = {
     "grpc.keepalive_time_ms": Math.min(MAX_TIMER_MS, Duration.toMillis(config.keepaliveInterval)),
     "grpc.keepalive_timeout_ms": Math.min(MAX_TIMER_MS, Duration.toMillis(config.keepaliveTimeout)),
@@ -74,10 +78,29 @@ const defaultRequestRate = (): number => Math.max(100, availableParallelism() * 
 /** How long a new stream over the rate may wait for its token before RESOURCE_EXHAUSTED. */
 const MAX_STREAM_WAIT_MS = 1000
 
+/** The ADS service for another listener (the secure one), each stream guarded by `guard`. */
+export interface AdsGrpcServiceShape {
+  readonly definition: grpc.ServiceDefinition
+  /** Handlers whose streams are ended when the calling scope closes. */
+  readonly serve: (guard: XdsGuard) => Effect.Effect<grpc.UntypedServiceImplementation, never, Scope.Scope>
+}
+
+export class AdsGrpcService extends Context.Tag("mesh/AdsGrpcService")<AdsGrpcService, AdsGrpcServiceShape>() {}
+
+export interface AdsServerOptions {
+  /** Guard of the plaintext `--grpcAddr` listener (`XDS_AUTH_PLAINTEXT`); default: open. */
+  readonly plaintextGuard?: XdsGuard
+}
+
 export const makeXdsServer = (
   config: XdsServerConfig,
   initial: PushContextInput = emptyPushContextInput,
-): Effect.Effect<XdsServerShape, XdsServerError, Metrics | Scope.Scope> =>
+  options: AdsServerOptions = {},
+): Effect.Effect<
+  XdsServerShape & { readonly grpcService: AdsGrpcServiceShape },
+  XdsServerError,
+  Metrics | Scope.Scope
+> =>
   Effect.gen(function* () {
     const metrics = makeXdsMetrics(yield* Metrics)
     const protos = yield* Effect.try({
@@ -250,9 +273,38 @@ export const makeXdsServer = (
         metrics.pushes.inc({ type: shortType(typeUrl) })
       })
 
-    const handleSotw = (call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) =>
+    /** Ends a stream the listener's guard refused, with the refusal's status. */
+    const refuse = (call: grpc.ServerDuplexStream<unknown, unknown>, refusal: XdsRefusal) =>
+      Effect.zipRight(
+        Effect.logWarning(`refusing xDS stream from ${call.getPeer()}: ${refusal.message}`),
+        Effect.sync(() => call.emit("error", { code: refusal.code, details: refusal.message })),
+      )
+
+    /** Authenticates a new stream; undefined = refused (and ended). */
+    const grantOf = (call: grpc.ServerDuplexStream<unknown, unknown>, guard: XdsGuard) => {
+      const ctx: AuthContext = {
+        metadata: (key) => call.metadata.get(key).map((v) => (typeof v === "string" ? v : v.toString("utf8"))),
+        verifiedPeerUris: peerUris(call.getAuthContext().sslPeerCertificate),
+        remoteAddress: call.getPeer(),
+      }
+      return guard
+        .admit(ctx)
+        .pipe(Effect.catchAll((refusal) => Effect.as(refuse(call, refusal), undefined as XdsGrant | undefined)))
+    }
+
+    /** Whether the stream's caller may act as the proxy its first request names; ends it if not. */
+    const authorized = (call: grpc.ServerDuplexStream<unknown, unknown>, grant: XdsGrant, proxy: ProxyInfo) =>
+      Either.match(grant.authorize(proxy), {
+        onLeft: (refusal) => Effect.as(refuse(call, refusal), false),
+        onRight: () => Effect.succeed(true),
+      })
+
+    const handleSotw = (call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>, guard: XdsGuard) =>
       Effect.gen(function* () {
         if (!(yield* admit(call as never))) return
+        const grant = yield* grantOf(call as never, guard)
+        if (grant === undefined) return
+        let refused = false
         const inbox = yield* inboxOf(call)
         const send = writer(call)
         const lock = yield* Effect.makeSemaphore(1)
@@ -306,6 +358,10 @@ export const makeXdsServer = (
           Effect.gen(function* () {
             if (proxy === undefined) {
               proxy = proxyInfo(request.node)
+              if (!(yield* authorized(call as never, grant, proxy))) {
+                refused = true
+                return
+              }
               yield* register(connection, call as never)
               yield* Effect.logInfo(`new connection ${id} node=${proxy.id} generator=${proxy.generator}`)
             }
@@ -336,11 +392,15 @@ export const makeXdsServer = (
             const request = yield* Queue.take(inbox)
             if (request === null) return
             yield* lock.withPermits(1)(handle(request))
+            if (refused) return
           }
         }).pipe(Effect.ensuring(unregister(connection, call as never)))
       }).pipe(withScope("ads"))
 
-    const handleDelta = (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) =>
+    const handleDelta = (
+      call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>,
+      guard: XdsGuard,
+    ) =>
       Effect.gen(function* () {
         if (!config.deltaXds) {
           call.emit("error", {
@@ -350,6 +410,9 @@ export const makeXdsServer = (
           return
         }
         if (!(yield* admit(call as never))) return
+        const grant = yield* grantOf(call as never, guard)
+        if (grant === undefined) return
+        let refused = false
         const inbox = yield* inboxOf(call)
         const send = writer(call)
         const lock = yield* Effect.makeSemaphore(1)
@@ -407,6 +470,10 @@ export const makeXdsServer = (
           Effect.gen(function* () {
             if (proxy === undefined) {
               proxy = proxyInfo(request.node)
+              if (!(yield* authorized(call as never, grant, proxy))) {
+                refused = true
+                return
+              }
               yield* register(connection, call as never)
               yield* Effect.logInfo(`new delta connection ${id} node=${proxy.id} generator=${proxy.generator}`)
             }
@@ -423,6 +490,7 @@ export const makeXdsServer = (
             const request = yield* Queue.take(inbox)
             if (request === null) return
             yield* lock.withPermits(1)(handle(request))
+            if (refused) return
           }
         }).pipe(Effect.ensuring(unregister(connection, call as never)))
       }).pipe(withScope("delta"))
@@ -430,15 +498,35 @@ export const makeXdsServer = (
     // -------------------------------------------------------------------------------------------
     // Listener
 
-    const server = new grpc.Server(grpcOptions(config))
-    server.addService(protos.ads, {
+    /** The service's handlers, every stream guarded by `guard`; `served` collects its streams. */
+    const implementation = (guard: XdsGuard, served?: Set<grpc.ServerDuplexStream<unknown, unknown>>) => ({
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) => {
-        runFork(handleSotw(call))
+        served?.add(call as never)
+        runFork(handleSotw(call, guard).pipe(Effect.ensuring(Effect.sync(() => served?.delete(call as never)))))
       },
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) => {
-        runFork(handleDelta(call))
+        served?.add(call as never)
+        runFork(handleDelta(call, guard).pipe(Effect.ensuring(Effect.sync(() => served?.delete(call as never)))))
       },
     })
+    const grpcService: AdsGrpcServiceShape = {
+      definition: protos.ads,
+      serve: (guard) =>
+        Effect.map(
+          Effect.acquireRelease(
+            Effect.sync(() => new Set<grpc.ServerDuplexStream<unknown, unknown>>()),
+            // The other listener shuts down after its services: end their streams first.
+            (served) =>
+              Effect.sync(() => {
+                for (const call of served) if (!call.writableEnded) call.end()
+              }),
+          ),
+          (served) => implementation(guard, served),
+        ),
+    }
+
+    const server = new grpc.Server(grpcOptions(config))
+    server.addService(protos.ads, implementation(options.plaintextGuard ?? openGuard))
     const target = `${config.host === undefined ? "[::]" : config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}`
     const port = yield* Effect.acquireRelease(
       Effect.async<number, XdsServerError>((resume) => {
@@ -467,7 +555,8 @@ export const makeXdsServer = (
     )
     yield* Effect.logInfo(`ADS server listening on ${target.replace(/:\d+$/, `:${port}`)}`).pipe(withScope("ads"))
 
-    const shape: XdsServerShape = {
+    const shape: XdsServerShape & { readonly grpcService: AdsGrpcServiceShape } = {
+      grpcService,
       port,
       update: (next) =>
         Effect.gen(function* () {
@@ -573,18 +662,18 @@ const deltaStatus = (
 export const xdsDiscoveryLayer = <E, R>(
   config: XdsServerConfig,
   inputs: Stream.Stream<PushContextInput, E, R>,
-): Layer.Layer<XdsServer, XdsServerError, Metrics | R> =>
-  Layer.scoped(
-    XdsServer,
+  options: AdsServerOptions = {},
+): Layer.Layer<XdsServer | AdsGrpcService, XdsServerError, Metrics | R> =>
+  Layer.scopedContext(
     Effect.gen(function* () {
-      const server = yield* makeXdsServer(config)
+      const { grpcService, ...server } = yield* makeXdsServer(config, emptyPushContextInput, options)
       yield* inputs.pipe(
         Stream.runForEach(server.update),
         Effect.catchAllCause((cause) => Effect.logError("PushContext input stream failed", cause)),
         withScope("ads"),
         Effect.forkScoped,
       )
-      return server
+      return Context.make(XdsServer, server).pipe(Context.add(AdsGrpcService, grpcService))
     }),
   )
 

@@ -3,14 +3,15 @@
  * configuration and registries → PushContext inputs → the ADS server; the certificate authority;
  * the monitoring and introspection listeners. One Metrics registry serves them all.
  */
-import { Duration, Effect, Layer, Schedule } from "effect"
+import { Duration, Effect, Either, Layer, Schedule } from "effect"
 import { debugServerLayer } from "../../layers/debug-server.js"
 import { pushContextInputs } from "../../layers/discovery/push-inputs.js"
 import { introspectionServerLayer } from "../../layers/introspection-server.js"
 import { loggingLayer } from "../../layers/logging.js"
 import { metricsLayer } from "../../layers/metrics.js"
 import { discoveryInputsLayer } from "../../layers/registry/discovery-inputs.js"
-import { xdsDiscoveryLayer } from "../../layers/xds/ads-server.js"
+import { grpcOptions, xdsDiscoveryLayer } from "../../layers/xds/ads-server.js"
+import { CaConfigError } from "../../services/ca/errors.js"
 import { discoveryEnv } from "../../services/config/discovery-env.js"
 import { envTableConfig } from "../../services/config/env.js"
 import type { LogSettings } from "../../services/logging/options.js"
@@ -20,7 +21,14 @@ import { Metrics } from "../../services/metrics/metrics.js"
 import { xdsServerConfig } from "../../services/xds/config.js"
 import { XdsServer } from "../../services/xds/server.js"
 import { boundShutdown } from "../shared/run.js"
-import { caLayer } from "./ca-wiring.js"
+import {
+  authenticatorsFromEnv,
+  type CaWiringOptions,
+  caAuthorityLayer,
+  secureAdsLayer,
+  secureGrpcLayer,
+  xdsGuards,
+} from "./ca-wiring.js"
 import type { DiscoveryArgs } from "./discovery-flags.js"
 
 /** `meshd_uptime_seconds`, refreshed every few seconds. */
@@ -63,25 +71,33 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
       orchconfig: args.orchconfig,
       env: { ...env, CLUSTER_ID: args.clusterID },
     })
-    // The generators read the mesh config's auto mTLS switch, trust domain and root namespace.
-    const xds = Layer.unwrapEffect(
+    // The generators read the mesh config's auto mTLS switch, trust domain and root namespace;
+    // the CA issues identities in its trust domain; xDS authorization accepts it and its aliases.
+    const wired = Layer.unwrapEffect(
       Effect.map(MeshWatcher, (watcher) => watcher.config).pipe(
         Effect.flatten,
-        Effect.map((mesh) => xdsDiscoveryLayer(xdsServerConfig(args, env, mesh), pushContextInputs)),
-      ),
-    )
-    // The CA issues identities in the mesh config's trust domain.
-    const ca = Layer.unwrapEffect(
-      Effect.map(MeshWatcher, (watcher) => watcher.config).pipe(
-        Effect.flatten,
-        Effect.map((mesh) =>
-          caLayer(env, {
+        Effect.map((mesh) => {
+          const xdsConfig = xdsServerConfig(args, env, mesh)
+          const options: CaWiringOptions = {
             secureGrpcAddr: args.secureGRPCAddr,
             namespace: args.namespace,
             trustDomain: mesh.trustDomain,
+            trustDomainAliases: mesh.trustDomainAliases,
             cipherSuites: args.tlsCipherSuites,
-          }),
-        ),
+            tlsCertFile: args.tlsCertFile,
+            tlsKeyFile: args.tlsKeyFile,
+            caCertFile: args.caCertFile,
+            serverOptions: grpcOptions(xdsConfig),
+          }
+          const authenticators = authenticatorsFromEnv(env, options)
+          if (Either.isLeft(authenticators)) return Layer.fail(new CaConfigError({ reason: authenticators.left }))
+          const guards = xdsGuards(env, authenticators.right, options)
+          const ca = caAuthorityLayer(env, options)
+          const xds = xdsDiscoveryLayer(xdsConfig, pushContextInputs, { plaintextGuard: guards.plaintext })
+          // The secure listener serves ADS (always) and the CA service (ENABLE_CA_SERVER).
+          const secure = secureGrpcLayer(env, options, secureAdsLayer(guards.secure))
+          return Layer.provideMerge(secure, Layer.merge(ca, xds))
+        }),
       ),
     )
     const ctrlzHost = args.ctrlzAddress === "*" ? undefined : args.ctrlzAddress
@@ -96,8 +112,7 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
     const servers = Layer.mergeAll(
       introspectionServerLayer({ host: ctrlzHost, port: args.ctrlzPort }),
       uptimeLayer,
-      ca,
-      Layer.provideMerge(Layer.merge(announceLayer(args), http), xds),
+      Layer.provideMerge(Layer.merge(announceLayer(args), http), wired),
     ).pipe(Layer.provide(inputs), Layer.provide(metricsLayer("pilot-discovery")))
 
     return yield* Layer.launch(servers).pipe(Effect.onInterrupt(() => Effect.logInfo("discovery server stopped")))
