@@ -4,7 +4,7 @@
  */
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
-import { describe, expect, it } from "vitest"
+import { describe, expect, it, vi } from "vitest"
 import { loadXdsProtos } from "../../../src/layers/xds/protos.js"
 import { makeResourceCache } from "../../../src/services/xds/cache.js"
 import { generate, type Subscription } from "../../../src/services/xds/grpc-gen.js"
@@ -178,6 +178,23 @@ describe("inbound listeners for gRPC servers", () => {
     const push = makePushContext(mesh())
     expect(generate(push, TypeUrl.Listener, { wildcard: true, names: [] }).map((s) => s.name)).toEqual([`${ECHO}:80`])
     expect(generate(push, TypeUrl.Listener, sub([`${ECHO}:80`, NAME])).map((s) => s.name)).toEqual([`${ECHO}:80`, NAME])
+  })
+
+  it("skipped policies are reported once, not on every generation", () => {
+    const lines: Array<string> = []
+    const spy = vi.spyOn(console, "log").mockImplementation((...args: Array<unknown>) => {
+      lines.push(args.map(String).join(" "))
+    })
+    try {
+      const extra = { authorizationPolicies: [authorizationPolicy("audit-once", { action: "AUDIT", rules: [{}] })] }
+      listener(extra)
+      listener(extra)
+    } finally {
+      spy.mockRestore()
+    }
+    const reports = lines.filter((l) => l.includes("default/audit-once: action AUDIT"))
+    expect(reports).toHaveLength(1)
+    expect(reports[0]).toMatch(/level=WARN/)
   })
 
   it("without a known workload only mesh-wide policies apply", () => {
