@@ -40,11 +40,15 @@ const externalIPv4 = Object.values(networkInterfaces())
 // --- the stand-in proxy admin -------------------------------------------------------------
 const proxyEvents: Array<string> = []
 let proxyDrainStatus = 200
+let proxyMetricsFail = false
 const proxyAdmin = createServer((req, res) => {
   if (req.method === "POST" && req.url === "/drain_listeners?inboundonly&graceful") {
     proxyEvents.push("drain")
     res.statusCode = proxyDrainStatus
     res.end("OK\n")
+  } else if (req.url === "/stats/prometheus" && proxyMetricsFail) {
+    res.statusCode = 500
+    res.end()
   } else if (req.url === "/stats/prometheus") {
     res.setHeader("content-type", "text/plain; version=0.0.4")
     res.end("# TYPE proxy_server_live gauge\nproxy_server_live 1\n")
@@ -221,6 +225,20 @@ describe("merged /stats/prometheus", () => {
   })
 })
 
+describe("merged /stats/prometheus, failing proxy", () => {
+  it("a failing proxy admin is left out and counted as type proxy", async () => {
+    const before = await failures("proxy")
+    proxyMetricsFail = true
+    const response = await status("/stats/prometheus")
+    proxyMetricsFail = false
+    expect(response.status).toBe(200)
+    const body = await response.text()
+    expect(body).not.toContain("proxy_server_live")
+    expect(body).toContain("app_requests_total 7\n")
+    expect(await failures("proxy")).toBe(before + 1)
+  })
+})
+
 /** scrape_failures_total{type} as the page reports it (0 before the first failure), from a scrape that succeeds. */
 const failures = async (type: string) => {
   const mode = appMetricsMode
@@ -323,5 +341,45 @@ describe("readiness port and --stsPort", () => {
     expect(response.headers.get("content-type")).toMatch(/application\/json/)
     expect(await response.json()).toEqual(NOT_SUPPORTED)
     expect((await fetch(`http://127.0.0.1:${stsPort}/other`)).status).toBe(404)
+  })
+})
+
+describe("proxyless, without application metrics", () => {
+  it("serves the agent's metrics alone and answers /drain with nothing to drain", async () => {
+    const port = await freePort()
+    const local = Effect.runSync(Scope.make())
+    try {
+      await Effect.runPromise(
+        Layer.buildWithScope(
+          statusServersLayer({
+            readiness: { host: "127.0.0.1", port: await freePort() },
+            agentStatus: { host: "127.0.0.1", port },
+            stsPort: 0,
+            quit: Effect.void,
+          }).pipe(
+            Layer.provide(
+              Layer.succeed(
+                AgentReadiness,
+                AgentReadiness.of({ check: Effect.succeed({ ready: false, reason: "x" }) }),
+              ),
+            ),
+            Layer.provide(metricsLayer("mesh-agent")),
+          ),
+          local,
+        ),
+      )
+      const page = await fetch(`http://127.0.0.1:${port}/stats/prometheus`)
+      expect(page.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8")
+      const body = await page.text()
+      expect(body).toMatch(/^scrapes_total 1$/m)
+      expect(body).not.toMatch(/proxy_server_live|app_requests/)
+      expect(body).not.toMatch(/^scrape_failures_total\{/m)
+      const drain = await fetch(`http://127.0.0.1:${port}/drain`, { method: "POST" })
+      expect(drain.status).toBe(200)
+      expect(await drain.text()).toMatch(/no proxy to drain/)
+      expect((await fetch(`http://127.0.0.1:${port}/healthz/ready`)).status).toBe(503)
+    } finally {
+      await Effect.runPromise(Scope.close(local, Exit.void))
+    }
   })
 })
