@@ -1,7 +1,8 @@
 /**
  * The PushContext inputs of the ADS server, followed live: every applied config change and
  * every registry change yields a full input (services, endpoints, VirtualServices,
- * DestinationRules); the server diffs consecutive inputs and debounces the pushes.
+ * DestinationRules, PeerAuthentications, AuthorizationPolicies); the server diffs consecutive
+ * inputs and debounces the pushes.
  */
 import { Effect, Stream } from "effect"
 import { ConfigStore } from "../../services/config-store/config-store.js"
@@ -16,6 +17,7 @@ export const pushContextInput = (config: ConfigSnapshot, registry: RegistrySnaps
   virtualServices: config.list("VirtualService"),
   destinationRules: config.list("DestinationRule"),
   peerAuthentications: config.list("PeerAuthentication"),
+  authorizationPolicies: config.list("AuthorizationPolicy"),
 })
 
 export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigStore | ServiceRegistry> =
