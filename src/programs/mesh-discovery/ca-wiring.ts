@@ -8,11 +8,15 @@
  *   directory `DEFAULT_CA_STATE_DIR` (`./var/lib/meshd/ca`, relative to the working directory,
  *   unless the caller passes another) so that a restart keeps the same root. The root is
  *   rotated per `MESHCA_SELF_SIGNED_ROOT_CERT_*`.
- * - The gRPC CreateCertificate server on `--secureGRPCAddr` (TLS), unless `ENABLE_CA_SERVER` is
- *   false; its serving certificate covers `meshd.<namespace>.svc` (and the revision's name) plus
- *   `MESHD_CUSTOM_HOST`.
+ * - The secure gRPC listener on `--secureGRPCAddr` (TLS): secure ADS always, CreateCertificate
+ *   unless `ENABLE_CA_SERVER` is false. Its certificate comes from `--tlsCertFile`/`--tlsKeyFile`
+ *   when given (`--caCertFile` adds client-certificate roots), else per `PILOT_CERT_PROVIDER`
+ *   (`meshd`: issued by the CA for `meshd.<namespace>.svc`, the revision's name and
+ *   `MESHD_CUSTOM_HOST`). xDS streams are guarded per `XDS_AUTH`, `XDS_AUTH_PLAINTEXT`,
+ *   `PILOT_ENABLE_XDS_IDENTITY_CHECK` and `PILOT_SKIP_VALIDATE_TRUST_DOMAIN`.
  * - Callers are authenticated by client certificate, by `TOKEN_ISSUER` / `JWT_RULE` tokens with an
- *   audience in `TOKEN_AUDIENCES` (+ `AUDIENCE`); `CA_TRUSTED_NODE_ACCOUNTS` enables node
+ *   audience in `TOKEN_AUDIENCES` (+ `AUDIENCE`; keys per `PILOT_JWT_PUB_KEY_REFRESH_INTERVAL` and
+ *   `JWKS_RESOLVER_INSECURE_SKIP_VERIFY`); `CA_TRUSTED_NODE_ACCOUNTS` enables node
  *   impersonation, decided by `podLocator` (the orchestrator's; without one, refused).
  */
 import { Duration, Effect, Either, Layer, Stream } from "effect"

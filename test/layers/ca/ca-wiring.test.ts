@@ -6,7 +6,12 @@ import { describe, expect, it } from "@effect/vitest"
 import * as grpc from "@grpc/grpc-js"
 import { ConfigProvider, Context, Effect, Either, Layer } from "effect"
 import { metricsLayer } from "../../../src/layers/metrics.js"
-import { caLayer, caServerTls, serverDnsNames } from "../../../src/programs/mesh-discovery/ca-wiring.js"
+import {
+  caLayer,
+  caServerTls,
+  serverDnsNames,
+  servingCertSourceFromEnv,
+} from "../../../src/programs/mesh-discovery/ca-wiring.js"
 import { CertificateAuthority } from "../../../src/services/ca/ca.js"
 import { trustBundlePem } from "../../../src/services/ca/material.js"
 import { discoveryEnv } from "../../../src/services/config/discovery-env.js"
@@ -114,6 +119,47 @@ describe("discovery CA wiring", () => {
       const smallKey = yield* loadEnv({ ROOT_CA_DIR: join(dir, "none"), MESHCA_SELF_SIGNED_CA_RSA_KEY_SIZE: "1024" })
       const e2 = yield* Effect.flip(Layer.build(Layer.provide(caLayer(smallKey, options), metricsLayer("test"))))
       expect(e2.message).toBe("MESHCA_SELF_SIGNED_CA_RSA_KEY_SIZE=1024 is below 2048")
+    }),
+  )
+
+  it.effect("picks the serving certificate per --tlsCertFile/--tlsKeyFile and PILOT_CERT_PROVIDER", () =>
+    Effect.gen(function* () {
+      const env = (provider: string) => ({ PILOT_CERT_PROVIDER: provider, MESHD_CUSTOM_HOST: "", REVISION: "" })
+      // Files win over the provider, as the spec says.
+      const files = servingCertSourceFromEnv(env("none"), { tlsCertFile: "/c.crt", tlsKeyFile: "/c.key" })
+      expect(Either.isRight(files) && files.right !== undefined).toBe(true)
+      expect(Either.isRight(servingCertSourceFromEnv(env("meshd"), {}))).toBe(true)
+      expect(Either.isRight(servingCertSourceFromEnv(env("custom"), {}))).toBe(true)
+      expect(servingCertSourceFromEnv(env("none"), {})).toEqual(Either.right(undefined))
+      expect(servingCertSourceFromEnv(env("k8s.io/signer"), {})).toEqual(
+        Either.left(
+          "PILOT_CERT_PROVIDER=k8s.io/signer needs the orchestrator's certificate signer, which is not supported without an orchestrator: use meshd, or --tlsCertFile/--tlsKeyFile",
+        ),
+      )
+      expect(servingCertSourceFromEnv(env("meshd"), { tlsKeyFile: "/k" })).toEqual(
+        Either.left("--tlsKeyFile=/k is given without --tlsCertFile"),
+      )
+      expect(servingCertSourceFromEnv(env("meshd"), { caCertFile: "/ca" })).toEqual(
+        Either.left("--caCertFile=/ca is given without --tlsCertFile/--tlsKeyFile"),
+      )
+    }),
+  )
+
+  it.scopedLive("serves nothing on the secure address with PILOT_CERT_PROVIDER=none and no files", () =>
+    Effect.gen(function* () {
+      const dir = yield* Effect.promise(() => tempDir("wiring-none"))
+      const port = yield* Effect.promise(() => freePort())
+      const env = yield* loadEnv({ ROOT_CA_DIR: join(dir, "cacerts"), PILOT_CERT_PROVIDER: "none" })
+      const layer = caLayer(env, { secureGrpcAddr: { host: "127.0.0.1", port }, stateDir: join(dir, "state") })
+      const context = yield* Layer.build(Layer.provide(layer, metricsLayer("test")))
+      expect((yield* Context.get(context, CertificateAuthority).material).source).toBe("self-signed")
+      const refused = yield* Effect.promise(() =>
+        servingCertificate(port).then(
+          () => "connected",
+          (e: Error) => e.message,
+        ),
+      )
+      expect(refused).toMatch(/ECONNREFUSED/)
     }),
   )
 })

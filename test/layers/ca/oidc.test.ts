@@ -16,7 +16,9 @@ import { tempDir } from "./helpers.js"
 
 const MINUTE = 60_000
 
-let keys: { first: CryptoKeyPair; second: CryptoKeyPair }
+type KeyPair = jose.GenerateKeyPairResult
+
+let keys: { first: KeyPair; second: KeyPair }
 let published: Array<jose.JWK> = []
 let jwksHits = 0
 let failJwks = false
@@ -40,12 +42,12 @@ const handler = (req: IncomingMessage, res: ServerResponse) => {
 }
 const server = createHttpServer(handler)
 
-const jwk = async (pair: CryptoKeyPair, kid: string) => ({
+const jwk = async (pair: KeyPair, kid: string) => ({
   ...(await jose.exportJWK(pair.publicKey)),
   kid,
   alg: "ES256",
 })
-const sign = (pair: CryptoKeyPair, kid: string) =>
+const sign = (pair: KeyPair, kid: string) =>
   new jose.SignJWT({})
     .setProtectedHeader({ alg: "ES256", kid })
     .setIssuer(base)
