@@ -46,19 +46,38 @@ import { PUSH_ORDER, shortType, TypeUrl } from "../../services/xds/type-urls.js"
 import { diffInputs } from "../../services/xds/updates.js"
 import { openGuard, type XdsGrant, type XdsGuard, type XdsRefusal } from "../../services/xds/xds-auth.js"
 import { peerUris } from "../secure-grpc/listener.js"
+import { clearCacheIndexEvery } from "./cache-index.js"
 import { makeDebouncer } from "./debouncer.js"
 import { loadXdsProtos } from "./protos.js"
 import { makeXdsMetrics } from "./xds-metrics.js"
+import { makeWriter, type WritableCall } from "./writer.js"
 
 interface Connection {
   readonly id: string
-  /** Whether a push request can change anything this connection watches. */
-  readonly affectedBy: (push: PushContext, request: PushRequest) => boolean
+  /**
+   * Whether a push request can change anything this connection watches. An Effect run inside
+   * the push loop's fiber: a synchronous run per connection would start a fiber for each.
+   */
+  readonly affectedBy: (push: PushContext, request: PushRequest) => Effect.Effect<boolean>
   readonly status: () => ConnectionStatus
   readonly push: (request: PushRequest) => Effect.Effect<void>
 }
 
 const MAX_TIMER_MS = 2 ** 31 - 1
+
+/**
+ * The service host of each watched name, per PushContext: every connection asks about the same
+ * few thousand names, so each is looked up once per push, not once per connection.
+ */
+const hostMemo = new WeakMap<PushContext, Map<string, string | undefined>>()
+const hostsOfNames = (push: PushContext): Map<string, string | undefined> => {
+  let memo = hostMemo.get(push)
+  if (memo === undefined) {
+    memo = new Map()
+    hostMemo.set(push, memo)
+  }
+  return memo
+}
 
 /** grpc-js options of an ADS listener (also used for the secure listener). */
 export const grpcOptions = (config: XdsServerConfig): grpc.ServerOptions => {
@@ -107,7 +126,12 @@ export const makeXdsServer = (
       try: () => loadXdsProtos(),
       catch: (cause) => new XdsServerError({ message: `loading xDS protos: ${String(cause)}`, cause }),
     })
-    const cache = makeResourceCache(protos.codec, config.cache)
+    const cache = makeResourceCache(protos.codec, config.cache, {
+      read: (hit) => metrics.cacheReads.inc({ type: hit ? "hit" : "miss" }),
+      evicted: (reason, count) => metrics.cacheEvictions.inc({ type: reason }, count),
+      size: (typeUrl, entries) => metrics.cacheSize.set({ type: shortType(typeUrl) }, entries),
+    })
+    yield* clearCacheIndexEvery(cache, config.cache.indexClearInterval)
     const connections = new Map<string, Connection>()
     const queue = yield* makePushQueue<Connection>()
     let input = initial
@@ -122,8 +146,13 @@ export const makeXdsServer = (
     const touches = (push: PushContext, request: PushRequest, names: Iterable<string>, wildcard: boolean): boolean => {
       const hosts = request.changedHosts
       if (wildcard || hosts === undefined) return true
+      const hostOf = hostsOfNames(push)
       for (const name of names) {
-        const host = hostOfResourceName(push, name)
+        let host = hostOf.get(name)
+        if (host === undefined && !hostOf.has(name)) {
+          host = hostOfResourceName(push, name)
+          hostOf.set(name, host)
+        }
         if (host === undefined || hosts.has(host)) return true
       }
       return false
@@ -178,7 +207,7 @@ export const makeXdsServer = (
           `push ${current.version}: full=${request.full} events=${events} configs=${[...request.configsUpdated].join(",")}`,
         )
         for (const connection of connections.values())
-          if (connection.affectedBy(current, withHosts)) yield* queue.enqueue(connection, withHosts)
+          if (yield* connection.affectedBy(current, withHosts)) yield* queue.enqueue(connection, withHosts)
       }).pipe(withScope("ads")),
     )
 
@@ -215,13 +244,11 @@ export const makeXdsServer = (
         return true
       })
 
-    const writer =
-      <T>(call: grpc.ServerDuplexStream<unknown, T>) =>
-      (message: T): Effect.Effect<void> =>
-        Effect.async<void>((resume) => {
-          if (call.destroyed || call.writableEnded) return resume(Effect.void)
-          call.write(message, () => resume(Effect.void))
-        })
+    const writer = <T>(call: grpc.ServerDuplexStream<unknown, T>) =>
+      makeWriter<T>(call as unknown as WritableCall<T>, {
+        sendTimeout: config.sendTimeout ?? Duration.zero,
+        onTimeout: () => metrics.writeTimeout.inc(),
+      })
 
     const calls = new Set<grpc.ServerDuplexStream<unknown, unknown>>()
 
@@ -336,8 +363,10 @@ export const makeXdsServer = (
           id,
           status: () => sotwStatus(id, call.getPeer(), proxy, connectedAt, Ref.get(state).pipe(Effect.runSync)),
           affectedBy: (push, request) =>
-            [...Ref.get(state).pipe(Effect.runSync).watches.values()].some(
-              (w) => (request.full || w.typeUrl === TypeUrl.Endpoint) && touches(push, request, w.names, w.wildcard),
+            Effect.map(Ref.get(state), (s) =>
+              [...s.watches.values()].some(
+                (w) => (request.full || w.typeUrl === TypeUrl.Endpoint) && touches(push, request, w.names, w.wildcard),
+              ),
             ),
           push: (request) =>
             lock.withPermits(1)(
@@ -443,10 +472,12 @@ export const makeXdsServer = (
           id,
           status: () => deltaStatus(id, call.getPeer(), proxy, connectedAt, Ref.get(state).pipe(Effect.runSync)),
           affectedBy: (push, request) =>
-            [...Ref.get(state).pipe(Effect.runSync).watches.values()].some(
-              (w) =>
-                (request.full || w.typeUrl === TypeUrl.Endpoint) &&
-                (touches(push, request, w.subscribed, w.wildcard) || w.pending.size > 0),
+            Effect.map(Ref.get(state), (s) =>
+              [...s.watches.values()].some(
+                (w) =>
+                  (request.full || w.typeUrl === TypeUrl.Endpoint) &&
+                  (touches(push, request, w.subscribed, w.wildcard) || w.pending.size > 0),
+              ),
             ),
           push: (request) =>
             lock.withPermits(1)(

@@ -46,6 +46,10 @@ export const makeXdsMetrics = (metrics: MetricsShape) => ({
   edsNoInstances: metrics.gauge("pilot_eds_no_instances", "Number of clusters without instances"),
   endpointNotReady: metrics.gauge("pilot_endpoint_not_ready", "Endpoint found in unready state"),
   writeTimeout: metrics.counter("pilot_xds_write_timeout", "Pilot XDS response write timeouts"),
+  // Cache efficiency (reads only with PILOT_XDS_CACHE_STATS; evictions and size always).
+  cacheReads: metrics.counter<"type">("xds_cache_reads", "Total number of xds cache reads", ["type"]),
+  cacheEvictions: metrics.counter<"type">("xds_cache_evictions", "Total number of xds cache evictions", ["type"]),
+  cacheSize: metrics.gauge<"type">("xds_cache_size", "Current size of xds cache", ["type"]),
   pushTime: metrics.histogram<"type">(
     "pilot_xds_push_time",
     "Total time in seconds Pilot takes to push lds, rds, cds and eds",

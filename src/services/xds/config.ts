@@ -21,6 +21,9 @@ export type XdsEnv = Pick<
   | "PILOT_ENABLE_CDS_CACHE"
   | "PILOT_ENABLE_RDS_CACHE"
   | "PILOT_XDS_CACHE_SIZE"
+  | "PILOT_XDS_CACHE_INDEX_CLEAR_INTERVAL"
+  | "PILOT_XDS_CACHE_STATS"
+  | "PILOT_XDS_SEND_TIMEOUT"
   | "MESH_GPRC_MAXRECVMSGSIZE"
   | "MESH_GPRC_MAXSTREAMS"
   | "PILOT_DRAINING_LABEL"
@@ -72,6 +75,8 @@ export const xdsServerConfig = (
     maxSize: env.PILOT_XDS_CACHE_SIZE,
     enableCds: env.PILOT_ENABLE_CDS_CACHE,
     enableRds: env.PILOT_ENABLE_RDS_CACHE,
+    indexClearInterval: env.PILOT_XDS_CACHE_INDEX_CLEAR_INTERVAL,
+    stats: env.PILOT_XDS_CACHE_STATS,
   },
   pushContext: {
     domainSuffix: flags.domain,
@@ -83,4 +88,5 @@ export const xdsServerConfig = (
   },
   deltaXds: env.MESH_DELTA_XDS,
   shutdownDuration: flags.shutdownDuration,
+  sendTimeout: env.PILOT_XDS_SEND_TIMEOUT,
 })

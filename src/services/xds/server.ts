@@ -35,6 +35,8 @@ export interface XdsServerConfig {
   readonly deltaXds: boolean
   /** Time allowed for streams to close at shutdown (--shutdownDuration). */
   readonly shutdownDuration: Duration.Duration
+  /** PILOT_XDS_SEND_TIMEOUT: a response write taking longer ends its stream (unset or 0 = no limit). */
+  readonly sendTimeout?: Duration.Duration
 }
 
 export const defaultXdsServerConfig: XdsServerConfig = {

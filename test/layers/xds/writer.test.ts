@@ -1,0 +1,91 @@
+import { describe, expect, it } from "@effect/vitest"
+import type * as grpc from "@grpc/grpc-js"
+import { Duration, Effect, Fiber, TestClock } from "effect"
+import { makeWriter, type WritableCall } from "../../../src/layers/xds/writer.js"
+
+/** A stream whose writes complete only when `flush` is called (a peer that stopped reading). */
+const fakeCall = (options: { readonly destroyed?: boolean } = {}) => {
+  const written: Array<string> = []
+  const pending: Array<() => void> = []
+  const errors: Array<Partial<grpc.StatusObject>> = []
+  const call: WritableCall<string> = {
+    destroyed: options.destroyed ?? false,
+    writableEnded: false,
+    write: (message, callback) => {
+      written.push(message)
+      pending.push(callback)
+    },
+    emit: (_event, status) => errors.push(status),
+    getPeer: () => "ipv4:127.0.0.1:5000",
+  }
+  const flush = () => {
+    for (const callback of pending.splice(0)) callback()
+  }
+  return { call, written, errors, flush }
+}
+
+const settle = Effect.repeatN(Effect.yieldNow(), 10)
+
+describe("ADS writer (PILOT_XDS_SEND_TIMEOUT)", () => {
+  it.effect("a write that does not complete in time ends the stream and counts a write timeout", () =>
+    Effect.gen(function* () {
+      const f = fakeCall()
+      let timeouts = 0
+      const send = makeWriter(f.call, { sendTimeout: Duration.seconds(5), onTimeout: () => timeouts++ })
+      const fiber = yield* Effect.fork(send("response"))
+      yield* settle
+      yield* TestClock.adjust("4999 millis")
+      yield* settle
+      expect(fiber.unsafePoll()).toBeNull()
+      expect(timeouts).toBe(0)
+      yield* TestClock.adjust("1 millis")
+      yield* Fiber.join(fiber)
+      expect(f.written).toEqual(["response"])
+      expect(timeouts).toBe(1)
+      expect(f.errors).toEqual([{ code: 4, details: "timeout sending" }]) // DEADLINE_EXCEEDED
+    }),
+  )
+
+  it.effect("a write that completes within the timeout neither counts nor ends the stream", () =>
+    Effect.gen(function* () {
+      const f = fakeCall()
+      let timeouts = 0
+      const send = makeWriter(f.call, { sendTimeout: Duration.seconds(5), onTimeout: () => timeouts++ })
+      const fiber = yield* Effect.fork(send("response"))
+      yield* settle
+      yield* TestClock.adjust("3 seconds")
+      f.flush()
+      yield* Fiber.join(fiber)
+      yield* TestClock.adjust("10 seconds")
+      expect(timeouts).toBe(0)
+      expect(f.errors).toEqual([])
+    }),
+  )
+
+  it.effect("with no timeout (0s, the default) a write waits as long as it takes", () =>
+    Effect.gen(function* () {
+      const f = fakeCall()
+      let timeouts = 0
+      const send = makeWriter(f.call, { sendTimeout: Duration.zero, onTimeout: () => timeouts++ })
+      const fiber = yield* Effect.fork(send("response"))
+      yield* settle
+      yield* TestClock.adjust("1 hour")
+      yield* settle
+      expect(fiber.unsafePoll()).toBeNull()
+      f.flush()
+      yield* Fiber.join(fiber)
+      expect(timeouts).toBe(0)
+      expect(f.errors).toEqual([])
+    }),
+  )
+
+  it.effect("a destroyed stream is not written to", () =>
+    Effect.gen(function* () {
+      const f = fakeCall({ destroyed: true })
+      let timeouts = 0
+      yield* makeWriter(f.call, { sendTimeout: Duration.seconds(1), onTimeout: () => timeouts++ })("response")
+      expect(f.written).toEqual([])
+      expect(timeouts).toBe(0)
+    }),
+  )
+})
