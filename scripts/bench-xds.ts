@@ -10,20 +10,34 @@
  * after one VirtualService change, the time until every affected client has the new version
  * (p50/p99/max, also net of the debounce window), server CPU seconds, bytes sent, resources
  * encoded per change; peak RSS of the server process.
+ *
+ * The transport floor (bench-xds-floor.ts) runs in the same process after each mode: a bare
+ * grpc-js server writes the same DiscoveryResponse bytes, serialized once beforehand, to the same
+ * number of clients; on the endpoint change it writes the pre-serialized change to the same
+ * affected clients. `pushTimeRatio` = our endpoint-change time net of the debounce window / the
+ * floor's time (p50, p99, max). Latencies are taken where the client has the response and writes
+ * its ACK, in both runs. `--cpu-prof-dir DIR` writes a CPU profile of the server per change.
  */
 import { fork } from "node:child_process"
+import { writeFileSync } from "node:fs"
+import { Session } from "node:inspector/promises"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Duration, Effect, Exit, Scope } from "effect"
 import { metricsLayer } from "../src/layers/metrics.js"
 import { makeXdsServer } from "../src/layers/xds/ads-server.js"
+import { loadXdsProtos } from "../src/layers/xds/protos.js"
 import { makeAdsClient } from "../src/layers/xds-client/ads-client.js"
 import type { ConfigResource } from "../src/services/config-model/resource.js"
 import type { Endpoint, Service } from "../src/services/registry/model.js"
+import { makeResourceCache } from "../src/services/xds/cache.js"
 import { clusterName } from "../src/services/xds/grpc-gen.js"
 import { plainToStruct } from "../src/services/xds/messages.js"
-import type { PushContextInput } from "../src/services/xds/push-context.js"
+import { makePushContext, type PushContextInput } from "../src/services/xds/push-context.js"
+import { deltaResponse, sotwResponse } from "../src/services/xds/responder.js"
 import { defaultXdsServerConfig } from "../src/services/xds/server.js"
 import { TypeUrl } from "../src/services/xds/type-urls.js"
+import { type FloorResponses, startFloorServer } from "./bench-xds-floor.js"
 
 const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(`--${name}`)
@@ -36,10 +50,28 @@ const WATCH = Number(arg("watch", "10"))
 const PROCS = Number(arg("procs", "2"))
 const MODES = arg("modes", "sotw,delta").split(",") as Array<"sotw" | "delta">
 const DEBOUNCE_MS = 100
+/** `--cpu-prof-dir DIR`: a CPU profile of the server process per change (for finding push costs). */
+const CPU_PROF_DIR = arg("cpu-prof-dir", "")
 
 const host = (i: number) => `svc-${i}.bench.svc.cluster.local`
 const watched = (client: number): ReadonlyArray<number> =>
   Array.from({ length: WATCH }, (_, j) => (client * WATCH + j) % SERVICES)
+/** Clients watching svc-0 are the ones both changes affect. */
+const affected = (client: number): boolean => watched(client).includes(0)
+/** Wall-clock milliseconds with sub-millisecond resolution (comparable across processes). */
+const now = (): number => performance.timeOrigin + performance.now()
+
+/** The names a client subscribes to, per type (as a proxyless gRPC client would). */
+const namesOf = (client: number): Record<string, ReadonlyArray<string>> => {
+  const hosts = watched(client).map(host)
+  const clusters = hosts.flatMap((h) => [clusterName(h, 80, "v1"), clusterName(h, 80, "v2")])
+  return {
+    [TypeUrl.Listener]: hosts.map((h) => `${h}:80`),
+    [TypeUrl.Route]: hosts.map((h) => `${h}:80`),
+    [TypeUrl.Cluster]: clusters,
+    [TypeUrl.Endpoint]: clusters,
+  }
+}
 
 // ------------------------------------------------------------------------------------------------
 // Mesh
@@ -151,13 +183,7 @@ const runClients = async () => {
   const scope = await Effect.runPromise(Scope.make())
   const start = (index: number) => {
     const client = from + index
-    const hosts = watched(client).map(host)
-    const names = {
-      [TypeUrl.Listener]: hosts.map((h) => `${h}:80`),
-      [TypeUrl.Route]: hosts.map((h) => `${h}:80`),
-      [TypeUrl.Cluster]: hosts.flatMap((h) => [clusterName(h, 80, "v1"), clusterName(h, 80, "v2")]),
-      [TypeUrl.Endpoint]: hosts.flatMap((h) => [clusterName(h, 80, "v1"), clusterName(h, 80, "v2")]),
-    }
+    const names = namesOf(client)
     let isReady = false
     return makeAdsClient({
       address: `127.0.0.1:${port}`,
@@ -172,11 +198,11 @@ const runClients = async () => {
         if (!isReady && Object.entries(expected).every(([t, n]) => (m.get(t) ?? 0) >= n)) {
           isReady = true
           ready++
-          if (ready === count) send({ type: "ready", at: Date.now(), bytes })
+          if (ready === count) send({ type: "ready", at: now(), bytes })
         }
         const wanted = phase?.kind === "eds" ? TypeUrl.Endpoint : TypeUrl.Route
         if (phase !== undefined && event.typeUrl === wanted && phase.pending.delete(client)) {
-          phase.latencies.push(Date.now() - phase.at)
+          phase.latencies.push(now() - phase.at)
           if (phase.pending.size === 0) {
             send({ type: "converged", latencies: phase.latencies, bytes, rss: process.memoryUsage().rss })
             phase = undefined
@@ -186,7 +212,7 @@ const runClients = async () => {
     }).pipe(
       Effect.tap((c) =>
         Effect.forEach([TypeUrl.Cluster, TypeUrl.Endpoint, TypeUrl.Listener, TypeUrl.Route], (t) =>
-          c.subscribe(t, names[t]),
+          c.subscribe(t, names[t]!),
         ),
       ),
       Scope.extend(scope),
@@ -203,7 +229,7 @@ const runClients = async () => {
     if (message.type === "change") {
       // clients watching svc-0 are affected by both changes
       const pending = new Set<number>()
-      for (let c = from; c < from + count; c++) if (watched(c).includes(0)) pending.add(c)
+      for (let c = from; c < from + count; c++) if (affected(c)) pending.add(c)
       bytes = 0
       phase = { kind: message.kind, at: message.at, pending, latencies: [] }
       if (pending.size === 0) {
@@ -221,6 +247,69 @@ const percentile = (values: ReadonlyArray<number>, p: number): number => {
   if (values.length === 0) return 0
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+}
+
+/** Forks the client processes against `port`; `next()` waits for one message from each. */
+const spawnClients = (port: number, mode: "sotw" | "delta") => {
+  const self = fileURLToPath(import.meta.url)
+  const perProc = Math.ceil(CLIENTS / PROCS)
+  const children = Array.from({ length: PROCS }, (_, p) => {
+    const from = p * perProc
+    const count = Math.max(0, Math.min(perProc, CLIENTS - from))
+    return fork(
+      self,
+      [
+        ...["--role", "clients", "--port", String(port), "--mode", mode],
+        ...["--from", String(from), "--count", String(count)],
+        ...["--services", String(SERVICES), "--watch", String(WATCH)],
+      ],
+      { stdio: ["ignore", "inherit", "inherit", "ipc"] },
+    )
+  })
+  const next = (): Promise<ReadonlyArray<FromChild>> =>
+    Promise.all(
+      children.map((child) => new Promise<FromChild>((resolve) => child.once("message", (m: FromChild) => resolve(m)))),
+    )
+  return {
+    children,
+    next,
+    kill: () => {
+      for (const child of children) child.kill()
+    },
+  }
+}
+
+type Clients = ReturnType<typeof spawnClients>
+
+/** Waits until every client holds full config: milliseconds since `t0` and bytes received. */
+const awaitReady = async (clients: Clients, t0: number) => {
+  const ready = await clients.next()
+  return {
+    fullConfigMs: Math.round(Math.max(...ready.map((r) => (r.type === "ready" ? r.at : 0))) - t0),
+    initialBytes: ready.reduce((n, r) => n + r.bytes, 0),
+  }
+}
+
+const round1 = (ms: number): number => Math.round(ms * 10) / 10
+
+/** Announces a change to the clients, runs `trigger`, and waits until every affected client has it. */
+const measureChange = async (clients: Clients, kind: "eds" | "rds", trigger: () => Promise<void>) => {
+  const cpuBefore = process.cpuUsage()
+  const at = now()
+  const done = clients.next()
+  for (const child of clients.children) child.send({ type: "change", kind, at } satisfies ToChild)
+  await trigger()
+  const results = await done
+  const cpu = process.cpuUsage(cpuBefore)
+  const latencies = results.flatMap((r) => (r.type === "converged" ? r.latencies : []))
+  const max = Math.max(0, ...latencies)
+  return {
+    affectedClients: latencies.length,
+    convergedMs: { p50: round1(percentile(latencies, 50)), p99: round1(percentile(latencies, 99)), max: round1(max) },
+    serverCpuSeconds: (cpu.user + cpu.system) / 1e6,
+    bytesSent: results.reduce((n, r) => n + (r.type === "converged" ? r.bytes : 0), 0),
+    clientRssBytes: results.map((r) => (r.type === "converged" ? r.rss : 0)),
+  }
 }
 
 const runMode = async (mode: "sotw" | "delta") => {
@@ -246,41 +335,9 @@ const runMode = async (mode: "sotw" | "delta") => {
     peakRss = Math.max(peakRss, process.memoryUsage().rss)
   }, 50)
 
-  const self = fileURLToPath(import.meta.url)
-  const perProc = Math.ceil(CLIENTS / PROCS)
-  const children = Array.from({ length: PROCS }, (_, p) => {
-    const from = p * perProc
-    const count = Math.max(0, Math.min(perProc, CLIENTS - from))
-    return fork(
-      self,
-      [
-        "--role",
-        "clients",
-        "--port",
-        String(server.port),
-        "--mode",
-        mode,
-        "--from",
-        String(from),
-        "--count",
-        String(count),
-        "--services",
-        String(SERVICES),
-        "--watch",
-        String(WATCH),
-      ],
-      { stdio: ["ignore", "inherit", "inherit", "ipc"] },
-    )
-  })
-  const next = (): Promise<ReadonlyArray<FromChild>> =>
-    Promise.all(
-      children.map((child) => new Promise<FromChild>((resolve) => child.once("message", (m: FromChild) => resolve(m)))),
-    )
-
-  const t0 = Date.now()
-  const ready = await next()
-  const connectMs = Math.max(...ready.map((r) => (r.type === "ready" ? r.at : 0))) - t0
-  const initialBytes = ready.reduce((n, r) => n + r.bytes, 0)
+  const t0 = now()
+  const clients = spawnClients(server.port, mode)
+  const { fullConfigMs, initialBytes } = await awaitReady(clients, t0)
 
   const change = async (kind: "eds" | "rds") => {
     input =
@@ -288,52 +345,136 @@ const runMode = async (mode: "sotw" | "delta") => {
         ? { ...input, endpoints: makeInput(1, 0).endpoints }
         : { ...input, virtualServices: makeInput(0, 10).virtualServices }
     const encodedBefore = (await Effect.runPromise(server.cacheStats)).misses
-    const cpuBefore = process.cpuUsage()
-    const at = Date.now()
-    const done = next()
-    for (const child of children) child.send({ type: "change", kind, at } satisfies ToChild)
-    await Effect.runPromise(server.update(input))
-    const results = await done
-    const cpu = process.cpuUsage(cpuBefore)
-    const latencies = results.flatMap((r) => (r.type === "converged" ? r.latencies : []))
+    const profiler = CPU_PROF_DIR === "" ? undefined : new Session()
+    if (profiler !== undefined) {
+      profiler.connect()
+      await profiler.post("Profiler.enable")
+      await profiler.post("Profiler.start")
+    }
+    const measured = await measureChange(clients, kind, () => Effect.runPromise(server.update(input)))
+    if (profiler !== undefined) {
+      const { profile } = await profiler.post("Profiler.stop")
+      writeFileSync(join(CPU_PROF_DIR, `bench-xds-${mode}-${kind}.cpuprofile`), JSON.stringify(profile))
+      profiler.disconnect()
+    }
     const stats = await Effect.runPromise(server.cacheStats)
+    const { p50, p99, max } = measured.convergedMs
     return {
-      affectedClients: latencies.length,
-      convergedMs: { p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: Math.max(0, ...latencies) },
+      ...measured,
       convergedAfterDebounceMs: {
-        p50: Math.max(0, percentile(latencies, 50) - DEBOUNCE_MS),
-        p99: Math.max(0, percentile(latencies, 99) - DEBOUNCE_MS),
-        max: Math.max(0, Math.max(0, ...latencies) - DEBOUNCE_MS),
+        p50: round1(Math.max(0, p50 - DEBOUNCE_MS)),
+        p99: round1(Math.max(0, p99 - DEBOUNCE_MS)),
+        max: round1(Math.max(0, max - DEBOUNCE_MS)),
       },
-      serverCpuSeconds: (cpu.user + cpu.system) / 1e6,
-      bytesSent: results.reduce((n, r) => n + (r.type === "converged" ? r.bytes : 0), 0),
       resourcesEncoded: stats.misses - encodedBefore,
-      clientRssBytes: results.map((r) => (r.type === "converged" ? r.rss : 0)),
     }
   }
 
-  process.stderr.write(`bench-xds ${mode}: ${CLIENTS} clients hold full config after ${connectMs} ms\n`)
+  process.stderr.write(`bench-xds ${mode}: ${CLIENTS} clients hold full config after ${fullConfigMs} ms\n`)
   const endpointChange = await change("eds")
   process.stderr.write(`bench-xds ${mode}: endpoint change converged\n`)
   const virtualServiceChange = await change("rds")
   process.stderr.write(`bench-xds ${mode}: VirtualService change converged\n`)
   clearInterval(sampler)
-  for (const child of children) child.kill()
+  clients.kill()
   const stats = await Effect.runPromise(server.cacheStats)
-  process.stderr.write("closing\n")
   const keepAlive = setInterval(() => {}, 1000)
   await Effect.runPromise(Scope.close(scope, Exit.void))
   clearInterval(keepAlive)
-  process.stderr.write("closed\n")
+
+  const floor = await runFloor(mode)
+  const ratio = (ours: number, base: number) => (base > 0 ? Math.round((ours / base) * 100) / 100 : null)
   return {
     mode,
-    fullConfigMs: connectMs,
+    fullConfigMs,
     initialBytes,
-    endpointChange,
+    endpointChange: {
+      ...endpointChange,
+      floor: floor.endpointChange,
+      pushTimeRatio: {
+        p50: ratio(endpointChange.convergedAfterDebounceMs.p50, floor.endpointChange.convergedMs.p50),
+        p99: ratio(endpointChange.convergedAfterDebounceMs.p99, floor.endpointChange.convergedMs.p99),
+        max: ratio(endpointChange.convergedAfterDebounceMs.max, floor.endpointChange.convergedMs.max),
+      },
+    },
     virtualServiceChange,
     serverPeakRssBytes: peakRss,
     cache: stats,
+    floorFullConfigMs: floor.fullConfigMs,
   }
+}
+
+/**
+ * Every response the floor sends, serialized before it starts: the initial answer per distinct
+ * watch and type, and the endpoint change per distinct EDS watch (what our server sends: the
+ * whole EDS watch for SotW, only the changed cluster for delta).
+ */
+const floorResponses = (mode: "sotw" | "delta"): FloorResponses => {
+  const protos = loadXdsProtos()
+  const methods = protos.ads as unknown as Record<string, { readonly responseSerialize: (value: unknown) => Buffer }>
+  const serialize =
+    methods[mode === "sotw" ? "StreamAggregatedResources" : "DeltaAggregatedResources"]!.responseSerialize
+  const options = defaultXdsServerConfig.pushContext
+  const before = makePushContext(makeInput(0, 0), options, "floor/0")
+  const after = makePushContext(makeInput(1, 0), options, "floor/1")
+  const cache = makeResourceCache(protos.codec)
+  const respond = (push: typeof before, typeUrl: string, names: ReadonlyArray<string>, changeOnly: boolean) => {
+    if (mode === "sotw")
+      return sotwResponse(push, cache, { typeUrl, names: [...names].sort(), wildcard: false }, "f").response
+    const watch = {
+      typeUrl,
+      subscribed: new Set(names),
+      wildcard: false,
+      known: new Map<string, string>(),
+      pending: new Set<string>(),
+    }
+    if (changeOnly) {
+      // What the client holds after the initial response: every resource at its first version.
+      const held = deltaResponse(before, cache, { ...watch, pending: new Set(names) }, "f", true).sent
+      for (const { name, version } of held) watch.known.set(name, version)
+    } else watch.pending = new Set(names)
+    return deltaResponse(push, cache, watch, "f", !changeOnly).response
+  }
+  const memo = new Map<string, Buffer | undefined>()
+  const once = (key: string, build: () => unknown): Buffer | undefined => {
+    if (!memo.has(key)) {
+      const response = build()
+      memo.set(key, response === undefined ? undefined : serialize(response))
+    }
+    return memo.get(key)
+  }
+  return {
+    initial: (client, typeUrl) => {
+      const names = namesOf(client)[typeUrl]
+      if (names === undefined) return undefined
+      return once(`0|${typeUrl}|${names.join(",")}`, () => respond(before, typeUrl, names, false))
+    },
+    change: (client) => {
+      if (!affected(client)) return undefined
+      const names = namesOf(client)[TypeUrl.Endpoint]!
+      return once(`1|${names.join(",")}`, () => respond(after, TypeUrl.Endpoint, names, true))
+    },
+  }
+}
+
+/** The transport floor for one mode: same clients, same bytes, a bare grpc-js server. */
+const runFloor = async (mode: "sotw" | "delta") => {
+  const responses = floorResponses(mode)
+  // Serialized up front, so that neither the connect phase nor the push pays for it.
+  for (let c = 0; c < CLIENTS; c++) {
+    for (const typeUrl of Object.keys(namesOf(c))) responses.initial(c, typeUrl)
+    responses.change(c)
+  }
+  const floor = await startFloorServer(loadXdsProtos().ads, responses)
+  const t0 = now()
+  const clients = spawnClients(floor.port, mode)
+  const { fullConfigMs } = await awaitReady(clients, t0)
+  const targets = Array.from({ length: CLIENTS }, (_, c) => c).filter(affected)
+  const endpointChange = await measureChange(clients, "eds", () => floor.push(targets))
+  process.stderr.write(`bench-xds ${mode} floor: endpoint change converged\n`)
+  clients.kill()
+  await floor.close()
+  return { fullConfigMs, endpointChange }
 }
 
 const main = async () => {
