@@ -2,19 +2,27 @@
  * The xDS proxy: a gRPC server on the local unix socket (`./etc/mesh/proxy/XDS`) serving both ADS
  * methods; each downstream stream is paired with one upstream stream to the discovery server.
  * Messages pass as bytes in both directions (ACKs and NACKs unchanged). A broken upstream is
- * reopened with backoff and the downstream's subscriptions replayed, the downstream stays open.
+ * reopened (at once after a stream that answered, with backoff otherwise: `superviseUpstream`)
+ * and the downstream's subscriptions replayed; the downstream stays open. For delta streams the
+ * responses are also decoded, to replay the versions the downstream ACKed as
+ * `initial_resource_versions`.
  */
 import { mkdir, rm } from "node:fs/promises"
 import { dirname } from "node:path"
 import * as grpc from "@grpc/grpc-js"
 import { Duration, Effect, FiberSet, Layer, Ref, Runtime } from "effect"
 import { retrySchedule } from "../../services/agent-identity/identity.js"
+import { superviseUpstream } from "../../services/agent-xds-proxy/reconnect.js"
 import {
   type DeltaRequest,
+  type DeltaResponse,
   deltaReplay,
+  emptyDeltaVersions,
   emptyReplay,
   type ReplayState,
   recordDelta,
+  recordDeltaAnswer,
+  recordDeltaResponse,
   recordSotw,
   type SotwRequest,
   sotwReplay,
@@ -60,15 +68,20 @@ const rawDefinition = (): grpc.ServiceDefinition =>
     ]),
   ) as unknown as grpc.ServiceDefinition
 
-type Codec = { decode: (b: Buffer) => Record<string, unknown>; encode: (m: object) => Buffer }
+type Codec = {
+  decode: (b: Buffer) => Record<string, unknown>
+  encode: (m: object) => Buffer
+  decodeResponse: (b: Buffer) => Record<string, unknown>
+}
 
-const requestCodec = (mode: Mode): Codec => {
+const codecFor = (mode: Mode): Codec => {
   const method = (loadXdsProtos().ads as unknown as Record<string, grpc.MethodDefinition<object, object>>)[
     METHODS[mode]
   ]!
   return {
     decode: (b) => method.requestDeserialize(b) as Record<string, unknown>,
     encode: (m) => method.requestSerialize(m),
+    decodeResponse: (b) => method.responseDeserialize(b) as Record<string, unknown>,
   }
 }
 
@@ -90,7 +103,7 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
     const runtime = yield* Effect.runtime<never>()
     const fibers = yield* FiberSet.make()
     const retry = settings.retry ?? { base: Duration.millis(100), max: Duration.seconds(5) }
-    const codecs = { sotw: requestCodec("sotw"), delta: requestCodec("delta") }
+    const codecs = { sotw: codecFor("sotw"), delta: codecFor("delta") }
 
     const channelCredentials = Effect.gen(function* () {
       if (settings.tls === undefined) return grpc.credentials.createInsecure()
@@ -113,7 +126,11 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
       Effect.gen(function* () {
         const codec = codecs[mode]
         let replay: ReplayState<SotwRequest | DeltaRequest> = emptyReplay()
+        // delta only: the resource versions the downstream has ACKed, for a reconnect
+        let versions = emptyDeltaVersions
         let upstream: grpc.ClientDuplexStream<Buffer, Buffer> | undefined
+        /** Upstream streams opened for this downstream so far. */
+        let streams = 0
         let downstreamDone = false
         let wakeDownstreamDone: (() => void) | undefined
         const downstreamEnded = new Promise<void>((resolve) => {
@@ -127,10 +144,11 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
           requests.inc()
           try {
             const message = codec.decode(bytes)
-            replay =
-              mode === "sotw"
-                ? recordSotw(replay as ReplayState<SotwRequest>, message as SotwRequest)
-                : recordDelta(replay as ReplayState<DeltaRequest>, message as DeltaRequest)
+            if (mode === "sotw") replay = recordSotw(replay as ReplayState<SotwRequest>, message as SotwRequest)
+            else {
+              replay = recordDelta(replay as ReplayState<DeltaRequest>, message as DeltaRequest)
+              versions = recordDeltaAnswer(versions, message as DeltaRequest)
+            }
           } catch {
             // undecodable: forwarded as is, the server answers it
           }
@@ -145,7 +163,12 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
         const connectOnce = Effect.gen(function* () {
           const creds = yield* channelCredentials
           const token = settings.token ? yield* settings.token : undefined
+          streams += 1
           return yield* Effect.async<{ gotResponse: boolean; error?: grpc.ServiceError }>((resume) => {
+            const replayed =
+              mode === "sotw"
+                ? sotwReplay(replay as ReplayState<SotwRequest>)
+                : deltaReplay(replay as ReplayState<DeltaRequest>, versions)
             const client = new grpc.Client(settings.upstream, creds, clientOptions)
             const metadata = new grpc.Metadata()
             if (token !== undefined) metadata.set("authorization", `Bearer ${token}`)
@@ -160,18 +183,28 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
               resume(Effect.succeed({ gotResponse, ...(error ? { error } : {}) }))
             }
             stream.on("data", (bytes: Buffer) => {
+              if (!gotResponse && streams > 1) {
+                Runtime.runSync(runtime)(
+                  Effect.logInfo(
+                    `upstream ${settings.upstream} reconnected (stream ${streams}, ${replayed.length} subscriptions replayed)`,
+                  ).pipe(withScope("xdsproxy")),
+                )
+              }
               gotResponse = true
               responses.inc()
               Runtime.runSync(runtime)(Ref.set(received, true))
+              if (mode === "delta") {
+                try {
+                  versions = recordDeltaResponse(versions, codec.decodeResponse(bytes) as DeltaResponse)
+                } catch {
+                  // undecodable: passed on all the same, the downstream NACKs it
+                }
+              }
               if (!downstreamDone) downstream.write(bytes)
             })
             stream.on("error", (e: grpc.ServiceError) => settle(e))
             stream.on("end", () => settle())
             upstream = stream
-            const replayed =
-              mode === "sotw"
-                ? sotwReplay(replay as ReplayState<SotwRequest>)
-                : deltaReplay(replay as ReplayState<DeltaRequest>)
             for (const message of replayed) stream.write(codec.encode(message))
             return Effect.sync(() => {
               stream.cancel()
@@ -182,28 +215,21 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
 
         const attempt = Effect.gen(function* () {
           const result = yield* connectOnce
-          if (downstreamDone) return
+          if (downstreamDone) return "downstream-ended" as const
           if (result.gotResponse) {
             terminations.inc()
             yield* Effect.logWarning(
               `upstream ${settings.upstream} terminated: ${result.error?.details ?? "stream ended"}; reconnecting`,
             )
-            // it worked before: reconnect at once, backoff starts over
-            return yield* Effect.fail("reconnect-now" as const)
+            return "answered" as const
           }
           failures.inc()
           yield* Effect.logWarning(
             `upstream ${settings.upstream} connection failed: ${result.error?.details ?? "stream ended"}`,
           )
-          return yield* Effect.fail("backoff" as const)
+          return "failed" as const
         })
-        // A stream that had worked is reopened at once; a failing connection backs off (fresh
-        // backoff after every success).
-        const loop = attempt.pipe(
-          Effect.retry({ schedule: retrySchedule(retry), while: (e) => e === "backoff" && !downstreamDone }),
-          Effect.catchAll(() => Effect.void),
-          Effect.repeat({ while: () => !downstreamDone }),
-        )
+        const loop = superviseUpstream(attempt, retrySchedule(retry))
         yield* Ref.update(active, (n) => n + 1)
         yield* Effect.raceFirst(
           loop,

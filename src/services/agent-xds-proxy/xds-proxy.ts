@@ -6,6 +6,7 @@
  * stream survives.
  */
 import { Context, type Effect } from "effect"
+import { isWildcardType } from "../xds/type-urls.js"
 
 export interface XdsProxyShape {
   /** The socket path the proxy listens on. */
@@ -80,7 +81,89 @@ export const recordDelta = (state: ReplayState<DeltaRequest>, request: DeltaRequ
   return { node, byType }
 }
 
-export const deltaReplay = (state: ReplayState<DeltaRequest>): ReadonlyArray<DeltaRequest> =>
-  [...state.byType.values()].map((request, i) =>
-    i === 0 && state.node !== undefined ? { ...request, node: state.node } : request,
-  )
+/** The fields of DeltaDiscoveryResponse the version tracking needs. */
+export interface DeltaResponse {
+  readonly type_url?: string
+  readonly nonce?: string
+  readonly resources?: ReadonlyArray<{ readonly name?: string; readonly version?: string }>
+  readonly removed_resources?: ReadonlyArray<string>
+}
+
+/**
+ * Delta: which resource versions the downstream holds, per type. A response counts only once the
+ * downstream ACKs its nonce (a NACKed response changed nothing), so a reconnect's
+ * `initial_resource_versions` name exactly what the downstream accepted.
+ */
+export interface DeltaVersions {
+  /** Responses sent downstream and not yet ACKed or NACKed, by nonce. */
+  readonly pending: ReadonlyMap<string, DeltaResponse>
+  /** Type URL → resource name → version, as ACKed. */
+  readonly accepted: ReadonlyMap<string, ReadonlyMap<string, string>>
+}
+
+export const emptyDeltaVersions: DeltaVersions = { pending: new Map(), accepted: new Map() }
+
+/**
+ * At most this many unanswered responses are remembered: a downstream answers every nonce, so
+ * more only happens when it is stuck, and then the oldest are the first not to matter.
+ */
+export const MAX_PENDING_DELTA_RESPONSES = 64
+
+/** A response passed downstream: remembered until the downstream answers its nonce. */
+export const recordDeltaResponse = (versions: DeltaVersions, response: DeltaResponse): DeltaVersions => {
+  if (!response.nonce) return versions
+  const pending = new Map(versions.pending)
+  pending.set(response.nonce, response)
+  while (pending.size > MAX_PENDING_DELTA_RESPONSES) pending.delete(pending.keys().next().value!)
+  return { pending, accepted: versions.accepted }
+}
+
+/**
+ * A downstream request: an ACK applies the response it names, a NACK drops it; names it
+ * unsubscribes are no longer held (a later subscription must not claim their old version).
+ */
+export const recordDeltaAnswer = (versions: DeltaVersions, request: DeltaRequest): DeltaVersions => {
+  const nonce = request.response_nonce ?? ""
+  const response = nonce === "" ? undefined : versions.pending.get(nonce)
+  const unsubscribe = request.resource_names_unsubscribe ?? []
+  if (response === undefined && unsubscribe.length === 0) return versions
+  const pending = new Map(versions.pending)
+  const accepted = new Map(versions.accepted)
+  if (response !== undefined) {
+    pending.delete(nonce)
+    // a NACK (error_detail set) accepted nothing
+    if (request.error_detail === undefined || request.error_detail === null) {
+      const typeUrl = response.type_url ?? ""
+      const held = new Map(accepted.get(typeUrl) ?? [])
+      for (const r of response.resources ?? []) if (r.name) held.set(r.name, r.version ?? "")
+      for (const name of response.removed_resources ?? []) held.delete(name)
+      accepted.set(typeUrl, held)
+    }
+  }
+  const typeUrl = request.type_url ?? ""
+  if (unsubscribe.length > 0 && accepted.has(typeUrl)) {
+    const held = new Map(accepted.get(typeUrl))
+    for (const name of unsubscribe) held.delete(name)
+    accepted.set(typeUrl, held)
+  }
+  return { pending, accepted }
+}
+
+/**
+ * Delta replay for a new upstream stream: each type's accumulated subscription, with the
+ * versions the downstream holds (of the names it still subscribes to, or all for a wildcard
+ * subscription) as `initial_resource_versions`; the node on the first.
+ */
+export const deltaReplay = (
+  state: ReplayState<DeltaRequest>,
+  versions: DeltaVersions = emptyDeltaVersions,
+): ReadonlyArray<DeltaRequest> =>
+  [...state.byType.values()].map((request, i) => {
+    const names = request.resource_names_subscribe ?? []
+    const wildcard = names.includes("*") || (names.length === 0 && isWildcardType(request.type_url ?? ""))
+    const held = [...(versions.accepted.get(request.type_url ?? "") ?? [])].filter(
+      ([name]) => wildcard || names.includes(name),
+    )
+    const withVersions = held.length > 0 ? { ...request, initial_resource_versions: Object.fromEntries(held) } : request
+    return i === 0 && state.node !== undefined ? { ...withVersions, node: state.node } : withVersions
+  })
