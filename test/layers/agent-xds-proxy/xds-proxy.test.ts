@@ -1,7 +1,8 @@
 /**
  * The agent's xDS proxy between the project's ADS client (on the unix socket) and the real ADS
  * server: SotW and delta pass through, NACKs reach the server unchanged, and a discovery-server
- * restart is bridged (upstream reopened, subscriptions replayed) without dropping the downstream.
+ * restart is bridged (upstream reopened, subscriptions replayed; delta: with the ACKed versions, so
+ * unchanged resources are not resent) without dropping the downstream.
  */
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -17,7 +18,7 @@ import { clusterName } from "../../../src/services/xds/grpc-gen.js"
 import { plainToStruct } from "../../../src/services/xds/messages.js"
 import { defaultXdsServerConfig } from "../../../src/services/xds/server.js"
 import { TypeUrl } from "../../../src/services/xds/type-urls.js"
-import type { AdsClientOptions, ClientSnapshot } from "../../../src/services/xds-client/client.js"
+import type { AdsClientOptions, ClientSnapshot, ResponseEvent } from "../../../src/services/xds-client/client.js"
 import { ECHO, endpoint, service, weightedMesh } from "../../fixtures/xds/mesh.js"
 
 const config = {
@@ -167,5 +168,38 @@ describe("xDS proxy", () => {
       const cs = yield* poll(second.server.connections, (cs) => cs.length === 1)
       expect(cs[0]!.watches.map((w) => w.typeUrl).sort()).toEqual([TypeUrl.Cluster, TypeUrl.Endpoint].sort())
     }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+  it.scopedLive(
+    "bridges a restart on a delta stream: the ACKed versions are replayed, only changed resources resent",
+    () =>
+      Effect.gen(function* () {
+        const { client, first } = yield* setup
+        const port = first.server.port
+        const events: Array<ResponseEvent> = []
+        const c = yield* client("delta", { onResponse: (e) => events.push(e) })
+        yield* c.subscribe(TypeUrl.Endpoint, [V1, V2])
+        yield* c.waitFor(
+          (s) => (s.types.get(TypeUrl.Endpoint)?.acks ?? 0) >= 1 && held(s, TypeUrl.Endpoint).length === 2,
+          WAIT,
+        )
+        yield* first.stop
+        yield* poll(metricValue("meshd_connection_failures"), (n) => n >= 1)
+        const before = events.length
+        // v1 gains an endpoint, v2 is unchanged
+        const second = yield* serverIn(port, {
+          ...mesh,
+          endpoints: [...mesh.endpoints, endpoint(ECHO, "10.0.0.3", 8080, { labels: { version: "v1" } })],
+        })
+        yield* Effect.addFinalizer(() => second.stop)
+        yield* c.waitFor((s) => {
+          const cla = s.types.get(TypeUrl.Endpoint)?.resources.get(V1)?.resource as
+            | { endpoints?: Array<{ lb_endpoints: unknown[] }> }
+            | undefined
+          return cla?.endpoints?.[0]?.lb_endpoints.length === 2
+        }, WAIT)
+        const resent = events.slice(before).filter((e) => e.typeUrl === TypeUrl.Endpoint)
+        expect(resent.reduce((n, e) => n + e.resources, 0)).toBe(1)
+        expect(held(yield* c.snapshot, TypeUrl.Endpoint)).toEqual([V1, V2].sort())
+      }).pipe(Effect.provide(metricsLayer("test"))),
   )
 })
