@@ -1,0 +1,99 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect } from "effect"
+import { metricsLayer } from "../../../src/layers/metrics.js"
+import { makeXdsServer } from "../../../src/layers/xds/ads-server.js"
+import { makeAdsClient } from "../../../src/layers/xds-client/ads-client.js"
+import { Metrics } from "../../../src/services/metrics/metrics.js"
+import { clusterName } from "../../../src/services/xds/grpc-gen.js"
+import { plainToStruct } from "../../../src/services/xds/messages.js"
+import { defaultXdsServerConfig } from "../../../src/services/xds/server.js"
+import { TypeUrl } from "../../../src/services/xds/type-urls.js"
+import { ECHO, weightedMesh } from "../../fixtures/xds/mesh.js"
+
+const config = {
+  ...defaultXdsServerConfig,
+  host: "127.0.0.1",
+  port: 0,
+  debounce: { debounceAfter: Duration.millis(10), debounceMax: Duration.millis(200), enableEdsDebounce: true },
+  shutdownDuration: Duration.seconds(1),
+}
+const mesh = weightedMesh({ address: "10.0.0.1", port: 8080 }, { address: "10.0.0.2", port: 8080 })
+const moved = weightedMesh({ address: "10.0.0.3", port: 8080 }, { address: "10.0.0.4", port: 8080 })
+const WAIT = "10 seconds"
+const EDS = [clusterName(ECHO, 80, "v1"), clusterName(ECHO, 80, "v2")]
+
+const client = (port: number, id: string) =>
+  makeAdsClient({
+    address: `127.0.0.1:${port}`,
+    mode: "sotw",
+    node: { id, metadata: plainToStruct({ GENERATOR: "grpc" }) },
+  })
+
+const metricValue = (name: string, labels: Record<string, string> = {}) =>
+  Effect.gen(function* () {
+    const metric = (yield* Metrics).registry.getSingleMetric(name)
+    if (metric === undefined) return -1
+    const values = (yield* Effect.promise(async () => metric.get())).values
+    return values
+      .filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
+      .reduce((n, v) => n + v.value, 0)
+  })
+
+const poll = <A, E, R>(self: Effect.Effect<A, E, R>, until: (a: A) => boolean) =>
+  Effect.gen(function* () {
+    for (;;) {
+      const value = yield* self
+      if (until(value)) return value
+      yield* Effect.sleep("20 millis")
+    }
+  }).pipe(Effect.timeout(WAIT))
+
+const heldEds = (c: Effect.Effect.Success<ReturnType<typeof client>>) =>
+  c.waitFor((s) => (s.types.get(TypeUrl.Endpoint)?.resources.size ?? 0) === 2, WAIT)
+
+describe("ADS server cache metrics and index clearing", () => {
+  it.scopedLive("PILOT_XDS_CACHE_STATS: hits and misses in xds_cache_reads, entries per type in xds_cache_size", () =>
+    Effect.gen(function* () {
+      const server = yield* makeXdsServer({ ...config, cache: { ...config.cache, stats: true } }, mesh)
+      for (const id of ["a", "b"]) {
+        const c = yield* client(server.port, id)
+        yield* c.subscribe(TypeUrl.Endpoint, EDS)
+        yield* heldEds(c)
+      }
+      expect(yield* metricValue("xds_cache_reads", { type: "miss" })).toBe(2)
+      expect(yield* metricValue("xds_cache_reads", { type: "hit" })).toBe(2)
+      expect(yield* metricValue("xds_cache_size", { type: "eds" })).toBe(2)
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+
+  it.scopedLive("without PILOT_XDS_CACHE_STATS no reads are counted", () =>
+    Effect.gen(function* () {
+      const server = yield* makeXdsServer(config, mesh)
+      const c = yield* client(server.port, "a")
+      yield* c.subscribe(TypeUrl.Endpoint, EDS)
+      yield* heldEds(c)
+      expect(yield* metricValue("xds_cache_reads")).toBe(0)
+      expect(yield* metricValue("xds_cache_size", { type: "eds" })).toBe(2)
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+
+  it.scopedLive("PILOT_XDS_CACHE_INDEX_CLEAR_INTERVAL drops the endpoints' superseded versions after a change", () =>
+    Effect.gen(function* () {
+      const server = yield* makeXdsServer(
+        { ...config, cache: { ...config.cache, indexClearInterval: Duration.millis(50) } },
+        mesh,
+      )
+      const c = yield* client(server.port, "a")
+      yield* c.subscribe(TypeUrl.Endpoint, EDS)
+      yield* heldEds(c)
+      yield* server.update(moved)
+      yield* c.waitFor(
+        (s) => JSON.stringify([...(s.types.get(TypeUrl.Endpoint)?.resources.values() ?? [])]).includes("10.0.0.3"),
+        WAIT,
+      )
+      yield* poll(metricValue("xds_cache_evictions", { type: "clear" }), (n) => n === 2)
+      expect(yield* metricValue("xds_cache_size", { type: "eds" })).toBe(2)
+      expect((yield* server.cacheStats).evictions).toBe(2)
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+})
