@@ -8,7 +8,7 @@
  */
 import { Context, Effect, Either, type Stream } from "effect"
 import { type AuthContext, type Authenticator, authenticateWith } from "./authenticate.js"
-import { type ParsedCsr, parseCsr } from "./csr.js"
+import { decodeCsr, type ParsedCsr } from "./csr.js"
 import { CaRefusal, GrpcCode, type SignError, signErrorCode } from "./errors.js"
 import { checkCsrIdentities, IMPERSONATED_IDENTITY_KEY, type NodeAuthorizer } from "./identity.js"
 import type { SigningMaterial } from "./material.js"
@@ -95,15 +95,15 @@ export const createCertificate = (
       )
       identities = [impersonated]
     }
-    const csr = yield* Effect.mapError(
-      parseCsr(request.csr),
-      (e) =>
-        new CaRefusal({
-          code: GrpcCode.INVALID_ARGUMENT,
-          reason: `CSR parsing error: ${e.reason}`,
-          metric: "csr_parsing_err",
-        }),
-    )
+    const decoded = decodeCsr(request.csr)
+    if (Either.isLeft(decoded)) {
+      return yield* new CaRefusal({
+        code: GrpcCode.INVALID_ARGUMENT,
+        reason: `CSR parsing error: ${decoded.left.reason}`,
+        metric: "csr_parsing_err",
+      })
+    }
+    const csr = decoded.right
     const checked = checkCsrIdentities(csr.sans.uris, identities)
     if (Either.isLeft(checked)) {
       return yield* new CaRefusal({

@@ -4,7 +4,7 @@
  * P-384) and subject alternative names extracted.
  */
 import { createPublicKey, type KeyObject, verify } from "node:crypto"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { children, content, decodeOid, fromPemBlock, raw, read } from "./der.js"
 import { CsrError } from "./errors.js"
 
@@ -177,32 +177,43 @@ export const publicKeyFromSpki = (spki: Buffer): KeyObject => {
   return createPublicKey({ key: spki, format: "der", type: "spki" })
 }
 
+const invalid = (reason: string) => Either.left(new CsrError({ reason }))
+
+/**
+ * Parses and verifies a PEM CSR, synchronously: the issuance path calls it once per request,
+ * where every Effect step costs (see parseCsr for the Effect form).
+ */
+export const decodeCsr = (pem: string): Either.Either<ParsedCsr, CsrError> => {
+  const der = typeof pem === "string" ? fromPemBlock(pem, "CERTIFICATE REQUEST") : undefined
+  if (der === undefined) return invalid("failed to decode the CSR: no PEM block of type CERTIFICATE REQUEST")
+  let parsed: ReturnType<typeof parseStructure>
+  try {
+    parsed = parseStructure(der)
+  } catch (e) {
+    return invalid(`failed to parse the CSR: ${(e as Error).message}`)
+  }
+  let publicKey: KeyObject
+  try {
+    publicKey = publicKeyFromSpki(parsed.spki)
+  } catch (e) {
+    return invalid(`failed to read the CSR public key: ${(e as Error).message}`)
+  }
+  const description = describeKey(publicKey)
+  if (description instanceof CsrError) return Either.left(description)
+  const hash = SIGNATURE_HASHES[parsed.algorithm]
+  const family = publicKey.asymmetricKeyType === "rsa" ? "1.2.840.113549." : "1.2.840.10045."
+  if (hash === undefined || !parsed.algorithm.startsWith(family)) {
+    return invalid(`the CSR signature algorithm ${parsed.algorithm} is not supported`)
+  }
+  let valid = false
+  try {
+    valid = verify(hash, parsed.tbs, publicKey, parsed.signature)
+  } catch {
+    // a malformed signature value: invalid like a wrong one
+  }
+  if (!valid) return invalid("the CSR signature is invalid")
+  return Either.right({ spki: parsed.spki, publicKey, keyDescription: description, sans: parsed.sans })
+}
+
 /** Parses and verifies a PEM CSR. */
-export const parseCsr = (pem: string): Effect.Effect<ParsedCsr, CsrError> =>
-  Effect.gen(function* () {
-    const der = typeof pem === "string" ? fromPemBlock(pem, "CERTIFICATE REQUEST") : undefined
-    if (der === undefined) {
-      return yield* new CsrError({ reason: "failed to decode the CSR: no PEM block of type CERTIFICATE REQUEST" })
-    }
-    const parsed = yield* Effect.try({
-      try: () => parseStructure(der),
-      catch: (e) => new CsrError({ reason: `failed to parse the CSR: ${(e as Error).message}` }),
-    })
-    const publicKey = yield* Effect.try({
-      try: () => publicKeyFromSpki(parsed.spki),
-      catch: (e) => new CsrError({ reason: `failed to read the CSR public key: ${(e as Error).message}` }),
-    })
-    const description = describeKey(publicKey)
-    if (description instanceof CsrError) return yield* description
-    const hash = SIGNATURE_HASHES[parsed.algorithm]
-    const family = publicKey.asymmetricKeyType === "rsa" ? "1.2.840.113549." : "1.2.840.10045."
-    if (hash === undefined || !parsed.algorithm.startsWith(family)) {
-      return yield* new CsrError({ reason: `the CSR signature algorithm ${parsed.algorithm} is not supported` })
-    }
-    const valid = yield* Effect.try({
-      try: () => verify(hash, parsed.tbs, publicKey, parsed.signature),
-      catch: () => new CsrError({ reason: "the CSR signature is invalid" }),
-    })
-    if (!valid) return yield* new CsrError({ reason: "the CSR signature is invalid" })
-    return { spki: parsed.spki, publicKey, keyDescription: description, sans: parsed.sans }
-  })
+export const parseCsr = (pem: string): Effect.Effect<ParsedCsr, CsrError> => Effect.suspend(() => decodeCsr(pem))

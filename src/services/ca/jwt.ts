@@ -8,7 +8,7 @@
  */
 import { Clock, Effect, Either, Schema } from "effect"
 import * as jose from "jose"
-import { type Authenticator, bearerToken } from "./authenticate.js"
+import { type Authenticator, bearerToken, type Caller } from "./authenticate.js"
 import { AuthenticationError } from "./errors.js"
 import { type OrchestratorInfo, spiffeId } from "./identity.js"
 
@@ -118,7 +118,7 @@ export interface JwtAuthenticatorSettings {
   /** Accepted clock skew for exp/nbf, seconds. */
   readonly clockToleranceSeconds?: number
   /**
-   * How long a verified token is remembered (never past its expiry), so that an agent's
+   * How long a verified token's caller is remembered (never past its expiry), so that an agent's
    * repeated requests do not pay for signature checks; 0 disables. Default 60s.
    */
   readonly cacheTtlMs?: number
@@ -126,9 +126,9 @@ export interface JwtAuthenticatorSettings {
 
 const CACHE_SIZE = 10_000
 
-/** Verified tokens: token → payload, until `untilMs`. Insertion order evicts the oldest. */
+/** Verified tokens: token → the caller it names, until `untilMs`. Insertion order evicts the oldest. */
 class VerifiedTokens {
-  private readonly entries = new Map<string, { readonly payload: jose.JWTPayload; readonly untilMs: number }>()
+  private readonly entries = new Map<string, { readonly caller: Caller; readonly untilMs: number }>()
   get(token: string, nowMs: number) {
     const entry = this.entries.get(token)
     if (entry === undefined) return undefined
@@ -136,11 +136,11 @@ class VerifiedTokens {
       this.entries.delete(token)
       return undefined
     }
-    return entry.payload
+    return entry.caller
   }
-  set(token: string, payload: jose.JWTPayload, untilMs: number) {
+  set(token: string, caller: Caller, untilMs: number) {
     if (this.entries.size >= CACHE_SIZE) this.entries.delete(this.entries.keys().next().value!)
-    this.entries.set(token, { payload, untilMs })
+    this.entries.set(token, { caller, untilMs })
   }
 }
 
@@ -188,27 +188,34 @@ export const verifyJwt = (token: string, settings: JwtAuthenticatorSettings): Ef
 export const jwtAuthenticator = (settings: JwtAuthenticatorSettings): Authenticator => {
   const cacheTtlMs = settings.cacheTtlMs ?? 60_000
   const cache = new VerifiedTokens()
-  const verified = (token: string) =>
-    Effect.gen(function* () {
-      const nowMs = yield* Clock.currentTimeMillis
-      const hit = cacheTtlMs > 0 ? cache.get(token, nowMs) : undefined
-      if (hit !== undefined) return hit
-      const payload = yield* verifyJwt(token, settings)
-      if (cacheTtlMs > 0 && payload.exp !== undefined) {
-        cache.set(token, payload, Math.min(payload.exp * 1000, nowMs + cacheTtlMs))
-      }
-      return payload
-    })
+  const fail = (reason: string) => Effect.fail(new AuthenticationError({ reason }))
+  const verify = (token: string, nowMs: number) =>
+    Effect.flatMap(
+      Effect.mapError(verifyJwt(token, settings), (reason) => new AuthenticationError({ reason })),
+      (payload) => {
+        const id = identityFromClaims(payload, settings.trustDomain)
+        if (Either.isLeft(id)) return fail(id.left)
+        const caller: Caller = {
+          authSource: "IDToken",
+          identities: [id.right.identity],
+          orchestrator: id.right.orchestrator,
+        }
+        if (cacheTtlMs > 0 && payload.exp !== undefined) {
+          cache.set(token, caller, Math.min(payload.exp * 1000, nowMs + cacheTtlMs))
+        }
+        return Effect.succeed(caller)
+      },
+    )
   return {
     name: "JwtAuthenticator",
-    authenticate: (ctx) =>
-      Effect.gen(function* () {
-        const token = bearerToken(ctx)
-        if (Either.isLeft(token)) return yield* new AuthenticationError({ reason: token.left })
-        const payload = yield* Effect.mapError(verified(token.right), (reason) => new AuthenticationError({ reason }))
-        const id = identityFromClaims(payload, settings.trustDomain)
-        if (Either.isLeft(id)) return yield* new AuthenticationError({ reason: id.left })
-        return { authSource: "IDToken" as const, identities: [id.right.identity], orchestrator: id.right.orchestrator }
-      }),
+    // A cache hit is one Effect step: agents renew with the same token many times.
+    authenticate: (ctx) => {
+      const token = bearerToken(ctx)
+      if (Either.isLeft(token)) return fail(token.left)
+      return Effect.flatMap(Clock.currentTimeMillis, (nowMs) => {
+        const hit = cacheTtlMs > 0 ? cache.get(token.right, nowMs) : undefined
+        return hit !== undefined ? Effect.succeed(hit) : verify(token.right, nowMs)
+      })
+    },
   }
 }

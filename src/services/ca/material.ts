@@ -6,7 +6,7 @@
  * Pure computation: keys and certificates in, certificates out; files and clocks live in layers.
  */
 import { KeyObject, randomBytes, sign, type webcrypto } from "node:crypto"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Either } from "effect"
 import * as der_ from "./der.js"
 import { SignError } from "./errors.js"
 import { validityWindow } from "./ttl.js"
@@ -175,34 +175,39 @@ const signerOf = (material: SigningMaterial): Signer => {
 /**
  * Signs a workload (or server) certificate with the material's signing key: empty subject,
  * critical SAN with the identities, the workload key usages, AKI of the signing cert.
+ * Synchronous, for the issuance path; signLeaf is the Effect form.
  */
-export const signLeaf = (material: SigningMaterial, request: LeafRequest): Effect.Effect<IssuedLeaf, SignError> =>
-  Effect.try({
-    try: () => {
-      const signer = signerOf(material)
-      const { notBefore, notAfter } = validityWindow(request.nowMs, request.ttl, signer.chainNotAfter)
-      if (notAfter.getTime() <= notBefore.getTime()) throw new Error("the signing certificate has expired")
-      const names: Array<Buffer> = []
-      for (const uri of request.uris ?? []) names.push(der_.tlv(0x86, Buffer.from(uri, "ascii")))
-      for (const dns of request.dnsNames ?? []) names.push(der_.tlv(0x82, Buffer.from(dns, "ascii")))
-      // The subject is empty, so the SAN extension is critical (RFC 5280 §4.2.1.6).
-      const san = extension("2.5.29.17", true, der_.seq(...names))
-      const tbs = der_.seq(
-        VERSION_3,
-        serialInteger(),
-        signer.afterSerial,
-        validityDer(notBefore, notAfter),
-        EMPTY_NAME,
-        request.spki,
-        der_.tlv(0xa3, der_.seq(signer.fixedExtensions, san)),
-      )
-      const signature = sign(signer.hash, tbs, signer.key)
-      const der = der_.seq(tbs, signer.algorithmId, der_.bitString(signature))
-      return { pem: der_.toPemBlock("CERTIFICATE", der), notBefore, notAfter }
-    },
-    catch: (e) =>
+export const issueLeaf = (material: SigningMaterial, request: LeafRequest): Either.Either<IssuedLeaf, SignError> => {
+  try {
+    const signer = signerOf(material)
+    const { notBefore, notAfter } = validityWindow(request.nowMs, request.ttl, signer.chainNotAfter)
+    if (notAfter.getTime() <= notBefore.getTime()) throw new Error("the signing certificate has expired")
+    const names: Array<Buffer> = []
+    for (const uri of request.uris ?? []) names.push(der_.tlv(0x86, Buffer.from(uri, "ascii")))
+    for (const dns of request.dnsNames ?? []) names.push(der_.tlv(0x82, Buffer.from(dns, "ascii")))
+    // The subject is empty, so the SAN extension is critical (RFC 5280 §4.2.1.6).
+    const san = extension("2.5.29.17", true, der_.seq(...names))
+    const tbs = der_.seq(
+      VERSION_3,
+      serialInteger(),
+      signer.afterSerial,
+      validityDer(notBefore, notAfter),
+      EMPTY_NAME,
+      request.spki,
+      der_.tlv(0xa3, der_.seq(signer.fixedExtensions, san)),
+    )
+    const signature = sign(signer.hash, tbs, signer.key)
+    const der = der_.seq(tbs, signer.algorithmId, der_.bitString(signature))
+    return Either.right({ pem: der_.toPemBlock("CERTIFICATE", der), notBefore, notAfter })
+  } catch (e) {
+    return Either.left(
       new SignError({ type: "CERT_GEN_ERROR", reason: `failed to generate the certificate: ${(e as Error).message}` }),
-  })
+    )
+  }
+}
+
+export const signLeaf = (material: SigningMaterial, request: LeafRequest): Effect.Effect<IssuedLeaf, SignError> =>
+  Effect.suspend(() => issueLeaf(material, request))
 
 export interface RootParams {
   readonly trustDomain: string
