@@ -10,6 +10,7 @@
  * and not one RPC fails in the whole period.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import { X509Certificate } from "node:crypto"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
@@ -183,16 +184,7 @@ const startDiscovery = () => {
 const caRoot = () => readFileSync(join(discoveryDir, "var/lib/meshd/ca/ca-cert.pem"), "utf8")
 const certDir = () => join(agentDir, "var/lib/mesh/data")
 const agentCert = () => readFileSync(join(certDir(), "cert-chain.pem"), "utf8")
-const certNotAfter = async () => {
-  const { stdout } = await execFileAsync("openssl", [
-    "x509",
-    "-noout",
-    "-enddate",
-    "-in",
-    join(certDir(), "cert-chain.pem"),
-  ])
-  return Date.parse(stdout.trim().replace(/^notAfter=/, ""))
-}
+const certNotAfter = () => Date.parse(new X509Certificate(agentCert()).validTo)
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "agent-discovery-restart-"))
@@ -277,14 +269,17 @@ describe("mesh-discovery killed and restarted under a proxyless agent", () => {
 
     // mid-stream, shortly before the workload certificate's renewal (half of its lifetime) falls
     // due: SIGKILL (no goodbye on the streams), the agent notices
-    const certAtKill = agentCert()
-    const notAfter = await certNotAfter()
-    const renewalDue = notAfter - TTL_MS / 2
+    // (read again while waiting: a renewal that happened meanwhile moves the due time on)
+    let notAfter = 0
     await until(
       "the renewal about to fall due",
-      async () => (Date.now() >= renewalDue - 1500 ? true : undefined),
+      async () => {
+        notAfter = certNotAfter()
+        return Date.now() >= notAfter - TTL_MS / 2 - 1500 ? true : undefined
+      },
       TTL_MS,
     )
+    const certAtKill = agentCert()
     const terminationsBefore = await agentMetric("meshd_connection_terminations")
     const killedAt = Date.now()
     const outputAtKill = agent!.output().length
