@@ -5,7 +5,7 @@
  * A reader therefore never sees a half-written file, nor a key from one issue with the chain of
  * another when it resolves `..data` once.
  */
-import { randomBytes } from "node:crypto"
+import { createPrivateKey, randomBytes, X509Certificate } from "node:crypto"
 import { mkdir, readdir, readFile, readlink, rename, rm, symlink, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect } from "effect"
@@ -65,6 +65,11 @@ export const certificateFromPem = (
       const leaf = certs[0]
       if (leaf === undefined) throw new Error("the chain holds no certificate")
       if (pemBlocks(keyPem).length === 0) throw new Error("no private key")
+      // A key from one issue with the chain of another (a half-replaced mount) must not be served.
+      const leafPem = pemBlocks(chainPem, "CERTIFICATE")[0] ?? ""
+      if (!new X509Certificate(leafPem).checkPrivateKey(createPrivateKey(keyPem))) {
+        throw new Error("the private key does not match the certificate")
+      }
       if (parseCertificates(rootPem).length === 0) throw new Error("no root certificate")
       const san = leaf.getExtension("2.5.29.17") as { names?: { items: Array<{ type: string; value: string }> } } | null
       const identity = san?.names?.items.find((n) => n.type === "url")?.value ?? ""

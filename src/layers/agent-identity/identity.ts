@@ -27,6 +27,7 @@ import { withScope } from "../../services/logging/logging.js"
 import { Metrics, type MetricsShape } from "../../services/metrics/metrics.js"
 import { generateKeyAndCsr } from "./csr.js"
 import { certificateFromPem, readCertFiles, writeCertFiles } from "./files.js"
+import { DEFAULT_MOUNTED_WATCH, type MountedWatch, watchMountedCerts } from "./mounted.js"
 
 export interface IdentitySettings {
   /** spiffe://<trust domain>/ns/<ns>/sa/<sa> */
@@ -40,6 +41,8 @@ export interface IdentitySettings {
   readonly outputDir?: string
   /** FILE_MOUNTED_CERTS: read from this directory instead of requesting. */
   readonly mountedDir?: string
+  /** How the mounted files are followed (FILE_DEBOUNCE_DURATION, poll fallback). */
+  readonly mountedWatch?: MountedWatch
   readonly renewal?: RenewalPolicy
   readonly retry?: RetryPolicy
 }
@@ -117,9 +120,15 @@ export const makeWorkloadIdentity = (settings: IdentitySettings) =>
 
     if (settings.mountedDir !== undefined) {
       const dir = settings.mountedDir
-      const first = yield* readCertFiles(dir)
+      const first = yield* readCertFiles(dir).pipe(
+        Effect.mapError((e) => new IdentityError({ reason: `FILE_MOUNTED_CERTS: ${e.reason}` })),
+      )
       yield* publish(first)
       const ref = yield* SubscriptionRef.make(first)
+      yield* Effect.logInfo(
+        `workload certificate for ${first.identity} read from ${dir}, valid until ${first.notAfter.toISOString()}`,
+      ).pipe(withScope("cache"))
+      yield* watchMountedCerts(dir, ref, settings.mountedWatch ?? DEFAULT_MOUNTED_WATCH, publish)
       return { ref, issue: undefined }
     }
 

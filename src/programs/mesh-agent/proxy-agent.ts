@@ -7,11 +7,13 @@
 import { existsSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { hostname } from "node:os"
-import { resolve } from "node:path"
+import { join, resolve } from "node:path"
 import { Config, Data, Deferred, Duration, Effect, Either, Layer } from "effect"
-import { writeFileAtomic, writeGrpcBootstrap } from "../../layers/agent-bootstrap/grpc-bootstrap.js"
+import { writeGrpcBootstrap } from "../../layers/agent-bootstrap/grpc-bootstrap.js"
 import { caClientLayer, hostOf } from "../../layers/agent-identity/ca-client.js"
 import { workloadIdentityLayer } from "../../layers/agent-identity/identity.js"
+import { DEFAULT_MOUNTED_WATCH } from "../../layers/agent-identity/mounted.js"
+import { writeProxyBootstrap } from "../../layers/agent-proxy/bootstrap.js"
 import { superviseProxy } from "../../layers/agent-proxy/supervisor.js"
 import { startSdsServer } from "../../layers/agent-sds/sds-server.js"
 import { statusServersLayer } from "../../layers/agent-status/status-server.js"
@@ -20,7 +22,16 @@ import { loggingLayer } from "../../layers/logging.js"
 import { metricsLayer } from "../../layers/metrics.js"
 import { grpcBootstrap, unixUri } from "../../services/agent-bootstrap/grpc-bootstrap.js"
 import { buildNode } from "../../services/agent-bootstrap/node.js"
-import { keySpecFrom, tokenPathFor, WorkloadIdentity } from "../../services/agent-identity/identity.js"
+import { resolveProxyConfig } from "../../services/agent-bootstrap/proxy-config.js"
+import {
+  CERT_FILES,
+  caSettingsProblem,
+  keySpecFrom,
+  MOUNTED_CERTS_DIR,
+  tokenPathFor,
+  WorkloadIdentity,
+} from "../../services/agent-identity/identity.js"
+import { bootstrapValues } from "../../services/agent-proxy/bootstrap.js"
 import { bootstrapFile, ProxyProcess, proxyArgs, proxyBootstrap } from "../../services/agent-proxy/proxy.js"
 import { WORKLOAD_IDENTITY_DIR } from "../../services/agent-sds/sds.js"
 import { parseAppProbers } from "../../services/agent-status/app-probers.js"
@@ -106,10 +117,21 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
     const pod = yield* podConfig
     const proxyless = env.DISABLE_PROXY
     const mesh: MeshConfig = yield* readMeshConfig(flags.meshConfig)
-    const discoveryAddress = mesh.defaultConfig.discoveryAddress
+    // The mesh config's defaultConfig, then PROXY_CONFIG (the pod annotation has no file here).
+    const resolvedProxyConfig = resolveProxyConfig(mesh.defaultConfig, [
+      { source: "PROXY_CONFIG", text: env.PROXY_CONFIG },
+    ])
+    if (Either.isLeft(resolvedProxyConfig)) {
+      return yield* new ProxyAgentError({ message: resolvedProxyConfig.left.join("; ") })
+    }
+    for (const warning of resolvedProxyConfig.right.warnings) yield* Effect.logWarning(warning)
+    const pc = resolvedProxyConfig.right.value
+    const discoveryAddress = pc.discoveryAddress
     const caAddress = env.CA_ADDR || discoveryAddress
     const keySpec = keySpecFrom(env)
     if (typeof keySpec === "string") return yield* new ProxyAgentError({ message: keySpec })
+    const caProblem = env.FILE_MOUNTED_CERTS ? undefined : caSettingsProblem(env)
+    if (caProblem !== undefined) return yield* new ProxyAgentError({ message: caProblem })
     const trustDomain = env.TRUST_DOMAIN || mesh.trustDomain
     const identity = spiffeId(trustDomain, pod.namespace, pod.serviceAccount)
     let ttlSeconds = 0
@@ -120,7 +142,11 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
     }
     const tokenPath = pod.tokenPath._tag === "Some" ? pod.tokenPath.value : tokenPathFor(env.JWT_POLICY)
     const caRootPath = env.CA_ROOT_CA || env.XDS_ROOT_CA || DEFAULT_ROOT_CERT
-    const xdsRootPath = env.XDS_ROOT_CA || env.CA_ROOT_CA || DEFAULT_ROOT_CERT
+    const mountedDir = resolve(MOUNTED_CERTS_DIR)
+    const xdsRootPath =
+      env.XDS_ROOT_CA ||
+      env.CA_ROOT_CA ||
+      (env.FILE_MOUNTED_CERTS ? join(mountedDir, CERT_FILES.root) : DEFAULT_ROOT_CERT)
     const writeBootstrap = proxyless || pod.grpcBootstrapSet._tag === "Some"
     const certDir = env.OUTPUT_CERTS || (writeBootstrap ? PROXYLESS_CERT_DIR : "")
     const instanceIps = env.INSTANCE_IP ? env.INSTANCE_IP.split(",") : ["127.0.0.1"]
@@ -140,7 +166,7 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
     })
     const caRoots = env.FILE_MOUNTED_CERTS ? "" : yield* readRoots(caRootPath, "CA root certificate (CA_ROOT_CA)")
     const xdsTls =
-      isPlaintext(discoveryAddress) || mesh.defaultConfig.controlPlaneAuthPolicy === "NONE"
+      isPlaintext(discoveryAddress) || pc.controlPlaneAuthPolicy === "NONE"
         ? undefined
         : {
             rootCaPem: yield* readRoots(xdsRootPath, "xDS root certificate (XDS_ROOT_CA)"),
@@ -153,7 +179,9 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
       ttlSeconds,
       tokenPath,
       ...(certDir !== "" ? { outputDir: resolve(certDir) } : {}),
-      ...(env.FILE_MOUNTED_CERTS ? { mountedDir: resolve("./etc/certs") } : {}),
+      ...(env.FILE_MOUNTED_CERTS
+        ? { mountedDir, mountedWatch: { ...DEFAULT_MOUNTED_WATCH, debounce: env.FILE_DEBOUNCE_DURATION } }
+        : {}),
     }).pipe(
       Layer.provide(
         caClientLayer({
@@ -198,7 +226,25 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
         )
       : Layer.empty
 
-    const pc = mesh.defaultConfig
+    // Sidecar: the proxy's bootstrap is written before anything starts, so a bad template or
+    // override fails the start-up at once.
+    const configFile = resolve(bootstrapFile(pc.configPath))
+    if (!proxyless) {
+      for (const problem of nodeProblems) yield* Effect.logWarning(problem)
+      yield* writeProxyBootstrap({
+        outFile: configFile,
+        templateFile: flags.templateFile || pc.proxyBootstrapTemplatePath || "",
+        overrideFile: env.MESH_BOOTSTRAP_OVERRIDE,
+        values: bootstrapValues({ node, serviceCluster: flags.serviceCluster, proxyConfig: pc, xdsSocket, sdsSocket }),
+        builtIn: proxyBootstrap({
+          node,
+          serviceCluster: flags.serviceCluster,
+          adminPort: pc.proxyAdminPort,
+          xdsSocket,
+          sdsSocket,
+        }),
+      }).pipe(Effect.mapError((e) => new ProxyAgentError({ message: e.message })))
+    }
     const proxyExit = yield* Deferred.make<number>()
     const terminationDrain = parseEnvValue("D", pc.terminationDrainDuration)
     const sidecar = proxyless
@@ -206,21 +252,6 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
       : Layer.scoped(
           ProxyProcess,
           Effect.gen(function* () {
-            const configFile = resolve(bootstrapFile(pc.configPath))
-            const bootstrap = flags.templateFile
-              ? yield* readRoots(flags.templateFile, "--templateFile")
-              : JSON.stringify(
-                  proxyBootstrap({
-                    node,
-                    serviceCluster: flags.serviceCluster,
-                    adminPort: pc.proxyAdminPort,
-                    xdsSocket,
-                    sdsSocket,
-                  }),
-                  null,
-                  2,
-                )
-            yield* writeFileAtomic(configFile, bootstrap)
             const drainTime = parseEnvValue("D", pc.drainDuration)
             const supervisor = yield* superviseProxy({
               binaryPath: pc.binaryPath,

@@ -165,3 +165,31 @@ export const CERT_FILES = { key: "key.pem", chain: "cert-chain.pem", root: "root
 
 /** Where FILE_MOUNTED_CERTS reads from. */
 export const MOUNTED_CERTS_DIR = "./etc/certs"
+
+// ---------------------------------------------------------------------------------------------
+// CA provider and credential fetcher (CA_PROVIDER, CREDENTIAL_FETCHER_TYPE; spec 001 §5 rule 1)
+
+/**
+ * CA_PROVIDER values the agent can use: the mesh's own CA (`MeshCA`, the default; `Citadel` is
+ * the reference's name for the same built-in CA). Cloud CAs need their cloud and are refused.
+ */
+export const SUPPORTED_CA_PROVIDERS = ["MeshCA", "Citadel"] as const
+
+/** CREDENTIAL_FETCHER_TYPE values: `JWT` (the token file of JWT_POLICY; empty means the same). */
+export const SUPPORTED_CREDENTIAL_FETCHERS = ["JWT"] as const
+
+/** Why the CA_PROVIDER / CREDENTIAL_FETCHER_TYPE pair cannot be used, or undefined. */
+export const caSettingsProblem = (env: {
+  readonly CA_PROVIDER: string
+  readonly CREDENTIAL_FETCHER_TYPE: string
+}): string | undefined => {
+  const provider = env.CA_PROVIDER.trim()
+  if (provider !== "" && !(SUPPORTED_CA_PROVIDERS as ReadonlyArray<string>).includes(provider)) {
+    return `CA_PROVIDER "${env.CA_PROVIDER}" is not supported: use ${SUPPORTED_CA_PROVIDERS.join(" or ")} (the mesh's own CA at CA_ADDR); cloud CAs such as GoogleCA need their cloud and are not available here`
+  }
+  const fetcher = env.CREDENTIAL_FETCHER_TYPE.trim()
+  if (fetcher !== "" && !(SUPPORTED_CREDENTIAL_FETCHERS as ReadonlyArray<string>).includes(fetcher)) {
+    return `CREDENTIAL_FETCHER_TYPE "${env.CREDENTIAL_FETCHER_TYPE}" is not supported: use JWT (the token file of JWT_POLICY); the cloud-VM fetcher (GoogleComputeEngine) needs the cloud's metadata server and is not available here`
+  }
+  return undefined
+}

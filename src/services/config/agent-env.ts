@@ -63,6 +63,12 @@ export const agentSpecificEnv = {
   XDS_AUTH_PLAINTEXT: env.bool(false, "Authenticate plain-text requests"),
   XDS_AUTH_PROVIDER: env.string("", "xDS auth provider"),
   XDS_ROOT_CA: env.string("", "Root CA expected on the xDS connection"),
+  // Proxy bootstrap (spec 001 §2 names "the proxy-config environment variable" without printing
+  // it; the reference's name is PROXY_CONFIG).
+  PROXY_CONFIG: env.string(
+    "",
+    "ProxyConfig as YAML or JSON, merged field by field over the mesh config's defaultConfig",
+  ),
   // Status server (not in the spec's printed table; the reference's ISTIO_PROMETHEUS_ANNOTATIONS).
   MESH_PROMETHEUS_ANNOTATIONS: env.string(
     "",

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration } from "effect"
 import {
+  caSettingsProblem,
   DEFAULT_RETRY,
   expirySeconds,
   keySpecFrom,
@@ -76,5 +77,29 @@ describe("renewal timing", () => {
   it("third-party-jwt reads the projected token, first-party-jwt the service-account token", () => {
     expect(tokenPathFor("third-party-jwt")).toBe("./var/run/secrets/tokens/mesh-token")
     expect(tokenPathFor("first-party-jwt")).toContain("serviceaccount/token")
+  })
+})
+
+describe("caSettingsProblem (CA_PROVIDER, CREDENTIAL_FETCHER_TYPE)", () => {
+  const ca = (CA_PROVIDER: string, CREDENTIAL_FETCHER_TYPE = "JWT") =>
+    caSettingsProblem({ CA_PROVIDER, CREDENTIAL_FETCHER_TYPE })
+
+  it("accepts the built-in CA (default MeshCA, the reference's Citadel, empty) with the JWT fetcher", () => {
+    expect(ca("MeshCA")).toBeUndefined()
+    expect(ca("Citadel")).toBeUndefined()
+    expect(ca("")).toBeUndefined()
+    expect(ca("MeshCA", "")).toBeUndefined()
+  })
+
+  it("refuses cloud CAs, naming the supported values", () => {
+    expect(ca("GoogleCA")).toMatch(/^CA_PROVIDER "GoogleCA" is not supported: use MeshCA or Citadel/)
+    expect(ca("meshca")).toMatch(/^CA_PROVIDER "meshca" is not supported/)
+  })
+
+  it("refuses the cloud-VM credential fetcher and unknown fetchers, naming JWT", () => {
+    expect(ca("MeshCA", "GoogleComputeEngine")).toMatch(
+      /^CREDENTIAL_FETCHER_TYPE "GoogleComputeEngine" is not supported: use JWT/,
+    )
+    expect(ca("MeshCA", "Token")).toMatch(/^CREDENTIAL_FETCHER_TYPE "Token" is not supported/)
   })
 })
