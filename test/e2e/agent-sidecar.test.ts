@@ -3,7 +3,9 @@
  * certificate from the real CA, writes the proxy bootstrap, launches the stand-in as the proxy
  * binary (mesh config binaryPath) with the reference's arguments, reports ready once the proxy
  * is live and xDS flowed through the agent's socket, and on SIGTERM drains the proxy (graceful
- * admin drain, then until zero active connections) before stopping it.
+ * admin drain, then until zero active connections) before stopping it. A second agent renders
+ * its bootstrap from --templateFile with PROXY_CONFIG merged into the proxy config and
+ * MESH_BOOTSTRAP_OVERRIDE merged over the result; a bad template or CA_PROVIDER stops the start-up.
  */
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -146,5 +148,160 @@ describe("mesh-agent proxy, sidecar mode (stand-in proxy)", () => {
     )
     expect(code).toBe(0)
     expect((await events()).map((e) => e.event).slice(-2)).toEqual(["drain", "sigterm"])
+  })
+})
+
+describe("mesh-agent proxy, sidecar mode: --templateFile, PROXY_CONFIG and MESH_BOOTSTRAP_OVERRIDE", () => {
+  let dir2: string
+  let agent2: Daemon | undefined
+  let adminPort2: number
+  const TEMPLATE = `{
+  "node": {"id": "{{ .nodeID }}", "cluster": "{{ .cluster }}", "metadata": {{ .meta_json_str }}},
+  "admin": {"address": {"socket_address": {"address": "{{ .localhost }}", "port_value": {{ .adminPort }}}}},
+  "stats_config": {"stats_tags": {{ toJSON .extraStatTags }}},
+  "tracing_address": "{{ .config.tracing.zipkin.address }}",
+  "static_resources": {"clusters": [
+    {"name": "xds-grpc", "pipe": "{{ .xdsSocket }}"},
+    {"name": "sds-grpc", "pipe": "{{ .sdsSocket }}"}
+  ]}
+}
+`
+  const events2 = async () =>
+    (await readFile(join(dir2, "record"), "utf8").catch(() => ""))
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l) as { event: string; args?: string[] })
+
+  const env2 = (extra: Record<string, string>) => ({
+    CA_ADDR: `127.0.0.1:${cp.caPort}`,
+    CA_ROOT_CA: join(dir2, "root-cert.pem"),
+    MESHD_SAN: "meshd.mesh-system.svc",
+    MESH_TOKEN_PATH: join(dir2, "token"),
+    POD_NAME: "app-2",
+    POD_NAMESPACE: "default",
+    SERVICE_ACCOUNT: "app",
+    INSTANCE_IP: "127.0.0.1",
+    PROXY_STATUS_PORT: "0",
+    STATUS_PORT: "0",
+    MINIMUM_DRAIN_DURATION: "100ms",
+    ECC_SIGNATURE_ALGORITHM: "ECDSA",
+    FAKE_PROXY_RECORD: join(dir2, "record"),
+    ...extra,
+  })
+
+  /** Runs an agent in dir2 that must fail at start-up; resolves with its exit code and output. */
+  const failing = async (args: ReadonlyArray<string>, extra: Record<string, string>) => {
+    const daemon = startDaemon("mesh-agent", ["proxy", ...args], env2(extra), dir2)
+    const code = await new Promise<number | null>((resolve) =>
+      daemon.process.exitCode !== null ? resolve(daemon.process.exitCode) : daemon.process.once("exit", resolve),
+    )
+    return { code, output: daemon.output() }
+  }
+
+  beforeAll(async () => {
+    dir2 = await mkdtemp(join(tmpdir(), "mesh-agent-sidecar-template-"))
+    adminPort2 = await freePort()
+    const wrapper = join(dir2, "proxy")
+    await writeFile(
+      wrapper,
+      `#!/bin/sh\nexec "${process.execPath}" "${join(ROOT, "test/fixtures/agent/fake-proxy.mjs")}" "$@"\n`,
+    )
+    await chmod(wrapper, 0o755)
+    await mkdir(join(dir2, "etc/mesh/config"), { recursive: true })
+    await writeFile(join(dir2, "root-cert.pem"), cp.rootPem)
+    await writeFile(join(dir2, "token"), await cp.issuer.token({ sub: "system:serviceaccount:default:app" }))
+    await writeFile(join(dir2, "bootstrap.tmpl.json"), TEMPLATE)
+    await writeFile(join(dir2, "bad.tmpl.json"), '{"node": {"id": "{{ .nodeId }}"}}\n')
+    await writeFile(
+      join(dir2, "override.yaml"),
+      ["admin:", "  access_log_path: /dev/null", "stats_config:", "  stats_tags: []", "layered_runtime: {}", ""].join(
+        "\n",
+      ),
+    )
+    // proxyAdminPort comes from PROXY_CONFIG, not from the mesh config
+    await writeFile(
+      join(dir2, "etc/mesh/config/mesh"),
+      [
+        "defaultConfig:",
+        `  discoveryAddress: 127.0.0.1:${cp.xds.port}`,
+        "  controlPlaneAuthPolicy: NONE",
+        `  binaryPath: ${wrapper}`,
+        "  extraStatTags: [from_mesh_config]",
+        "",
+      ].join("\n"),
+    )
+  }, 30_000)
+
+  afterAll(async () => {
+    if (agent2 && agent2.process.exitCode === null) await agent2.stop("SIGKILL")
+    await rm(dir2, { recursive: true, force: true })
+  })
+
+  it("the stand-in proxy gets the rendered template with PROXY_CONFIG and the override merged", async () => {
+    agent2 = startDaemon(
+      "mesh-agent",
+      ["proxy", "--templateFile", join(dir2, "bootstrap.tmpl.json"), "--serviceCluster", "app.default"],
+      env2({
+        PROXY_CONFIG: JSON.stringify({
+          proxyAdminPort: adminPort2,
+          tracing: { zipkin: { address: "zipkin.test:9411" } },
+        }),
+        MESH_BOOTSTRAP_OVERRIDE: join(dir2, "override.yaml"),
+      }),
+      dir2,
+    )
+    // the stand-in listens on the admin port it read from the bootstrap
+    await until(events2, (e) => e.some((x) => x.event === "listening"), 30_000)
+    const start = (await events2()).find((e) => e.event === "start")!
+    const configFile = start.args![start.args!.indexOf("-c") + 1]!
+    expect(configFile).toBe(join(dir2, "etc/mesh/proxy/proxy-rev.json"))
+    const bootstrap = JSON.parse(await readFile(configFile, "utf8"))
+    expect(bootstrap).toEqual({
+      node: {
+        id: "sidecar~127.0.0.1~app-2.default~default.svc.cluster.local",
+        cluster: "app.default",
+        metadata: expect.objectContaining({ NAMESPACE: "default" }),
+      },
+      admin: {
+        address: { socket_address: { address: "127.0.0.1", port_value: adminPort2 } },
+        access_log_path: "/dev/null",
+      },
+      // the template rendered [from_mesh_config]; the override's list replaced it
+      stats_config: { stats_tags: [] },
+      tracing_address: "zipkin.test:9411",
+      static_resources: {
+        clusters: [
+          { name: "xds-grpc", pipe: join(dir2, "etc/mesh/proxy/XDS") },
+          { name: "sds-grpc", pipe: expect.stringMatching(/workload-spiffe-uds\/socket$/) },
+        ],
+      },
+      layered_runtime: {},
+    })
+    expect((await fetch(`http://127.0.0.1:${adminPort2}/ready`)).status).toBe(200)
+    expect(await agent2.stop("SIGTERM")).toBe(0)
+  })
+
+  it("a template with an unknown field stops the start-up with exit 1, naming the file and field", async () => {
+    const { code, output } = await failing(["--templateFile", join(dir2, "bad.tmpl.json")], {})
+    expect(code).toBe(1)
+    expect(output).toContain(`--templateFile ${join(dir2, "bad.tmpl.json")}:1: unknown field .nodeId`)
+  })
+
+  it("a missing MESH_BOOTSTRAP_OVERRIDE file or a bad PROXY_CONFIG stops the start-up with exit 1", async () => {
+    const missing = await failing([], { MESH_BOOTSTRAP_OVERRIDE: join(dir2, "nope.json") })
+    expect(missing.code).toBe(1)
+    expect(missing.output).toMatch(/MESH_BOOTSTRAP_OVERRIDE .*nope\.json: cannot read: ENOENT/)
+    const bad = await failing([], { PROXY_CONFIG: "concurrency: -2" })
+    expect(bad.code).toBe(1)
+    expect(bad.output).toContain("PROXY_CONFIG: field concurrency: concurrency must be greater than or equal to 0")
+  })
+
+  it("an unsupported CA_PROVIDER or CREDENTIAL_FETCHER_TYPE stops the start-up with exit 1, naming the supported values", async () => {
+    const ca = await failing([], { CA_PROVIDER: "GoogleCA" })
+    expect(ca.code).toBe(1)
+    expect(ca.output).toContain('CA_PROVIDER "GoogleCA" is not supported: use MeshCA or Citadel')
+    const fetcher = await failing([], { CREDENTIAL_FETCHER_TYPE: "GoogleComputeEngine" })
+    expect(fetcher.code).toBe(1)
+    expect(fetcher.output).toContain('CREDENTIAL_FETCHER_TYPE "GoogleComputeEngine" is not supported: use JWT')
   })
 })

@@ -70,6 +70,21 @@ const MAX_TIMER_MS = 2 ** 31 - 1
  * few thousand names, so each is looked up once per push, not once per connection.
  */
 const hostMemo = new WeakMap<PushContext, Map<string, string | undefined>>()
+
+/**
+ * The hosts an endpoints-only request changed, from its keys (`ServiceEntry/<namespace>/<host>`,
+ * as `diffInputs` names them): what `changedHosts` would find by fingerprinting every host's
+ * endpoints. Undefined when the request names nothing or something else (fall back to that).
+ */
+const endpointHosts = (request: PushRequest): ReadonlySet<string> | undefined => {
+  const hosts = new Set<string>()
+  for (const key of request.configsUpdated) {
+    const parts = key.split("/")
+    if (parts.length !== 3 || parts[0] !== "ServiceEntry") return undefined
+    hosts.add(parts[2]!)
+  }
+  return hosts.size > 0 ? hosts : undefined
+}
 const hostsOfNames = (push: PushContext): Map<string, string | undefined> => {
   let memo = hostMemo.get(push)
   if (memo === undefined) {
@@ -199,7 +214,7 @@ export const makeXdsServer = (
         pushes++
         const previous = current
         current = makePushContext(input, config.pushContext, `${new Date(now).toISOString()}/${pushes}`)
-        const hosts = changedHosts(previous, current)
+        const hosts = (request.full ? undefined : endpointHosts(request)) ?? changedHosts(previous, current)
         const withHosts: PushRequest = hosts === undefined ? request : { ...request, changedHosts: hosts }
         metrics.debounceTime.observe(debounceMillis / 1000)
         recordPushContextStats(current)
