@@ -70,6 +70,14 @@ const MAX_TIMER_MS = 2 ** 31 - 1
  * few thousand names, so each is looked up once per push, not once per connection.
  */
 const hostMemo = new WeakMap<PushContext, Map<string, string | undefined>>()
+const hostsOfNames = (push: PushContext): Map<string, string | undefined> => {
+  let memo = hostMemo.get(push)
+  if (memo === undefined) {
+    memo = new Map()
+    hostMemo.set(push, memo)
+  }
+  return memo
+}
 
 /**
  * The hosts an endpoints-only request changed, from its keys (`ServiceEntry/<namespace>/<host>`,
@@ -84,14 +92,6 @@ const endpointHosts = (request: PushRequest): ReadonlySet<string> | undefined =>
     hosts.add(parts[2]!)
   }
   return hosts.size > 0 ? hosts : undefined
-}
-const hostsOfNames = (push: PushContext): Map<string, string | undefined> => {
-  let memo = hostMemo.get(push)
-  if (memo === undefined) {
-    memo = new Map()
-    hostMemo.set(push, memo)
-  }
-  return memo
 }
 
 /** grpc-js options of an ADS listener (also used for the secure listener). */
