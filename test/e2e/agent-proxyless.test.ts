@@ -148,6 +148,49 @@ describe("mesh-agent proxy, proxyless gRPC", () => {
     expect(startup).toBeGreaterThan(0)
   })
 
+  it("with FILE_MOUNTED_CERTS, the bootstrap's file_watcher reads the mounted files and the application still gets through", async () => {
+    // A second workload whose identity is mounted (here: a copy of the first agent's files).
+    const mountedHome = join(dir, "mounted")
+    await mkdir(join(mountedHome, "etc/certs"), { recursive: true })
+    await mkdir(join(mountedHome, "etc/mesh/config"), { recursive: true })
+    for (const file of ["key.pem", "cert-chain.pem", "root-cert.pem"])
+      await writeFile(join(mountedHome, "etc/certs", file), await readFile(join(agentDir, "var/lib/mesh/data", file)))
+    await writeFile(
+      join(mountedHome, "etc/mesh/config/mesh"),
+      `defaultConfig:\n  discoveryAddress: 127.0.0.1:${controlPlane.xds.port}\n  controlPlaneAuthPolicy: NONE\n`,
+    )
+    const mounted = startDaemon(
+      "mesh-agent",
+      ["proxy"],
+      {
+        DISABLE_PROXY: "true",
+        FILE_MOUNTED_CERTS: "true",
+        // no CA is reachable: the agent must not need one
+        CA_ADDR: "127.0.0.1:1",
+        POD_NAME: "sleep-2",
+        POD_NAMESPACE: "default",
+        SERVICE_ACCOUNT: "sleep",
+        INSTANCE_IP: "127.0.0.1",
+        PROXY_STATUS_PORT: String(await freePort()),
+        STATUS_PORT: "0",
+        MINIMUM_DRAIN_DURATION: "0s",
+      },
+      mountedHome,
+    )
+    try {
+      await mounted.waitFor(/gRPC xDS bootstrap written/, 30_000)
+      const bootstrapPath = join(mountedHome, "etc/mesh/proxy/grpc-bootstrap.json")
+      const provider = JSON.parse(readFileSync(bootstrapPath, "utf8")).certificate_providers.default.config
+      expect(provider.certificate_file).toBe(join(mountedHome, "etc/certs/cert-chain.pem"))
+      expect(provider.private_key_file).toBe(join(mountedHome, "etc/certs/key.pem"))
+      expect(provider.ca_certificate_file).toBe(join(mountedHome, "etc/certs/root-cert.pem"))
+      const out = await clientRun(bootstrapPath)
+      expect(out.results.every((r) => r.backend === "echo-v1")).toBe(true)
+    } finally {
+      await mounted.stop("SIGKILL")
+    }
+  }, 60_000)
+
   it("stops on SIGTERM, removing its sockets", async () => {
     const code = await agent.stop("SIGTERM")
     expect(code).toBe(0)

@@ -217,7 +217,8 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
                 serverUri: unixUri(xdsSocket),
                 channelCreds: [{ type: "insecure" }],
                 node,
-                certDir: resolve(certDir),
+                // Mounted certificates are read where they are mounted; nothing is copied to certDir.
+                certDir: env.FILE_MOUNTED_CERTS ? mountedDir : resolve(certDir),
                 // re-read the files well within a short certificate lifetime
                 ...(ttlSeconds > 0 ? { refreshSeconds: Math.min(900, Math.max(1, Math.floor(ttlSeconds / 4))) } : {}),
               }),
