@@ -12,7 +12,7 @@
  */
 import { type ChildProcess, execFileSync, fork } from "node:child_process"
 import { createPublicKey, generateKeyPairSync } from "node:crypto"
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -96,6 +96,20 @@ interface ClientReport {
   readonly cpuSeconds: number
 }
 
+/**
+ * CPU seconds of this process's main thread (Linux), apart from V8's GC helper threads and the
+ * libuv pool that process.cpuUsage() also counts: the one core the server runs on.
+ */
+const mainThreadCpuSeconds = (): number => {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return Number.NaN
+  }
+}
+
 const cpuSeconds = (since?: NodeJS.CpuUsage) => {
   const u = process.cpuUsage(since)
   return (u.user + u.system) / 1e6
@@ -127,11 +141,13 @@ const drive = async (job: Job) => {
   await Promise.all(ready)
   const done = children.map(next) as Array<Promise<ClientReport>>
   const cpuStart = process.cpuUsage()
+  const mainStart = mainThreadCpuSeconds()
   const start = performance.now()
   for (const child of children) child.send("go")
   const reports = await Promise.all(done)
   const seconds = (performance.now() - start) / 1000
   const serverCpu = cpuSeconds(cpuStart)
+  const mainCpu = mainThreadCpuSeconds() - mainStart
   for (const child of children) child.kill()
   const latencies = reports.flatMap((r) => r.latencies).sort((a, b) => a - b)
   const clientCpu = reports.reduce((sum, r) => sum + r.cpuSeconds, 0)
@@ -142,6 +158,8 @@ const drive = async (job: Job) => {
     p99Ms: round(percentile(latencies, 99)),
     /** Server CPU per call; 1000 / this is the server's single-core ceiling. */
     serverCpuMsPerCall: round((serverCpu * 1000) / job.requests, 3),
+    /** The same for the server's main thread alone (the rest is GC helper threads). */
+    serverMainThreadCpuMsPerCall: round((mainCpu * 1000) / job.requests, 3),
     /** Fraction of one core the server used: near 1 means the server is the bottleneck. */
     serverCpuUtilisation: round(serverCpu / seconds),
     clientCpuMsPerCall: round((clientCpu * 1000) / job.requests, 3),
@@ -195,6 +213,7 @@ const run = async (label: string, rootCaDir: string, stateDir: string, pool: Rea
   const sample = await runtime.runPromise(
     Effect.flatMap(parseCsr(pool[0]!), (csr) => authority.sign({ csr, identities: [ID], requestedTtlSeconds: 3600 })),
   )
+  const verified = opensslVerify(rootPem, sample)
   const noop = await noopServer(rootPem, serving.certChainPem, serving.keyPem, sample)
   const floor = await drive({ port: noop.port, rootPem, token, pool, requests, concurrency })
   noop.server.forceShutdown()
@@ -208,13 +227,37 @@ const run = async (label: string, rootCaDir: string, stateDir: string, pool: Rea
     p50Ms: issued.p50Ms,
     p99Ms: issued.p99Ms,
     serverCpuMsPerCert: issued.serverCpuMsPerCall,
+    certsPerServerCpuSecond: Math.round(1000 / issued.serverCpuMsPerCall),
+    serverMainThreadCpuMsPerCert: issued.serverMainThreadCpuMsPerCall,
     serverCpuUtilisation: issued.serverCpuUtilisation,
     clientCpuMsPerCert: issued.clientCpuMsPerCall,
     clientCpuUtilisation: issued.clientCpuUtilisation,
+    opensslVerifiesIssuedChain: verified,
     noopCallsPerSecond: floor.callsPerSecond,
     noopServerCpuMsPerCall: floor.serverCpuMsPerCall,
+    noopServerMainThreadCpuMsPerCall: floor.serverMainThreadCpuMsPerCall,
     noopServerCpuUtilisation: floor.serverCpuUtilisation,
     noopClientCpuUtilisation: floor.clientCpuUtilisation,
+  }
+}
+
+/** Whether `openssl verify` accepts an issued chain (leaf, then the chain) against the root. */
+const opensslVerify = (rootPem: string, chain: ReadonlyArray<string>) => {
+  const dir = mkdtempSync(join(tmpdir(), "mesh-bench-ca-verify-"))
+  writeFileSync(join(dir, "root.pem"), rootPem)
+  writeFileSync(join(dir, "leaf.pem"), chain[0]!)
+  writeFileSync(join(dir, "chain.pem"), chain.slice(1).join(""))
+  try {
+    execFileSync(
+      "openssl",
+      ["verify", "-CAfile", join(dir, "root.pem"), "-untrusted", join(dir, "chain.pem"), join(dir, "leaf.pem")],
+      {
+        stdio: "ignore",
+      },
+    )
+    return true
+  } catch {
+    return false
   }
 }
 
@@ -306,6 +349,7 @@ if (process.argv.includes("--client")) {
   await ecRootDir(join(work, "ec"))
   const ec = await run("ECDSA P-256 (plugged-in)", join(work, "ec"), join(work, "state-ec"), pool)
   const floor = opensslSpeed()
+  const ratio = (rate: number, floor: number) => Math.round((rate / floor) * 1000) / 1000
   const result = {
     benchmark: "ca-issuance",
     loadAverage: loadavg().map((l) => Math.round(l * 100) / 100),
@@ -313,14 +357,18 @@ if (process.argv.includes("--client")) {
       {
         ...rsa,
         opensslSignsPerSecond: floor.rsa2048SignsPerSecond,
-        ratio: Math.round((rsa.certsPerSecond / floor.rsa2048SignsPerSecond) * 1000) / 1000,
+        ratio: ratio(rsa.certsPerSecond, floor.rsa2048SignsPerSecond),
+        cpuRatio: ratio(rsa.certsPerServerCpuSecond, floor.rsa2048SignsPerSecond),
       },
       {
         ...ec,
         opensslSignsPerSecond: floor.ecdsap256SignsPerSecond,
-        ratio: Math.round((ec.certsPerSecond / floor.ecdsap256SignsPerSecond) * 1000) / 1000,
+        ratio: ratio(ec.certsPerSecond, floor.ecdsap256SignsPerSecond),
+        cpuRatio: ratio(ec.certsPerServerCpuSecond, floor.ecdsap256SignsPerSecond),
       },
     ],
+    // openssl speed divides by CPU (user) time, not wall time: cpuRatio compares like with like
+    // (certificates per second of server CPU) and holds on a loaded machine, where ratio does not.
     target: "ratio >= 0.5",
   }
   console.log(JSON.stringify(result, null, 2))

@@ -84,6 +84,7 @@ interface Signer {
   readonly afterSerial: Buffer
   /** The extensions every leaf carries: basic constraints, key usage, extended key usage, AKI. */
   readonly fixedExtensions: Buffer
+  /** The earliest expiry of the signing chain, as a one-element list for validityWindow. */
   readonly chainNotAfter: ReadonlyArray<number>
 }
 
@@ -166,7 +167,9 @@ const signerOf = (material: SigningMaterial): Signer => {
     algorithmId,
     afterSerial: Buffer.concat([algorithmId, subjectDer(material.signingCert)]),
     fixedExtensions: Buffer.concat([BASIC_CONSTRAINTS, KEY_USAGE, EXT_KEY_USAGE, ...authorityKeyId]),
-    chainNotAfter: [material.signingCert, ...material.intermediates, material.root].map((c) => c.notAfter.getTime()),
+    chainNotAfter: [
+      Math.min(...[material.signingCert, ...material.intermediates, material.root].map((c) => c.notAfter.getTime())),
+    ],
   }
   signers.set(material, signer)
   return signer

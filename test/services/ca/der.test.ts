@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { parseGeneralNames } from "../../../src/services/ca/csr.js"
-import { children, decodeOid, oid, read, time, unsignedInteger } from "../../../src/services/ca/der.js"
+import { children, decodeOid, oid, read, seq, time, tlv, unsignedInteger } from "../../../src/services/ca/der.js"
 import { x509 } from "../../../src/services/ca/x509.js"
 
 describe("DER helpers", () => {
@@ -28,6 +28,24 @@ describe("DER helpers", () => {
     for (let i = 4; i < big.length; i += 2) big[i + 1] = 0
     expect(children(big, read(big, 0))).toHaveLength(128)
     expect(() => read(Buffer.from([0x30, 0x05, 0x00]), 0)).toThrow(/exceeds/)
+  })
+
+  it("writes short and long definite lengths, concatenating the parts", () => {
+    expect(tlv(0x04, Buffer.from([1, 2]), Buffer.from([3]))).toEqual(Buffer.from([0x04, 0x03, 1, 2, 3]))
+    expect(seq()).toEqual(Buffer.from([0x30, 0x00]))
+    for (const [size, header] of [
+      [127, [0x04, 0x7f]],
+      [128, [0x04, 0x81, 0x80]],
+      [255, [0x04, 0x81, 0xff]],
+      [256, [0x04, 0x82, 0x01, 0x00]],
+      [70_000, [0x04, 0x83, 0x01, 0x11, 0x70]],
+    ] as const) {
+      const encoded = tlv(0x04, Buffer.alloc(size - 1, 7), Buffer.from([9]))
+      expect([...encoded.subarray(0, header.length)]).toEqual(header)
+      const node = read(encoded, 0)
+      expect([node.end - node.start, node.end]).toEqual([size, encoded.length])
+      expect(encoded[encoded.length - 1]).toBe(9)
+    }
   })
 
   it("parses URI, DNS, IP and email SANs", () => {
