@@ -43,6 +43,12 @@ export interface XdsProxySettings {
   /** Client certificate for upstream mutual TLS (the workload's), when held. */
   readonly clientCert?: Effect.Effect<{ readonly certPem: string; readonly keyPem: string } | undefined>
   readonly retry?: { readonly base: Duration.Duration; readonly max: Duration.Duration }
+  /**
+   * HTTP/2 pings on the upstream connection (default 30 s, answered within 10 s: the spec's gRPC
+   * keepalive): a discovery server whose host vanished sends no reset, and without pings the
+   * upstream stream would wait on a dead connection forever instead of reconnecting.
+   */
+  readonly keepalive?: { readonly interval: Duration.Duration; readonly timeout: Duration.Duration }
 }
 
 const SERVICE = "envoy.service.discovery.v3.AggregatedDiscoveryService"
@@ -114,12 +120,17 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
         cert ? Buffer.from(cert.certPem) : null,
       )
     })
-    const clientOptions: grpc.ClientOptions = settings.tls
-      ? {
-          "grpc.ssl_target_name_override": settings.tls.serverName,
-          "grpc.default_authority": settings.tls.serverName,
-        }
-      : {}
+    const keepalive = settings.keepalive ?? { interval: Duration.seconds(30), timeout: Duration.seconds(10) }
+    const clientOptions: grpc.ClientOptions = {
+      "grpc.keepalive_time_ms": Duration.toMillis(keepalive.interval),
+      "grpc.keepalive_timeout_ms": Duration.toMillis(keepalive.timeout),
+      ...(settings.tls
+        ? {
+            "grpc.ssl_target_name_override": settings.tls.serverName,
+            "grpc.default_authority": settings.tls.serverName,
+          }
+        : {}),
+    }
 
     /** Serves one downstream stream until it ends. */
     const serve = (mode: Mode, downstream: grpc.ServerDuplexStream<Buffer, Buffer>) =>

@@ -5,6 +5,7 @@
  * unchanged resources are not resent) without dropping the downstream.
  */
 import { mkdtemp, rm } from "node:fs/promises"
+import { type AddressInfo, connect, createServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -201,5 +202,59 @@ describe("xDS proxy", () => {
         expect(resent.reduce((n, e) => n + e.resources, 0)).toBe(1)
         expect(held(yield* c.snapshot, TypeUrl.Endpoint)).toEqual([V1, V2].sort())
       }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+  it.scopedLive("keepalive: an upstream connection that goes silent (no reset) is given up and reopened", () =>
+    Effect.gen(function* () {
+      const { first } = yield* setup
+      // a relay to the server that can freeze: nothing is read or closed (as when a host vanishes)
+      // until it thaws
+      let frozen = false
+      const sockets: Array<Socket> = []
+      const relay = createServer((inbound) => {
+        const outbound = connect(first.server.port, "127.0.0.1")
+        for (const socket of [inbound, outbound]) {
+          sockets.push(socket)
+          if (frozen) socket.pause()
+        }
+        inbound.pipe(outbound).on("error", () => inbound.destroy())
+        outbound.pipe(inbound).on("error", () => outbound.destroy())
+      })
+      const freeze = (on: boolean) => {
+        frozen = on
+        for (const socket of sockets)
+          if (on) socket.pause()
+          else socket.resume()
+      }
+      yield* Effect.acquireRelease(
+        Effect.async<void>((resume) => {
+          relay.listen(0, "127.0.0.1", () => resume(Effect.void))
+        }),
+        () =>
+          Effect.sync(() => {
+            for (const socket of sockets) socket.destroy()
+            relay.close()
+          }),
+      )
+      const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "mesh-xdsproxy-ka-")))
+      yield* Effect.addFinalizer(() => Effect.promise(() => rm(dir, { recursive: true, force: true })))
+      const socketPath = join(dir, "XDS")
+      yield* makeXdsProxy({
+        socketPath,
+        upstream: `127.0.0.1:${(relay.address() as AddressInfo).port}`,
+        retry: { base: Duration.millis(20), max: Duration.millis(200) },
+        keepalive: { interval: Duration.millis(200), timeout: Duration.millis(200) },
+      })
+      const c = yield* makeAdsClient({ address: `unix://${socketPath}`, mode: "sotw", node })
+      yield* c.subscribe(TypeUrl.Cluster)
+      yield* c.waitFor((s) => held(s, TypeUrl.Cluster).length === 3, WAIT)
+      const before = yield* metricValue("meshd_connection_terminations")
+      freeze(true)
+      yield* poll(metricValue("meshd_connection_terminations"), (n) => n > before)
+      // the relay thaws: the reopened upstream serves the same downstream stream again
+      freeze(false)
+      yield* first.server.update({ ...mesh, services: [...mesh.services, service("new.default.svc.cluster.local")] })
+      const after = yield* c.waitFor((s) => held(s, TypeUrl.Cluster).length === 4, WAIT)
+      expect(after.connected).toBe(true)
+    }).pipe(Effect.provide(metricsLayer("test"))),
   )
 })
