@@ -65,12 +65,21 @@ const varint = (bytes: Uint8Array, offset: number): [number, number] => {
 export const loadXdsProtos = (): XdsProtos => {
   if (loaded !== undefined) return loaded
   const wire = protoLoader.loadSync(PROTO_FILES, baseOptions())
-  const json = protoLoader.loadSync(PROTO_FILES, { ...baseOptions(), json: true })
   const ads = wire[ADS] as unknown as ServiceDefinition
   const sotw = (ads as unknown as Record<string, protoLoader.MethodDefinition<object, object>>)
     .StreamAggregatedResources!
-  const sotwJson = (json[ADS] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>)
-    .StreamAggregatedResources!
+  // Decoding (debug pages, tests) needs the JSON flavour, which expands Any values. Parsing the
+  // protos costs hundreds of milliseconds, so the second parse waits for the first decode
+  // instead of slowing every start-up.
+  let sotwJson: protoLoader.MethodDefinition<object, object> | undefined
+  const jsonMethod = () => {
+    if (sotwJson === undefined) {
+      const json = protoLoader.loadSync(PROTO_FILES, { ...baseOptions(), json: true })
+      sotwJson = (json[ADS] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>)
+        .StreamAggregatedResources!
+    }
+    return sotwJson
+  }
 
   // Resources are encoded through the Any wrapper of a one-resource DiscoveryResponse; its
   // bytes are field 2 (resources: Any) = { 1: type_url, 2: value }. The value is sliced out.
@@ -99,7 +108,7 @@ export const loadXdsProtos = (): XdsProtos => {
 
   const decode = (typeUrl: string, bytes: Uint8Array): ProtoObject => {
     const buf = sotw.responseSerialize({ resources: [{ type_url: typeUrl, value: Buffer.from(bytes) }] })
-    const decoded = sotwJson.responseDeserialize(buf) as { resources?: ReadonlyArray<ProtoObject> }
+    const decoded = jsonMethod().responseDeserialize(buf) as { resources?: ReadonlyArray<ProtoObject> }
     return decoded.resources?.[0] ?? {}
   }
 
