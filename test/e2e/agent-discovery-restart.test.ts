@@ -1,8 +1,9 @@
 /**
  * End-to-end, the control plane going away under a proxyless workload: the built `mesh-discovery`
  * (config dir, Mock registry, self-signed CA, OIDC tokens) on fixed ports, the built
- * `mesh-agent proxy` (DISABLE_PROXY=true) for the client, and a real @grpc/grpc-js-xds
- * application using the agent's bootstrap that makes an RPC every 20 ms. mesh-discovery is
+ * `mesh-agent proxy` (DISABLE_PROXY=true, xDS over mutual TLS on the secure port) for the client,
+ * and a real @grpc/grpc-js-xds application using the agent's bootstrap that makes an RPC every
+ * 20 ms. mesh-discovery is
  * SIGKILLed mid-stream; the agent reports the broken upstream; mesh-discovery restarts on the
  * same ports and working directory (so the CA keeps its root); the agent reconnects and replays
  * the client's subscriptions, a VirtualService edit made after the restart reaches the client's
@@ -203,7 +204,9 @@ beforeAll(async () => {
   writeFileSync(join(agentDir, "token"), await issuer.token({ sub: "system:serviceaccount:demo:sleep" }))
   writeFileSync(
     join(agentDir, "etc/mesh/config/mesh"),
-    `defaultConfig:\n  discoveryAddress: 127.0.0.1:${grpcPort}\n  controlPlaneAuthPolicy: NONE\n`,
+    // The production path: xDS over TLS on the secure port, the agent authenticated by its token
+    // and then its certificate (XDS_AUTH), as a proxy of its own namespace (identity check).
+    `defaultConfig:\n  discoveryAddress: 127.0.0.1:${securePort}\n  controlPlaneAuthPolicy: MUTUAL_TLS\n`,
   )
   agent = startDaemon(
     "mesh-agent",
