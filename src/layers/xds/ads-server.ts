@@ -9,9 +9,24 @@
 import { randomUUID } from "node:crypto"
 import { availableParallelism } from "node:os"
 import * as grpc from "@grpc/grpc-js"
-import { Clock, Context, Duration, Effect, Either, FiberSet, Layer, Queue, Ref, type Scope, Stream } from "effect"
+import {
+  Clock,
+  Context,
+  Duration,
+  Effect,
+  Either,
+  FiberRef,
+  FiberSet,
+  Layer,
+  LogLevel,
+  Option,
+  Queue,
+  Ref,
+  type Scope,
+  Stream,
+} from "effect"
 import type { AuthContext } from "../../services/ca/authenticate.js"
-import { withScope } from "../../services/logging/logging.js"
+import { Logging, passes, withScope } from "../../services/logging/logging.js"
 import { Metrics } from "../../services/metrics/metrics.js"
 import { makeResourceCache } from "../../services/xds/cache.js"
 import { emptyDeltaState, onDeltaRequest, onDeltaSent } from "../../services/xds/delta.js"
@@ -23,6 +38,7 @@ import type {
 } from "../../services/xds/messages.js"
 import {
   changedHosts,
+  derivePushContext,
   emptyPushContextInput,
   hostOfResourceName,
   makePushContext,
@@ -49,8 +65,8 @@ import { peerUris } from "../secure-grpc/listener.js"
 import { clearCacheIndexEvery } from "./cache-index.js"
 import { makeDebouncer } from "./debouncer.js"
 import { loadXdsProtos } from "./protos.js"
-import { makeXdsMetrics } from "./xds-metrics.js"
 import { makeWriter, type WritableCall } from "./writer.js"
+import { makeXdsMetrics } from "./xds-metrics.js"
 
 interface Connection {
   readonly id: string
@@ -93,6 +109,21 @@ const endpointHosts = (request: PushRequest): ReadonlySet<string> | undefined =>
   }
   return hosts.size > 0 ? hosts : undefined
 }
+
+/**
+ * Whether debug lines of the ADS server would be written anywhere: the push path checks this
+ * once per push instead of building log lines for every connection that a logger then drops.
+ */
+const debugLogged: Effect.Effect<boolean> = Effect.gen(function* () {
+  if (LogLevel.greaterThan(yield* FiberRef.get(FiberRef.currentMinimumLogLevel), LogLevel.Debug)) return false
+  const logging = yield* Effect.serviceOption(Logging)
+  if (Option.isNone(logging)) return true
+  for (const scope of ["ads", "delta", "default"]) {
+    const state = yield* Effect.either(logging.value.scope(scope))
+    if (Either.isLeft(state) || passes("debug", state.right.outputLevel)) return true
+  }
+  return false
+})
 
 /** grpc-js options of an ADS listener (also used for the secure listener). */
 export const grpcOptions = (config: XdsServerConfig): grpc.ServerOptions => {
@@ -147,6 +178,19 @@ export const makeXdsServer = (
       size: (typeUrl, entries) => metrics.cacheSize.set({ type: shortType(typeUrl) }, entries),
     })
     yield* clearCacheIndexEvery(cache, config.cache.indexClearInterval)
+    /**
+     * Connections watching the same names share one resolved set per PushContext, but only
+     * where the cache is on: with it off (for debugging) every response encodes afresh.
+     */
+    const sharable = (typeUrl: string): boolean =>
+      config.cache.enabled &&
+      config.cache.maxSize > 0 &&
+      (typeUrl !== TypeUrl.Cluster || config.cache.enableCds) &&
+      (typeUrl !== TypeUrl.Route || config.cache.enableRds)
+    /** A shared set stands for cache hits the connection would have read itself. */
+    const countSharedReads = (reads: number) => {
+      if (reads > 0 && config.cache.stats === true) metrics.cacheReads.inc({ type: "hit" }, reads)
+    }
     const connections = new Map<string, Connection>()
     const queue = yield* makePushQueue<Connection>()
     let input = initial
@@ -157,6 +201,17 @@ export const makeXdsServer = (
       `${new Date(yield* Clock.currentTimeMillis).toISOString()}/0`,
     )
     let connectionCounter = 0
+    /**
+     * Hostnames whose endpoints changed since `current` was built, when nothing else did (the
+     * next PushContext is then derived from `current`); undefined when a rebuild is needed.
+     */
+    let changedSinceContext: Set<string> | undefined = new Set()
+    const noteChange = (request: PushRequest) => {
+      const hosts = request.full || changedSinceContext === undefined ? undefined : endpointHosts(request)
+      if (hosts === undefined) changedSinceContext = undefined
+      else for (const host of hosts) changedSinceContext?.add(host)
+    }
+    let debug = yield* debugLogged
     /** Whether a named watch can be affected by the hosts a (merged) push request changed. */
     const touches = (push: PushContext, request: PushRequest, names: Iterable<string>, wildcard: boolean): boolean => {
       const hosts = request.changedHosts
@@ -194,14 +249,36 @@ export const makeXdsServer = (
         metrics.convergence.observe(Math.max(0, now - request.start) / 1000)
       })
 
-    const recordPushContextStats = (push: PushContext) => {
+    /** Ports of a host's service without endpoints, and its unhealthy endpoints. */
+    const hostStats = (push: PushContext, host: string) => {
+      const endpoints = push.endpointsByHost.get(host) ?? []
       let noInstances = 0
-      for (const svc of push.services) {
-        const endpoints = push.endpointsByHost.get(svc.hostname) ?? []
-        for (const port of svc.ports) if (!endpoints.some((e) => e.servicePortName === port.name)) noInstances++
+      for (const port of push.serviceByHost.get(host)?.ports ?? [])
+        if (!endpoints.some((e) => e.servicePortName === port.name)) noInstances++
+      let notReady = 0
+      for (const e of endpoints) if (e.healthStatus === "UNHEALTHY") notReady++
+      return { noInstances, notReady }
+    }
+    const stats = { noInstances: 0, notReady: 0 }
+    /** Gauges over every host; after a derived PushContext, only the changed hosts are recounted. */
+    const recordPushContextStats = (push: PushContext, previous?: PushContext, hosts?: ReadonlySet<string>) => {
+      const add = (from: PushContext, host: string, sign: number) => {
+        const s = hostStats(from, host)
+        stats.noInstances += sign * s.noInstances
+        stats.notReady += sign * s.notReady
       }
-      metrics.edsNoInstances.set(noInstances)
-      metrics.endpointNotReady.set(push.input.endpoints.filter((e) => e.healthStatus === "UNHEALTHY").length)
+      if (previous !== undefined && hosts !== undefined) {
+        for (const host of hosts) {
+          add(previous, host, -1)
+          add(push, host, 1)
+        }
+      } else {
+        stats.noInstances = 0
+        stats.notReady = 0
+        for (const host of new Set([...push.serviceByHost.keys(), ...push.endpointsByHost.keys()])) add(push, host, 1)
+      }
+      metrics.edsNoInstances.set(stats.noInstances)
+      metrics.endpointNotReady.set(stats.notReady)
     }
     recordPushContextStats(current)
 
@@ -213,14 +290,24 @@ export const makeXdsServer = (
         const now = yield* Clock.currentTimeMillis
         pushes++
         const previous = current
-        current = makePushContext(input, config.pushContext, `${new Date(now).toISOString()}/${pushes}`)
+        const version = `${new Date(now).toISOString()}/${pushes}`
+        const since = changedSinceContext
+        changedSinceContext = new Set()
+        // An endpoint-only change costs the changed hosts, not the mesh.
+        current =
+          since === undefined || request.full
+            ? makePushContext(input, config.pushContext, version)
+            : derivePushContext(previous, input, since, version)
         const hosts = (request.full ? undefined : endpointHosts(request)) ?? changedHosts(previous, current)
         const withHosts: PushRequest = hosts === undefined ? request : { ...request, changedHosts: hosts }
         metrics.debounceTime.observe(debounceMillis / 1000)
-        recordPushContextStats(current)
-        yield* Effect.logDebug(
-          `push ${current.version}: full=${request.full} events=${events} configs=${[...request.configsUpdated].join(",")}`,
-        )
+        if (since === undefined || request.full) recordPushContextStats(current)
+        else recordPushContextStats(current, previous, since)
+        debug = yield* debugLogged
+        if (debug)
+          yield* Effect.logDebug(
+            `push ${current.version}: full=${request.full} events=${events} configs=${[...request.configsUpdated].join(",")}`,
+          )
         for (const connection of connections.values())
           if (yield* connection.affectedBy(current, withHosts)) yield* queue.enqueue(connection, withHosts)
       }).pipe(withScope("ads")),
@@ -360,7 +447,8 @@ export const makeXdsServer = (
             const watch = (yield* Ref.get(state)).watches.get(typeUrl)
             if (watch === undefined) return false
             const nonce = randomUUID()
-            const built = sotwResponse(push, cache, watch, nonce)
+            const built = sotwResponse(push, cache, watch, nonce, proxy, sharable(typeUrl))
+            countSharedReads(built.sharedReads)
             if (onlyIfChanged && !sotwNeedsPush(watch, built.digest)) return false
             const startedAt = yield* Clock.currentTimeMillis
             yield* send(built.response)
@@ -368,9 +456,10 @@ export const makeXdsServer = (
               onSotwSent(s, typeUrl, { nonce, version: push.version, digest: built.digest }),
             )
             yield* observeSend(typeUrl, startedAt)
-            yield* Effect.logDebug(
-              `${shortType(typeUrl).toUpperCase()}: PUSH ${id} resources:${built.response.resources.length} size:${built.bytes}`,
-            )
+            if (debug)
+              yield* Effect.logDebug(
+                `${shortType(typeUrl).toUpperCase()}: PUSH ${id} resources:${built.response.resources.length} size:${built.bytes}`,
+              )
             return true
           })
 
@@ -470,7 +559,8 @@ export const makeXdsServer = (
             const watch = (yield* Ref.get(state)).watches.get(typeUrl)
             if (watch === undefined) return
             const nonce = randomUUID()
-            const built = deltaResponse(push, cache, watch, nonce, force)
+            const built = deltaResponse(push, cache, watch, nonce, force, proxy, sharable(typeUrl))
+            countSharedReads(built.sharedReads)
             if (built.response === undefined) return
             const startedAt = yield* Clock.currentTimeMillis
             yield* send(built.response)
@@ -478,9 +568,10 @@ export const makeXdsServer = (
               onDeltaSent(s, typeUrl, { nonce, versions: built.sent, removed: built.removed }),
             )
             yield* observeSend(typeUrl, startedAt)
-            yield* Effect.logDebug(
-              `${shortType(typeUrl).toUpperCase()}: DELTA PUSH ${id} resources:${built.sent.length} removed:${built.removed.length} size:${built.bytes}`,
-            )
+            if (debug)
+              yield* Effect.logDebug(
+                `${shortType(typeUrl).toUpperCase()}: DELTA PUSH ${id} resources:${built.sent.length} removed:${built.removed.length} size:${built.bytes}`,
+              )
           })
 
         const connection: Connection = {
@@ -610,6 +701,7 @@ export const makeXdsServer = (
           const request = diffInputs(input, next, now)
           input = next
           if (request === undefined) return
+          noteChange(request)
           metrics.inboundUpdates.inc({ type: request.full ? "config" : "eds" })
           yield* debouncer.offer(request)
         }),

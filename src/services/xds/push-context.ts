@@ -120,6 +120,36 @@ const viewOf = <V>(
   return view
 }
 
+/**
+ * Fingerprints are memoised per source object, not per PushContext: a derived context shares
+ * the unchanged hosts' objects with its predecessor, and so their fingerprints too.
+ */
+const fingerprints = new WeakMap<object, string>()
+const fingerprintOf =
+  (
+    serviceByHost: ReadonlyMap<string, Service>,
+    endpointsByHost: ReadonlyMap<string, ReadonlyArray<Endpoint>>,
+    virtualServiceByHost: ReadonlyMap<string, VirtualServiceView>,
+    destinationRuleByHost: ReadonlyMap<string, DestinationRuleView>,
+  ) =>
+  (facet: "service" | "endpoints" | "vs" | "dr", host: string): string => {
+    const source: object | undefined =
+      facet === "service"
+        ? serviceByHost.get(host)
+        : facet === "endpoints"
+          ? endpointsByHost.get(host)
+          : facet === "vs"
+            ? virtualServiceByHost.get(host)
+            : destinationRuleByHost.get(host)
+    if (source === undefined) return "-"
+    let value = fingerprints.get(source)
+    if (value === undefined) {
+      value = digest(jsonOf(source))
+      fingerprints.set(source, value)
+    }
+    return value
+  }
+
 export const makePushContext = (
   input: PushContextInput,
   options: PushContextOptions = defaultPushContextOptions,
@@ -162,23 +192,7 @@ export const makePushContext = (
     .sort(byAge)
     .map((resource) => viewOf(authorizationPolicyViews, resource, authorizationPolicyView))
 
-  const memo = new Map<string, string>()
-  const fingerprint = (facet: "service" | "endpoints" | "vs" | "dr", host: string): string => {
-    const key = `${facet}|${host}`
-    const hit = memo.get(key)
-    if (hit !== undefined) return hit
-    const source =
-      facet === "service"
-        ? serviceByHost.get(host)
-        : facet === "endpoints"
-          ? endpointsByHost.get(host)
-          : facet === "vs"
-            ? virtualServiceByHost.get(host)
-            : destinationRuleByHost.get(host)
-    const value = source === undefined ? "-" : digest(jsonOf(source))
-    memo.set(key, value)
-    return value
-  }
+  const fingerprint = fingerprintOf(serviceByHost, endpointsByHost, virtualServiceByHost, destinationRuleByHost)
 
   return {
     version,
@@ -192,6 +206,47 @@ export const makePushContext = (
     peerAuthentications,
     authorizationPolicies,
     fingerprint,
+  }
+}
+
+/**
+ * The PushContext of `input` when it differs from `previous.input` only in the endpoints of
+ * `hosts` (hostnames; the caller vouches for that, e.g. from the endpoint-only push requests
+ * merged since `previous` was built): every other view and index is shared with `previous`,
+ * and only the endpoint groups of `hosts` are rebuilt. Equal to `makePushContext(input, ...)`
+ * but for the order of `endpointsByHost` entries of hosts that appeared. `previous` is left as
+ * it was: connections still pushing from it keep a consistent snapshot.
+ */
+export const derivePushContext = (
+  previous: PushContext,
+  input: PushContextInput,
+  hosts: ReadonlySet<string>,
+  version: string,
+): PushContext => {
+  const fresh = new Map<string, Array<Endpoint>>()
+  for (const endpoint of input.endpoints) {
+    if (!hosts.has(endpoint.hostname)) continue
+    const list = fresh.get(endpoint.hostname)
+    if (list === undefined) fresh.set(endpoint.hostname, [endpoint])
+    else list.push(endpoint)
+  }
+  const endpointsByHost = new Map(previous.endpointsByHost)
+  for (const host of hosts) {
+    const list = fresh.get(host)
+    if (list === undefined) endpointsByHost.delete(host)
+    else endpointsByHost.set(host, list)
+  }
+  return {
+    ...previous,
+    version,
+    input,
+    endpointsByHost,
+    fingerprint: fingerprintOf(
+      previous.serviceByHost,
+      endpointsByHost,
+      previous.virtualServiceByHost,
+      previous.destinationRuleByHost,
+    ),
   }
 }
 

@@ -7,10 +7,11 @@ import type { EncodedResource, ResourceCache } from "./cache.js"
 import { type DeltaWatch, planDelta } from "./delta.js"
 import { generate, type Subscription, setDigest } from "./grpc-gen.js"
 import { type ProxyWorkload, proxyWorkload } from "./grpc-inbound.js"
-import type { DeltaDiscoveryResponse, DiscoveryResponse, Node } from "./messages.js"
+import type { AnyMessage, DeltaDiscoveryResponse, DiscoveryResponse, Node } from "./messages.js"
 import { structToPlain } from "./messages.js"
-import type { PushContext } from "./push-context.js"
+import { isInboundListenerName, type PushContext } from "./push-context.js"
 import type { SotwWatch } from "./sotw.js"
+import { TypeUrl } from "./type-urls.js"
 
 export const resourcesFor = (
   push: PushContext,
@@ -19,35 +20,82 @@ export const resourcesFor = (
   sub: Subscription,
 ): ReadonlyArray<EncodedResource> => cache.resolve(typeUrl, generate(push, typeUrl, sub))
 
-export interface SotwResponse {
-  readonly response: DiscoveryResponse
+/** What every connection watching the same names of a type gets from one PushContext. */
+interface ResolvedSet {
+  readonly resources: ReadonlyArray<EncodedResource>
+  readonly messages: ReadonlyArray<AnyMessage>
   readonly digest: string
   readonly bytes: number
 }
 
+/**
+ * Resolved sets per (PushContext, cache, type, watched names): after a change the connections
+ * watching the same names would otherwise each generate, resolve, digest and copy the same
+ * set. Inbound listeners depend on the requesting workload and are never shared.
+ */
+const resolvedSets = new WeakMap<PushContext, WeakMap<ResourceCache, Map<string, ResolvedSet>>>()
+
+const resolvedSet = (
+  push: PushContext,
+  cache: ResourceCache,
+  typeUrl: string,
+  wildcard: boolean,
+  names: ReadonlyArray<string>,
+  proxy: ProxyInfo | undefined,
+  share: boolean,
+): ResolvedSet & { readonly shared: boolean } => {
+  const build = (): ResolvedSet => {
+    const resources = resourcesFor(push, cache, typeUrl, { wildcard, names, ...workloadOf(proxy) })
+    let bytes = 0
+    for (const r of resources) bytes += r.resource.value.length
+    return { resources, messages: resources.map((r) => r.resource), digest: setDigest(resources), bytes }
+  }
+  if (!share || (typeUrl === TypeUrl.Listener && names.some(isInboundListenerName)))
+    return { ...build(), shared: false }
+  let byCache = resolvedSets.get(push)
+  if (byCache === undefined) {
+    byCache = new WeakMap()
+    resolvedSets.set(push, byCache)
+  }
+  let sets = byCache.get(cache)
+  if (sets === undefined) {
+    sets = new Map()
+    byCache.set(cache, sets)
+  }
+  const key = `${typeUrl}\n${wildcard ? "*" : ""}\n${names.join("\n")}`
+  const set = sets.get(key)
+  if (set !== undefined) return { ...set, shared: true }
+  const built = build()
+  sets.set(key, built)
+  return { ...built, shared: false }
+}
+
+export interface SotwResponse {
+  readonly response: DiscoveryResponse
+  readonly digest: string
+  readonly bytes: number
+  /** Resources taken from a set resolved for another connection (cache reads saved). */
+  readonly sharedReads: number
+}
+
+/**
+ * Only the nonce is the connection's own: with `share`, resources, digest and size come from
+ * the set resolved for the first connection watching the same names in this PushContext.
+ */
 export const sotwResponse = (
   push: PushContext,
   cache: ResourceCache,
   watch: SotwWatch,
   nonce: string,
   proxy?: ProxyInfo,
+  share = true,
 ): SotwResponse => {
-  const resources = resourcesFor(push, cache, watch.typeUrl, {
-    wildcard: watch.wildcard,
-    names: watch.names,
-    ...workloadOf(proxy),
-  })
-  let bytes = 0
-  for (const r of resources) bytes += r.resource.value.length
+  const set = resolvedSet(push, cache, watch.typeUrl, watch.wildcard, watch.names, proxy, share)
   return {
-    response: {
-      version_info: push.version,
-      type_url: watch.typeUrl,
-      nonce,
-      resources: resources.map((r) => r.resource),
-    },
-    digest: setDigest(resources),
-    bytes,
+    response: { version_info: push.version, type_url: watch.typeUrl, nonce, resources: set.messages },
+    digest: set.digest,
+    bytes: set.bytes,
+    sharedReads: set.shared ? set.resources.length : 0,
   }
 }
 
@@ -57,6 +105,8 @@ export interface DeltaResponse {
   readonly sent: ReadonlyArray<{ readonly name: string; readonly version: string }>
   readonly removed: ReadonlyArray<string>
   readonly bytes: number
+  /** Resources taken from a set resolved for another connection (cache reads saved). */
+  readonly sharedReads: number
 }
 
 export const deltaResponse = (
@@ -66,17 +116,15 @@ export const deltaResponse = (
   nonce: string,
   force: boolean,
   proxy?: ProxyInfo,
+  share = true,
 ): DeltaResponse => {
-  const resources = resourcesFor(push, cache, watch.typeUrl, {
-    wildcard: watch.wildcard,
-    names: [...watch.subscribed],
-    ...workloadOf(proxy),
-  })
+  const set = resolvedSet(push, cache, watch.typeUrl, watch.wildcard, [...watch.subscribed].sort(), proxy, share)
+  const resources = set.resources
   const plan = planDelta(watch, resources)
   const toSend = new Set(plan.send)
   const sent = resources.filter((r) => toSend.has(r.name))
   if (sent.length === 0 && plan.removed.length === 0 && !force) {
-    return { response: undefined, sent: [], removed: [], bytes: 0 }
+    return { response: undefined, sent: [], removed: [], bytes: 0, sharedReads: 0 }
   }
   let bytes = 0
   for (const r of sent) bytes += r.resource.value.length
@@ -91,6 +139,7 @@ export const deltaResponse = (
     sent: sent.map((r) => ({ name: r.name, version: r.version })),
     removed: plan.removed,
     bytes,
+    sharedReads: set.shared ? resources.length : 0,
   }
 }
 

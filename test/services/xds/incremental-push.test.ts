@@ -1,0 +1,269 @@
+/**
+ * Endpoint-only changes cost the changed hosts: `diffInputs` names exactly the hosts whose
+ * endpoints changed (identity first, content when identities differ), and a PushContext derived
+ * from the previous one equals one built from scratch while sharing every unchanged view.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { loadXdsProtos } from "../../../src/layers/xds/protos.js"
+import type { Endpoint } from "../../../src/services/registry/model.js"
+import { makeResourceCache } from "../../../src/services/xds/cache.js"
+import type { DeltaWatch } from "../../../src/services/xds/delta.js"
+import { clusterName, generate } from "../../../src/services/xds/grpc-gen.js"
+import {
+  derivePushContext,
+  makePushContext,
+  type PushContext,
+  type PushContextInput,
+} from "../../../src/services/xds/push-context.js"
+import { deltaResponse, sotwResponse } from "../../../src/services/xds/responder.js"
+import { TypeUrl } from "../../../src/services/xds/type-urls.js"
+import { diffInputs } from "../../../src/services/xds/updates.js"
+import { destinationRule, endpoint, input, service, virtualService } from "../../fixtures/xds/mesh.js"
+
+const host = (i: number) => `svc-${i}.default.svc.cluster.local`
+const HOSTS = [0, 1, 2, 3].map(host)
+
+const base: PushContextInput = input({
+  services: HOSTS.map((h) => service(h)),
+  endpoints: HOSTS.flatMap((h, i) =>
+    // svc-3 starts without endpoints
+    i === 3
+      ? []
+      : [
+          endpoint(h, `10.0.${i}.1`, 8080, { labels: { version: "v1" } }),
+          endpoint(h, `10.0.${i}.2`, 8080, { labels: { version: "v2" } }),
+        ],
+  ),
+  virtualServices: HOSTS.map((h, i) =>
+    virtualService(`svc-${i}`, {
+      hosts: [h],
+      http: [{ route: [{ destination: { host: h, subset: "v1" } }] }],
+    }),
+  ),
+  destinationRules: HOSTS.map((h, i) =>
+    destinationRule(`svc-${i}`, {
+      host: h,
+      subsets: [
+        { name: "v1", labels: { version: "v1" } },
+        { name: "v2", labels: { version: "v2" } },
+      ],
+    }),
+  ),
+})
+
+/** The input with `host`'s endpoints replaced; every other endpoint object is kept. */
+const withEndpoints = (from: PushContextInput, h: string, list: ReadonlyArray<Endpoint>): PushContextInput => ({
+  ...from,
+  endpoints: [...from.endpoints.filter((e) => e.hostname !== h), ...list],
+})
+
+const endpointsOf = (from: PushContextInput, h: string) => from.endpoints.filter((e) => e.hostname === h)
+
+const changes: ReadonlyArray<{ readonly name: string; readonly host: string; readonly next: PushContextInput }> = [
+  {
+    name: "an endpoint added",
+    host: HOSTS[0]!,
+    next: withEndpoints(base, HOSTS[0]!, [
+      ...endpointsOf(base, HOSTS[0]!),
+      endpoint(HOSTS[0]!, "10.0.0.3", 8080, { labels: { version: "v1" } }),
+    ]),
+  },
+  {
+    name: "an endpoint removed",
+    host: HOSTS[1]!,
+    next: withEndpoints(base, HOSTS[1]!, endpointsOf(base, HOSTS[1]!).slice(1)),
+  },
+  {
+    name: "a health change",
+    host: HOSTS[2]!,
+    next: withEndpoints(
+      base,
+      HOSTS[2]!,
+      endpointsOf(base, HOSTS[2]!).map((e, i) => (i === 0 ? { ...e, healthStatus: "UNHEALTHY" as const } : e)),
+    ),
+  },
+  {
+    name: "a host appearing",
+    host: HOSTS[3]!,
+    next: withEndpoints(base, HOSTS[3]!, [endpoint(HOSTS[3]!, "10.0.3.1", 8080, { labels: { version: "v1" } })]),
+  },
+  { name: "a host disappearing", host: HOSTS[0]!, next: withEndpoints(base, HOSTS[0]!, []) },
+]
+
+const FACETS = ["service", "endpoints", "vs", "dr"] as const
+
+/** Everything a generator or debug view reads, in a comparable form. */
+const observable = (push: PushContext) => ({
+  services: push.services,
+  serviceByHost: [...push.serviceByHost.entries()].sort(),
+  endpointsByHost: [...push.endpointsByHost.entries()].sort(([a], [b]) => (a < b ? -1 : 1)),
+  virtualServiceByHost: [...push.virtualServiceByHost.entries()].sort(),
+  destinationRuleByHost: [...push.destinationRuleByHost.entries()].sort(),
+  peerAuthentications: push.peerAuthentications,
+  authorizationPolicies: push.authorizationPolicies,
+  fingerprints: HOSTS.flatMap((h) => FACETS.map((f) => push.fingerprint(f, h))),
+  input: push.input,
+  options: push.options,
+  version: push.version,
+})
+
+const codec = loadXdsProtos().codec
+const allClusters = HOSTS.flatMap((h) => ["", "v1", "v2"].map((subset) => clusterName(h, 80, subset)))
+
+/** Every resource type, generated and encoded: the bytes a client would get. */
+const encodedAll = (push: PushContext) =>
+  [TypeUrl.Cluster, TypeUrl.Endpoint, TypeUrl.Listener, TypeUrl.Route].map((typeUrl) =>
+    generate(push, typeUrl, {
+      wildcard: false,
+      names: typeUrl === TypeUrl.Listener || typeUrl === TypeUrl.Route ? HOSTS.map((h) => `${h}:80`) : allClusters,
+    }).map((spec) => ({ name: spec.name, key: spec.key, bytes: codec.encode(typeUrl, spec.build()) })),
+  )
+
+describe("diffInputs on endpoint changes", () => {
+  for (const change of changes) {
+    it(`${change.name}: an endpoint-only request naming exactly that host`, () => {
+      const request = diffInputs(base, change.next, 7)
+      expect(request?.full).toBe(false)
+      expect([...(request?.configsUpdated ?? [])]).toEqual([`ServiceEntry/default/${change.host}`])
+      expect(request?.start).toBe(7)
+    })
+  }
+
+  it("names every changed host and only those, even when every object is a fresh copy", () => {
+    const copies = (from: PushContextInput): PushContextInput => ({
+      ...from,
+      services: from.services.map((s) => structuredClone(s)),
+      endpoints: from.endpoints.map((e) => structuredClone(e)),
+      virtualServices: from.virtualServices.map((r) => structuredClone(r)),
+      destinationRules: from.destinationRules.map((r) => structuredClone(r)),
+    })
+    expect(diffInputs(base, copies(base), 0)).toBeUndefined()
+    const next = copies(withEndpoints(changes[0]!.next, HOSTS[1]!, endpointsOf(changes[1]!.next, HOSTS[1]!)))
+    expect([...(diffInputs(base, next, 0)?.configsUpdated ?? [])].sort()).toEqual([
+      `ServiceEntry/default/${HOSTS[0]}`,
+      `ServiceEntry/default/${HOSTS[1]}`,
+    ])
+  })
+
+  it("an endpoint reordered within its host is a change of that host; hosts reordered are none", () => {
+    const h0 = endpointsOf(base, HOSTS[0]!)
+    expect([...(diffInputs(base, withEndpoints(base, HOSTS[0]!, [...h0].reverse()), 0)?.configsUpdated ?? [])]).toEqual(
+      [`ServiceEntry/default/${HOSTS[0]}`],
+    )
+    expect(diffInputs(base, { ...base, endpoints: [...base.endpoints].reverse().reverse() }, 0)).toBeUndefined()
+    expect(diffInputs(base, withEndpoints(base, HOSTS[0]!, h0), 0)).toBeUndefined()
+  })
+
+  it("a change of anything but endpoints is still a full push", () => {
+    const vs = base.virtualServices.map((r, i) => (i === 0 ? { ...r, spec: { hosts: [HOSTS[0]], http: [] } } : r))
+    const request = diffInputs(base, { ...changes[0]!.next, virtualServices: vs }, 0)
+    expect(request?.full).toBe(true)
+    expect([...(request?.configsUpdated ?? [])].sort()).toEqual([
+      `ServiceEntry/default/${HOSTS[0]}`,
+      "VirtualService/default/svc-0",
+    ])
+    // a resource replaced by an equal copy (same spec, new object) is no change
+    const copy = base.virtualServices.map((r) => ({ ...r, spec: structuredClone(r.spec) }))
+    expect(diffInputs(base, { ...base, virtualServices: copy }, 0)).toBeUndefined()
+  })
+})
+
+describe("derived PushContext", () => {
+  for (const change of changes) {
+    it(`${change.name}: equals a PushContext built from scratch and shares the unchanged views`, () => {
+      const previous = makePushContext(base, undefined, "1")
+      const previousObservable = observable(previous)
+      const previousEncoded = encodedAll(previous)
+      const derived = derivePushContext(previous, change.next, new Set([change.host]), "2")
+      const scratch = makePushContext(change.next, undefined, "2")
+      expect(observable(derived)).toEqual(observable(scratch))
+      expect(encodedAll(derived)).toEqual(encodedAll(scratch))
+      // the change is visible: the endpoints fingerprint of the host moved, no other did
+      for (const h of HOSTS)
+        for (const facet of FACETS)
+          if (facet === "endpoints" && h === change.host)
+            expect(derived.fingerprint(facet, h)).not.toBe(previous.fingerprint(facet, h))
+          else expect(derived.fingerprint(facet, h)).toBe(previous.fingerprint(facet, h))
+      // shared, not rebuilt
+      expect(derived.services).toBe(previous.services)
+      expect(derived.serviceByHost).toBe(previous.serviceByHost)
+      expect(derived.virtualServiceByHost).toBe(previous.virtualServiceByHost)
+      expect(derived.destinationRuleByHost).toBe(previous.destinationRuleByHost)
+      expect(derived.peerAuthentications).toBe(previous.peerAuthentications)
+      expect(derived.authorizationPolicies).toBe(previous.authorizationPolicies)
+      for (const h of HOSTS)
+        if (h !== change.host) expect(derived.endpointsByHost.get(h)).toBe(previous.endpointsByHost.get(h))
+      // the previous context is untouched: connections still pushing from it see what they saw
+      expect(observable(previous)).toEqual(previousObservable)
+      expect(encodedAll(previous)).toEqual(previousEncoded)
+    })
+  }
+
+  it("successive derivations stay equal to a rebuild", () => {
+    let push = makePushContext(base, undefined, "0")
+    let current = base
+    for (const [i, change] of changes.entries()) {
+      current = withEndpoints(current, change.host, endpointsOf(change.next, change.host))
+      push = derivePushContext(push, current, new Set([change.host]), String(i + 1))
+      expect(observable(push)).toEqual(observable(makePushContext(current, undefined, String(i + 1))))
+    }
+  })
+})
+
+describe("responses shared between connections", () => {
+  const push = makePushContext(base, undefined, "1")
+  const watch = (names: ReadonlyArray<string>) => ({ typeUrl: TypeUrl.Endpoint, names, wildcard: false })
+  const names = [clusterName(HOSTS[0]!, 80, "v1"), clusterName(HOSTS[1]!, 80, "v1")]
+
+  it("SotW: connections watching the same names get the same resources, only the nonce differs", () => {
+    const cache = makeResourceCache(codec)
+    const a = sotwResponse(push, cache, watch(names), "n1")
+    const b = sotwResponse(push, cache, watch(names), "n2")
+    expect(a.sharedReads).toBe(0)
+    expect(b.sharedReads).toBe(2)
+    expect(b.response.resources).toBe(a.response.resources)
+    expect([a.response.nonce, b.response.nonce]).toEqual(["n1", "n2"])
+    expect(b.digest).toBe(a.digest)
+    expect(cache.stats().hits + cache.stats().misses).toBe(2)
+    // other names, or another PushContext: resolved afresh
+    expect(sotwResponse(push, cache, watch(names.slice(1)), "n3").sharedReads).toBe(0)
+    const next = makePushContext(base, undefined, "2")
+    const c = sotwResponse(next, cache, watch(names), "n4")
+    expect(c.sharedReads).toBe(0)
+    expect(c.response.version_info).toBe("2")
+  })
+
+  it("without sharing (cache off) every connection resolves its own set", () => {
+    const cache = makeResourceCache(codec)
+    sotwResponse(push, cache, watch(names), "n1", undefined, false)
+    const b = sotwResponse(push, cache, watch(names), "n2", undefined, false)
+    expect(b.sharedReads).toBe(0)
+    expect(cache.stats().hits + cache.stats().misses).toBe(4)
+  })
+
+  it("inbound listeners depend on the workload and are never shared", () => {
+    const cache = makeResourceCache(codec)
+    const inbound = {
+      typeUrl: TypeUrl.Listener,
+      names: ["xds.mesh.io/grpc/lds/inbound/10.0.0.1:8080"],
+      wildcard: false,
+    }
+    sotwResponse(push, cache, inbound, "n1")
+    expect(sotwResponse(push, cache, inbound, "n2").sharedReads).toBe(0)
+  })
+
+  it("delta: the subscribed set is shared whatever order it was subscribed in", () => {
+    const cache = makeResourceCache(codec)
+    const delta = (subscribed: ReadonlyArray<string>): DeltaWatch => ({
+      typeUrl: TypeUrl.Endpoint,
+      wildcard: false,
+      subscribed: new Set(subscribed),
+      known: new Map(),
+      pending: new Set(),
+    })
+    const a = deltaResponse(push, cache, delta(names), "n1", false)
+    const b = deltaResponse(push, cache, delta([...names].reverse()), "n2", false)
+    expect(b.sharedReads).toBe(2)
+    expect(b.sent).toEqual(a.sent)
+  })
+})
