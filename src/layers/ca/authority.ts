@@ -230,20 +230,22 @@ export const makeCertificateAuthority = (settings: CaSettings) =>
           issue(settings.policy, request.requestedTtlSeconds, { spki: request.csr.spki, uris: request.identities }),
           (r) => r.chain,
         ),
-      issueServerCertificate: (dnsNames, ttlSeconds) =>
-        Effect.gen(function* () {
-          const key = yield* Effect.orDie(generateEcKey("P-256"))
-          // Server certificates are not bound by the workload maximum.
-          const policy = { defaultTtl: settings.policy.defaultTtl, maxTtl: Duration.infinity }
-          const spki = new Uint8Array(yield* Effect.promise(() => subtle.exportKey("spki", key.publicKey)))
-          const { cert, chain } = yield* issue(policy, ttlSeconds, { spki, dnsNames })
-          return {
-            certChainPem: chain.join(""),
-            keyPem: key.privateKeyPem,
-            notBefore: cert.notBefore,
-            notAfter: cert.notAfter,
-          }
-        }).pipe(Effect.withSpan("CertificateAuthority.issueServerCertificate")),
+      issueServerCertificate: Effect.fn("CertificateAuthority.issueServerCertificate")(function* (
+        dnsNames: ReadonlyArray<string>,
+        ttlSeconds: number,
+      ) {
+        const key = yield* Effect.orDie(generateEcKey("P-256"))
+        // Server certificates are not bound by the workload maximum.
+        const policy = { defaultTtl: settings.policy.defaultTtl, maxTtl: Duration.infinity }
+        const spki = new Uint8Array(yield* Effect.promise(() => subtle.exportKey("spki", key.publicKey)))
+        const { cert, chain } = yield* issue(policy, ttlSeconds, { spki, dnsNames })
+        return {
+          certChainPem: chain.join(""),
+          keyPem: key.privateKeyPem,
+          notBefore: cert.notBefore,
+          notAfter: cert.notAfter,
+        }
+      }),
     }
     return service
   })
