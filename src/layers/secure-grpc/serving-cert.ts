@@ -1,5 +1,6 @@
 /**
- * Serving-certificate sources of the secure gRPC listener (`PILOT_CERT_PROVIDER`, issue 5 item 6):
+ * Serving-certificate sources of the server's own listeners — the secure gRPC listener and the
+ * HTTPS webhook listener (`PILOT_CERT_PROVIDER`, issue 5 item 6):
  *
  * - `caIssuedCertSource`: issued by the built-in CA for the server's DNS names, re-issued when
  *   the CA changes and at half of its lifetime; client certificates verify against the CA's
@@ -8,16 +9,18 @@
  *   client-certificate roots), checked at start-up (unreadable, unparsable or mismatched files
  *   fail naming the flag and file) and reloaded when their directories change; a bad
  *   replacement is logged and the last good certificate keeps serving.
+ * - `ServingCert` / `shareServingCertSource`: one source run once, its material replayed to every
+ *   listener that subscribes, so both listeners serve one certificate with one rotation.
  */
 
 import { createPrivateKey, X509Certificate } from "node:crypto"
 import { watch } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { dirname } from "node:path"
-import { Clock, Duration, Effect, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Stream, SubscriptionRef } from "effect"
 import { CertificateAuthority } from "../../services/ca/ca.js"
 import { trustBundlePem } from "../../services/ca/material.js"
-import { SecureGrpcError, type ServingCertSource, type ServingMaterial } from "./listener.js"
+import { type ListenerTls, SecureGrpcError, type ServingCertSource, type ServingMaterial } from "./listener.js"
 
 /** Issued by the built-in CA (`PILOT_CERT_PROVIDER=meshd`). */
 export const caIssuedCertSource =
@@ -33,8 +36,7 @@ export const caIssuedCertSource =
       })
       const first = yield* Effect.mapError(
         refresh,
-        (e) =>
-          new SecureGrpcError({ reason: `secure gRPC listener: cannot issue the serving certificate: ${e.reason}` }),
+        (e) => new SecureGrpcError({ reason: `cannot issue the server's serving certificate: ${e.reason}` }),
       )
       // Re-issue when the CA changes (new root or plugged-in CA) ...
       yield* Effect.forkScoped(
@@ -198,3 +200,38 @@ export const fileCertSource =
         )
       }
     })
+
+/** The server's own certificate, shared by every listener that serves it. */
+export interface ServingCertShape {
+  /** Subscribe a listener; undefined when there is no certificate (`PILOT_CERT_PROVIDER=none`). */
+  readonly source: ServingCertSource | undefined
+  /** TLS restrictions every listener applies with it (`--tls-cipher-suites`, `COMPLIANCE_POLICY`). */
+  readonly tls: ListenerTls
+}
+
+export class ServingCert extends Context.Tag("mesh/ServingCert")<ServingCert, ServingCertShape>() {}
+
+/**
+ * Runs `source` once (its first material applied before this returns, so a failure is a
+ * start-up error) and returns a source replaying the current material and every replacement to
+ * each subscriber: one issuance and one rotation however many listeners serve the certificate.
+ */
+export const shareServingCertSource = <E, R>(source: ServingCertSource<E, R>) =>
+  Effect.gen(function* () {
+    const current = yield* SubscriptionRef.make<ServingMaterial | undefined>(undefined)
+    yield* source((material) => SubscriptionRef.set(current, material))
+    const shared: ServingCertSource = (apply) =>
+      Effect.gen(function* () {
+        const first = yield* SubscriptionRef.get(current)
+        if (first !== undefined) yield* apply(first)
+        // `changes` starts with the value at subscription time: a replacement made between the
+        // read above and the subscription is still delivered.
+        yield* Effect.forkScoped(
+          current.changes.pipe(
+            Stream.filter((m): m is ServingMaterial => m !== undefined && m !== first),
+            Stream.runForEach(apply),
+          ),
+        )
+      })
+    return shared
+  })

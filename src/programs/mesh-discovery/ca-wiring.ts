@@ -30,7 +30,12 @@ import {
   secureGrpcListenerLayer,
   startSecureGrpcLayer,
 } from "../../layers/secure-grpc/listener.js"
-import { caIssuedCertSource, fileCertSource } from "../../layers/secure-grpc/serving-cert.js"
+import {
+  caIssuedCertSource,
+  fileCertSource,
+  ServingCert,
+  shareServingCertSource,
+} from "../../layers/secure-grpc/serving-cert.js"
 import { AdsGrpcService } from "../../layers/xds/ads-server.js"
 import type { Authenticator } from "../../services/ca/authenticate.js"
 import { CertificateAuthority } from "../../services/ca/ca.js"
@@ -262,9 +267,32 @@ export const caAuthorityLayer = (
 }
 
 /**
+ * The server's own certificate (`servingCertSourceFromEnv`) and TLS restrictions, built once and
+ * shared by the secure gRPC listener and the HTTPS webhook listener.
+ */
+export const servingCertLayer = (
+  env: CaEnv,
+  options: Pick<
+    CaWiringOptions,
+    "tlsCertFile" | "tlsKeyFile" | "caCertFile" | "namespace" | "customCertsDir" | "cipherSuites"
+  >,
+): Layer.Layer<ServingCert, CaConfigError | SecureGrpcError, CertificateAuthority> => {
+  const tls = caServerTls(env.COMPLIANCE_POLICY, options.cipherSuites ?? [])
+  if (Either.isLeft(tls)) return Layer.fail(new CaConfigError({ reason: tls.left }))
+  const source = servingCertSourceFromEnv(env, options)
+  if (Either.isLeft(source)) return Layer.fail(new CaConfigError({ reason: source.left }))
+  const from = source.right
+  if (from === undefined) return Layer.succeed(ServingCert, { source: undefined, tls: tls.right })
+  return Layer.scoped(
+    ServingCert,
+    Effect.map(shareServingCertSource(from), (shared) => ({ source: shared, tls: tls.right })),
+  )
+}
+
+/**
  * The secure gRPC listener on `--secureGRPCAddr`: the CA service when `ENABLE_CA_SERVER`, plus
- * `services` (secure ADS), bound once every service is added. Without a serving certificate
- * (`PILOT_CERT_PROVIDER=none`) or without any service, nothing listens.
+ * `services` (secure ADS), bound once every service is added; its certificate from `ServingCert`.
+ * Without a serving certificate (`PILOT_CERT_PROVIDER=none`) or without any service, nothing listens.
  */
 export const secureGrpcLayer = <R>(
   env: CaEnv,
@@ -273,7 +301,7 @@ export const secureGrpcLayer = <R>(
 ): Layer.Layer<
   never,
   CaConfigError | SecureGrpcError,
-  CertificateAuthority | Metrics | Exclude<R, SecureGrpcListener>
+  CertificateAuthority | Metrics | ServingCert | Exclude<R, SecureGrpcListener>
 > => {
   const trustDomain = options.trustDomain ?? DEFAULT_TRUST_DOMAIN
   const authenticators = authenticatorsFromEnv(env, options)
@@ -284,10 +312,6 @@ export const secureGrpcLayer = <R>(
     options.podLocator ?? noPodLocator,
   )
   if (Either.isLeft(nodeAuthorizer)) return Layer.fail(new CaConfigError({ reason: nodeAuthorizer.left }))
-  const tls = caServerTls(env.COMPLIANCE_POLICY, options.cipherSuites ?? [])
-  if (Either.isLeft(tls)) return Layer.fail(new CaConfigError({ reason: tls.left }))
-  const source = servingCertSourceFromEnv(env, options)
-  if (Either.isLeft(source)) return Layer.fail(new CaConfigError({ reason: source.left }))
   const all: Array<Layer.Layer<never, never, R | SecureGrpcListener | CertificateAuthority | Metrics>> = [
     ...(env.ENABLE_CA_SERVER
       ? [caServiceLayer({ authenticators: authenticators.right, nodeAuthorizer: nodeAuthorizer.right })]
@@ -295,25 +319,29 @@ export const secureGrpcLayer = <R>(
     ...(services !== undefined ? [services] : []),
   ]
   if (all.length === 0) return Layer.empty
-  if (source.right === undefined) {
-    return Layer.effectDiscard(
-      Effect.logWarning(
-        `PILOT_CERT_PROVIDER=${env.PILOT_CERT_PROVIDER} and no --tlsCertFile: the secure gRPC listener (secure xDS, CA) on --secureGRPCAddr is disabled`,
-      ),
-    )
-  }
-  const listener = secureGrpcListenerLayer(
-    {
-      address: options.secureGrpcAddr,
-      tls: tls.right,
-      ...(options.serverOptions !== undefined ? { serverOptions: options.serverOptions } : {}),
-    },
-    source.right,
-  )
   const [first, ...rest] = all
   const added = rest.reduce((acc, layer) => Layer.merge(acc, layer), first!)
-  // Services first, then bind: the port never answers UNIMPLEMENTED while starting.
-  return Layer.provide(Layer.provide(startSecureGrpcLayer, added), listener)
+  return Layer.unwrapEffect(
+    Effect.map(ServingCert, (cert) => {
+      if (cert.source === undefined) {
+        return Layer.effectDiscard(
+          Effect.logWarning(
+            `PILOT_CERT_PROVIDER=${env.PILOT_CERT_PROVIDER} and no --tlsCertFile: the secure gRPC listener (secure xDS, CA) on --secureGRPCAddr is disabled`,
+          ),
+        )
+      }
+      const listener = secureGrpcListenerLayer(
+        {
+          address: options.secureGrpcAddr,
+          tls: cert.tls,
+          ...(options.serverOptions !== undefined ? { serverOptions: options.serverOptions } : {}),
+        },
+        cert.source,
+      )
+      // Services first, then bind: the port never answers UNIMPLEMENTED while starting.
+      return Layer.provide(Layer.provide(startSecureGrpcLayer, added), listener)
+    }),
+  )
 }
 
 /** Secure ADS on the secure listener, every stream through `guard`. */
@@ -337,5 +365,6 @@ export const caLayer = (
 ): Layer.Layer<CertificateAuthority, CaConfigError | CaMaterialError | SecureGrpcError, Metrics> => {
   const authority = caAuthorityLayer(env, options)
   // `authority` appears twice but is built once: layers are shared by reference within a build.
-  return Layer.merge(authority, Layer.provide(secureGrpcLayer(env, options, undefined), authority))
+  const secure = Layer.provide(secureGrpcLayer<never>(env, options, undefined), servingCertLayer(env, options))
+  return Layer.merge(authority, Layer.provide(secure, authority))
 }

@@ -10,6 +10,7 @@ import { introspectionServerLayer } from "../../layers/introspection-server.js"
 import { loggingLayer } from "../../layers/logging.js"
 import { metricsLayer } from "../../layers/metrics.js"
 import { discoveryInputsLayer } from "../../layers/registry/discovery-inputs.js"
+import { webhookServerLayer } from "../../layers/webhook/webhook-server.js"
 import { grpcOptions, xdsDiscoveryLayer } from "../../layers/xds/ads-server.js"
 import { CaConfigError } from "../../services/ca/errors.js"
 import { discoveryEnv } from "../../services/config/discovery-env.js"
@@ -27,6 +28,7 @@ import {
   caAuthorityLayer,
   secureAdsLayer,
   secureGrpcLayer,
+  servingCertLayer,
   xdsGuards,
 } from "./ca-wiring.js"
 import type { DiscoveryArgs } from "./discovery-flags.js"
@@ -96,7 +98,10 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
           const xds = xdsDiscoveryLayer(xdsConfig, pushContextInputs, { plaintextGuard: guards.plaintext })
           // The secure listener serves ADS (always) and the CA service (ENABLE_CA_SERVER).
           const secure = secureGrpcLayer(env, options, secureAdsLayer(guards.secure))
-          return Layer.provideMerge(secure, Layer.merge(ca, xds))
+          // Webhooks on --httpsAddr, serving the same certificate as the secure listener.
+          const webhook = webhookServerLayer({ address: args.httpsAddr, injectEnabled: env.INJECT_ENABLED })
+          const cert = Layer.provideMerge(servingCertLayer(env, options), Layer.merge(ca, xds))
+          return Layer.provideMerge(Layer.merge(secure, webhook), cert)
         }),
       ),
     )

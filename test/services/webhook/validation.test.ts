@@ -1,0 +1,168 @@
+import { describe, expect, it } from "@effect/vitest"
+import {
+  handleInject,
+  handleValidate,
+  MAX_REQUEST_BODY_BYTES,
+  type WebhookReply,
+} from "../../../src/services/webhook/validation.js"
+
+const virtualService = (weights: ReadonlyArray<number>, group = "networking.mesh.io") => ({
+  apiVersion: `${group}/v1`,
+  kind: "VirtualService",
+  metadata: { name: "reviews", namespace: "default" },
+  spec: {
+    hosts: ["reviews.default.svc.cluster.local"],
+    http: [
+      {
+        route: weights.map((weight, i) => ({
+          destination: { host: "reviews.default.svc.cluster.local", subset: `v${i + 1}` },
+          weight,
+        })),
+      },
+    ],
+  },
+})
+
+const review = (
+  object: unknown,
+  options: { apiVersion?: string; operation?: string; uid?: unknown; namespace?: string } = {},
+) => ({
+  apiVersion: options.apiVersion ?? "admission.k8s.io/v1",
+  kind: "AdmissionReview",
+  request: {
+    ...(options.uid === undefined ? { uid: "e911857d-c318-11e8-bbad-025000000001" } : { uid: options.uid }),
+    kind: { group: "networking.mesh.io", version: "v1", kind: "VirtualService" },
+    resource: { group: "networking.mesh.io", version: "v1", resource: "virtualservices" },
+    operation: options.operation ?? "CREATE",
+    ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
+    object,
+  },
+})
+
+const post = (body: unknown, contentType = "application/json"): WebhookReply =>
+  handleValidate({ method: "POST", contentType, body: typeof body === "string" ? body : JSON.stringify(body) })
+
+const responseOf = (reply: WebhookReply) => {
+  expect(reply.status).toBe(200)
+  return JSON.parse(reply.body) as {
+    apiVersion: string
+    kind: string
+    response: { uid: string; allowed: boolean; status?: { message: string } }
+  }
+}
+
+const resource = { group: "networking.mesh.io", version: "v1", resource: "virtualservices" }
+
+describe("validation webhook", () => {
+  it("allows a valid VirtualService and counts it as passed", () => {
+    const reply = post(review(virtualService([60, 40])))
+    const out = responseOf(reply)
+    expect(out).toEqual({
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      response: { uid: "e911857d-c318-11e8-bbad-025000000001", allowed: true },
+    })
+    expect(reply.outcome).toEqual({ _tag: "Passed", resource })
+  })
+
+  it("accepts the upstream group alias (networking.istio.io)", () => {
+    expect(responseOf(post(review(virtualService([100], "networking.istio.io")))).response.allowed).toBe(true)
+  })
+
+  it("refuses an invalid VirtualService naming kind, namespace/name, field path and reason", () => {
+    const reply = post(review(virtualService([60, 30])))
+    const out = responseOf(reply)
+    expect(out.response.allowed).toBe(false)
+    expect(out.response.status?.message).toBe(
+      "configuration is invalid: VirtualService default/reviews: spec.http[0].route: total destination weight 90 != 100",
+    )
+    expect(reply.outcome).toEqual({ _tag: "Failed", resource, reason: "invalid_resource" })
+    expect(reply.refusal).toBe(out.response.status?.message)
+  })
+
+  it("refuses a DestinationRule with a bad subset name", () => {
+    const rule = {
+      apiVersion: "networking.mesh.io/v1",
+      kind: "DestinationRule",
+      metadata: { name: "reviews" },
+      spec: { host: "reviews", subsets: [{ name: "V1", labels: { version: "v1" } }] },
+    }
+    // The namespace comes from the request when the object leaves it out.
+    const out = responseOf(post(review(rule, { namespace: "prod" })))
+    expect(out.response.allowed).toBe(false)
+    expect(out.response.status?.message).toBe(
+      "configuration is invalid: DestinationRule prod/reviews: spec.subsets[0].name: subset name is invalid: V1",
+    )
+  })
+
+  it("refuses a kind the mesh does not know, as the reference refuses an unrecognised type", () => {
+    const reply = post(review({ apiVersion: "networking.mesh.io/v1", kind: "Frobnicator", metadata: { name: "x" } }))
+    const out = responseOf(reply)
+    expect(out.response.allowed).toBe(false)
+    expect(out.response.status?.message).toBe("unrecognized type Frobnicator (apiVersion networking.mesh.io/v1)")
+    expect(reply.outcome).toMatchObject({ _tag: "Failed", reason: "unknown_type" })
+  })
+
+  it("allows DELETE without validating, counted as an unsupported operation", () => {
+    const reply = post(review(null, { operation: "DELETE" }))
+    expect(responseOf(reply).response).toEqual({ uid: "e911857d-c318-11e8-bbad-025000000001", allowed: true })
+    expect(reply.outcome).toMatchObject({ _tag: "Failed", reason: "unsupported_operation" })
+  })
+
+  it("answers a v1beta1 review with a v1beta1 review", () => {
+    const out = responseOf(post(review(virtualService([100]), { apiVersion: "admission.k8s.io/v1beta1" })))
+    expect(out.apiVersion).toBe("admission.k8s.io/v1beta1")
+    expect(out.response.allowed).toBe(true)
+  })
+
+  it("refuses a request whose object is not a resource", () => {
+    const reply = post(review("not an object"))
+    expect(responseOf(reply).response.allowed).toBe(false)
+    expect(reply.outcome).toMatchObject({ _tag: "Failed", reason: "yaml_decode_error" })
+  })
+
+  it.each([
+    ["missing uid", review(virtualService([100]), { uid: "" }), 400, "AdmissionReview request has no uid"],
+    [
+      "no request",
+      { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview" },
+      400,
+      "AdmissionReview has no request",
+    ],
+    ["malformed JSON", "{not json", 400, "could not decode body"],
+    ["not a review", { apiVersion: "v1", kind: "Pod" }, 400, "expected kind AdmissionReview"],
+    ["a JSON array", [], 400, "expected an AdmissionReview object"],
+    ["empty body", "", 400, "no body found"],
+  ])("answers %s with an HTTP error", (_name, body, status, text) => {
+    const reply = post(body)
+    expect(reply.status).toBe(status)
+    expect(reply.body).toContain(text)
+    expect(reply.outcome).toEqual({ _tag: "HttpError", status })
+  })
+
+  it("answers a wrong content type with 415, a charset parameter being fine", () => {
+    expect(post(review(virtualService([100])), "text/yaml").status).toBe(415)
+    expect(post(review(virtualService([100])), "application/json; charset=utf-8").status).toBe(200)
+    expect(handleValidate({ method: "POST", contentType: undefined, body: "{}" }).outcome).toEqual({
+      _tag: "HttpError",
+      status: 415,
+    })
+  })
+
+  it("answers a non-POST with 405 and an oversized body with 413", () => {
+    expect(handleValidate({ method: "GET", contentType: undefined, body: "" })).toMatchObject({
+      status: 405,
+      outcome: { _tag: "HttpError", status: 405 },
+    })
+    const tooLarge = handleValidate({ method: "POST", contentType: "application/json", body: "too-large" })
+    expect(tooLarge.status).toBe(413)
+    expect(tooLarge.body).toContain(String(MAX_REQUEST_BODY_BYTES))
+  })
+
+  it("answers /inject with 501: injection needs the orchestrator", () => {
+    const reply = handleInject()
+    expect(reply.status).toBe(501)
+    expect(JSON.parse(reply.body).error).toMatch(/injection needs the orchestrator/)
+    expect(reply.outcome).toEqual({ _tag: "NotCounted" })
+  })
+})
