@@ -1,0 +1,85 @@
+/**
+ * The ADS server derives the PushContext of an endpoint-only change from the previous one: after
+ * any sequence of endpoint changes (and a config change among them) its PushContext and gauges
+ * are those a rebuild from the latest input would give.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect } from "effect"
+import { metricsLayer } from "../../../src/layers/metrics.js"
+import { makeXdsServer } from "../../../src/layers/xds/ads-server.js"
+import { Metrics } from "../../../src/services/metrics/metrics.js"
+import type { Endpoint } from "../../../src/services/registry/model.js"
+import { makePushContext, type PushContext, type PushContextInput } from "../../../src/services/xds/push-context.js"
+import { defaultXdsServerConfig } from "../../../src/services/xds/server.js"
+import { endpoint, input, service, virtualService } from "../../fixtures/xds/mesh.js"
+
+const config = {
+  ...defaultXdsServerConfig,
+  host: "127.0.0.1",
+  port: 0,
+  debounce: { debounceAfter: Duration.millis(5), debounceMax: Duration.millis(100), enableEdsDebounce: true },
+  shutdownDuration: Duration.seconds(1),
+}
+const A = "a.default.svc.cluster.local"
+const B = "b.default.svc.cluster.local"
+const C = "c.default.svc.cluster.local"
+const services = [service(A), service(B), service(C)]
+const a1 = endpoint(A, "10.0.0.1", 8080)
+const b1 = endpoint(B, "10.0.1.1", 8080)
+const mesh = (endpoints: ReadonlyArray<Endpoint>, extra: Partial<PushContextInput> = {}) =>
+  input({ services, endpoints, ...extra })
+
+const comparable = (push: PushContext) => ({
+  services: push.services,
+  endpointsByHost: [...push.endpointsByHost.entries()].sort(([x], [y]) => (x < y ? -1 : 1)),
+  virtualServiceByHost: [...push.virtualServiceByHost.entries()].sort(),
+  destinationRuleByHost: [...push.destinationRuleByHost.entries()].sort(),
+  fingerprints: [A, B, C].flatMap((h) =>
+    (["service", "endpoints", "vs", "dr"] as const).map((f) => push.fingerprint(f, h)),
+  ),
+  input: push.input,
+})
+
+const gauge = (name: string) =>
+  Effect.gen(function* () {
+    const metric = (yield* Metrics).registry.getSingleMetric(name)
+    const values = metric === undefined ? [] : (yield* Effect.promise(async () => metric.get())).values
+    return values.reduce((n, v) => n + v.value, 0)
+  })
+
+describe("ADS incremental PushContext", () => {
+  it.scopedLive("endpoint changes derive the PushContext; it and the gauges equal a rebuild's", () =>
+    Effect.gen(function* () {
+      const server = yield* makeXdsServer(config, mesh([a1, b1]))
+      const steps: ReadonlyArray<PushContextInput> = [
+        // an endpoint added to A
+        mesh([a1, endpoint(A, "10.0.0.2", 8080), b1]),
+        // B unhealthy, C appears
+        mesh([a1, endpoint(A, "10.0.0.2", 8080), { ...b1, healthStatus: "UNHEALTHY" }, endpoint(C, "10.0.2.1", 8080)]),
+        // A disappears
+        mesh([{ ...b1, healthStatus: "UNHEALTHY" }, endpoint(C, "10.0.2.1", 8080)]),
+        // a config change among them: rebuilt
+        mesh([{ ...b1, healthStatus: "UNHEALTHY" }, endpoint(C, "10.0.2.1", 8080)], {
+          virtualServices: [virtualService("a", { hosts: [A], http: [{ route: [{ destination: { host: B } }] }] })],
+        }),
+        // and derived again from the rebuilt one
+        mesh([a1, endpoint(C, "10.0.2.1", 8080)], {
+          virtualServices: [virtualService("a", { hosts: [A], http: [{ route: [{ destination: { host: B } }] }] })],
+        }),
+      ]
+      for (const next of steps) {
+        const before = (yield* server.pushStats).pushes
+        yield* server.update(next)
+        yield* Effect.gen(function* () {
+          while ((yield* server.pushStats).pushes === before) yield* Effect.sleep("5 millis")
+        }).pipe(Effect.timeout("10 seconds"))
+        const push = yield* server.pushContext
+        expect(comparable(push)).toEqual(comparable(makePushContext(next, config.pushContext, push.version)))
+        const unhealthy = next.endpoints.filter((e) => e.healthStatus === "UNHEALTHY").length
+        const withoutEndpoints = services.filter((s) => !next.endpoints.some((e) => e.hostname === s.hostname)).length
+        expect(yield* gauge("pilot_endpoint_not_ready")).toBe(unhealthy)
+        expect(yield* gauge("pilot_eds_no_instances")).toBe(withoutEndpoints)
+      }
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+})
