@@ -78,6 +78,15 @@ const namesOf = (client: number): Record<string, ReadonlyArray<string>> => {
 
 const meta = (name: string) => ({ name, namespace: "bench", labels: {}, annotations: {} })
 
+/**
+ * The endpoints after svc-i's change, as the registry hands them over: its snapshot keeps the
+ * endpoint objects of every service whose endpoints did not change, so only svc-i's are new.
+ */
+const changeEndpointsOf = (i: number, endpoints: ReadonlyArray<Endpoint>): ReadonlyArray<Endpoint> => [
+  ...makeInput(1, 0).endpoints.filter((e) => e.hostname === host(i)),
+  ...endpoints.filter((e) => e.hostname !== host(i)),
+]
+
 const makeInput = (endpointGeneration: number, vsGeneration: number): PushContextInput => {
   const services: Array<Service> = []
   const endpoints: Array<Endpoint> = []
@@ -342,7 +351,7 @@ const runMode = async (mode: "sotw" | "delta") => {
   const change = async (kind: "eds" | "rds") => {
     input =
       kind === "eds"
-        ? { ...input, endpoints: makeInput(1, 0).endpoints }
+        ? { ...input, endpoints: changeEndpointsOf(0, input.endpoints) }
         : { ...input, virtualServices: makeInput(0, 10).virtualServices }
     const encodedBefore = (await Effect.runPromise(server.cacheStats)).misses
     const profiler = CPU_PROF_DIR === "" ? undefined : new Session()

@@ -71,10 +71,10 @@ import { makeXdsMetrics } from "./xds-metrics.js"
 interface Connection {
   readonly id: string
   /**
-   * Whether a push request can change anything this connection watches. An Effect run inside
-   * the push loop's fiber: a synchronous run per connection would start a fiber for each.
+   * Whether a push request can change anything this connection watches. Synchronous, over the
+   * connection's latest watches: every push asks every connection.
    */
-  readonly affectedBy: (push: PushContext, request: PushRequest) => Effect.Effect<boolean>
+  readonly affectedBy: (push: PushContext, request: PushRequest) => boolean
   readonly status: () => ConnectionStatus
   readonly push: (request: PushRequest) => Effect.Effect<void>
 }
@@ -93,6 +93,30 @@ const hostsOfNames = (push: PushContext): Map<string, string | undefined> => {
     hostMemo.set(push, memo)
   }
   return memo
+}
+
+/**
+ * The hosts of a watch's names when they are all cluster names (`outbound|port|subset|host`,
+ * whose host no PushContext changes), per names object: computed once per watch change, not
+ * once per push. Undefined for other names (looked up per PushContext instead).
+ */
+const clusterHosts = new WeakMap<Iterable<string>, ReadonlySet<string> | null>()
+const clusterHostsOf = (names: Iterable<string>): ReadonlySet<string> | undefined => {
+  let hosts = clusterHosts.get(names)
+  if (hosts === undefined) {
+    const set = new Set<string>()
+    hosts = set
+    for (const name of names) {
+      const host = name.startsWith("outbound|") ? name.split("|")[3] : undefined
+      if (host === undefined) {
+        hosts = null
+        break
+      }
+      set.add(host)
+    }
+    clusterHosts.set(names, hosts)
+  }
+  return hosts ?? undefined
 }
 
 /**
@@ -216,6 +240,12 @@ export const makeXdsServer = (
     const touches = (push: PushContext, request: PushRequest, names: Iterable<string>, wildcard: boolean): boolean => {
       const hosts = request.changedHosts
       if (wildcard || hosts === undefined) return true
+      const watched = clusterHostsOf(names)
+      if (watched !== undefined) {
+        const [fewer, more] = hosts.size <= watched.size ? [hosts, watched] : [watched, hosts]
+        for (const host of fewer) if (more.has(host)) return true
+        return false
+      }
       const hostOf = hostsOfNames(push)
       for (const name of names) {
         let host = hostOf.get(name)
@@ -309,7 +339,7 @@ export const makeXdsServer = (
             `push ${current.version}: full=${request.full} events=${events} configs=${[...request.configsUpdated].join(",")}`,
           )
         for (const connection of connections.values())
-          if (yield* connection.affectedBy(current, withHosts)) yield* queue.enqueue(connection, withHosts)
+          if (connection.affectedBy(current, withHosts)) yield* queue.enqueue(connection, withHosts)
       }).pipe(withScope("ads")),
     )
 
@@ -438,6 +468,8 @@ export const makeXdsServer = (
         const send = writer(call)
         const lock = yield* Effect.makeSemaphore(1)
         const state = yield* Ref.make(emptySotwState)
+        /** The watches of `state` after its last change, for the synchronous `affectedBy`. */
+        let latestWatches = emptySotwState.watches
         const id = `${call.getPeer()}-${++connectionCounter}`
         const connectedAt = yield* Clock.currentTimeMillis
         let proxy: ProxyInfo | undefined
@@ -452,9 +484,9 @@ export const makeXdsServer = (
             if (onlyIfChanged && !sotwNeedsPush(watch, built.digest)) return false
             const startedAt = yield* Clock.currentTimeMillis
             yield* send(built.response)
-            yield* Ref.update(state, (s) =>
+            latestWatches = (yield* Ref.updateAndGet(state, (s) =>
               onSotwSent(s, typeUrl, { nonce, version: push.version, digest: built.digest }),
-            )
+            )).watches
             yield* observeSend(typeUrl, startedAt)
             if (debug)
               yield* Effect.logDebug(
@@ -466,12 +498,12 @@ export const makeXdsServer = (
         const connection: Connection = {
           id,
           status: () => sotwStatus(id, call.getPeer(), proxy, connectedAt, Ref.get(state).pipe(Effect.runSync)),
-          affectedBy: (push, request) =>
-            Effect.map(Ref.get(state), (s) =>
-              [...s.watches.values()].some(
-                (w) => (request.full || w.typeUrl === TypeUrl.Endpoint) && touches(push, request, w.names, w.wildcard),
-              ),
-            ),
+          affectedBy: (push, request) => {
+            for (const w of latestWatches.values())
+              if ((request.full || w.typeUrl === TypeUrl.Endpoint) && touches(push, request, w.names, w.wildcard))
+                return true
+            return false
+          },
           push: (request) =>
             lock.withPermits(1)(
               Effect.gen(function* () {
@@ -501,6 +533,7 @@ export const makeXdsServer = (
             const typeUrl = request.type_url ?? ""
             const step = onSotwRequest(yield* Ref.get(state), request)
             yield* Ref.set(state, step.state)
+            latestWatches = step.state.watches
             switch (step.event._tag) {
               case "Nack":
                 yield* recordNack(proxy, typeUrl, step.event.error)
@@ -550,6 +583,8 @@ export const makeXdsServer = (
         const send = writer(call)
         const lock = yield* Effect.makeSemaphore(1)
         const state = yield* Ref.make(emptyDeltaState)
+        /** The watches of `state` after its last change, for the synchronous `affectedBy`. */
+        let latestWatches = emptyDeltaState.watches
         const id = `${call.getPeer()}-${++connectionCounter}`
         const connectedAt = yield* Clock.currentTimeMillis
         let proxy: ProxyInfo | undefined
@@ -564,9 +599,9 @@ export const makeXdsServer = (
             if (built.response === undefined) return
             const startedAt = yield* Clock.currentTimeMillis
             yield* send(built.response)
-            yield* Ref.update(state, (s) =>
+            latestWatches = (yield* Ref.updateAndGet(state, (s) =>
               onDeltaSent(s, typeUrl, { nonce, versions: built.sent, removed: built.removed }),
-            )
+            )).watches
             yield* observeSend(typeUrl, startedAt)
             if (debug)
               yield* Effect.logDebug(
@@ -577,14 +612,15 @@ export const makeXdsServer = (
         const connection: Connection = {
           id,
           status: () => deltaStatus(id, call.getPeer(), proxy, connectedAt, Ref.get(state).pipe(Effect.runSync)),
-          affectedBy: (push, request) =>
-            Effect.map(Ref.get(state), (s) =>
-              [...s.watches.values()].some(
-                (w) =>
-                  (request.full || w.typeUrl === TypeUrl.Endpoint) &&
-                  (touches(push, request, w.subscribed, w.wildcard) || w.pending.size > 0),
-              ),
-            ),
+          affectedBy: (push, request) => {
+            for (const w of latestWatches.values())
+              if (
+                (request.full || w.typeUrl === TypeUrl.Endpoint) &&
+                (touches(push, request, w.subscribed, w.wildcard) || w.pending.size > 0)
+              )
+                return true
+            return false
+          },
           push: (request) =>
             lock.withPermits(1)(
               Effect.gen(function* () {
@@ -617,6 +653,7 @@ export const makeXdsServer = (
             const typeUrl = request.type_url ?? ""
             const step = onDeltaRequest(yield* Ref.get(state), request)
             yield* Ref.set(state, step.state)
+            latestWatches = step.state.watches
             if (step.event._tag === "Nack") yield* recordNack(proxy, typeUrl, step.event.error)
             if (step.event._tag === "StaleNonce") metrics.expiredNonce.inc({ type: shortType(typeUrl) })
             if (step.respond) yield* respond(typeUrl, current, step.event._tag === "Subscribe")
