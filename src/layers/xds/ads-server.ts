@@ -100,6 +100,15 @@ const hostsOfNames = (push: PushContext): Map<string, string | undefined> => {
  * whose host no PushContext changes), per names object: computed once per watch change, not
  * once per push. Undefined for other names (looked up per PushContext instead).
  */
+/** The host of a cluster name (the fourth `|`-separated field, as `hostOfResourceName` reads it). */
+const clusterHost = (name: string): string | undefined => {
+  if (!name.startsWith("outbound|")) return undefined
+  const subset = name.indexOf("|", 9)
+  const host = subset < 0 ? -1 : name.indexOf("|", subset + 1)
+  if (host < 0) return undefined
+  const end = name.indexOf("|", host + 1)
+  return name.slice(host + 1, end < 0 ? undefined : end)
+}
 const clusterHosts = new WeakMap<Iterable<string>, ReadonlySet<string> | null>()
 const clusterHostsOf = (names: Iterable<string>): ReadonlySet<string> | undefined => {
   let hosts = clusterHosts.get(names)
@@ -107,7 +116,7 @@ const clusterHostsOf = (names: Iterable<string>): ReadonlySet<string> | undefine
     const set = new Set<string>()
     hosts = set
     for (const name of names) {
-      const host = name.startsWith("outbound|") ? name.split("|")[3] : undefined
+      const host = clusterHost(name)
       if (host === undefined) {
         hosts = null
         break
@@ -534,6 +543,8 @@ export const makeXdsServer = (
             const step = onSotwRequest(yield* Ref.get(state), request)
             yield* Ref.set(state, step.state)
             latestWatches = step.state.watches
+            // Map the watched names to hosts now, not in the next push's fan-out.
+            for (const w of latestWatches.values()) clusterHostsOf(w.names)
             switch (step.event._tag) {
               case "Nack":
                 yield* recordNack(proxy, typeUrl, step.event.error)
@@ -654,6 +665,8 @@ export const makeXdsServer = (
             const step = onDeltaRequest(yield* Ref.get(state), request)
             yield* Ref.set(state, step.state)
             latestWatches = step.state.watches
+            // Map the watched names to hosts now, not in the next push's fan-out.
+            for (const w of latestWatches.values()) clusterHostsOf(w.subscribed)
             if (step.event._tag === "Nack") yield* recordNack(proxy, typeUrl, step.event.error)
             if (step.event._tag === "StaleNonce") metrics.expiredNonce.inc({ type: shortType(typeUrl) })
             if (step.respond) yield* respond(typeUrl, current, step.event._tag === "Subscribe")

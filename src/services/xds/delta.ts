@@ -85,6 +85,7 @@ export const onDeltaRequest = (state: DeltaState, request: DeltaDiscoveryRequest
   const pending = new Set(previous.pending)
   let wildcard = previous.wildcard
   let added = 0
+  let namesChanged = false
   for (const name of subscribe) {
     if (name === "*") {
       if (!wildcard) added++
@@ -93,13 +94,14 @@ export const onDeltaRequest = (state: DeltaState, request: DeltaDiscoveryRequest
       subscribed.add(name)
       pending.add(name)
       added++
+      namesChanged = true
     }
   }
   for (const name of unsubscribe) {
     if (name === "*") {
       wildcard = false
     } else {
-      subscribed.delete(name)
+      if (subscribed.delete(name)) namesChanged = true
       pending.delete(name)
     }
     known.delete(name)
@@ -109,7 +111,8 @@ export const onDeltaRequest = (state: DeltaState, request: DeltaDiscoveryRequest
 
   const base: DeltaWatch = {
     ...previous,
-    subscribed,
+    // The same names keep the same set: what is derived from it stays cached across ACKs.
+    subscribed: namesChanged ? subscribed : previous.subscribed,
     wildcard,
     known,
     pending,

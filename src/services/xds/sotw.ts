@@ -110,7 +110,8 @@ export const onSotwRequest = (state: SotwState, request: DiscoveryRequest): Sotw
   const { lastError: _cleared, ...rest } = previous
   const watch: SotwWatch = {
     ...rest,
-    names,
+    // The same names keep the same array: what is derived from it stays cached across ACKs.
+    names: namesChanged ? names : previous.names,
     wildcard,
     nonceAcked: nonce,
     versionAcked: request.version_info ?? "",
