@@ -95,11 +95,6 @@ const hostsOfNames = (push: PushContext): Map<string, string | undefined> => {
   return memo
 }
 
-/**
- * The hosts of a watch's names when they are all cluster names (`outbound|port|subset|host`,
- * whose host no PushContext changes), per names object: computed once per watch change, not
- * once per push. Undefined for other names (looked up per PushContext instead).
- */
 /** The host of a cluster name (the fourth `|`-separated field, as `hostOfResourceName` reads it). */
 const clusterHost = (name: string): string | undefined => {
   if (!name.startsWith("outbound|")) return undefined
@@ -109,6 +104,12 @@ const clusterHost = (name: string): string | undefined => {
   const end = name.indexOf("|", host + 1)
   return name.slice(host + 1, end < 0 ? undefined : end)
 }
+
+/**
+ * The hosts of a watch's names when they are all cluster names (`outbound|port|subset|host`,
+ * whose host no PushContext changes), per names object: computed once per watch change, not
+ * once per push. Undefined for other names (looked up per PushContext instead).
+ */
 const clusterHosts = new WeakMap<Iterable<string>, ReadonlySet<string> | null>()
 const clusterHostsOf = (names: Iterable<string>): ReadonlySet<string> | undefined => {
   let hosts = clusterHosts.get(names)
