@@ -195,7 +195,14 @@ export const makeFileConfigStore = (
   Effect.gen(function* () {
     const metrics = yield* Metrics
     const loadErrors = metrics.counter(CONFIG_LOAD_ERROR_METRIC, "Webhook config (re)load errors")
-    const validationFailed = metrics.counter(VALIDATION_FAILED_METRIC, "Resource validations that failed")
+    // Shared with the validation webhook, which labels its failures (the reference's label set);
+    // the file store's own count is the unlabelled series.
+    const validationFailed = metrics.counter(VALIDATION_FAILED_METRIC, "Resource validations that failed", [
+      "group",
+      "version",
+      "resource",
+      "reason",
+    ])
     const root = path.resolve(options.configDir)
     const core = yield* makeConfigStoreCore
     const cache = new Map<string, CachedFile>()

@@ -94,18 +94,33 @@ export const webhookServerLayer = (
         }
       }
 
-      const handler = (req: IncomingMessage, res: ServerResponse) => {
+      // A bug in a handler answers 500 rather than taking the server down.
+      const guarded = (req: IncomingMessage, res: ServerResponse, f: () => void) => {
+        try {
+          f()
+        } catch (e) {
+          httpErrors.inc({ status: "500" })
+          log(Effect.logError(`webhook: ${req.method} ${req.url}: ${e}`))
+          if (!res.headersSent)
+            send(res, { status: 500, contentType: "text/plain; charset=utf-8", body: "internal error\n" })
+          else res.destroy()
+        }
+      }
+      const handler = (req: IncomingMessage, res: ServerResponse) => guarded(req, res, () => route(req, res))
+
+      const route = (req: IncomingMessage, res: ServerResponse) => {
         const path = (req.url ?? "/").split("?")[0]
         if (path === "/validate" || path === "/admitpilot") {
-          const answer = (body: WebhookRequest["body"]) => {
-            const reply = handleValidate({ method: req.method ?? "", contentType: req.headers["content-type"], body })
-            count(reply)
-            if (reply.refusal !== undefined) log(Effect.logInfo(`validation webhook refused: ${reply.refusal}`))
-            // A body still arriving (413) is not read: close the connection after the answer.
-            const tooLarge = body === "too-large"
-            send(res, reply, tooLarge)
-            if (tooLarge) res.once("finish", () => req.destroy())
-          }
+          const answer = (body: WebhookRequest["body"]) =>
+            guarded(req, res, () => {
+              const reply = handleValidate({ method: req.method ?? "", contentType: req.headers["content-type"], body })
+              count(reply)
+              if (reply.refusal !== undefined) log(Effect.logInfo(`validation webhook refused: ${reply.refusal}`))
+              // A body still arriving (413) is not read: close the connection after the answer.
+              const tooLarge = body === "too-large"
+              send(res, reply, tooLarge)
+              if (tooLarge) res.once("finish", () => req.destroy())
+            })
           if (req.method !== "POST") {
             req.resume()
             answer("")

@@ -101,7 +101,9 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
           // Webhooks on --httpsAddr, serving the same certificate as the secure listener.
           const webhook = webhookServerLayer({ address: args.httpsAddr, injectEnabled: env.INJECT_ENABLED })
           const cert = Layer.provideMerge(servingCertLayer(env, options), Layer.merge(ca, xds))
-          return Layer.provideMerge(Layer.merge(secure, webhook), cert)
+          // The webhook listener binds after the secure one: a bind failure of one must not
+          // interrupt the other mid-bind (an interrupted grpc-js bind hangs the shutdown).
+          return Layer.provideMerge(Layer.provideMerge(webhook, secure), cert)
         }),
       ),
     )
