@@ -105,6 +105,9 @@ export const superviseProxy = (settings: SupervisorSettings) =>
       })
       proc.kill("SIGTERM")
       yield* gone.pipe(
+        // `stop` runs as a finalizer (uninterruptible): without this a proxy that ignores
+        // SIGTERM would never be killed, the timeout being unable to cut the wait.
+        Effect.interruptible,
         Effect.timeoutTo({
           duration: settings.stopTimeout,
           onSuccess: () => Effect.void,

@@ -131,16 +131,21 @@ export const makeSecureGrpcListener = <E, R>(settings: SecureGrpcSettings, sourc
         else resume(Effect.succeed(port))
       })
     })
+    // Finalizers run uninterruptibly, so a timeout raced against tryShutdown could never win
+    // (open ADS streams keep tryShutdown waiting): the force timer lives in the callback.
     const shutdown = Effect.async<void>((resume) => {
-      server.tryShutdown(() => resume(Effect.void))
-    }).pipe(
-      Effect.timeoutTo({
-        duration: settings.shutdownTimeout ?? Duration.seconds(5),
-        onTimeout: () => server.forceShutdown(),
-        onSuccess: () => undefined,
-      }),
-      Effect.uninterruptible,
-    )
+      const timer = setTimeout(
+        () => {
+          server.forceShutdown()
+          resume(Effect.void)
+        },
+        Duration.toMillis(settings.shutdownTimeout ?? Duration.seconds(5)),
+      )
+      server.tryShutdown(() => {
+        clearTimeout(timer)
+        resume(Effect.void)
+      })
+    })
     // Whatever was started is shut down with the listener's scope, not the caller's.
     const lock = yield* Effect.makeSemaphore(1)
     const start = lock.withPermits(1)(

@@ -93,6 +93,8 @@ export const makeHttpsServer = (settings: HttpsServerSettings, handler: HttpsHan
           s.close(() => resume(Effect.void))
           s.closeIdleConnections()
         }).pipe(
+          // Finalizers are uninterruptible: without this the timeout could never cut the wait.
+          Effect.interruptible,
           Effect.timeoutTo({
             duration: settings.shutdownTimeout ?? Duration.seconds(5),
             onTimeout: () => s.closeAllConnections(),

@@ -40,7 +40,7 @@ const until = (file: string, done: (e: ReturnType<typeof events>) => boolean) =>
     }
   }).pipe(Effect.timeout("15 seconds"))
 
-const setup = (env: Record<string, string>, maxRestarts = 5) =>
+const setup = (env: Record<string, string>, maxRestarts = 5, stopTimeout = Duration.seconds(5)) =>
   Effect.gen(function* () {
     const dir = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "mesh-fake-proxy-")))
     yield* Effect.addFinalizer(() => Effect.promise(() => rm(dir, { recursive: true, force: true })))
@@ -77,7 +77,7 @@ const setup = (env: Record<string, string>, maxRestarts = 5) =>
         terminationDrain: Duration.seconds(5),
         checkInterval: Duration.millis(20),
       },
-      stopTimeout: Duration.seconds(5),
+      stopTimeout,
     }).pipe(Scope.extend(scope))
     yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
     return { supervisor, record, active, scope, args }
@@ -139,6 +139,18 @@ describe("proxy supervisor (stand-in proxy)", () => {
       const after = events(record)
       expect(after.map((e) => e.event).filter((e) => e !== "listening" && e !== "start")).toEqual(["drain", "sigterm"])
       expect(JSON.stringify(after.find((e) => e.event === "drain"))).toContain("inboundonly&graceful")
+    }),
+  )
+
+  it.scopedLive("on shutdown, a proxy that ignores SIGTERM is killed once the stop timeout passes", () =>
+    Effect.gen(function* () {
+      const { record, scope, supervisor } = yield* setup({ FAKE_PROXY_IGNORE_SIGTERM: "true" }, 5, Duration.millis(300))
+      yield* until(record, (e) => e.some((x) => x.event === "listening"))
+      const pid = (yield* supervisor.pid)!
+      // The shutdown is a finalizer (uninterruptible); it must still end within its timeout.
+      yield* Scope.close(scope, Exit.void).pipe(Effect.timeout("10 seconds"))
+      expect(events(record).some((e) => e.event === "sigterm")).toBe(true)
+      expect(() => process.kill(pid, 0)).toThrow()
     }),
   )
 })
