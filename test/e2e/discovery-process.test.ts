@@ -111,6 +111,7 @@ beforeAll(async () => {
   const ads = (await daemon.waitFor(/ADS server listening on ([\d.]+:\d+)/, 30_000))[1]!
   monitoring = (await daemon.waitFor(/monitoring listening on ([\d.]+:\d+)/, 30_000))[1]!
   httpAddr = `127.0.0.1:${(await daemon.waitFor(/http listening on [\d.]+:(\d+)/, 30_000))[1]!}`
+  await daemon.waitFor(/first configuration received: serving xDS/, 30_000)
   if (monitoringIs15014 && !monitoring.endsWith(":15014")) monitoringIs15014 = false
 
   const bootstrap = join(dir, "grpc-bootstrap.json")

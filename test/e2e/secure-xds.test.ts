@@ -6,7 +6,7 @@
  */
 import { execFileSync } from "node:child_process"
 import { X509Certificate } from "node:crypto"
-import { cpSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as grpc from "@grpc/grpc-js"
@@ -20,7 +20,8 @@ import {
   startIssuer,
   type TestIssuer,
 } from "../layers/ca/helpers.js"
-import { type Daemon, ROOT, run, startDaemon } from "../support/processes.js"
+import { discoveryArgs, exampleMeshDir } from "../support/discovery.js"
+import { type Daemon, run, startDaemon } from "../support/processes.js"
 
 const CLUSTER = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
 const SERVER_NAME = "meshd.mesh-system.svc"
@@ -90,33 +91,9 @@ const issueIdentity = async (caPort: number, rootPem: string, ns: string): Promi
   return { certPem: result.chain!.join(""), keyPem }
 }
 
-const commonArgs = (dir: string) => [
-  "discovery",
-  "--configDir",
-  join(dir, "mesh"),
-  "--registries",
-  "Mock",
-  "--grpcAddr",
-  "127.0.0.1:0",
-  "--secureGRPCAddr",
-  "127.0.0.1:0",
-  "--httpAddr",
-  "127.0.0.1:0",
-  "--monitoringAddr",
-  "127.0.0.1:0",
-  "--httpsAddr",
-  "127.0.0.1:0",
-  "--ctrlz_address",
-  "127.0.0.1",
-  "--ctrlz_port",
-  "0",
-]
+const commonArgs = (dir: string) => discoveryArgs(join(dir, "mesh"))
 
-const newDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), "secure-xds-"))
-  cpSync(join(ROOT, "examples/mesh"), join(dir, "mesh"), { recursive: true })
-  return dir
-}
+const newDir = () => exampleMeshDir("secure-xds-")
 
 let issuer: TestIssuer
 
@@ -141,6 +118,7 @@ describe("secure xDS with the built-in CA (PILOT_CERT_PROVIDER=meshd, XDS_AUTH)"
     port = Number((await daemon.waitFor(/secure gRPC listener on [\d.]+:(\d+)/, 30_000))[1])
     secure = `127.0.0.1:${port}`
     plaintext = (await daemon.waitFor(/ADS server listening on ([\d.]+:\d+)/, 30_000))[1]!
+    await daemon.waitFor(/first configuration received: serving xDS/, 30_000)
     rootPem = readFileSync(join(dir, "var/lib/meshd/ca/ca-cert.pem"), "utf8")
   }, 60_000)
 
@@ -282,6 +260,7 @@ describe("secure xDS with --tlsCertFile/--tlsKeyFile/--caCertFile, ENABLE_CA_SER
     )
     port = Number((await daemon.waitFor(/secure gRPC listener on [\d.]+:(\d+)/, 30_000))[1])
     plaintext = (await daemon.waitFor(/ADS server listening on ([\d.]+:\d+)/, 30_000))[1]!
+    await daemon.waitFor(/first configuration received: serving xDS/, 30_000)
   }, 60_000)
 
   afterAll(async () => {

@@ -189,6 +189,11 @@ export class AdsGrpcService extends Context.Tag("mesh/AdsGrpcService")<AdsGrpcSe
 export interface AdsServerOptions {
   /** Guard of the plaintext `--grpcAddr` listener (`XDS_AUTH_PLAINTEXT`); default: open. */
   readonly plaintextGuard?: XdsGuard
+  /**
+   * Refuse streams (UNAVAILABLE) until the first input arrives, as the reference does before its
+   * caches sync: a proxy served the empty starting state would drop its whole configuration.
+   */
+  readonly awaitFirstInput?: boolean
 }
 
 export const makeXdsServer = (
@@ -235,6 +240,7 @@ export const makeXdsServer = (
       `${new Date(yield* Clock.currentTimeMillis).toISOString()}/0`,
     )
     let connectionCounter = 0
+    let ready = options.awaitFirstInput !== true
     /**
      * Hostnames whose endpoints changed since `current` was built, when nothing else did (the
      * next PushContext is then derived from `current`); undefined when a rebuild is needed.
@@ -374,6 +380,14 @@ export const makeXdsServer = (
     /** Admits a new stream, waiting briefly when over the rate; false = refused. */
     const admit = (call: grpc.ServerDuplexStream<unknown, unknown>) =>
       Effect.gen(function* () {
+        if (!ready) {
+          yield* Effect.logInfo(`refusing stream from ${call.getPeer()}: no configuration received yet`)
+          call.emit("error", {
+            code: grpc.status.UNAVAILABLE,
+            details: "server is not ready to serve discovery information",
+          })
+          return false
+        }
         const now = yield* Clock.currentTimeMillis
         const step = reserve(bucket, now, MAX_STREAM_WAIT_MS)
         bucket = step.bucket
@@ -749,6 +763,16 @@ export const makeXdsServer = (
       update: (next) =>
         Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
+          if (!ready) {
+            // No stream was admitted yet: the first input becomes the served state at once.
+            input = next
+            current = makePushContext(input, config.pushContext, `${new Date(now).toISOString()}/0`)
+            changedSinceContext = new Set()
+            recordPushContextStats(current)
+            ready = true
+            yield* Effect.logInfo("first configuration received: serving xDS").pipe(withScope("ads"))
+            return
+          }
           const request = diffInputs(input, next, now)
           input = next
           if (request === undefined) return
@@ -844,9 +868,9 @@ const deltaStatus = (
   )
 
 /**
- * The ADS server for `mesh-discovery discovery`: starts empty and follows a stream of
- * PushContext inputs (each element a full snapshot of services, endpoints, VirtualServices and
- * DestinationRules); every change is diffed, debounced and pushed.
+ * The ADS server for `mesh-discovery discovery`: follows a stream of PushContext inputs (each
+ * element a full snapshot of services, endpoints and config), refusing streams until the first
+ * has arrived; every later change is diffed, debounced and pushed.
  */
 export const xdsDiscoveryLayer = <E, R>(
   config: XdsServerConfig,
@@ -855,7 +879,10 @@ export const xdsDiscoveryLayer = <E, R>(
 ): Layer.Layer<XdsServer | AdsGrpcService, XdsServerError, Metrics | R> =>
   Layer.scopedContext(
     Effect.gen(function* () {
-      const { grpcService, ...server } = yield* makeXdsServer(config, emptyPushContextInput, options)
+      const { grpcService, ...server } = yield* makeXdsServer(config, emptyPushContextInput, {
+        awaitFirstInput: true,
+        ...options,
+      })
       yield* inputs.pipe(
         Stream.runForEach(server.update),
         Effect.catchAllCause((cause) => Effect.logError("PushContext input stream failed", cause)),

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Layer, Scope, Stream } from "effect"
+import * as grpc from "@grpc/grpc-js"
+import { Context, Duration, Effect, Exit, Layer, Queue, Scope, Stream } from "effect"
 import { metricsLayer } from "../../../src/layers/metrics.js"
 import { makeXdsServer, xdsDiscoveryLayer } from "../../../src/layers/xds/ads-server.js"
+import { loadXdsProtos } from "../../../src/layers/xds/protos.js"
 import { makeAdsClient } from "../../../src/layers/xds-client/ads-client.js"
 import { Metrics } from "../../../src/services/metrics/metrics.js"
 import { clusterName } from "../../../src/services/xds/grpc-gen.js"
@@ -227,6 +229,44 @@ describe("xdsDiscoveryLayer", () => {
     }).pipe(
       Effect.provide(xdsDiscoveryLayer(config, Stream.make(mesh)).pipe(Layer.provideMerge(metricsLayer("test")))),
     ),
+  )
+})
+
+/** Opens one SotW stream with a raw grpc-js client: the first response's size, or the stream's error code. */
+const firstAnswer = (port: number) =>
+  Effect.async<{ readonly resources?: number; readonly code?: number }>((resume) => {
+    const Client = grpc.makeGenericClientConstructor(loadXdsProtos().ads, "AggregatedDiscoveryService")
+    const raw = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure())
+    const stream = (
+      raw as unknown as Record<string, () => grpc.ClientDuplexStream<unknown, unknown>>
+    ).StreamAggregatedResources!.call(raw)
+    const done = (outcome: { readonly resources?: number; readonly code?: number }) => {
+      stream.removeAllListeners()
+      stream.on("error", () => {})
+      stream.cancel()
+      raw.close()
+      resume(Effect.succeed(outcome))
+    }
+    stream.on("data", (r: { resources?: ReadonlyArray<unknown> }) => done({ resources: r.resources?.length ?? 0 }))
+    stream.on("error", (e: grpc.ServiceError) => done({ code: e.code }))
+    stream.write({ node, type_url: TypeUrl.Cluster, resource_names: [] })
+  })
+
+describe("xdsDiscoveryLayer before its first input", () => {
+  it.scopedLive(
+    "refuses streams UNAVAILABLE, never serving the empty starting state, then serves the first input",
+    () =>
+      Effect.gen(function* () {
+        const inputs = yield* Queue.unbounded<PushContextInput>()
+        const context = yield* Layer.build(
+          xdsDiscoveryLayer(config, Stream.fromQueue(inputs)).pipe(Layer.provideMerge(metricsLayer("test"))),
+        )
+        const server = Context.get(context, XdsServer)
+        expect(yield* firstAnswer(server.port)).toEqual({ code: grpc.status.UNAVAILABLE })
+        yield* Queue.offer(inputs, mesh)
+        const served = yield* poll(firstAnswer(server.port), (a) => a.code === undefined)
+        expect(served.resources).toBe(3)
+      }),
   )
 })
 
