@@ -19,6 +19,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type EchoBackend, startEchoBackend } from "../fixtures/xds/echo-backend.js"
 import { execFileAsync, startIssuer, type TestIssuer } from "../layers/ca/helpers.js"
+import { discoveryArgs } from "../support/discovery.js"
 import { type Daemon, ROOT, startDaemon } from "../support/processes.js"
 
 const HOST = "echo.demo.svc.cluster.local"
@@ -145,27 +146,10 @@ const agentMetric = async (name: string): Promise<number> => {
 const startDiscovery = () => {
   discovery = startDaemon(
     "mesh-discovery",
-    [
-      "discovery",
-      "--configDir",
-      configDir,
-      "--registries",
-      "Mock",
-      "--grpcAddr",
-      `127.0.0.1:${grpcPort}`,
-      "--secureGRPCAddr",
-      `127.0.0.1:${securePort}`,
-      "--httpAddr",
-      "127.0.0.1:0",
-      "--monitoringAddr",
-      "127.0.0.1:0",
-      "--httpsAddr",
-      "127.0.0.1:0",
-      "--ctrlz_address",
-      "127.0.0.1",
-      "--ctrlz_port",
-      "0",
-    ],
+    discoveryArgs(configDir, {
+      "--grpcAddr": `127.0.0.1:${grpcPort}`,
+      "--secureGRPCAddr": `127.0.0.1:${securePort}`,
+    }),
     {
       PILOT_DEBOUNCE_AFTER: "10ms",
       PILOT_DEBOUNCE_MAX: "200ms",
@@ -177,8 +161,8 @@ const startDiscovery = () => {
   )
   return Promise.all([
     discovery.waitFor(/ADS server listening on/, 30_000),
-    // the CA shares the secure gRPC listener (older builds: a CA server of its own)
-    discovery.waitFor(/secure gRPC listener on|CA server listening on/, 30_000),
+    // the CA and secure xDS share the secure gRPC listener
+    discovery.waitFor(/secure gRPC listener on/, 30_000),
   ])
 }
 

@@ -7,43 +7,19 @@
  */
 import { execFileSync } from "node:child_process"
 import { X509Certificate } from "node:crypto"
-import { cpSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs"
+import { readFileSync, renameSync, writeFileSync } from "node:fs"
 import { Agent, request } from "node:https"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { TLSSocket } from "node:tls"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Daemon, ROOT, startDaemon } from "../support/processes.js"
+import { discoveryArgs, exampleMeshDir } from "../support/discovery.js"
+import { type Daemon, startDaemon } from "../support/processes.js"
 
 const SERVER_NAME = "meshd.mesh-system.svc"
 
-const args = (dir: string) => [
-  "discovery",
-  "--configDir",
-  join(dir, "mesh"),
-  "--registries",
-  "Mock",
-  "--grpcAddr",
-  "127.0.0.1:0",
-  "--secureGRPCAddr",
-  "127.0.0.1:0",
-  "--httpAddr",
-  "127.0.0.1:0",
-  "--monitoringAddr",
-  "127.0.0.1:0",
-  "--httpsAddr",
-  "127.0.0.1:0",
-  "--ctrlz_address",
-  "127.0.0.1",
-  "--ctrlz_port",
-  "0",
-]
+const args = (dir: string) => discoveryArgs(join(dir, "mesh"))
 
-const newDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), "webhook-"))
-  cpSync(join(ROOT, "examples/mesh"), join(dir, "mesh"), { recursive: true })
-  return dir
-}
+const newDir = () => exampleMeshDir("webhook-")
 
 interface Answer {
   readonly status: number

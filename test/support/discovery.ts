@@ -1,0 +1,32 @@
+/**
+ * How the end-to-end tests start `mesh-discovery discovery`: on loopback, every listener on an
+ * ephemeral port unless a test fixes one, from a copy of the example mesh.
+ */
+import { cpSync, mkdtempSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { ROOT } from "./processes.js"
+
+/** `discovery` with the Mock registry and its listeners on 127.0.0.1:0; `flags` override or add. */
+export const discoveryArgs = (configDir: string, flags: Readonly<Record<string, string>> = {}): Array<string> => {
+  const all: Record<string, string> = {
+    "--configDir": configDir,
+    "--registries": "Mock",
+    "--grpcAddr": "127.0.0.1:0",
+    "--secureGRPCAddr": "127.0.0.1:0",
+    "--httpAddr": "127.0.0.1:0",
+    "--monitoringAddr": "127.0.0.1:0",
+    "--httpsAddr": "127.0.0.1:0",
+    "--ctrlz_address": "127.0.0.1",
+    "--ctrlz_port": "0",
+    ...flags,
+  }
+  return ["discovery", ...Object.entries(all).flat()]
+}
+
+/** A new temporary working directory holding a copy of `examples/mesh` in `mesh/`. */
+export const exampleMeshDir = (prefix: string): string => {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  cpSync(join(ROOT, "examples/mesh"), join(dir, "mesh"), { recursive: true })
+  return dir
+}
