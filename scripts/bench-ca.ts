@@ -17,7 +17,7 @@ import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as grpc from "@grpc/grpc-js"
-import { Duration, Effect, Layer, ManagedRuntime } from "effect"
+import { Duration, Effect, Layer, Logger, ManagedRuntime } from "effect"
 import * as jose from "jose"
 import { buildAuthenticators } from "../src/layers/ca/authenticators.js"
 import { certificateAuthorityLayer } from "../src/layers/ca/authority.js"
@@ -204,7 +204,11 @@ const run = async (label: string, rootCaDir: string, stateDir: string, pool: Rea
     authenticators: auth.right,
     nodeAuthorizer: undefined,
   })
-  const runtime = ManagedRuntime.make(server.pipe(Layer.provideMerge(ca), Layer.provideMerge(metricsLayer("bench"))))
+  // The server's log lines go to stderr: stdout carries only the JSON result.
+  const logsToStderr = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
+  const runtime = ManagedRuntime.make(
+    server.pipe(Layer.provideMerge(ca), Layer.provideMerge(metricsLayer("bench")), Layer.provide(logsToStderr)),
+  )
   const [{ port }, authority] = await runtime.runPromise(Effect.all([CaGrpcServer, CertificateAuthority]))
   const rootPem = trustBundlePem(await runtime.runPromise(authority.material))
   const issued = await drive({ port, rootPem, token, pool, requests, concurrency })

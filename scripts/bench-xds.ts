@@ -23,7 +23,7 @@ import { writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Duration, Effect, Exit, Scope } from "effect"
+import { Duration, Effect, Exit, Layer, Logger, Scope } from "effect"
 import { metricsLayer } from "../src/layers/metrics.js"
 import { makeXdsServer } from "../src/layers/xds/ads-server.js"
 import { loadXdsProtos } from "../src/layers/xds/protos.js"
@@ -321,6 +321,9 @@ const measureChange = async (clients: Clients, kind: "eds" | "rds", trigger: () 
   }
 }
 
+/** The server's log lines go to stderr: stdout carries only the JSON result. */
+const serverLogsToStderr = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
+
 const runMode = async (mode: "sotw" | "delta") => {
   const scope = await Effect.runPromise(Scope.make())
   let input = makeInput(0, 0)
@@ -337,7 +340,7 @@ const runMode = async (mode: "sotw" | "delta") => {
         },
       },
       input,
-    ).pipe(Effect.provide(metricsLayer("bench")), Scope.extend(scope)),
+    ).pipe(Effect.provide(Layer.merge(metricsLayer("bench"), serverLogsToStderr)), Scope.extend(scope)),
   )
   let peakRss = process.memoryUsage().rss
   const sampler = setInterval(() => {
