@@ -19,7 +19,7 @@
  * its ACK, in both runs. `--cpu-prof-dir DIR` writes a CPU profile of the server per change.
  */
 import { fork } from "node:child_process"
-import { writeFileSync } from "node:fs"
+import { mkdirSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -366,6 +366,7 @@ const runMode = async (mode: "sotw" | "delta") => {
     const measured = await measureChange(clients, kind, () => Effect.runPromise(server.update(input)))
     if (profiler !== undefined) {
       const { profile } = await profiler.post("Profiler.stop")
+      mkdirSync(CPU_PROF_DIR, { recursive: true })
       writeFileSync(join(CPU_PROF_DIR, `bench-xds-${mode}-${kind}.cpuprofile`), JSON.stringify(profile))
       profiler.disconnect()
     }
