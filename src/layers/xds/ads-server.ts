@@ -30,6 +30,7 @@ import { Logging, passes, withScope } from "../../services/logging/logging.js"
 import { Metrics } from "../../services/metrics/metrics.js"
 import { makeResourceCache } from "../../services/xds/cache.js"
 import { emptyDeltaState, onDeltaRequest, onDeltaSent } from "../../services/xds/delta.js"
+import { takeInboundWarnings } from "../../services/xds/grpc-inbound.js"
 import type {
   DeltaDiscoveryRequest,
   DeltaDiscoveryResponse,
@@ -230,6 +231,15 @@ export const makeXdsServer = (
     const countSharedReads = (reads: number) => {
       if (reads > 0 && config.cache.stats === true) metrics.cacheReads.inc({ type: "hit" }, reads)
     }
+    /** What the (pure) generators had to skip in the config, logged once each with our logger. */
+    const logGeneratorWarnings = Effect.suspend(() => {
+      const warnings = takeInboundWarnings()
+      return warnings.length === 0
+        ? Effect.void
+        : Effect.forEach(warnings, (warning) => Effect.logWarning(warning), { discard: true }).pipe(
+            withScope("authorization"),
+          )
+    })
     const connections = new Map<string, Connection>()
     const queue = yield* makePushQueue<Connection>()
     let input = initial
@@ -505,6 +515,7 @@ export const makeXdsServer = (
             const nonce = randomUUID()
             const built = sotwResponse(push, cache, watch, nonce, proxy, sharable(typeUrl))
             countSharedReads(built.sharedReads)
+            yield* logGeneratorWarnings
             if (onlyIfChanged && !sotwNeedsPush(watch, built.digest)) return false
             const startedAt = yield* Clock.currentTimeMillis
             yield* send(built.response)
@@ -622,6 +633,7 @@ export const makeXdsServer = (
             const nonce = randomUUID()
             const built = deltaResponse(push, cache, watch, nonce, force, proxy, sharable(typeUrl))
             countSharedReads(built.sharedReads)
+            yield* logGeneratorWarnings
             if (built.response === undefined) return
             const startedAt = yield* Clock.currentTimeMillis
             yield* send(built.response)

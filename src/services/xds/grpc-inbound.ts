@@ -12,8 +12,6 @@
  * The bytes depend on the address, the mTLS mode and the applicable policies, never on the proxy
  * itself: servers whose namespace and labels select the same policies share the encoded resource.
  */
-import { Effect } from "effect"
-import { withScope } from "../logging/logging.js"
 // grpc-gen imports this module too; both only call each other's functions after loading.
 import { type ProtoObject, type ResourceSpec, workloadMtlsMode } from "./grpc-gen.js"
 import { applicablePolicies, rbacFilters } from "./grpc-rbac.js"
@@ -58,16 +56,26 @@ export const parseInboundName = (name: string): { readonly ip: string; readonly 
   return { ip: m[1]!, port }
 }
 
-// Warnings are about config, not about requests: report each once per process.
+// Warnings are about config, not about requests: each is reported once per process. Generation
+// is pure, so they wait here until the ADS server logs them (`takeInboundWarnings`) with the
+// program's logger and scopes.
 const reported = new Set<string>()
 const MAX_REPORTED = 10_000
+let pending: Array<string> = []
 const warnOnce = (warnings: ReadonlyArray<string>): void => {
   for (const warning of warnings) {
     if (reported.has(warning)) continue
     if (reported.size >= MAX_REPORTED) reported.clear()
     reported.add(warning)
-    Effect.runSync(Effect.logWarning(warning).pipe(withScope("authorization")))
+    pending.push(warning)
   }
+}
+
+/** The warnings generated since the last call, each reported once per process. */
+export const takeInboundWarnings = (): ReadonlyArray<string> => {
+  const taken = pending
+  pending = []
+  return taken
 }
 
 const downstreamTls: ProtoObject = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as grpc from "@grpc/grpc-js"
-import { Context, Duration, Effect, Exit, Layer, Queue, Scope, Stream } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Logger, Queue, Scope, Stream } from "effect"
 import { metricsLayer } from "../../../src/layers/metrics.js"
 import { makeXdsServer, xdsDiscoveryLayer } from "../../../src/layers/xds/ads-server.js"
 import { loadXdsProtos } from "../../../src/layers/xds/protos.js"
@@ -12,7 +12,7 @@ import type { PushContextInput } from "../../../src/services/xds/push-context.js
 import { defaultXdsServerConfig, XdsServer } from "../../../src/services/xds/server.js"
 import { TypeUrl } from "../../../src/services/xds/type-urls.js"
 import type { AdsClientOptions, ClientSnapshot } from "../../../src/services/xds-client/client.js"
-import { ECHO, endpoint, service, weightedMesh } from "../../fixtures/xds/mesh.js"
+import { ECHO, endpoint, resource, service, weightedMesh } from "../../fixtures/xds/mesh.js"
 
 const config = {
   ...defaultXdsServerConfig,
@@ -267,6 +267,33 @@ describe("xdsDiscoveryLayer before its first input", () => {
         const served = yield* poll(firstAnswer(server.port), (a) => a.code === undefined)
         expect(served.resources).toBe(3)
       }),
+  )
+})
+
+describe("generator warnings", () => {
+  it.scopedLive("a skipped AuthorizationPolicy is logged once through the program's logger", () =>
+    Effect.gen(function* () {
+      const lines: Array<string> = []
+      const collect = Logger.make(({ message }) => {
+        lines.push(String(Array.isArray(message) ? message.join(" ") : message))
+      })
+      const audit = {
+        ...resource("AuthorizationPolicy", "audit-logged", { action: "AUDIT", rules: [{}] }),
+        group: "security.mesh.io",
+      }
+      const server = yield* makeXdsServer(config, { ...mesh, authorizationPolicies: [audit] }).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, collect)),
+      )
+      const inbound = "xds.mesh.io/grpc/lds/inbound/0.0.0.0:50051"
+      for (const id of ["first", "second"]) {
+        const c = yield* client(server.port, "sotw", {
+          node: { ...node, id: `${id}~10.0.0.9~s.default~default.svc.cluster.local` },
+        })
+        yield* c.subscribe(TypeUrl.Listener, [inbound])
+        yield* c.waitFor((s) => held(s, TypeUrl.Listener).includes(inbound), WAIT)
+      }
+      expect(lines.filter((l) => l.includes("default/audit-logged: action AUDIT"))).toHaveLength(1)
+    }).pipe(Effect.provide(metricsLayer("test"))),
   )
 })
 

@@ -4,11 +4,11 @@
  */
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
-import { describe, expect, it, vi } from "vitest"
+import { describe, expect, it } from "vitest"
 import { loadXdsProtos } from "../../../src/layers/xds/protos.js"
 import { makeResourceCache } from "../../../src/services/xds/cache.js"
 import { generate, type Subscription } from "../../../src/services/xds/grpc-gen.js"
-import { parseInboundName, proxyWorkload } from "../../../src/services/xds/grpc-inbound.js"
+import { parseInboundName, proxyWorkload, takeInboundWarnings } from "../../../src/services/xds/grpc-inbound.js"
 import {
   changedHosts,
   hostOfResourceName,
@@ -181,20 +181,13 @@ describe("inbound listeners for gRPC servers", () => {
   })
 
   it("skipped policies are reported once, not on every generation", () => {
-    const lines: Array<string> = []
-    const spy = vi.spyOn(console, "log").mockImplementation((...args: Array<unknown>) => {
-      lines.push(args.map(String).join(" "))
-    })
-    try {
-      const extra = { authorizationPolicies: [authorizationPolicy("audit-once", { action: "AUDIT", rules: [{}] })] }
-      listener(extra)
-      listener(extra)
-    } finally {
-      spy.mockRestore()
-    }
-    const reports = lines.filter((l) => l.includes("default/audit-once: action AUDIT"))
+    takeInboundWarnings()
+    const extra = { authorizationPolicies: [authorizationPolicy("audit-once", { action: "AUDIT", rules: [{}] })] }
+    listener(extra)
+    listener(extra)
+    const reports = takeInboundWarnings().filter((w) => w.includes("default/audit-once: action AUDIT"))
     expect(reports).toHaveLength(1)
-    expect(reports[0]).toMatch(/level=WARN/)
+    expect(takeInboundWarnings()).toEqual([])
   })
 
   it("without a known workload only mesh-wide policies apply", () => {
