@@ -29,6 +29,7 @@ import type { AuthContext } from "../../services/ca/authenticate.js"
 import { Logging, passes, withScope } from "../../services/logging/logging.js"
 import { Metrics } from "../../services/metrics/metrics.js"
 import { makeResourceCache } from "../../services/xds/cache.js"
+import { deltaStatus, sotwStatus } from "../../services/xds/connection-status.js"
 import { emptyDeltaState, onDeltaRequest, onDeltaSent } from "../../services/xds/delta.js"
 import { takeInboundWarnings } from "../../services/xds/grpc-inbound.js"
 import type {
@@ -52,7 +53,6 @@ import { makeTokenBucket, reserve } from "../../services/xds/rate-limit.js"
 import { deltaResponse, type ProxyInfo, proxyInfo, sotwResponse } from "../../services/xds/responder.js"
 import {
   type ConnectionStatus,
-  type WatchStatus,
   XdsServer,
   type XdsServerConfig,
   XdsServerError,
@@ -61,6 +61,7 @@ import {
 import { emptySotwState, onSotwRequest, onSotwSent, sotwNeedsPush } from "../../services/xds/sotw.js"
 import { PUSH_ORDER, shortType, TypeUrl } from "../../services/xds/type-urls.js"
 import { diffInputs } from "../../services/xds/updates.js"
+import { clusterHostsOf, endpointHosts, hostsOfNames } from "../../services/xds/watched-hosts.js"
 import { openGuard, type XdsGrant, type XdsGuard, type XdsRefusal } from "../../services/xds/xds-auth.js"
 import { peerUris } from "../secure-grpc/listener.js"
 import { clearCacheIndexEvery } from "./cache-index.js"
@@ -81,69 +82,6 @@ interface Connection {
 }
 
 const MAX_TIMER_MS = 2 ** 31 - 1
-
-/**
- * The service host of each watched name, per PushContext: every connection asks about the same
- * few thousand names, so each is looked up once per push, not once per connection.
- */
-const hostMemo = new WeakMap<PushContext, Map<string, string | undefined>>()
-const hostsOfNames = (push: PushContext): Map<string, string | undefined> => {
-  let memo = hostMemo.get(push)
-  if (memo === undefined) {
-    memo = new Map()
-    hostMemo.set(push, memo)
-  }
-  return memo
-}
-
-/** The host of a cluster name (the fourth `|`-separated field, as `hostOfResourceName` reads it). */
-const clusterHost = (name: string): string | undefined => {
-  if (!name.startsWith("outbound|")) return undefined
-  const subset = name.indexOf("|", 9)
-  const host = subset < 0 ? -1 : name.indexOf("|", subset + 1)
-  if (host < 0) return undefined
-  const end = name.indexOf("|", host + 1)
-  return name.slice(host + 1, end < 0 ? undefined : end)
-}
-
-/**
- * The hosts of a watch's names when they are all cluster names (`outbound|port|subset|host`,
- * whose host no PushContext changes), per names object: computed once per watch change, not
- * once per push. Undefined for other names (looked up per PushContext instead).
- */
-const clusterHosts = new WeakMap<Iterable<string>, ReadonlySet<string> | null>()
-const clusterHostsOf = (names: Iterable<string>): ReadonlySet<string> | undefined => {
-  let hosts = clusterHosts.get(names)
-  if (hosts === undefined) {
-    const set = new Set<string>()
-    hosts = set
-    for (const name of names) {
-      const host = clusterHost(name)
-      if (host === undefined) {
-        hosts = null
-        break
-      }
-      set.add(host)
-    }
-    clusterHosts.set(names, hosts)
-  }
-  return hosts ?? undefined
-}
-
-/**
- * The hosts an endpoints-only request changed, from its keys (`ServiceEntry/<namespace>/<host>`,
- * as `diffInputs` names them): what `changedHosts` would find by fingerprinting every host's
- * endpoints. Undefined when the request names nothing or something else (fall back to that).
- */
-const endpointHosts = (request: PushRequest): ReadonlySet<string> | undefined => {
-  const hosts = new Set<string>()
-  for (const key of request.configsUpdated) {
-    const parts = key.split("/")
-    if (parts.length !== 3 || parts[0] !== "ServiceEntry") return undefined
-    hosts.add(parts[2]!)
-  }
-  return hosts.size > 0 ? hosts : undefined
-}
 
 /**
  * Whether debug lines of the ADS server would be written anywhere: the push path checks this
@@ -813,71 +751,6 @@ export const makeXdsServer = (
     }
     return shape
   })
-
-/** A watch as the debug pages show it: the optional progress fields only when they are set. */
-const watchStatus = (
-  typeUrl: string,
-  wildcard: boolean,
-  names: ReadonlyArray<string>,
-  progress: Omit<WatchStatus, "typeUrl" | "wildcard" | "names">,
-): WatchStatus => {
-  const status: { -readonly [K in keyof WatchStatus]: WatchStatus[K] } = { typeUrl, wildcard, names }
-  for (const key of ["nonceSent", "nonceAcked", "versionSent", "versionAcked", "lastError"] as const) {
-    const value = progress[key]
-    if (value !== undefined) status[key] = value
-  }
-  return status
-}
-
-const connectionStatus = (
-  id: string,
-  peer: string,
-  proxy: ProxyInfo | undefined,
-  connectedAt: number,
-  delta: boolean,
-  watches: ReadonlyArray<WatchStatus>,
-): ConnectionStatus => ({
-  id,
-  peer,
-  nodeId: proxy?.id ?? "",
-  generator: proxy?.generator ?? "",
-  delta,
-  connectedAt,
-  watches,
-})
-
-const sotwStatus = (
-  id: string,
-  peer: string,
-  proxy: ProxyInfo | undefined,
-  connectedAt: number,
-  state: import("../../services/xds/sotw.js").SotwState,
-): ConnectionStatus =>
-  connectionStatus(
-    id,
-    peer,
-    proxy,
-    connectedAt,
-    false,
-    [...state.watches.values()].map((w) => watchStatus(w.typeUrl, w.wildcard, w.names, w)),
-  )
-
-const deltaStatus = (
-  id: string,
-  peer: string,
-  proxy: ProxyInfo | undefined,
-  connectedAt: number,
-  state: import("../../services/xds/delta.js").DeltaState,
-): ConnectionStatus =>
-  connectionStatus(
-    id,
-    peer,
-    proxy,
-    connectedAt,
-    true,
-    // Delta streams carry no version per type: only nonces and the last error show.
-    [...state.watches.values()].map((w) => watchStatus(w.typeUrl, w.wildcard, [...w.subscribed].sort(), w)),
-  )
 
 /**
  * The ADS server for `mesh-discovery discovery`: follows a stream of PushContext inputs (each
