@@ -21,6 +21,7 @@ import {
   type TestIssuer,
 } from "../layers/ca/helpers.js"
 import { discoveryArgs, exampleMeshDir } from "../support/discovery.js"
+import { opensslServerCert } from "../support/openssl.js"
 import { type Daemon, run, startDaemon } from "../support/processes.js"
 
 const CLUSTER = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
@@ -186,51 +187,8 @@ describe("secure xDS with the built-in CA (PILOT_CERT_PROVIDER=meshd, XDS_AUTH)"
 })
 
 /** A private CA and a server certificate for meshd.mesh-system.svc, made by openssl. */
-const opensslServerCert = (dir: string, name: string) => {
-  const sh = (args: Array<string>) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" })
-  sh(
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1"].concat([
-      "-keyout",
-      `${name}-ca.key`,
-      "-out",
-      `${name}-ca.crt`,
-      "-subj",
-      `/O=${name} test CA`,
-    ]),
-  )
-  sh(
-    ["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"].concat([
-      "-keyout",
-      `${name}.key`,
-      "-out",
-      `${name}.csr`,
-      "-subj",
-      `/O=${name}`,
-    ]),
-  )
-  writeFileSync(
-    join(dir, `${name}.ext`),
-    `subjectAltName=DNS:${SERVER_NAME},URI:spiffe://cluster.local/ns/default/sa/app\n`,
-  )
-  sh(
-    [
-      "x509",
-      "-req",
-      "-in",
-      `${name}.csr`,
-      "-CA",
-      `${name}-ca.crt`,
-      "-CAkey",
-      `${name}-ca.key`,
-      "-CAcreateserial",
-    ].concat(["-days", "1", "-extfile", `${name}.ext`, "-out", `${name}.crt`]),
-  )
-  return {
-    caPem: readFileSync(join(dir, `${name}-ca.crt`), "utf8"),
-    certPem: readFileSync(join(dir, `${name}.crt`), "utf8"),
-    keyPem: readFileSync(join(dir, `${name}.key`), "utf8"),
-  }
-}
+const serverCert = (dir: string, name: string) =>
+  opensslServerCert(dir, name, `DNS:${SERVER_NAME},URI:spiffe://cluster.local/ns/default/sa/app`)
 
 const fingerprint = (pem: string) => new X509Certificate(pem).fingerprint256
 
@@ -243,7 +201,7 @@ describe("secure xDS with --tlsCertFile/--tlsKeyFile/--caCertFile, ENABLE_CA_SER
 
   beforeAll(async () => {
     dir = newDir()
-    first = opensslServerCert(dir, "first")
+    first = serverCert(dir, "first")
     daemon = startDaemon(
       "mesh-discovery",
       [
@@ -318,7 +276,7 @@ describe("secure xDS with --tlsCertFile/--tlsKeyFile/--caCertFile, ENABLE_CA_SER
   })
 
   it("reloads replaced certificate files without restarting the listener", async () => {
-    const second = opensslServerCert(dir, "second")
+    const second = serverCert(dir, "second")
     // Atomic replacement, as secret mounts do.
     writeFileSync(join(dir, "next.key"), second.keyPem)
     writeFileSync(join(dir, "next.crt"), second.certPem)
@@ -346,8 +304,8 @@ describe("bad serving-certificate settings fail start-up naming the flag and fil
 
   it("a key that does not match the certificate", async () => {
     const dir = mkdtempSync(join(tmpdir(), "secure-xds-bad-"))
-    opensslServerCert(dir, "a")
-    opensslServerCert(dir, "b")
+    serverCert(dir, "a")
+    serverCert(dir, "b")
     const result = await attempt(["--tlsCertFile", join(dir, "a.crt"), "--tlsKeyFile", join(dir, "b.key")])
     expect(result.code).toBe(1)
     expect(result.stdout + result.stderr).toContain(

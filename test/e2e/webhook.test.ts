@@ -13,6 +13,7 @@ import { join } from "node:path"
 import type { TLSSocket } from "node:tls"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { discoveryArgs, exampleMeshDir } from "../support/discovery.js"
+import { opensslServerCert } from "../support/openssl.js"
 import { type Daemon, startDaemon } from "../support/processes.js"
 
 const SERVER_NAME = "meshd.mesh-system.svc"
@@ -182,30 +183,7 @@ describe("webhooks on --httpsAddr with the CA-issued certificate (PILOT_CERT_PRO
 })
 
 /** A private CA and a certificate for meshd.mesh-system.svc, made by openssl, named `name`. */
-const opensslServerCert = (dir: string, name: string) => {
-  const sh = (list: Array<string>) => execFileSync("openssl", list, { cwd: dir, stdio: "pipe" })
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
-  sh(["req", "-x509", ...ec, "-days", "1", "-keyout", `${name}-ca.key`, "-out", `${name}-ca.crt`, "-subj", "/O=ca"])
-  sh(["req", "-new", ...ec, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", `/O=${name}`])
-  writeFileSync(join(dir, `${name}.ext`), `subjectAltName=DNS:${SERVER_NAME}\n`)
-  sh(
-    [
-      "x509",
-      "-req",
-      "-in",
-      `${name}.csr`,
-      "-CA",
-      `${name}-ca.crt`,
-      "-CAkey",
-      `${name}-ca.key`,
-      "-CAcreateserial",
-    ].concat(["-days", "1", "-extfile", `${name}.ext`, "-out", `${name}.crt`]),
-  )
-  return {
-    caPem: readFileSync(join(dir, `${name}-ca.crt`), "utf8"),
-    certPem: readFileSync(join(dir, `${name}.crt`), "utf8"),
-  }
-}
+const serverCert = (dir: string, name: string) => opensslServerCert(dir, name, `DNS:${SERVER_NAME}`)
 
 describe("webhooks on --httpsAddr with --tlsCertFile/--tlsKeyFile", () => {
   let daemon: Daemon
@@ -214,7 +192,7 @@ describe("webhooks on --httpsAddr with --tlsCertFile/--tlsKeyFile", () => {
 
   beforeAll(async () => {
     dir = newDir()
-    opensslServerCert(dir, "first")
+    serverCert(dir, "first")
     daemon = startDaemon(
       "mesh-discovery",
       [...args(dir), "--tlsCertFile", join(dir, "first.crt"), "--tlsKeyFile", join(dir, "first.key")],
@@ -236,7 +214,7 @@ describe("webhooks on --httpsAddr with --tlsCertFile/--tlsKeyFile", () => {
     expect(before.peer.fingerprint256).toBe(new X509Certificate(readFileSync(join(dir, "first.crt"))).fingerprint256)
 
     // Replace the files (atomically, as a secret mount does) with a certificate of another CA.
-    const second = opensslServerCert(dir, "second")
+    const second = serverCert(dir, "second")
     renameSync(join(dir, "second.key"), join(dir, "first.key"))
     renameSync(join(dir, "second.crt"), join(dir, "first.crt"))
     await daemon.waitFor(/serving certificate reloaded from/, 10_000)
