@@ -5,28 +5,40 @@
 
 import { type ConfigResource, resourceKey } from "../config-model/resource.js"
 import { deepEqual } from "../config-store/snapshot.js"
-import type { Endpoint } from "../registry/model.js"
+import type { Endpoint, Service } from "../registry/model.js"
 import type { PushContextInput } from "./push-context.js"
 import { type ConfigKey, makePushRequest, type PushRequest } from "./push-request.js"
 
 /**
- * Keys whose group of items differs between two snapshots. The registry and the config store
- * hand unchanged items over as the same objects, so groups are compared element by element by
- * identity first; only a group with a replaced element is compared by content (`same`), which
- * keeps an endpoint change from walking the contents of every host.
+ * A key function remembered per item: inputs are immutable snapshots (an unchanged item is
+ * handed over as the same object), so an item's key never changes, and computing it again for
+ * every item of every diff would cost more than the rest of the diff.
  */
-const changedKeys = <T>(
+const memoKey = <T extends object>(keyOf: (item: T) => string) => {
+  const keys = new WeakMap<T, string>()
+  return (item: T): string => {
+    let key = keys.get(item)
+    if (key === undefined) {
+      key = keyOf(item)
+      keys.set(item, key)
+    }
+    return key
+  }
+}
+
+/** The keys (among `only`, when given) whose groups of items differ, in order, by `same`. */
+const differingGroups = <T>(
   before: ReadonlyArray<T>,
   after: ReadonlyArray<T>,
   keyOf: (item: T) => string,
-  same: (a: T, b: T) => boolean = deepEqual,
+  same: (a: T, b: T) => boolean,
+  only: ReadonlySet<string> | undefined,
 ): ReadonlyArray<string> => {
-  if (before === after) return []
-  if (before.length === after.length && before.every((item, i) => item === after[i])) return []
   const group = (items: ReadonlyArray<T>) => {
     const map = new Map<string, Array<T>>()
     for (const item of items) {
       const key = keyOf(item)
+      if (only !== undefined && !only.has(key)) continue
       const list = map.get(key)
       if (list === undefined) map.set(key, [item])
       else list.push(item)
@@ -49,6 +61,42 @@ const changedKeys = <T>(
   return out
 }
 
+/**
+ * Keys whose group of items differs between two snapshots (a group's order counts: it is the
+ * order of the generated resources). The registry and the config store hand unchanged items
+ * over as the same objects, so the items present in both snapshots are found by identity, and
+ * only the groups of the items present on one side are compared by content (`same`). When the
+ * items present in both moved relative to each other, every group is compared.
+ */
+const changedKeys = <T extends object>(
+  before: ReadonlyArray<T>,
+  after: ReadonlyArray<T>,
+  keyOf: (item: T) => string,
+  same: (a: T, b: T) => boolean = deepEqual,
+): ReadonlyArray<string> => {
+  if (before === after) return []
+  if (before.length === after.length && before.every((item, i) => item === after[i])) return []
+  const position = new Map<T, number>()
+  for (let i = 0; i < before.length; i++) position.set(before[i]!, i)
+  const kept = new Set<T>()
+  const suspects = new Set<string>()
+  let last = -1
+  let inOrder = true
+  for (const item of after) {
+    const at = position.get(item)
+    if (at === undefined) {
+      suspects.add(keyOf(item))
+      continue
+    }
+    if (at < last) inOrder = false
+    last = at
+    kept.add(item)
+  }
+  for (const item of before) if (!kept.has(item)) suspects.add(keyOf(item))
+  if (inOrder && suspects.size === 0) return []
+  return differingGroups(before, after, keyOf, same, inOrder ? suspects : undefined)
+}
+
 /** Only the spec of a config resource reaches generated resources. */
 const sameSpec = (a: ConfigResource, b: ConfigResource): boolean => deepEqual(a.spec, b.spec)
 
@@ -58,14 +106,14 @@ const splitKey = (kind: string, key: string): ConfigKey => {
 }
 
 /** The push request a change of inputs calls for; undefined when nothing changed. */
+const serviceKey = memoKey((s: Service) => `${s.namespace}/${s.hostname}`)
+const endpointKey = memoKey((e: Endpoint) => `${e.namespace}/${e.hostname}`)
+const configKey = memoKey((r: ConfigResource) => resourceKey(r).slice(r.kind.length + 1))
+
 export const diffInputs = (before: PushContextInput, after: PushContextInput, now: number): PushRequest | undefined => {
   if (before === after) return undefined
-  const services = changedKeys(before.services, after.services, (s) => `${s.namespace}/${s.hostname}`)
-  const endpoints = changedKeys(before.endpoints, after.endpoints, (e: Endpoint) => `${e.namespace}/${e.hostname}`)
-  const configKey = (r: {
-    readonly kind: string
-    readonly meta: { readonly namespace: string; readonly name: string }
-  }) => resourceKey(r as never).slice(r.kind.length + 1)
+  const services = changedKeys(before.services, after.services, serviceKey)
+  const endpoints = changedKeys(before.endpoints, after.endpoints, endpointKey)
   const vs = changedKeys(before.virtualServices, after.virtualServices, configKey, sameSpec)
   const dr = changedKeys(before.destinationRules, after.destinationRules, configKey, sameSpec)
   const pa = changedKeys(before.peerAuthentications ?? [], after.peerAuthentications ?? [], configKey, sameSpec)
