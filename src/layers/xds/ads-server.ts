@@ -31,6 +31,7 @@ import { Metrics } from "../../services/metrics/metrics.js"
 import { makeResourceCache } from "../../services/xds/cache.js"
 import { deltaStatus, sotwStatus } from "../../services/xds/connection-status.js"
 import { emptyDeltaState, onDeltaRequest, onDeltaSent } from "../../services/xds/delta.js"
+import { type EndpointWatch, makeEndpointWatchers } from "../../services/xds/endpoint-watchers.js"
 import { takeInboundWarnings } from "../../services/xds/grpc-inbound.js"
 import type {
   DeltaDiscoveryRequest,
@@ -74,9 +75,12 @@ interface Connection {
   readonly id: string
   /**
    * Whether a push request can change anything this connection watches. Synchronous, over the
-   * connection's latest watches: every push asks every connection.
+   * connection's latest watches: a full push asks every connection, an endpoint-only push the
+   * connections `endpointWatchers` names for its hosts.
    */
   readonly affectedBy: (push: PushContext, request: PushRequest) => boolean
+  /** What its EDS watch covers now, for the endpoint-push index (`endpointWatchers`). */
+  readonly endpointWatch: () => EndpointWatch
   readonly status: () => ConnectionStatus
   readonly push: (request: PushRequest) => Effect.Effect<void>
 }
@@ -179,6 +183,12 @@ export const makeXdsServer = (
           )
     })
     const connections = new Map<string, Connection>()
+    /** Registered connections by the hosts their EDS watch names: the fan-out of endpoint pushes. */
+    const endpointWatchers = makeEndpointWatchers<Connection>()
+    /** Re-indexes a registered connection after its watches changed. */
+    const reindex = (connection: Connection) => {
+      if (connections.get(connection.id) === connection) endpointWatchers.set(connection, connection.endpointWatch())
+    }
     const queue = yield* makePushQueue<Connection>()
     let input = initial
     let pushes = 0
@@ -302,7 +312,12 @@ export const makeXdsServer = (
           yield* Effect.logDebug(
             `push ${current.version}: full=${request.full} events=${events} configs=${[...request.configsUpdated].join(",")}`,
           )
-        for (const connection of connections.values())
+        // An endpoint-only push asks only the connections watching a changed host.
+        const candidates =
+          withHosts.full || withHosts.changedHosts === undefined
+            ? connections.values()
+            : endpointWatchers.candidates(withHosts.changedHosts)
+        for (const connection of candidates)
           if (connection.affectedBy(current, withHosts)) yield* queue.enqueue(connection, withHosts)
       }).pipe(withScope("ads")),
     )
@@ -375,6 +390,7 @@ export const makeXdsServer = (
     const register = (connection: Connection, call: grpc.ServerDuplexStream<unknown, unknown>) =>
       Effect.sync(() => {
         connections.set(connection.id, connection)
+        reindex(connection)
         callOf.set(connection.id, call)
         metrics.connected.set(connections.size)
       })
@@ -382,6 +398,7 @@ export const makeXdsServer = (
     const unregister = (connection: Connection, call: grpc.ServerDuplexStream<unknown, unknown>) =>
       Effect.gen(function* () {
         if (connections.delete(connection.id)) metrics.connected.set(connections.size)
+        endpointWatchers.delete(connection)
         callOf.delete(connection.id)
         yield* queue.remove(connection)
         calls.delete(call)
@@ -460,6 +477,7 @@ export const makeXdsServer = (
             latestWatches = (yield* Ref.updateAndGet(state, (s) =>
               onSotwSent(s, typeUrl, { nonce, version: push.version, digest: built.digest }),
             )).watches
+            reindex(connection)
             yield* observeSend(typeUrl, startedAt)
             if (debug)
               yield* Effect.logDebug(
@@ -476,6 +494,11 @@ export const makeXdsServer = (
               if ((request.full || w.typeUrl === TypeUrl.Endpoint) && touches(push, request, w.names, w.wildcard))
                 return true
             return false
+          },
+          endpointWatch: () => {
+            const w = latestWatches.get(TypeUrl.Endpoint)
+            if (w === undefined) return undefined
+            return w.wildcard ? "any" : (clusterHostsOf(w.names) ?? "any")
           },
           push: (request) =>
             lock.withPermits(1)(
@@ -509,6 +532,7 @@ export const makeXdsServer = (
             latestWatches = step.state.watches
             // Map the watched names to hosts now, not in the next push's fan-out.
             for (const w of latestWatches.values()) clusterHostsOf(w.names)
+            reindex(connection)
             switch (step.event._tag) {
               case "Nack":
                 yield* recordNack(proxy, typeUrl, step.event.error)
@@ -578,6 +602,7 @@ export const makeXdsServer = (
             latestWatches = (yield* Ref.updateAndGet(state, (s) =>
               onDeltaSent(s, typeUrl, { nonce, versions: built.sent, removed: built.removed }),
             )).watches
+            reindex(connection)
             yield* observeSend(typeUrl, startedAt)
             if (debug)
               yield* Effect.logDebug(
@@ -596,6 +621,12 @@ export const makeXdsServer = (
               )
                 return true
             return false
+          },
+          endpointWatch: () => {
+            const w = latestWatches.get(TypeUrl.Endpoint)
+            if (w === undefined) return undefined
+            // Pending names are answered on the next push whatever it changed.
+            return w.wildcard || w.pending.size > 0 ? "any" : (clusterHostsOf(w.subscribed) ?? "any")
           },
           push: (request) =>
             lock.withPermits(1)(
@@ -632,6 +663,7 @@ export const makeXdsServer = (
             latestWatches = step.state.watches
             // Map the watched names to hosts now, not in the next push's fan-out.
             for (const w of latestWatches.values()) clusterHostsOf(w.subscribed)
+            reindex(connection)
             if (step.event._tag === "Nack") yield* recordNack(proxy, typeUrl, step.event.error)
             if (step.event._tag === "StaleNonce") metrics.expiredNonce.inc({ type: shortType(typeUrl) })
             if (step.respond) yield* respond(typeUrl, current, step.event._tag === "Subscribe")

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import { metricsLayer } from "../../../src/layers/metrics.js"
 import { makeXdsServer } from "../../../src/layers/xds/ads-server.js"
 import { makeAdsClient } from "../../../src/layers/xds-client/ads-client.js"
@@ -55,6 +55,42 @@ describe("ADS push scope", () => {
       yield* server.update(mesh("10.0.0.2", "10.0.1.2"))
       yield* holds(b, "10.0.1.2")
       expect(responses).toEqual({ a: 2, b: 2 })
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+
+  it.scopedLive("a client that moves its EDS watch gets the new host's changes and no longer the old one's", () =>
+    Effect.gen(function* () {
+      const server = yield* makeXdsServer(config, mesh("10.0.0.1", "10.0.1.1"))
+      let pushes = 0
+      const c = yield* makeAdsClient({
+        address: `127.0.0.1:${server.port}`,
+        mode: "delta",
+        node: { id: "mover", metadata: plainToStruct({ GENERATOR: "grpc" }) },
+        onResponse: (event) => {
+          if (event.typeUrl === TypeUrl.Endpoint) pushes++
+        },
+      })
+      const holds = (address: string) =>
+        c.waitFor(
+          (s) => JSON.stringify([...(s.types.get(TypeUrl.Endpoint)?.resources.values() ?? [])]).includes(address),
+          WAIT,
+        )
+      yield* c.subscribe(TypeUrl.Endpoint, [clusterName(A, 80, "")])
+      yield* holds("10.0.0.1")
+      yield* c.unsubscribe(TypeUrl.Endpoint, [clusterName(A, 80, "")])
+      yield* c.subscribe(TypeUrl.Endpoint, [clusterName(B, 80, "")])
+      yield* holds("10.0.1.1")
+      const before = pushes
+      // A's change is pushed (to nobody), then B's: only B's reaches the client.
+      const pushed = (yield* server.pushStats).pushes
+      yield* server.update(mesh("10.0.0.2", "10.0.1.1"))
+      yield* server.pushStats.pipe(
+        Effect.repeat({ until: (s) => s.pushes > pushed, schedule: Schedule.spaced("5 millis") }),
+        Effect.timeout(WAIT),
+      )
+      yield* server.update(mesh("10.0.0.2", "10.0.1.2"))
+      yield* holds("10.0.1.2")
+      expect(pushes - before).toBe(1)
     }).pipe(Effect.provide(metricsLayer("test"))),
   )
 })
