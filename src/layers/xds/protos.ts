@@ -10,6 +10,7 @@ import * as protoLoader from "@grpc/proto-loader"
 import { Effect, Layer } from "effect"
 import { XdsCodec, type XdsCodecShape } from "../../services/xds/cache.js"
 import type { ProtoObject } from "../../services/xds/grpc-gen.js"
+import { sharingResourceEncoding } from "../../services/xds/response-encoding.js"
 
 const PROTO_FILES = [
   "envoy/service/discovery/v3/ads.proto",
@@ -65,9 +66,15 @@ const varint = (bytes: Uint8Array, offset: number): [number, number] => {
 export const loadXdsProtos = (): XdsProtos => {
   if (loaded !== undefined) return loaded
   const wire = protoLoader.loadSync(PROTO_FILES, baseOptions())
-  const ads = wire[ADS] as unknown as ServiceDefinition
-  const sotw = (ads as unknown as Record<string, protoLoader.MethodDefinition<object, object>>)
-    .StreamAggregatedResources!
+  const methods = wire[ADS] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>
+  const sotw = methods.StreamAggregatedResources!
+  // Responses share the encoding of their resources across connections (response-encoding.ts).
+  const ads = Object.fromEntries(
+    Object.entries(methods).map(([name, method]) => [
+      name,
+      { ...method, responseSerialize: sharingResourceEncoding(method.responseSerialize) },
+    ]),
+  ) as unknown as ServiceDefinition
   // Decoding (debug pages, tests) needs the JSON flavour, which expands Any values. Parsing the
   // protos costs hundreds of milliseconds, so the second parse waits for the first decode
   // instead of slowing every start-up.

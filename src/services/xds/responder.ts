@@ -7,7 +7,7 @@ import type { EncodedResource, ResourceCache } from "./cache.js"
 import { type DeltaWatch, planDelta } from "./delta.js"
 import { generate, type Subscription, setDigest } from "./grpc-gen.js"
 import { type ProxyWorkload, proxyWorkload } from "./grpc-inbound.js"
-import type { AnyMessage, DeltaDiscoveryResponse, DiscoveryResponse, Node } from "./messages.js"
+import type { AnyMessage, DeltaDiscoveryResponse, DeltaResource, DiscoveryResponse, Node } from "./messages.js"
 import { structToPlain } from "./messages.js"
 import { isInboundListenerName, type PushContext } from "./push-context.js"
 import type { SotwWatch } from "./sotw.js"
@@ -99,6 +99,20 @@ export const sotwResponse = (
   }
 }
 
+/**
+ * The delta `Resource` entry of a cache entry, one object per entry: every connection sent the
+ * resource gets the same object, so its encoding is shared (response-encoding.ts).
+ */
+const deltaEntries = new WeakMap<EncodedResource, DeltaResource>()
+const deltaEntry = (r: EncodedResource): DeltaResource => {
+  let entry = deltaEntries.get(r)
+  if (entry === undefined) {
+    entry = { name: r.name, version: r.version, resource: r.resource }
+    deltaEntries.set(r, entry)
+  }
+  return entry
+}
+
 export interface DeltaResponse {
   /** Undefined when nothing changed for this watch. */
   readonly response: DeltaDiscoveryResponse | undefined
@@ -133,7 +147,7 @@ export const deltaResponse = (
       system_version_info: push.version,
       type_url: watch.typeUrl,
       nonce,
-      resources: sent.map((r) => ({ name: r.name, version: r.version, resource: r.resource })),
+      resources: sent.map(deltaEntry),
       removed_resources: plan.removed,
     },
     sent: sent.map((r) => ({ name: r.name, version: r.version })),

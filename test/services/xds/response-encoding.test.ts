@@ -1,0 +1,67 @@
+import * as protoLoader from "@grpc/proto-loader"
+import { describe, expect, it } from "vitest"
+import { xdsProtoIncludeDirs } from "../../../src/layers/xds/protos.js"
+import { sharingResourceEncoding } from "../../../src/services/xds/response-encoding.js"
+import { TypeUrl } from "../../../src/services/xds/type-urls.js"
+
+type Method = protoLoader.MethodDefinition<object, object>
+// The ADS methods as proto-loader makes them, without the sharing the served definition adds.
+const ads = protoLoader.loadSync("envoy/service/discovery/v3/ads.proto", {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: false,
+  oneofs: true,
+  includeDirs: [...xdsProtoIncludeDirs()],
+})["envoy.service.discovery.v3.AggregatedDiscoveryService"] as unknown as Record<string, Method>
+const sotw = ads.StreamAggregatedResources!
+const delta = ads.DeltaAggregatedResources!
+
+const cluster = (i: number) => ({ type_url: TypeUrl.Cluster, value: Buffer.from(`cluster-${i}-${"x".repeat(i * 70)}`) })
+
+describe("sharing resource encoding", () => {
+  it("a SotW response decodes to the same message as one encoded whole", () => {
+    const serialize = sharingResourceEncoding(sotw.responseSerialize)
+    const message = { version_info: "v7", type_url: TypeUrl.Cluster, nonce: "n1", resources: [1, 2, 3].map(cluster) }
+    expect(sotw.responseDeserialize(serialize(message))).toEqual(
+      sotw.responseDeserialize(sotw.responseSerialize(message)),
+    )
+    const empty = { ...message, resources: [] }
+    expect(serialize(empty).equals(sotw.responseSerialize(empty))).toBe(true)
+  })
+
+  it("a delta response with removals decodes to the same message as one encoded whole", () => {
+    const serialize = sharingResourceEncoding(delta.responseSerialize)
+    const message = {
+      system_version_info: "v2",
+      type_url: TypeUrl.Endpoint,
+      nonce: "n2",
+      resources: [
+        { name: "c1", version: "d1", resource: cluster(4) },
+        { name: "c2", version: "d2", resource: cluster(5) },
+      ],
+      removed_resources: ["c0"],
+    }
+    expect(delta.responseDeserialize(serialize(message))).toEqual(
+      delta.responseDeserialize(delta.responseSerialize(message)),
+    )
+  })
+
+  it("encodes each resource once, and a shared resources array once, however many responses carry it", () => {
+    let calls = 0
+    const serialize = sharingResourceEncoding((message: object) => {
+      calls++
+      return sotw.responseSerialize(message)
+    })
+    const shared = [cluster(1), cluster(2)]
+    const first = serialize({ version_info: "v1", type_url: TypeUrl.Cluster, nonce: "a", resources: shared })
+    expect(calls).toBe(3) // each resource, then the response's own fields
+    for (const nonce of ["b", "c", "d"])
+      serialize({ version_info: "v1", type_url: TypeUrl.Cluster, nonce, resources: shared })
+    expect(calls).toBe(6) // only each response's own fields
+    // another array holding the same resources reuses their encodings
+    const again = serialize({ version_info: "v1", type_url: TypeUrl.Cluster, nonce: "a", resources: [...shared] })
+    expect(calls).toBe(7)
+    expect(again.equals(first)).toBe(true)
+  })
+})
