@@ -345,6 +345,8 @@ const opensslSpeed = () => {
 }
 
 if (process.argv.includes("--client")) {
+  // A client process outlives nothing: when the benchmark process dies, its clients go too.
+  process.on("disconnect", () => process.exit(0))
   clientMode()
 } else {
   const work = mkdtempSync(join(tmpdir(), "mesh-bench-ca-"))

@@ -2,6 +2,7 @@
  * xDS push benchmark. Prints JSON.
  *
  *   node dist/scripts/bench-xds.mjs [--services 1000] [--clients 2000] [--watch 10] [--procs 2] [--modes sotw,delta]
+ *                                   [--warmup 3] [--repeat 5]
  *
  * The ADS server runs in this process; light ADS clients (the project's own client, resources not
  * decoded) run in `--procs` child processes. Each client watches `--watch` services the way a
@@ -15,8 +16,11 @@
  * grpc-js server writes the same DiscoveryResponse bytes, serialized once beforehand, to the same
  * number of clients; on the endpoint change it writes the pre-serialized change to the same
  * affected clients. `pushTimeRatio` = our endpoint-change time net of the debounce window / the
- * floor's time (p50, p99, max). Latencies are taken where the client has the response and writes
- * its ACK, in both runs. `--cpu-prof-dir DIR` writes a CPU profile of the server per change.
+ * floor's time (p50, p99, max). Latencies run from the moment the change is made (after every
+ * client process has been told which of its clients it affects) to where the client has the
+ * response and writes its ACK, in both runs. `--warmup` changes of each kind precede the measured
+ * ones; the endpoint change and the floor push are measured `--repeat` times and reported as
+ * medians. `--cpu-prof-dir DIR` writes a CPU profile of the server per measured change.
  */
 import { fork } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
@@ -50,6 +54,18 @@ const WATCH = Number(arg("watch", "10"))
 const PROCS = Number(arg("procs", "2"))
 const MODES = arg("modes", "sotw,delta").split(",") as Array<"sotw" | "delta">
 const DEBOUNCE_MS = 100
+/**
+ * Changes (one endpoint, one VirtualService each) made and converged before the measured ones:
+ * the measured push is a steady-state push, not the first run of the push path's code (whose
+ * JIT compilation the first change pays; it is reported as `firstEndpointChange`).
+ */
+const WARMUP = Number(arg("warmup", "3"))
+/**
+ * Measured endpoint changes per mode, and floor pushes: each statistic is reported as the median
+ * over the repetitions (every repetition's figures are listed too), so that one descheduling of
+ * the server on this small machine does not decide the ratio.
+ */
+const REPEAT = Number(arg("repeat", "5"))
 /** `--cpu-prof-dir DIR`: a CPU profile of the server process per change (for finding push costs). */
 const CPU_PROF_DIR = arg("cpu-prof-dir", "")
 
@@ -82,10 +98,24 @@ const meta = (name: string) => ({ name, namespace: "bench", labels: {}, annotati
  * The endpoints after svc-i's change, as the registry hands them over: its snapshot keeps the
  * endpoint objects of every service whose endpoints did not change, so only svc-i's are new.
  */
-const changeEndpointsOf = (i: number, endpoints: ReadonlyArray<Endpoint>): ReadonlyArray<Endpoint> => [
-  ...makeInput(1, 0).endpoints.filter((e) => e.hostname === host(i)),
+const changeEndpointsOf = (
+  i: number,
+  endpoints: ReadonlyArray<Endpoint>,
+  generation: number,
+): ReadonlyArray<Endpoint> => [
+  ...makeInput(generation, 0).endpoints.filter((e) => e.hostname === host(i)),
   ...endpoints.filter((e) => e.hostname !== host(i)),
 ]
+
+/** The VirtualServices after svc-i's is edited: the config store keeps every other object. */
+const changeVirtualServiceOf = (
+  i: number,
+  virtualServices: ReadonlyArray<ConfigResource>,
+  generation: number,
+): ReadonlyArray<ConfigResource> => {
+  const edited = makeInput(0, generation).virtualServices[i]!
+  return virtualServices.map((vs, j) => (j === i ? edited : vs))
+}
 
 const makeInput = (endpointGeneration: number, vsGeneration: number): PushContextInput => {
   const services: Array<Service> = []
@@ -161,14 +191,19 @@ const makeInput = (endpointGeneration: number, vsGeneration: number): PushContex
 // ------------------------------------------------------------------------------------------------
 // Client processes
 
-type ToChild =
-  | { readonly type: "change"; readonly kind: "eds" | "rds"; readonly at: number }
-  | { readonly type: "report" }
+/**
+ * A change is announced before it is made: each client process records which of its clients it
+ * affects and answers "armed"; only then is the change made (so that a fast push can never beat
+ * its announcement), and the processes report when each affected client received it.
+ */
+type ToChild = { readonly type: "change"; readonly kind: "eds" | "rds" }
 type FromChild =
   | { readonly type: "ready"; readonly at: number; readonly bytes: number }
+  | { readonly type: "armed" }
   | {
       readonly type: "converged"
-      readonly latencies: ReadonlyArray<number>
+      /** When each affected client received the change (wall-clock ms, as `now()`). */
+      readonly receipts: ReadonlyArray<number>
       readonly bytes: number
       readonly rss: number
     }
@@ -187,7 +222,7 @@ const runClients = async () => {
   }
   let bytes = 0
   let ready = 0
-  let phase: { kind: "eds" | "rds"; at: number; pending: Set<number>; latencies: Array<number> } | undefined
+  let phase: { kind: "eds" | "rds"; pending: Set<number>; receipts: Array<number> } | undefined
   const held = Array.from({ length: count }, () => new Map<string, number>())
   const scope = await Effect.runPromise(Scope.make())
   const start = (index: number) => {
@@ -211,9 +246,9 @@ const runClients = async () => {
         }
         const wanted = phase?.kind === "eds" ? TypeUrl.Endpoint : TypeUrl.Route
         if (phase !== undefined && event.typeUrl === wanted && phase.pending.delete(client)) {
-          phase.latencies.push(now() - phase.at)
+          phase.receipts.push(now())
           if (phase.pending.size === 0) {
-            send({ type: "converged", latencies: phase.latencies, bytes, rss: process.memoryUsage().rss })
+            send({ type: "converged", receipts: phase.receipts, bytes, rss: process.memoryUsage.rss() })
             phase = undefined
           }
         }
@@ -240,9 +275,10 @@ const runClients = async () => {
       const pending = new Set<number>()
       for (let c = from; c < from + count; c++) if (affected(c)) pending.add(c)
       bytes = 0
-      phase = { kind: message.kind, at: message.at, pending, latencies: [] }
+      phase = { kind: message.kind, pending, receipts: [] }
+      send({ type: "armed" })
       if (pending.size === 0) {
-        send({ type: "converged", latencies: [], bytes: 0, rss: process.memoryUsage().rss })
+        send({ type: "converged", receipts: [], bytes: 0, rss: process.memoryUsage.rss() })
         phase = undefined
       }
     }
@@ -275,10 +311,21 @@ const spawnClients = (port: number, mode: "sotw" | "delta") => {
       { stdio: ["ignore", "inherit", "inherit", "ipc"] },
     )
   })
-  const next = (): Promise<ReadonlyArray<FromChild>> =>
-    Promise.all(
-      children.map((child) => new Promise<FromChild>((resolve) => child.once("message", (m: FromChild) => resolve(m)))),
-    )
+  // Every message is kept until asked for: a process may send two in a row.
+  const inboxes = children.map((child) => {
+    const queued: Array<FromChild> = []
+    const waiting: Array<(m: FromChild) => void> = []
+    child.on("message", (m: FromChild) => {
+      const resolve = waiting.shift()
+      if (resolve !== undefined) resolve(m)
+      else queued.push(m)
+    })
+    return () => {
+      const m = queued.shift()
+      return m !== undefined ? Promise.resolve(m) : new Promise<FromChild>((resolve) => waiting.push(resolve))
+    }
+  })
+  const next = (): Promise<ReadonlyArray<FromChild>> => Promise.all(inboxes.map((take) => take()))
   return {
     children,
     next,
@@ -295,22 +342,36 @@ const awaitReady = async (clients: Clients, t0: number) => {
   const ready = await clients.next()
   return {
     fullConfigMs: Math.round(Math.max(...ready.map((r) => (r.type === "ready" ? r.at : 0))) - t0),
-    initialBytes: ready.reduce((n, r) => n + r.bytes, 0),
+    initialBytes: ready.reduce((n, r) => n + (r.type === "ready" ? r.bytes : 0), 0),
   }
 }
 
 const round1 = (ms: number): number => Math.round(ms * 10) / 10
 
+interface Spread {
+  readonly p50: number
+  readonly p99: number
+  readonly max: number
+}
+const median = (values: ReadonlyArray<number>): number => percentile(values, 50)
+/** Each percentile's median over repetitions. */
+const medianSpread = (runs: ReadonlyArray<Spread>): Spread => ({
+  p50: median(runs.map((r) => r.p50)),
+  p99: median(runs.map((r) => r.p99)),
+  max: median(runs.map((r) => r.max)),
+})
+
 /** Announces a change to the clients, runs `trigger`, and waits until every affected client has it. */
 const measureChange = async (clients: Clients, kind: "eds" | "rds", trigger: () => Promise<void>) => {
+  const armed = clients.next()
+  for (const child of clients.children) child.send({ type: "change", kind } satisfies ToChild)
+  await armed
   const cpuBefore = process.cpuUsage()
   const at = now()
-  const done = clients.next()
-  for (const child of clients.children) child.send({ type: "change", kind, at } satisfies ToChild)
   await trigger()
-  const results = await done
+  const results = await clients.next()
   const cpu = process.cpuUsage(cpuBefore)
-  const latencies = results.flatMap((r) => (r.type === "converged" ? r.latencies : []))
+  const latencies = results.flatMap((r) => (r.type === "converged" ? r.receipts.map((t) => t - at) : []))
   const max = Math.max(0, ...latencies)
   return {
     affectedClients: latencies.length,
@@ -342,25 +403,28 @@ const runMode = async (mode: "sotw" | "delta") => {
       input,
     ).pipe(Effect.provide(Layer.merge(metricsLayer("bench"), serverLogsToStderr)), Scope.extend(scope)),
   )
-  let peakRss = process.memoryUsage().rss
+  let peakRss = process.memoryUsage.rss()
   const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage().rss)
+    peakRss = Math.max(peakRss, process.memoryUsage.rss())
   }, 50)
 
   const t0 = now()
   const clients = spawnClients(server.port, mode)
   const { fullConfigMs, initialBytes } = await awaitReady(clients, t0)
 
-  const change = async (kind: "eds" | "rds") => {
+  let generation = 0
+  const change = async (kind: "eds" | "rds", profile = true) => {
+    generation++
     input =
       kind === "eds"
-        ? { ...input, endpoints: changeEndpointsOf(0, input.endpoints) }
-        : { ...input, virtualServices: makeInput(0, 10).virtualServices }
+        ? { ...input, endpoints: changeEndpointsOf(0, input.endpoints, generation) }
+        : { ...input, virtualServices: changeVirtualServiceOf(0, input.virtualServices, generation) }
     const encodedBefore = (await Effect.runPromise(server.cacheStats)).misses
-    const profiler = CPU_PROF_DIR === "" ? undefined : new Session()
+    const profiler = CPU_PROF_DIR === "" || !profile ? undefined : new Session()
     if (profiler !== undefined) {
       profiler.connect()
       await profiler.post("Profiler.enable")
+      await profiler.post("Profiler.setSamplingInterval", { interval: 100 })
       await profiler.post("Profiler.start")
     }
     const measured = await measureChange(clients, kind, () => Effect.runPromise(server.update(input)))
@@ -384,8 +448,23 @@ const runMode = async (mode: "sotw" | "delta") => {
   }
 
   process.stderr.write(`bench-xds ${mode}: ${CLIENTS} clients hold full config after ${fullConfigMs} ms\n`)
-  const endpointChange = await change("eds")
-  process.stderr.write(`bench-xds ${mode}: endpoint change converged\n`)
+  let firstEndpointChange: Awaited<ReturnType<typeof change>>["convergedAfterDebounceMs"] | undefined
+  for (let i = 0; i < WARMUP; i++) {
+    const warm = await change("eds", false)
+    firstEndpointChange ??= warm.convergedAfterDebounceMs
+    await change("rds", false)
+  }
+  process.stderr.write(`bench-xds ${mode}: ${WARMUP} warm-up changes of each kind converged\n`)
+  const endpointRuns: Array<Awaited<ReturnType<typeof change>>> = []
+  for (let r = 0; r < REPEAT; r++) endpointRuns.push(await change("eds", r === 0))
+  const endpointChange = {
+    ...endpointRuns[0]!,
+    convergedMs: medianSpread(endpointRuns.map((r) => r.convergedMs)),
+    convergedAfterDebounceMs: medianSpread(endpointRuns.map((r) => r.convergedAfterDebounceMs)),
+    serverCpuSeconds: median(endpointRuns.map((r) => r.serverCpuSeconds)),
+    repetitionsAfterDebounceMs: endpointRuns.map((r) => r.convergedAfterDebounceMs),
+  }
+  process.stderr.write(`bench-xds ${mode}: ${REPEAT} endpoint changes converged\n`)
   const virtualServiceChange = await change("rds")
   process.stderr.write(`bench-xds ${mode}: VirtualService change converged\n`)
   clearInterval(sampler)
@@ -411,6 +490,7 @@ const runMode = async (mode: "sotw" | "delta") => {
       },
     },
     virtualServiceChange,
+    ...(firstEndpointChange !== undefined ? { firstEndpointChangeAfterDebounceMs: firstEndpointChange } : {}),
     serverPeakRssBytes: peakRss,
     cache: stats,
     floorFullConfigMs: floor.fullConfigMs,
@@ -483,8 +563,15 @@ const runFloor = async (mode: "sotw" | "delta") => {
   const clients = spawnClients(floor.port, mode)
   const { fullConfigMs } = await awaitReady(clients, t0)
   const targets = Array.from({ length: CLIENTS }, (_, c) => c).filter(affected)
-  const endpointChange = await measureChange(clients, "eds", () => floor.push(targets))
-  process.stderr.write(`bench-xds ${mode} floor: endpoint change converged\n`)
+  const runs: Array<Awaited<ReturnType<typeof measureChange>>> = []
+  for (let r = 0; r < REPEAT; r++) runs.push(await measureChange(clients, "eds", () => floor.push(targets)))
+  const endpointChange = {
+    ...runs[0]!,
+    convergedMs: medianSpread(runs.map((r) => r.convergedMs)),
+    serverCpuSeconds: median(runs.map((r) => r.serverCpuSeconds)),
+    repetitionsMs: runs.map((r) => r.convergedMs),
+  }
+  process.stderr.write(`bench-xds ${mode} floor: ${REPEAT} endpoint pushes converged\n`)
   clients.kill()
   await floor.close()
   return { fullConfigMs, endpointChange }
@@ -502,6 +589,8 @@ const main = async () => {
         watchPerClient: WATCH,
         clientProcesses: PROCS,
         debounceMs: DEBOUNCE_MS,
+        warmupChanges: WARMUP,
+        repetitions: REPEAT,
         results,
       },
       null,
@@ -511,5 +600,8 @@ const main = async () => {
   process.exit(0)
 }
 
-if (arg("role", "server") === "clients") void runClients()
-else void main()
+if (arg("role", "server") === "clients") {
+  // A client process outlives nothing: when the server process dies, its clients go too.
+  process.on("disconnect", () => process.exit(0))
+  void runClients()
+} else void main()
