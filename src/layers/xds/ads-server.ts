@@ -305,7 +305,8 @@ export const makeXdsServer = (
         const hosts = (request.full ? undefined : endpointHosts(request)) ?? changedHosts(previous, current)
         const withHosts: PushRequest = hosts === undefined ? request : { ...request, changedHosts: hosts }
         metrics.debounceTime.observe(debounceMillis / 1000)
-        if (since === undefined || request.full) recordPushContextStats(current)
+        // The gauges are recounted for the hosts that changed (all of them when that is unknown).
+        if (since === undefined || request.full) recordPushContextStats(current, previous, hosts)
         else recordPushContextStats(current, previous, since)
         debug = yield* debugLogged
         if (debug)

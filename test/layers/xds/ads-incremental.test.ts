@@ -1,6 +1,6 @@
 /**
  * The ADS server derives the PushContext of an endpoint-only change from the previous one: after
- * any sequence of endpoint changes (and a config change among them) its PushContext and gauges
+ * any sequence of endpoint changes (and config and service changes among them) its PushContext and gauges
  * are those a rebuild from the latest input would give.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -23,6 +23,7 @@ const config = {
 const A = "a.default.svc.cluster.local"
 const B = "b.default.svc.cluster.local"
 const C = "c.default.svc.cluster.local"
+const D = "d.default.svc.cluster.local"
 const services = [service(A), service(B), service(C)]
 const a1 = endpoint(A, "10.0.0.1", 8080)
 const b1 = endpoint(B, "10.0.1.1", 8080)
@@ -34,7 +35,7 @@ const comparable = (push: PushContext) => ({
   endpointsByHost: [...push.endpointsByHost.entries()].sort(([x], [y]) => (x < y ? -1 : 1)),
   virtualServiceByHost: [...push.virtualServiceByHost.entries()].sort(),
   destinationRuleByHost: [...push.destinationRuleByHost.entries()].sort(),
-  fingerprints: [A, B, C].flatMap((h) =>
+  fingerprints: [A, B, C, D].flatMap((h) =>
     (["service", "endpoints", "vs", "dr"] as const).map((f) => push.fingerprint(f, h)),
   ),
   input: push.input,
@@ -66,6 +67,12 @@ describe("ADS incremental PushContext", () => {
         mesh([a1, endpoint(C, "10.0.2.1", 8080)], {
           virtualServices: [virtualService("a", { hosts: [A], http: [{ route: [{ destination: { host: B } }] }] })],
         }),
+        // a service without endpoints appears (a full push counting only the changed hosts) ...
+        mesh([a1, endpoint(C, "10.0.2.1", 8080)], { services: [...services, service(D)] }),
+        // ... gets an unhealthy endpoint, and C goes with its endpoint
+        mesh([a1, { ...endpoint(D, "10.0.3.1", 8080), healthStatus: "UNHEALTHY" }], {
+          services: [service(A), service(B), service(D)],
+        }),
       ]
       for (const next of steps) {
         const before = (yield* server.pushStats).pushes
@@ -76,7 +83,9 @@ describe("ADS incremental PushContext", () => {
         const push = yield* server.pushContext
         expect(comparable(push)).toEqual(comparable(makePushContext(next, config.pushContext, push.version)))
         const unhealthy = next.endpoints.filter((e) => e.healthStatus === "UNHEALTHY").length
-        const withoutEndpoints = services.filter((s) => !next.endpoints.some((e) => e.hostname === s.hostname)).length
+        const withoutEndpoints = next.services.filter(
+          (s) => !next.endpoints.some((e) => e.hostname === s.hostname),
+        ).length
         expect(yield* gauge("pilot_endpoint_not_ready")).toBe(unhealthy)
         expect(yield* gauge("pilot_eds_no_instances")).toBe(withoutEndpoints)
       }
