@@ -43,7 +43,6 @@ import {
   changedHosts,
   derivePushContext,
   emptyPushContextInput,
-  hostOfResourceName,
   makePushContext,
   type PushContext,
   type PushContextInput,
@@ -62,7 +61,7 @@ import {
 import { emptySotwState, onSotwRequest, onSotwSent, sotwNeedsPush } from "../../services/xds/sotw.js"
 import { PUSH_ORDER, shortType, TypeUrl } from "../../services/xds/type-urls.js"
 import { diffInputs } from "../../services/xds/updates.js"
-import { clusterHostsOf, endpointHosts, hostsOfNames } from "../../services/xds/watched-hosts.js"
+import { clusterHostsOf, endpointHosts, namedHostsOf } from "../../services/xds/watched-hosts.js"
 import { openGuard, type XdsGrant, type XdsGuard, type XdsRefusal } from "../../services/xds/xds-auth.js"
 import { peerUris } from "../secure-grpc/listener.js"
 import { clearCacheIndexEvery } from "./cache-index.js"
@@ -214,21 +213,10 @@ export const makeXdsServer = (
     const touches = (push: PushContext, request: PushRequest, names: Iterable<string>, wildcard: boolean): boolean => {
       const hosts = request.changedHosts
       if (wildcard || hosts === undefined) return true
-      const watched = clusterHostsOf(names)
-      if (watched !== undefined) {
-        const [fewer, more] = hosts.size <= watched.size ? [hosts, watched] : [watched, hosts]
-        for (const host of fewer) if (more.has(host)) return true
-        return false
-      }
-      const hostOf = hostsOfNames(push)
-      for (const name of names) {
-        let host = hostOf.get(name)
-        if (host === undefined && !hostOf.has(name)) {
-          host = hostOfResourceName(push, name)
-          hostOf.set(name, host)
-        }
-        if (host === undefined || hosts.has(host)) return true
-      }
+      const watched = clusterHostsOf(names) ?? namedHostsOf(push, names)
+      if (watched === null) return true
+      const [fewer, more] = hosts.size <= watched.size ? [hosts, watched] : [watched, hosts]
+      for (const host of fewer) if (more.has(host)) return true
       return false
     }
 

@@ -3,7 +3,7 @@
  * connections a change can affect. Memoised per PushContext and per names object: thousands of
  * connections ask about the same names on every push.
  */
-import type { PushContext } from "./push-context.js"
+import { hostOfResourceName, type PushContext } from "./push-context.js"
 import type { PushRequest } from "./push-request.js"
 
 /**
@@ -67,4 +67,40 @@ export const endpointHosts = (request: PushRequest): ReadonlySet<string> | undef
     hosts.add(parts[2]!)
   }
   return hosts.size > 0 ? hosts : undefined
+}
+
+/**
+ * The hosts of a watch's other names (`host:port` listeners and routes, inbound listeners), per
+ * names object and per services snapshot: a name's host depends only on which services exist
+ * (`lookupService`), so a config change that keeps the services (the same array) reuses it.
+ * Null when a name has no host: the watch may be affected by any change.
+ */
+const namedHosts = new WeakMap<
+  Iterable<string>,
+  {
+    readonly services: PushContext["input"]["services"]
+    readonly suffix: string
+    readonly hosts: ReadonlySet<string> | null
+  }
+>()
+export const namedHostsOf = (push: PushContext, names: Iterable<string>): ReadonlySet<string> | null => {
+  const memo = namedHosts.get(names)
+  if (memo !== undefined && memo.services === push.input.services && memo.suffix === push.options.domainSuffix)
+    return memo.hosts
+  const hostOf = hostsOfNames(push)
+  let hosts: Set<string> | null = new Set()
+  for (const name of names) {
+    let host = hostOf.get(name)
+    if (host === undefined && !hostOf.has(name)) {
+      host = hostOfResourceName(push, name)
+      hostOf.set(name, host)
+    }
+    if (host === undefined) {
+      hosts = null
+      break
+    }
+    hosts.add(host)
+  }
+  namedHosts.set(names, { services: push.input.services, suffix: push.options.domainSuffix, hosts })
+  return hosts
 }

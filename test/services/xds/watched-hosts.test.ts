@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest"
+import { makePushContext } from "../../../src/services/xds/push-context.js"
 import { makePushRequest } from "../../../src/services/xds/push-request.js"
-import { clusterHostsOf, endpointHosts } from "../../../src/services/xds/watched-hosts.js"
+import { clusterHostsOf, endpointHosts, namedHostsOf } from "../../../src/services/xds/watched-hosts.js"
+import { input, service } from "../../fixtures/xds/mesh.js"
 
 describe("watched hosts", () => {
   it("maps cluster names to their hosts once per names object", () => {
@@ -31,5 +33,22 @@ describe("watched hosts", () => {
     ])
     expect(endpointHosts(request(["ServiceEntry", "VirtualService"]))).toBe(undefined)
     expect(endpointHosts(request([]))).toBe(undefined)
+  })
+
+  it("maps listener names to service hosts once per names object while the services stay the same", () => {
+    const echo = "echo.demo.svc.cluster.local"
+    const services = [service(echo, [80], "demo")]
+    const push = makePushContext(input({ services }))
+    const names = [`${echo}:80`, "echo.demo:80", "other.demo.svc.cluster.local:80"]
+    const hosts = namedHostsOf(push, names)
+    expect([...(hosts ?? [])].sort()).toEqual([echo, "other.demo.svc.cluster.local"])
+    // a later PushContext over the same services array reuses it
+    expect(namedHostsOf(makePushContext(input({ services })), names)).toBe(hosts)
+    // other services: the short name may now mean another host
+    const other = "echo.demo"
+    const renamed = makePushContext(input({ services: [service(other, [80], "demo")] }))
+    expect([...(namedHostsOf(renamed, names) ?? [])].sort()).toEqual([echo, other, "other.demo.svc.cluster.local"].sort())
+    // a name that is no resource name at all: any change may concern the watch
+    expect(namedHostsOf(push, ["not a name"])).toBe(null)
   })
 })
