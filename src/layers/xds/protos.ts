@@ -30,7 +30,8 @@ export const xdsProtoIncludeDirs = (): ReadonlyArray<string> => {
   return ["envoy-api", "xds", "googleapis", "protoc-gen-validate"].map((d) => join(root, "deps", d))
 }
 
-const baseOptions = (): protoLoader.Options => ({
+/** How the xDS protos are loaded (field names as in the protos, 64-bit numbers as strings). */
+export const xdsProtoLoaderOptions = (): protoLoader.Options => ({
   keepCase: true,
   longs: String,
   enums: String,
@@ -65,7 +66,7 @@ const varint = (bytes: Uint8Array, offset: number): [number, number] => {
 /** Loads (once per process) the ADS definition and the codec. */
 export const loadXdsProtos = (): XdsProtos => {
   if (loaded !== undefined) return loaded
-  const wire = protoLoader.loadSync(PROTO_FILES, baseOptions())
+  const wire = protoLoader.loadSync(PROTO_FILES, xdsProtoLoaderOptions())
   const methods = wire[ADS] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>
   const sotw = methods.StreamAggregatedResources!
   // Responses share the encoding of their resources across connections (response-encoding.ts).
@@ -81,7 +82,7 @@ export const loadXdsProtos = (): XdsProtos => {
   let sotwJson: protoLoader.MethodDefinition<object, object> | undefined
   const jsonMethod = () => {
     if (sotwJson === undefined) {
-      const json = protoLoader.loadSync(PROTO_FILES, { ...baseOptions(), json: true })
+      const json = protoLoader.loadSync(PROTO_FILES, { ...xdsProtoLoaderOptions(), json: true })
       sotwJson = (json[ADS] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>)
         .StreamAggregatedResources!
     }

@@ -1,19 +1,14 @@
 import * as protoLoader from "@grpc/proto-loader"
 import { describe, expect, it } from "vitest"
-import { xdsProtoIncludeDirs } from "../../../src/layers/xds/protos.js"
+import { xdsProtoLoaderOptions } from "../../../src/layers/xds/protos.js"
 import { sharingResourceEncoding } from "../../../src/services/xds/response-encoding.js"
 import { TypeUrl } from "../../../src/services/xds/type-urls.js"
 
 type Method = protoLoader.MethodDefinition<object, object>
 // The ADS methods as proto-loader makes them, without the sharing the served definition adds.
-const ads = protoLoader.loadSync("envoy/service/discovery/v3/ads.proto", {
-  keepCase: true,
-  longs: String,
-  enums: String,
-  defaults: false,
-  oneofs: true,
-  includeDirs: [...xdsProtoIncludeDirs()],
-})["envoy.service.discovery.v3.AggregatedDiscoveryService"] as unknown as Record<string, Method>
+const ads = protoLoader.loadSync("envoy/service/discovery/v3/ads.proto", xdsProtoLoaderOptions())[
+  "envoy.service.discovery.v3.AggregatedDiscoveryService"
+] as unknown as Record<string, Method>
 const sotw = ads.StreamAggregatedResources!
 const delta = ads.DeltaAggregatedResources!
 
