@@ -47,7 +47,9 @@ describe("watched hosts", () => {
     // other services: the short name may now mean another host
     const other = "echo.demo"
     const renamed = makePushContext(input({ services: [service(other, [80], "demo")] }))
-    expect([...(namedHostsOf(renamed, names) ?? [])].sort()).toEqual([echo, other, "other.demo.svc.cluster.local"].sort())
+    expect([...(namedHostsOf(renamed, names) ?? [])].sort()).toEqual(
+      [echo, other, "other.demo.svc.cluster.local"].sort(),
+    )
     // a name that is no resource name at all: any change may concern the watch
     expect(namedHostsOf(push, ["not a name"])).toBe(null)
   })
