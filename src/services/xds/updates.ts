@@ -80,6 +80,7 @@ const changedKeys = <T extends object>(
   for (let i = 0; i < before.length; i++) position.set(before[i]!, i)
   const kept = new Set<T>()
   const suspects = new Set<string>()
+  let found = 0
   let last = -1
   let inOrder = true
   for (const item of after) {
@@ -90,11 +91,14 @@ const changedKeys = <T extends object>(
     }
     if (at < last) inOrder = false
     last = at
+    found++
     kept.add(item)
   }
   for (const item of before) if (!kept.has(item)) suspects.add(keyOf(item))
-  if (inOrder && suspects.size === 0) return []
-  return differingGroups(before, after, keyOf, same, inOrder ? suspects : undefined)
+  // The same object twice in a snapshot defeats matching by identity: compare every group.
+  const distinct = position.size === before.length && kept.size === found
+  if (!inOrder || !distinct) return differingGroups(before, after, keyOf, same, undefined)
+  return suspects.size === 0 ? [] : differingGroups(before, after, keyOf, same, suspects)
 }
 
 /** Only the spec of a config resource reaches generated resources. */
@@ -105,11 +109,11 @@ const splitKey = (kind: string, key: string): ConfigKey => {
   return { kind, namespace: key.slice(0, slash), name: key.slice(slash + 1) }
 }
 
-/** The push request a change of inputs calls for; undefined when nothing changed. */
 const serviceKey = memoKey((s: Service) => `${s.namespace}/${s.hostname}`)
 const endpointKey = memoKey((e: Endpoint) => `${e.namespace}/${e.hostname}`)
 const configKey = memoKey((r: ConfigResource) => resourceKey(r).slice(r.kind.length + 1))
 
+/** The push request a change of inputs calls for; undefined when nothing changed. */
 export const diffInputs = (before: PushContextInput, after: PushContextInput, now: number): PushRequest | undefined => {
   if (before === after) return undefined
   const services = changedKeys(before.services, after.services, serviceKey)

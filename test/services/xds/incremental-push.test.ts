@@ -154,6 +154,15 @@ describe("diffInputs on endpoint changes", () => {
     expect(diffInputs(base, withEndpoints(base, HOSTS[0]!, h0), 0)).toBeUndefined()
   })
 
+  it("the same endpoint object twice in a snapshot still counts as its host's change", () => {
+    const [x, y] = endpointsOf(base, HOSTS[0]!)
+    const others = base.endpoints.filter((e) => e.hostname !== HOSTS[0])
+    const before = { ...base, endpoints: [x!, x!, y!, ...others] }
+    const changed = [...(diffInputs(before, { ...base, endpoints: [x!, y!, y!, ...others] }, 0)?.configsUpdated ?? [])]
+    expect(changed).toEqual([`ServiceEntry/default/${HOSTS[0]}`])
+    expect(diffInputs(before, { ...base, endpoints: [x!, y!, ...others] }, 0)?.full).toBe(false)
+  })
+
   it("a change of anything but endpoints is still a full push", () => {
     const vs = base.virtualServices.map((r, i) => (i === 0 ? { ...r, spec: { hosts: [HOSTS[0]], http: [] } } : r))
     const request = diffInputs(base, { ...changes[0]!.next, virtualServices: vs }, 0)
