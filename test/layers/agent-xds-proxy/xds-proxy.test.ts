@@ -14,13 +14,13 @@ import { makeXdsProxy } from "../../../src/layers/agent-xds-proxy/xds-proxy.js"
 import { metricsLayer } from "../../../src/layers/metrics.js"
 import { makeXdsServer } from "../../../src/layers/xds/ads-server.js"
 import { makeAdsClient } from "../../../src/layers/xds-client/ads-client.js"
-import { Metrics } from "../../../src/services/metrics/metrics.js"
 import { clusterName } from "../../../src/services/xds/grpc-gen.js"
 import { plainToStruct } from "../../../src/services/xds/messages.js"
 import { defaultXdsServerConfig } from "../../../src/services/xds/server.js"
 import { TypeUrl } from "../../../src/services/xds/type-urls.js"
 import type { AdsClientOptions, ClientSnapshot, ResponseEvent } from "../../../src/services/xds-client/client.js"
 import { ECHO, endpoint, service, weightedMesh } from "../../fixtures/xds/mesh.js"
+import { metricValue, poll } from "../../support/metrics.js"
 
 const config = {
   ...defaultXdsServerConfig,
@@ -38,22 +38,6 @@ const WAIT = "10 seconds"
 const V1 = clusterName(ECHO, 80, "v1")
 const V2 = clusterName(ECHO, 80, "v2")
 const held = (s: ClientSnapshot, typeUrl: string) => [...(s.types.get(typeUrl)?.resources.keys() ?? [])].sort()
-
-const metricValue = (name: string) =>
-  Effect.gen(function* () {
-    const metric = (yield* Metrics).registry.getSingleMetric(name)
-    if (metric === undefined) return 0
-    return (yield* Effect.promise(async () => metric.get())).values.reduce((n, v) => n + v.value, 0)
-  })
-
-const poll = <A, E, R>(self: Effect.Effect<A, E, R>, until: (a: A) => boolean) =>
-  Effect.gen(function* () {
-    for (;;) {
-      const value = yield* self
-      if (until(value)) return value
-      yield* Effect.sleep("20 millis")
-    }
-  }).pipe(Effect.timeout(WAIT))
 
 /** A server in its own scope so that a test can stop and restart it on the same port. */
 const serverIn = (port: number, initial = mesh) =>
@@ -97,6 +81,7 @@ describe("xDS proxy", () => {
       const cs = yield* poll(
         first.server.connections,
         (cs) => cs.length === 1 && cs[0]!.watches.every((w) => w.nonceAcked === w.nonceSent),
+        WAIT,
       )
       expect(cs[0]!.generator).toBe("grpc")
       expect(yield* metricValue("xds_proxy_requests")).toBeGreaterThanOrEqual(4)
@@ -119,6 +104,7 @@ describe("xDS proxy", () => {
       const status = yield* poll(
         first.server.connections,
         (cs) => cs[0]?.watches.find((w) => w.typeUrl === TypeUrl.Cluster)?.lastError !== undefined,
+        WAIT,
       )
       expect(status[0]!.watches.find((w) => w.typeUrl === TypeUrl.Cluster)!.lastError).toBe(
         "rejected through the proxy",
@@ -150,8 +136,8 @@ describe("xDS proxy", () => {
       yield* c.waitFor((s) => held(s, TypeUrl.Endpoint).length === 2, WAIT)
       yield* first.stop
       // while the server is away the proxy fails to connect and backs off
-      yield* poll(metricValue("meshd_connection_terminations"), (n) => n >= 1)
-      yield* poll(metricValue("meshd_connection_failures"), (n) => n >= 1)
+      yield* poll(metricValue("meshd_connection_terminations"), (n) => n >= 1, WAIT)
+      yield* poll(metricValue("meshd_connection_failures"), (n) => n >= 1, WAIT)
       expect(yield* proxy.activeStreams).toBe(1)
       // the new server has one more endpoint: the client sees it on the same stream
       const second = yield* serverIn(port, {
@@ -166,7 +152,7 @@ describe("xDS proxy", () => {
         return cla?.endpoints?.[0]?.lb_endpoints.length === 2
       }, WAIT)
       expect(after.connected).toBe(true)
-      const cs = yield* poll(second.server.connections, (cs) => cs.length === 1)
+      const cs = yield* poll(second.server.connections, (cs) => cs.length === 1, WAIT)
       expect(cs[0]!.watches.map((w) => w.typeUrl).sort()).toEqual([TypeUrl.Cluster, TypeUrl.Endpoint].sort())
     }).pipe(Effect.provide(metricsLayer("test"))),
   )
@@ -184,7 +170,7 @@ describe("xDS proxy", () => {
           WAIT,
         )
         yield* first.stop
-        yield* poll(metricValue("meshd_connection_failures"), (n) => n >= 1)
+        yield* poll(metricValue("meshd_connection_failures"), (n) => n >= 1, WAIT)
         const before = events.length
         // v1 gains an endpoint, v2 is unchanged
         const second = yield* serverIn(port, {
@@ -249,7 +235,7 @@ describe("xDS proxy", () => {
       yield* c.waitFor((s) => held(s, TypeUrl.Cluster).length === 3, WAIT)
       const before = yield* metricValue("meshd_connection_terminations")
       freeze(true)
-      yield* poll(metricValue("meshd_connection_terminations"), (n) => n > before)
+      yield* poll(metricValue("meshd_connection_terminations"), (n) => n > before, WAIT)
       // the relay thaws: the reopened upstream serves the same downstream stream again
       freeze(false)
       yield* first.server.update({ ...mesh, services: [...mesh.services, service("new.default.svc.cluster.local")] })

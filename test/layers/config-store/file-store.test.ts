@@ -13,7 +13,7 @@ import { metricsLayer } from "../../../src/layers/metrics.js"
 import type { ConfigChangeEvent } from "../../../src/services/config-store/config-store.js"
 import { ConfigStore } from "../../../src/services/config-store/config-store.js"
 import { awaitEvent } from "../../../src/services/config-store/memory.js"
-import { Metrics } from "../../../src/services/metrics/metrics.js"
+import { metricValue } from "../../support/metrics.js"
 
 const serviceEntry = (name: string, host: string, namespace = "default") => `apiVersion: networking.mesh.io/v1
 kind: ServiceEntry
@@ -35,15 +35,6 @@ const tempDir = Effect.acquireRelease(
 )
 
 const within = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.timeout(self, Duration.seconds(15))
-
-const metricValue = (name: string) =>
-  Effect.flatMap(Metrics, (m) =>
-    Effect.promise(async () => {
-      const metric = m.registry.getSingleMetric(name)
-      const data = await metric?.get()
-      return (data?.values ?? []).reduce((sum, v) => sum + v.value, 0)
-    }),
-  )
 
 const summary = (event: ConfigChangeEvent) => event.changes.map((c) => `${c.type} ${c.key}`)
 

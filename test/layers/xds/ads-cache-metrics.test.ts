@@ -3,12 +3,15 @@ import { Duration, Effect } from "effect"
 import { metricsLayer } from "../../../src/layers/metrics.js"
 import { makeXdsServer } from "../../../src/layers/xds/ads-server.js"
 import { makeAdsClient } from "../../../src/layers/xds-client/ads-client.js"
-import { Metrics } from "../../../src/services/metrics/metrics.js"
 import { clusterName } from "../../../src/services/xds/grpc-gen.js"
 import { plainToStruct } from "../../../src/services/xds/messages.js"
 import { defaultXdsServerConfig } from "../../../src/services/xds/server.js"
 import { TypeUrl } from "../../../src/services/xds/type-urls.js"
 import { ECHO, weightedMesh } from "../../fixtures/xds/mesh.js"
+import { poll, metricValue as registryValue } from "../../support/metrics.js"
+
+/** -1 when the metric is not registered at all, to tell that from a registered zero. */
+const metricValue = (name: string, labels: Record<string, string> = {}) => registryValue(name, labels, -1)
 
 const config = {
   ...defaultXdsServerConfig,
@@ -28,25 +31,6 @@ const client = (port: number, id: string) =>
     mode: "sotw",
     node: { id, metadata: plainToStruct({ GENERATOR: "grpc" }) },
   })
-
-const metricValue = (name: string, labels: Record<string, string> = {}) =>
-  Effect.gen(function* () {
-    const metric = (yield* Metrics).registry.getSingleMetric(name)
-    if (metric === undefined) return -1
-    const values = (yield* Effect.promise(async () => metric.get())).values
-    return values
-      .filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
-      .reduce((n, v) => n + v.value, 0)
-  })
-
-const poll = <A, E, R>(self: Effect.Effect<A, E, R>, until: (a: A) => boolean) =>
-  Effect.gen(function* () {
-    for (;;) {
-      const value = yield* self
-      if (until(value)) return value
-      yield* Effect.sleep("20 millis")
-    }
-  }).pipe(Effect.timeout(WAIT))
 
 const heldEds = (c: Effect.Effect.Success<ReturnType<typeof client>>) =>
   c.waitFor((s) => (s.types.get(TypeUrl.Endpoint)?.resources.size ?? 0) === 2, WAIT)
@@ -91,7 +75,7 @@ describe("ADS server cache metrics and index clearing", () => {
         (s) => JSON.stringify([...(s.types.get(TypeUrl.Endpoint)?.resources.values() ?? [])]).includes("10.0.0.3"),
         WAIT,
       )
-      yield* poll(metricValue("xds_cache_evictions", { type: "clear" }), (n) => n === 2)
+      yield* poll(metricValue("xds_cache_evictions", { type: "clear" }), (n) => n === 2, WAIT)
       expect(yield* metricValue("xds_cache_size", { type: "eds" })).toBe(2)
       expect((yield* server.cacheStats).evictions).toBe(2)
     }).pipe(Effect.provide(metricsLayer("test"))),

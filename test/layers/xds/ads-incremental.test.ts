@@ -7,11 +7,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { metricsLayer } from "../../../src/layers/metrics.js"
 import { makeXdsServer } from "../../../src/layers/xds/ads-server.js"
-import { Metrics } from "../../../src/services/metrics/metrics.js"
 import type { Endpoint } from "../../../src/services/registry/model.js"
 import { makePushContext, type PushContext, type PushContextInput } from "../../../src/services/xds/push-context.js"
 import { defaultXdsServerConfig } from "../../../src/services/xds/server.js"
 import { endpoint, input, service, virtualService } from "../../fixtures/xds/mesh.js"
+import { metricValue } from "../../support/metrics.js"
 
 const config = {
   ...defaultXdsServerConfig,
@@ -40,13 +40,6 @@ const comparable = (push: PushContext) => ({
   ),
   input: push.input,
 })
-
-const gauge = (name: string) =>
-  Effect.gen(function* () {
-    const metric = (yield* Metrics).registry.getSingleMetric(name)
-    const values = metric === undefined ? [] : (yield* Effect.promise(async () => metric.get())).values
-    return values.reduce((n, v) => n + v.value, 0)
-  })
 
 describe("ADS incremental PushContext", () => {
   it.scopedLive("endpoint changes derive the PushContext; it and the gauges equal a rebuild's", () =>
@@ -86,8 +79,8 @@ describe("ADS incremental PushContext", () => {
         const withoutEndpoints = next.services.filter(
           (s) => !next.endpoints.some((e) => e.hostname === s.hostname),
         ).length
-        expect(yield* gauge("pilot_endpoint_not_ready")).toBe(unhealthy)
-        expect(yield* gauge("pilot_eds_no_instances")).toBe(withoutEndpoints)
+        expect(yield* metricValue("pilot_endpoint_not_ready")).toBe(unhealthy)
+        expect(yield* metricValue("pilot_eds_no_instances")).toBe(withoutEndpoints)
       }
     }).pipe(Effect.provide(metricsLayer("test"))),
   )

@@ -5,7 +5,6 @@ import { metricsLayer } from "../../../src/layers/metrics.js"
 import { makeXdsServer, xdsDiscoveryLayer } from "../../../src/layers/xds/ads-server.js"
 import { loadXdsProtos } from "../../../src/layers/xds/protos.js"
 import { makeAdsClient } from "../../../src/layers/xds-client/ads-client.js"
-import { Metrics } from "../../../src/services/metrics/metrics.js"
 import { clusterName } from "../../../src/services/xds/grpc-gen.js"
 import { plainToStruct } from "../../../src/services/xds/messages.js"
 import type { PushContextInput } from "../../../src/services/xds/push-context.js"
@@ -13,6 +12,7 @@ import { defaultXdsServerConfig, XdsServer } from "../../../src/services/xds/ser
 import { TypeUrl } from "../../../src/services/xds/type-urls.js"
 import type { AdsClientOptions, ClientSnapshot } from "../../../src/services/xds-client/client.js"
 import { ECHO, endpoint, resource, service, weightedMesh } from "../../fixtures/xds/mesh.js"
+import { metricValue, poll } from "../../support/metrics.js"
 
 const config = {
   ...defaultXdsServerConfig,
@@ -37,27 +37,6 @@ const client = (port: number, mode: "sotw" | "delta", extra: Partial<AdsClientOp
 
 const held = (s: ClientSnapshot, typeUrl: string) => [...(s.types.get(typeUrl)?.resources.keys() ?? [])].sort()
 const WAIT = "10 seconds"
-
-const metricValue = (name: string, labels: Record<string, string> = {}) =>
-  Effect.gen(function* () {
-    const metrics = yield* Metrics
-    const metric = metrics.registry.getSingleMetric(name)
-    if (metric === undefined) return 0
-    const values = (yield* Effect.promise(async () => metric.get())).values
-    return values
-      .filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
-      .reduce((n, v) => n + v.value, 0)
-  })
-
-/** Polls until a condition holds (never sleeps blindly; bounded by WAIT). */
-const poll = <A, E, R>(self: Effect.Effect<A, E, R>, until: (a: A) => boolean) =>
-  Effect.gen(function* () {
-    for (;;) {
-      const value = yield* self
-      if (until(value)) return value
-      yield* Effect.sleep("20 millis")
-    }
-  }).pipe(Effect.timeout(WAIT))
 
 const V1 = clusterName(ECHO, 80, "v1")
 const V2 = clusterName(ECHO, 80, "v2")
@@ -88,6 +67,7 @@ describe("ADS server (SotW)", () => {
         server.connections,
         (cs) =>
           cs.length === 1 && cs[0]!.watches.length === 4 && cs[0]!.watches.every((w) => w.nonceAcked === w.nonceSent),
+        WAIT,
       )
       expect(acked[0]!.generator).toBe("grpc")
       expect(yield* metricValue("pilot_xds")).toBe(1)
@@ -121,7 +101,7 @@ describe("ADS server (SotW)", () => {
       const first = yield* c.waitFor((s) => (s.types.get(TypeUrl.Cluster)?.acks ?? 0) === 1, WAIT)
       const goodVersion = first.types.get(TypeUrl.Cluster)!.version
       // the server must have processed the ACK before the next push (else it is a stale nonce)
-      yield* poll(server.connections, (cs) => cs[0]?.watches[0]?.versionAcked === goodVersion)
+      yield* poll(server.connections, (cs) => cs[0]?.watches[0]?.versionAcked === goodVersion, WAIT)
       reject = true
       yield* server.update({ ...mesh, services: [...mesh.services, service("new.default.svc.cluster.local")] })
       const nacked = yield* c.waitFor((s) => (s.types.get(TypeUrl.Cluster)?.nacks ?? 0) === 1, WAIT)
@@ -129,6 +109,7 @@ describe("ADS server (SotW)", () => {
       const status = yield* poll(
         server.connections,
         (cs) => cs[0]?.watches.find((w) => w.typeUrl === TypeUrl.Cluster)?.lastError !== undefined,
+        WAIT,
       )
       const watch = status[0]!.watches.find((w) => w.typeUrl === TypeUrl.Cluster)!
       expect(watch.lastError).toBe("cluster rejected by test")
@@ -145,7 +126,7 @@ describe("ADS server (SotW)", () => {
       yield* c.subscribe(TypeUrl.Cluster)
       const s = yield* c.waitFor((s) => (s.types.get(TypeUrl.Cluster)?.acks ?? 0) === 1, WAIT)
       yield* c.sendRaw({ type_url: TypeUrl.Cluster, response_nonce: "not-a-nonce-we-sent", version_info: "x" })
-      yield* poll(metricValue("pilot_xds_expired_nonce", { type: "cds" }), (n) => n === 1)
+      yield* poll(metricValue("pilot_xds_expired_nonce", { type: "cds" }), (n) => n === 1, WAIT)
       // a second stream resumes from the first one's version with an empty nonce
       const again = yield* client(server.port, "sotw")
       yield* again.sendRaw({
@@ -264,7 +245,7 @@ describe("xdsDiscoveryLayer before its first input", () => {
         const server = Context.get(context, XdsServer)
         expect(yield* firstAnswer(server.port)).toEqual({ code: grpc.status.UNAVAILABLE })
         yield* Queue.offer(inputs, mesh)
-        const served = yield* poll(firstAnswer(server.port), (a) => a.code === undefined)
+        const served = yield* poll(firstAnswer(server.port), (a) => a.code === undefined, WAIT)
         expect(served.resources).toBe(3)
       }),
   )
@@ -313,7 +294,7 @@ describe("ADS client reconnect", () => {
       yield* Scope.close(first, Exit.void)
       const restarted = yield* makeXdsServer({ ...config, port }, { ...mesh, destinationRules: [] })
       // both clients come back and converge on the new state (subset clusters gone)
-      yield* poll(restarted.connections, (cs) => cs.length === 2)
+      yield* poll(restarted.connections, (cs) => cs.length === 2, WAIT)
       const statuses = yield* restarted.connections
       expect(statuses.map((c) => c.delta).sort()).toEqual([false, true])
       for (const c of clients) yield* c.waitFor((s) => held(s, TypeUrl.Cluster).length === 1, WAIT)
