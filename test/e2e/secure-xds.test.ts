@@ -4,7 +4,6 @@
  * (CreateCertificate with a token from a local OIDC issuer); `openssl` makes the
  * `--tlsCertFile` material.
  */
-import { execFileSync } from "node:child_process"
 import { X509Certificate } from "node:crypto"
 import { mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -21,7 +20,7 @@ import {
   type TestIssuer,
 } from "../layers/ca/helpers.js"
 import { discoveryArgs, exampleMeshDir } from "../support/discovery.js"
-import { opensslServerCert } from "../support/openssl.js"
+import { opensslConnect, opensslServerCert } from "../support/openssl.js"
 import { type Daemon, run, startDaemon } from "../support/processes.js"
 
 const CLUSTER = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
@@ -228,21 +227,7 @@ describe("secure xDS with --tlsCertFile/--tlsKeyFile/--caCertFile, ENABLE_CA_SER
   it("serves the certificate of --tlsCertFile (openssl s_client agrees)", async () => {
     const served = await servingCertificate(port)
     expect(served.fingerprint256).toBe(fingerprint(first.certPem))
-    const out = execFileSync(
-      "openssl",
-      [
-        "s_client",
-        "-connect",
-        `127.0.0.1:${port}`,
-        "-servername",
-        SERVER_NAME,
-        "-alpn",
-        "h2",
-        "-CAfile",
-        join(dir, "first-ca.crt"),
-      ],
-      { input: "", stdio: ["pipe", "pipe", "pipe"], timeout: 10_000 },
-    ).toString()
+    const out = opensslConnect(port, SERVER_NAME, ["-alpn", "h2", "-CAfile", join(dir, "first-ca.crt")])
     expect(out).toContain("Verify return code: 0 (ok)")
   })
 

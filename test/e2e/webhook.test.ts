@@ -5,7 +5,6 @@
  * and counts them on `--monitoringAddr`; a replaced `--tlsCertFile` is served to new connections
  * while an open keep-alive connection goes on working.
  */
-import { execFileSync } from "node:child_process"
 import { X509Certificate } from "node:crypto"
 import { readFileSync, renameSync, writeFileSync } from "node:fs"
 import { Agent, request } from "node:https"
@@ -13,7 +12,7 @@ import { join } from "node:path"
 import type { TLSSocket } from "node:tls"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { discoveryArgs, exampleMeshDir } from "../support/discovery.js"
-import { opensslServerCert } from "../support/openssl.js"
+import { opensslConnect, opensslServerCert } from "../support/openssl.js"
 import { type Daemon, startDaemon } from "../support/processes.js"
 
 const SERVER_NAME = "meshd.mesh-system.svc"
@@ -111,33 +110,20 @@ describe("webhooks on --httpsAddr with the CA-issued certificate (PILOT_CERT_PRO
     const answer = await call(port, rootPem, { method: "GET", path: "/nothing" })
     expect(answer.status).toBe(404)
     expect(answer.peer.subjectAltName).toBe(`DNS:${SERVER_NAME}`)
-    const grpcPeer = execFileSync(
-      "openssl",
-      ["s_client", "-connect", `127.0.0.1:${grpcPort}`, "-servername", SERVER_NAME, "-alpn", "h2"],
-      { input: "", stdio: ["pipe", "pipe", "pipe"], timeout: 10_000 },
-    ).toString()
+    const grpcPeer = opensslConnect(grpcPort, SERVER_NAME, ["-alpn", "h2"])
     // One certificate for both listeners.
     expect(
       new X509Certificate(grpcPeer.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/)![0])
         .fingerprint256,
     ).toBe(answer.peer.fingerprint256)
     writeFileSync(join(dir, "root.pem"), rootPem)
-    const out = execFileSync(
-      "openssl",
-      [
-        "s_client",
-        "-connect",
-        `127.0.0.1:${port}`,
-        "-servername",
-        SERVER_NAME,
-        "-verify_return_error",
-        "-verify_hostname",
-        SERVER_NAME,
-        "-CAfile",
-        join(dir, "root.pem"),
-      ],
-      { input: "", stdio: ["pipe", "pipe", "pipe"], timeout: 10_000 },
-    ).toString()
+    const out = opensslConnect(port, SERVER_NAME, [
+      "-verify_return_error",
+      "-verify_hostname",
+      SERVER_NAME,
+      "-CAfile",
+      join(dir, "root.pem"),
+    ])
     expect(out).toContain("Verify return code: 0 (ok)")
   })
 

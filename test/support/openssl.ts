@@ -51,3 +51,11 @@ export const opensslServerCert = (dir: string, name: string, subjectAltName: str
     keyPem: readFileSync(join(dir, `${name}.key`), "utf8"),
   }
 }
+
+/** What `openssl s_client` prints after a TLS handshake with `127.0.0.1:port` for `serverName`. */
+export const opensslConnect = (port: number, serverName: string, extra: ReadonlyArray<string> = []): string =>
+  execFileSync("openssl", ["s_client", "-connect", `127.0.0.1:${port}`, "-servername", serverName, ...extra], {
+    input: "",
+    stdio: ["pipe", "pipe", "pipe"],
+    timeout: 10_000,
+  }).toString()
