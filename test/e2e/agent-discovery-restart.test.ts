@@ -13,13 +13,13 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { X509Certificate } from "node:crypto"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type EchoBackend, startEchoBackend } from "../fixtures/xds/echo-backend.js"
 import { execFileAsync, startIssuer, type TestIssuer } from "../layers/ca/helpers.js"
 import { discoveryArgs } from "../support/discovery.js"
+import { freePort } from "../support/ports.js"
 import { type Daemon, ROOT, startDaemon } from "../support/processes.js"
 
 const HOST = "echo.demo.svc.cluster.local"
@@ -79,16 +79,6 @@ spec:
             host: ${HOST}
             subset: ${subset}
 `
-
-/** A port free now (the control plane's fixture module would pull in the whole server). */
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer()
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
 
 let dir = ""
 let discoveryDir = ""

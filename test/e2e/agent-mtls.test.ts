@@ -19,9 +19,10 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { ConfigResource } from "../../src/services/config-model/resource.js"
 import type { PushContextInput } from "../../src/services/xds/push-context.js"
-import { type ControlPlane, freePort, startControlPlane } from "../fixtures/agent/control-plane.js"
+import { type ControlPlane, startControlPlane } from "../fixtures/agent/control-plane.js"
 import { EchoClient } from "../fixtures/xds/echo-backend.js"
 import { destinationRule, ECHO, endpoint, input, peerAuthentication, resource, service } from "../fixtures/xds/mesh.js"
+import { freePort } from "../support/ports.js"
 import { type Daemon, ROOT, startDaemon } from "../support/processes.js"
 
 let cp: ControlPlane

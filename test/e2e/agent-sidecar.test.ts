@@ -15,8 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeAdsClient } from "../../src/layers/xds-client/ads-client.js"
 import { plainToStruct } from "../../src/services/xds/messages.js"
 import { TypeUrl } from "../../src/services/xds/type-urls.js"
-import { type ControlPlane, freePort, startControlPlane } from "../fixtures/agent/control-plane.js"
+import { type ControlPlane, startControlPlane } from "../fixtures/agent/control-plane.js"
 import { ECHO, endpoint, input, service } from "../fixtures/xds/mesh.js"
+import { freePort } from "../support/ports.js"
 import { type Daemon, ROOT, startDaemon } from "../support/processes.js"
 
 let cp: ControlPlane

@@ -5,23 +5,14 @@
  */
 import { existsSync, readFileSync } from "node:fs"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Exit, Fiber, Scope } from "effect"
 import { superviseProxy } from "../../../src/layers/agent-proxy/supervisor.js"
 import { proxyArgs, proxyBootstrap } from "../../../src/services/agent-proxy/proxy.js"
+import { freePort } from "../../support/ports.js"
 import { ROOT } from "../../support/processes.js"
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer()
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
 
 const events = (file: string): Array<{ event: string; args?: string[]; pid: number }> =>
   existsSync(file)

@@ -15,17 +15,9 @@ import { NOT_SUPPORTED } from "../../../src/layers/agent-status/sts-server.js"
 import { metricsLayer } from "../../../src/layers/metrics.js"
 import { parseAppProbers } from "../../../src/services/agent-status/app-probers.js"
 import { AgentReadiness } from "../../../src/services/agent-status/status.js"
+import { freePort } from "../../support/ports.js"
 
 const OM = "application/openmetrics-text; version=1.0.0; charset=utf-8"
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer()
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
 
 const listen = (server: Server) =>
   new Promise<number>((resolve) =>

@@ -1,5 +1,4 @@
 /** The discovery CA wiring: env table values → CA layers (self-signed or disabled server). */
-import { type AddressInfo, createServer } from "node:net"
 import { join } from "node:path"
 import { type ConnectionOptions, connect } from "node:tls"
 import { describe, expect, it } from "@effect/vitest"
@@ -16,6 +15,7 @@ import { CertificateAuthority } from "../../../src/services/ca/ca.js"
 import { trustBundlePem } from "../../../src/services/ca/material.js"
 import { discoveryEnv } from "../../../src/services/config/discovery-env.js"
 import { envTableConfig } from "../../../src/services/config/env.js"
+import { freePort } from "../../support/ports.js"
 import { createCertificateCall, makeCsr, servingCertificate, tempDir } from "./helpers.js"
 
 const loadEnv = (vars: Record<string, string>) =>
@@ -163,13 +163,3 @@ describe("discovery CA wiring", () => {
     }),
   )
 })
-
-/** A port that was free a moment ago (the CA wiring takes a fixed address). */
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
