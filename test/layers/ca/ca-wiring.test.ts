@@ -52,23 +52,37 @@ describe("discovery CA wiring", () => {
     }),
   )
 
-  it.scopedLive("keeps the CA but starts no server when ENABLE_CA_SERVER is false", () =>
-    Effect.gen(function* () {
-      const dir = yield* Effect.promise(() => tempDir("wiring-off"))
-      const port = yield* Effect.promise(() => freePort())
-      const env = yield* loadEnv({ ROOT_CA_DIR: join(dir, "cacerts"), ENABLE_CA_SERVER: "false" })
-      const layer = caLayer(env, { secureGrpcAddr: { host: "127.0.0.1", port }, stateDir: join(dir, "state") })
-      const context = yield* Layer.build(Layer.provide(layer, metricsLayer("test")))
-      expect((yield* Context.get(context, CertificateAuthority).material).source).toBe("self-signed")
-      const refused = yield* Effect.promise(() =>
-        servingCertificate(port).then(
-          () => "connected",
-          (e: Error) => e.message,
-        ),
-      )
-      expect(refused).toMatch(/ECONNREFUSED/)
-    }),
-  )
+  const noServer = [
+    {
+      title: "keeps the CA but starts no server when ENABLE_CA_SERVER is false",
+      name: "wiring-off",
+      env: { ENABLE_CA_SERVER: "false" },
+    },
+    {
+      title: "serves nothing on the secure address with PILOT_CERT_PROVIDER=none and no files",
+      name: "wiring-none",
+      env: { PILOT_CERT_PROVIDER: "none" },
+    },
+  ]
+  for (const { title, name, env: extra } of noServer) {
+    it.scopedLive(title, () =>
+      Effect.gen(function* () {
+        const dir = yield* Effect.promise(() => tempDir(name))
+        const port = yield* Effect.promise(() => freePort())
+        const env = yield* loadEnv({ ROOT_CA_DIR: join(dir, "cacerts"), ...extra })
+        const layer = caLayer(env, { secureGrpcAddr: { host: "127.0.0.1", port }, stateDir: join(dir, "state") })
+        const context = yield* Layer.build(Layer.provide(layer, metricsLayer("test")))
+        expect((yield* Context.get(context, CertificateAuthority).material).source).toBe("self-signed")
+        const refused = yield* Effect.promise(() =>
+          servingCertificate(port).then(
+            () => "connected",
+            (e: Error) => e.message,
+          ),
+        )
+        expect(refused).toMatch(/ECONNREFUSED/)
+      }),
+    )
+  }
 
   it.scopedLive("honours COMPLIANCE_POLICY=fips-140-2 on the CA listener: TLS 1.2 with ECDHE AES-GCM only", () =>
     Effect.gen(function* () {
@@ -142,24 +156,6 @@ describe("discovery CA wiring", () => {
       expect(servingCertSourceFromEnv(env("meshd"), { caCertFile: "/ca" })).toEqual(
         Either.left("--caCertFile=/ca is given without --tlsCertFile/--tlsKeyFile"),
       )
-    }),
-  )
-
-  it.scopedLive("serves nothing on the secure address with PILOT_CERT_PROVIDER=none and no files", () =>
-    Effect.gen(function* () {
-      const dir = yield* Effect.promise(() => tempDir("wiring-none"))
-      const port = yield* Effect.promise(() => freePort())
-      const env = yield* loadEnv({ ROOT_CA_DIR: join(dir, "cacerts"), PILOT_CERT_PROVIDER: "none" })
-      const layer = caLayer(env, { secureGrpcAddr: { host: "127.0.0.1", port }, stateDir: join(dir, "state") })
-      const context = yield* Layer.build(Layer.provide(layer, metricsLayer("test")))
-      expect((yield* Context.get(context, CertificateAuthority).material).source).toBe("self-signed")
-      const refused = yield* Effect.promise(() =>
-        servingCertificate(port).then(
-          () => "connected",
-          (e: Error) => e.message,
-        ),
-      )
-      expect(refused).toMatch(/ECONNREFUSED/)
     }),
   )
 })
