@@ -15,6 +15,7 @@ import { X509Certificate } from "node:crypto"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { createInterface } from "node:readline"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type EchoBackend, startEchoBackend } from "../fixtures/xds/echo-backend.js"
 import { execFileAsync, startIssuer, type TestIssuer } from "../layers/ca/helpers.js"
@@ -210,16 +211,11 @@ beforeAll(async () => {
     env: { ...process.env, GRPC_XDS_BOOTSTRAP: join(agentDir, "etc/mesh/proxy/grpc-bootstrap.json") },
     stdio: ["pipe", "pipe", "pipe"],
   })
-  let buffered = ""
-  client.stdout.on("data", (chunk: Buffer) => {
-    buffered += chunk.toString()
-    for (let at = buffered.indexOf("\n"); at >= 0; at = buffered.indexOf("\n")) {
-      const line = buffered.slice(0, at)
-      buffered = buffered.slice(at + 1)
-      const message = JSON.parse(line) as Report & { id: number }
-      pending.get(message.id)?.(message)
-      pending.delete(message.id)
-    }
+  // One JSON report per line.
+  createInterface({ input: client.stdout }).on("line", (line) => {
+    const message = JSON.parse(line) as Report & { id: number }
+    pending.get(message.id)?.(message)
+    pending.delete(message.id)
   })
   client.stderr.on("data", (chunk: Buffer) => {
     clientOutput += chunk.toString()

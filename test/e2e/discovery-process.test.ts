@@ -10,6 +10,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { createServer } from "node:net"
 import { networkInterfaces, tmpdir } from "node:os"
 import { join } from "node:path"
+import { createInterface } from "node:readline"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type EchoBackend, startEchoBackend } from "../fixtures/xds/echo-backend.js"
 import { type Daemon, ROOT, run, startDaemon } from "../support/processes.js"
@@ -127,17 +128,12 @@ beforeAll(async () => {
     env: { ...process.env, GRPC_XDS_BOOTSTRAP: bootstrap },
     stdio: ["pipe", "pipe", "pipe"],
   })
-  let buffered = ""
-  client.stdout.on("data", (chunk: Buffer) => {
-    buffered += chunk.toString()
-    for (let at = buffered.indexOf("\n"); at >= 0; at = buffered.indexOf("\n")) {
-      const line = buffered.slice(0, at)
-      buffered = buffered.slice(at + 1)
-      clientOutput += `${line}\n`
-      const message = JSON.parse(line) as { id: number; counts: Record<string, number> }
-      pending.get(message.id)?.(message.counts)
-      pending.delete(message.id)
-    }
+  // One JSON report per line.
+  createInterface({ input: client.stdout }).on("line", (line) => {
+    clientOutput += `${line}\n`
+    const message = JSON.parse(line) as { id: number; counts: Record<string, number> }
+    pending.get(message.id)?.(message.counts)
+    pending.delete(message.id)
   })
   client.stderr.on("data", (chunk: Buffer) => {
     clientOutput += chunk.toString()
