@@ -1,7 +1,7 @@
 /**
  * Which service hosts a connection's watched names stand for, so a push reaches only the
- * connections a change can affect. Memoised per PushContext and per names object: thousands of
- * connections ask about the same names on every push.
+ * connections a change can affect. Memoised per names object (and per services snapshot or
+ * PushContext where the answer depends on them): thousands of connections ask on every push.
  */
 import { hostOfResourceName, type PushContext } from "./push-context.js"
 import type { PushRequest } from "./push-request.js"
@@ -11,7 +11,7 @@ import type { PushRequest } from "./push-request.js"
  * few thousand names, so each is looked up once per push, not once per connection.
  */
 const hostMemo = new WeakMap<PushContext, Map<string, string | undefined>>()
-export const hostsOfNames = (push: PushContext): Map<string, string | undefined> => {
+const hostsOfNames = (push: PushContext): Map<string, string | undefined> => {
   let memo = hostMemo.get(push)
   if (memo === undefined) {
     memo = new Map()
