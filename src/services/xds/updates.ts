@@ -64,9 +64,9 @@ const differingGroups = <T>(
 /**
  * Keys whose group of items differs between two snapshots (a group's order counts: it is the
  * order of the generated resources). The registry and the config store hand unchanged items
- * over as the same objects, so the items present in both snapshots are found by identity, and
- * only the groups of the items present on one side are compared by content (`same`). When the
- * items present in both moved relative to each other, every group is compared.
+ * over as the same objects, so a change usually leaves a long common prefix and suffix of the
+ * same objects at the same places; those parts contribute the same items, in the same order,
+ * to every group on both sides, so only the differing middle parts are looked at.
  */
 const changedKeys = <T extends object>(
   before: ReadonlyArray<T>,
@@ -75,7 +75,31 @@ const changedKeys = <T extends object>(
   same: (a: T, b: T) => boolean = deepEqual,
 ): ReadonlyArray<string> => {
   if (before === after) return []
-  if (before.length === after.length && before.every((item, i) => item === after[i])) return []
+  let start = 0
+  const shorter = Math.min(before.length, after.length)
+  while (start < shorter && before[start] === after[start]) start++
+  let end = 0
+  while (end < shorter - start && before[before.length - 1 - end] === after[after.length - 1 - end]) end++
+  if (start === before.length && start === after.length) return []
+  return changedMiddleKeys(
+    before.slice(start, before.length - end),
+    after.slice(start, after.length - end),
+    keyOf,
+    same,
+  )
+}
+
+/**
+ * `changedKeys` over the differing middle parts: the items present in both are found by
+ * identity, and only the groups of the items present on one side are compared by content
+ * (`same`). When the items present in both moved relative to each other, every group is compared.
+ */
+const changedMiddleKeys = <T extends object>(
+  before: ReadonlyArray<T>,
+  after: ReadonlyArray<T>,
+  keyOf: (item: T) => string,
+  same: (a: T, b: T) => boolean,
+): ReadonlyArray<string> => {
   const position = new Map<T, number>()
   for (let i = 0; i < before.length; i++) position.set(before[i]!, i)
   const kept = new Set<T>()

@@ -154,6 +154,27 @@ describe("diffInputs on endpoint changes", () => {
     expect(diffInputs(base, withEndpoints(base, HOSTS[0]!, h0), 0)).toBeUndefined()
   })
 
+  it("a host whose endpoints straddle the unchanged start and end of the list is compared whole", () => {
+    const [a1, a2] = endpointsOf(base, HOSTS[0]!)
+    const [b1, b2] = endpointsOf(base, HOSTS[1]!)
+    const [c1] = endpointsOf(base, HOSTS[2]!)
+    const before = { ...base, endpoints: [a1!, b1!, a2!, c1!, b2!] }
+    const keys = (endpoints: ReadonlyArray<Endpoint>) => [
+      ...(diffInputs(before, { ...base, endpoints }, 0)?.configsUpdated ?? []),
+    ]
+    // b1 and b2 stay in the common start and end; only svc-0's middle endpoint is new
+    const a2copy = { ...a2!, address: "10.9.9.9" }
+    expect(keys([a1!, b1!, a2copy, c1!, b2!])).toEqual([`ServiceEntry/default/${HOSTS[0]}`])
+    // two hosts swapped in the middle: each host's own endpoints keep their order
+    expect(keys([a1!, b1!, c1!, a2!, b2!])).toEqual([])
+    // an endpoint of svc-1 moved from the end into the middle, after its sibling: no change
+    expect(keys([a1!, b1!, a2!, b2!, c1!])).toEqual([])
+    // ... and before its sibling: svc-1 changed order
+    expect(keys([b2!, a1!, b1!, a2!, c1!])).toEqual([`ServiceEntry/default/${HOSTS[1]}`])
+    // one endpoint of svc-1 gone from the end
+    expect(keys([a1!, b1!, a2!, c1!])).toEqual([`ServiceEntry/default/${HOSTS[1]}`])
+  })
+
   it("the same endpoint object twice in a snapshot still counts as its host's change", () => {
     const [x, y] = endpointsOf(base, HOSTS[0]!)
     const others = base.endpoints.filter((e) => e.hostname !== HOSTS[0])
