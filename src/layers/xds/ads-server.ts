@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto"
 import { availableParallelism } from "node:os"
 import * as grpc from "@grpc/grpc-js"
 import {
+  Cause,
   Clock,
   Context,
   Duration,
@@ -21,7 +22,6 @@ import {
   LogLevel,
   Option,
   Queue,
-  Ref,
   type Scope,
   Stream,
 } from "effect"
@@ -47,7 +47,7 @@ import {
   type PushContext,
   type PushContextInput,
 } from "../../services/xds/push-context.js"
-import { makePushQueue } from "../../services/xds/push-queue.js"
+import { makePushDispatcher } from "../../services/xds/push-dispatcher.js"
 import type { PushRequest } from "../../services/xds/push-request.js"
 import { makeTokenBucket, reserve } from "../../services/xds/rate-limit.js"
 import { deltaResponse, type ProxyInfo, proxyInfo, sotwResponse } from "../../services/xds/responder.js"
@@ -81,7 +81,28 @@ interface Connection {
   /** What its EDS watch covers now, for the endpoint-push index (`endpointWatchers`). */
   readonly endpointWatch: () => EndpointWatch
   readonly status: () => ConnectionStatus
-  readonly push: (request: PushRequest) => Effect.Effect<void>
+  /**
+   * Starts a push to this stream: writes at once every response the request calls for, and
+   * calls `done` once gRPC has taken them all.
+   */
+  readonly startPush: (request: PushRequest, done: () => void) => void
+}
+
+/**
+ * Runs `start` now (it calls back once, when what it wrote is written); the effect waits for
+ * that callback.
+ */
+const startedNow = (start: (onWritten: () => void) => void): Effect.Effect<void> => {
+  let finished = false
+  let wake: (() => void) | undefined
+  start(() => {
+    finished = true
+    wake?.()
+  })
+  return Effect.async<void>((resume) => {
+    if (finished) resume(Effect.void)
+    else wake = () => resume(Effect.void)
+  })
 }
 
 const MAX_TIMER_MS = 2 ** 31 - 1
@@ -149,6 +170,10 @@ export const makeXdsServer = (
 > =>
   Effect.gen(function* () {
     const metrics = makeXdsMetrics(yield* Metrics)
+    /** Pushes run as plain calls (write callbacks, no fibers): they read the clock directly. */
+    const clock = yield* Effect.clock
+    /** Runs effects from those plain calls (logging) on this server's runtime. */
+    const runFork = yield* FiberSet.makeRuntime<never>()
     const protos = yield* Effect.try({
       try: () => loadXdsProtos(),
       catch: (cause) => new XdsServerError({ message: `loading xDS protos: ${String(cause)}`, cause }),
@@ -173,14 +198,15 @@ export const makeXdsServer = (
       if (reads > 0 && config.cache.stats === true) metrics.cacheReads.inc({ type: "hit" }, reads)
     }
     /** What the (pure) generators had to skip in the config, logged once each with our logger. */
-    const logGeneratorWarnings = Effect.suspend(() => {
+    const logGeneratorWarnings = () => {
       const warnings = takeInboundWarnings()
-      return warnings.length === 0
-        ? Effect.void
-        : Effect.forEach(warnings, (warning) => Effect.logWarning(warning), { discard: true }).pipe(
+      if (warnings.length > 0)
+        runFork(
+          Effect.forEach(warnings, (warning) => Effect.logWarning(warning), { discard: true }).pipe(
             withScope("authorization"),
-          )
-    })
+          ),
+        )
+    }
     const connections = new Map<string, Connection>()
     /** Registered connections by the hosts their EDS watch names: the fan-out of endpoint pushes. */
     const endpointWatchers = makeEndpointWatchers<Connection>()
@@ -188,7 +214,13 @@ export const makeXdsServer = (
     const reindex = (connection: Connection) => {
       if (connections.get(connection.id) === connection) endpointWatchers.set(connection, connection.endpointWatch())
     }
-    const queue = yield* makePushQueue<Connection>()
+    const workers = config.pushThrottle > 0 ? config.pushThrottle : defaultThrottle()
+    /** The push queue, `PILOT_PUSH_THROTTLE` connection pushes in flight at most. */
+    const dispatcher = makePushDispatcher<Connection>(
+      workers,
+      (connection, request, done) => connection.startPush(request, done),
+      (connection, defect) => runFork(Effect.logError(`push to ${connection.id} failed`, Cause.die(defect))),
+    )
     let input = initial
     let pushes = 0
     let current: PushContext = makePushContext(
@@ -221,25 +253,38 @@ export const makeXdsServer = (
     }
 
     /**
-     * One push to one stream, either protocol: every watched type the request can affect, in
-     * push order (an incremental request only reaches EDS), then the convergence time.
+     * One push to one stream, either protocol: writes every watched type the request can
+     * affect, in push order (an incremental request only reaches EDS); once all are written,
+     * records the convergence time and calls `done`. `respond` writes one type's response and
+     * says whether it wrote one.
      */
-    const pushWatched = <E, R>(
+    const startPushWatched = (
       request: PushRequest,
       push: PushContext,
       watched: (typeUrl: string) => { readonly names: Iterable<string>; readonly wildcard: boolean } | undefined,
-      respond: (typeUrl: string) => Effect.Effect<void, E, R>,
-    ) =>
-      Effect.gen(function* () {
-        for (const typeUrl of PUSH_ORDER) {
-          if (!request.full && typeUrl !== TypeUrl.Endpoint) continue
-          const watch = watched(typeUrl)
-          if (watch === undefined || !touches(push, request, watch.names, watch.wildcard)) continue
-          yield* respond(typeUrl)
-        }
-        const now = yield* Clock.currentTimeMillis
-        metrics.convergence.observe(Math.max(0, now - request.start) / 1000)
-      })
+      respond: (typeUrl: string, onWritten: () => void) => boolean,
+      done: () => void,
+    ) => {
+      let outstanding = 1
+      const written = () => {
+        if (--outstanding > 0) return
+        metrics.convergence.observe(Math.max(0, clock.unsafeCurrentTimeMillis() - request.start) / 1000)
+        done()
+      }
+      for (const typeUrl of PUSH_ORDER) {
+        if (!request.full && typeUrl !== TypeUrl.Endpoint) continue
+        const watch = watched(typeUrl)
+        if (watch === undefined || !touches(push, request, watch.names, watch.wildcard)) continue
+        outstanding++
+        if (!respond(typeUrl, written)) outstanding--
+      }
+      written()
+    }
+
+    /** A debug line from a push (plain code): only built when debug lines are written. */
+    const logPushDebug = (line: () => string) => {
+      if (debug) runFork(Effect.logDebug(line()).pipe(withScope("ads")))
+    }
 
     /** Ports of a host's service without endpoints, and its unhealthy endpoints. */
     const hostStats = (push: PushContext, host: string) => {
@@ -306,26 +351,14 @@ export const makeXdsServer = (
           withHosts.full || withHosts.changedHosts === undefined
             ? connections.values()
             : endpointWatchers.candidates(withHosts.changedHosts)
+        // Each enqueue starts its push at once while the throttle has room.
         for (const connection of candidates)
-          if (connection.affectedBy(current, withHosts)) yield* queue.enqueue(connection, withHosts)
+          if (connection.affectedBy(current, withHosts)) dispatcher.enqueue(connection, withHosts)
       }).pipe(withScope("ads")),
     )
 
-    const workers = config.pushThrottle > 0 ? config.pushThrottle : defaultThrottle()
-    for (let i = 0; i < workers; i++) {
-      yield* queue.dequeue.pipe(
-        Effect.flatMap(([connection, request]) =>
-          connection.push(request).pipe(Effect.ensuring(queue.markDone(connection))),
-        ),
-        Effect.forever,
-        Effect.forkScoped,
-      )
-    }
-
     // -------------------------------------------------------------------------------------------
     // Streams
-
-    const runFork = yield* FiberSet.makeRuntime<never>()
 
     const rate = config.maxRequestsPerSecond > 0 ? config.maxRequestsPerSecond : defaultRequestRate()
     let bucket = makeTokenBucket(rate, yield* Clock.currentTimeMillis)
@@ -389,7 +422,7 @@ export const makeXdsServer = (
         if (connections.delete(connection.id)) metrics.connected.set(connections.size)
         endpointWatchers.delete(connection)
         callOf.delete(connection.id)
-        yield* queue.remove(connection)
+        dispatcher.remove(connection)
         calls.delete(call)
         if (!call.writableEnded) call.end()
         yield* Effect.logDebug(`connection ${connection.id} closed`)
@@ -403,12 +436,10 @@ export const makeXdsServer = (
         yield* Effect.logWarning(`${type.toUpperCase()}: ACK ERROR ${proxy?.id ?? ""} ${error}`)
       })
 
-    const observeSend = (typeUrl: string, startedAt: number) =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        metrics.sendTime.observe((now - startedAt) / 1000)
-        metrics.pushes.inc({ type: shortType(typeUrl) })
-      })
+    const observeSend = (typeUrl: string, startedAt: number) => {
+      metrics.sendTime.observe((clock.unsafeCurrentTimeMillis() - startedAt) / 1000)
+      metrics.pushes.inc({ type: shortType(typeUrl) })
+    }
 
     /** Ends a stream the listener's guard refused, with the refusal's status. */
     const refuse = (call: grpc.ServerDuplexStream<unknown, unknown>, refusal: XdsRefusal) =>
@@ -443,65 +474,63 @@ export const makeXdsServer = (
         if (grant === undefined) return
         let refused = false
         const inbox = yield* inboxOf(call)
-        const send = writer(call)
-        const lock = yield* Effect.makeSemaphore(1)
-        const state = yield* Ref.make(emptySotwState)
-        /** The watches of `state` after its last change, for the synchronous `affectedBy`. */
-        let latestWatches = emptySotwState.watches
+        const { write } = yield* writer(call)
+        /**
+         * Changed only by plain code that never yields between reading and writing it, so that
+         * the stream's requests and pushes need no lock: each response is written in the same
+         * step that records it.
+         */
+        let state = emptySotwState
         const id = `${call.getPeer()}-${++connectionCounter}`
         const connectedAt = yield* Clock.currentTimeMillis
         let proxy: ProxyInfo | undefined
 
-        const respond = (typeUrl: string, push: PushContext, onlyIfChanged: boolean) =>
-          Effect.gen(function* () {
-            const watch = (yield* Ref.get(state)).watches.get(typeUrl)
-            if (watch === undefined) return false
-            const nonce = randomUUID()
-            const built = sotwResponse(push, cache, watch, nonce, proxy, sharable(typeUrl))
-            countSharedReads(built.sharedReads)
-            yield* logGeneratorWarnings
-            if (onlyIfChanged && !sotwNeedsPush(watch, built.digest)) return false
-            const startedAt = yield* Clock.currentTimeMillis
-            yield* send(built.response)
-            latestWatches = (yield* Ref.updateAndGet(state, (s) =>
-              onSotwSent(s, typeUrl, { nonce, version: push.version, digest: built.digest }),
-            )).watches
-            reindex(connection)
-            yield* observeSend(typeUrl, startedAt)
-            if (debug)
-              yield* Effect.logDebug(
-                `${shortType(typeUrl).toUpperCase()}: PUSH ${id} resources:${built.response.resources.length} size:${built.bytes}`,
-              )
-            return true
+        /** Writes the watch's response now (unless `onlyIfChanged` and unchanged); whether it wrote. */
+        const respond = (typeUrl: string, push: PushContext, onlyIfChanged: boolean, onWritten: () => void) => {
+          const watch = state.watches.get(typeUrl)
+          if (watch === undefined) return false
+          const nonce = randomUUID()
+          const built = sotwResponse(push, cache, watch, nonce, proxy, sharable(typeUrl))
+          countSharedReads(built.sharedReads)
+          logGeneratorWarnings()
+          if (onlyIfChanged && !sotwNeedsPush(watch, built.digest)) return false
+          state = onSotwSent(state, typeUrl, { nonce, version: push.version, digest: built.digest })
+          const startedAt = clock.unsafeCurrentTimeMillis()
+          write(built.response, () => {
+            observeSend(typeUrl, startedAt)
+            onWritten()
           })
+          logPushDebug(
+            () =>
+              `${shortType(typeUrl).toUpperCase()}: PUSH ${id} resources:${built.response.resources.length} size:${built.bytes}`,
+          )
+          return true
+        }
 
         const connection: Connection = {
           id,
-          status: () => sotwStatus(id, call.getPeer(), proxy, connectedAt, Ref.get(state).pipe(Effect.runSync)),
+          status: () => sotwStatus(id, call.getPeer(), proxy, connectedAt, state),
           affectedBy: (push, request) => {
-            for (const w of latestWatches.values())
+            for (const w of state.watches.values())
               if ((request.full || w.typeUrl === TypeUrl.Endpoint) && touches(push, request, w.names, w.wildcard))
                 return true
             return false
           },
           endpointWatch: () => {
-            const w = latestWatches.get(TypeUrl.Endpoint)
+            const w = state.watches.get(TypeUrl.Endpoint)
             if (w === undefined) return undefined
             return w.wildcard ? "any" : (clusterHostsOf(w.names) ?? "any")
           },
-          push: (request) =>
-            lock.withPermits(1)(
-              Effect.gen(function* () {
-                const push = current
-                const watches = (yield* Ref.get(state)).watches
-                yield* pushWatched(
-                  request,
-                  push,
-                  (typeUrl) => watches.get(typeUrl),
-                  (typeUrl) => respond(typeUrl, push, true),
-                )
-              }),
-            ),
+          startPush: (request, done) => {
+            const push = current
+            startPushWatched(
+              request,
+              push,
+              (typeUrl) => state.watches.get(typeUrl),
+              (typeUrl, onWritten) => respond(typeUrl, push, true, onWritten),
+              done,
+            )
+          },
         }
 
         const handle = (request: DiscoveryRequest) =>
@@ -516,12 +545,17 @@ export const makeXdsServer = (
               yield* Effect.logInfo(`new connection ${id} node=${proxy.id} generator=${proxy.generator}`)
             }
             const typeUrl = request.type_url ?? ""
-            const step = onSotwRequest(yield* Ref.get(state), request)
-            yield* Ref.set(state, step.state)
-            latestWatches = step.state.watches
+            const step = onSotwRequest(state, request)
+            state = step.state
             // Map the watched names to hosts now, not in the next push's fan-out.
-            for (const w of latestWatches.values()) clusterHostsOf(w.names)
+            for (const w of state.watches.values()) clusterHostsOf(w.names)
             reindex(connection)
+            // Answered in the same step as the state change: no push can come in between.
+            const answered = step.respond
+              ? startedNow((written) => {
+                  if (!respond(typeUrl, current, false, written)) written()
+                })
+              : Effect.void
             switch (step.event._tag) {
               case "Nack":
                 yield* recordNack(proxy, typeUrl, step.event.error)
@@ -538,14 +572,15 @@ export const makeXdsServer = (
               case "Ack":
                 break
             }
-            if (step.respond) yield* respond(typeUrl, current, false)
+            // The next request waits until this answer is written.
+            yield* answered
           })
 
         yield* Effect.gen(function* () {
           for (;;) {
             const request = yield* Queue.take(inbox)
             if (request === null) return
-            yield* lock.withPermits(1)(handle(request))
+            yield* handle(request)
             if (refused) return
           }
         }).pipe(Effect.ensuring(unregister(connection, call as never)))
@@ -568,42 +603,42 @@ export const makeXdsServer = (
         if (grant === undefined) return
         let refused = false
         const inbox = yield* inboxOf(call)
-        const send = writer(call)
-        const lock = yield* Effect.makeSemaphore(1)
-        const state = yield* Ref.make(emptyDeltaState)
-        /** The watches of `state` after its last change, for the synchronous `affectedBy`. */
-        let latestWatches = emptyDeltaState.watches
+        const { write } = yield* writer(call)
+        /** Changed only by plain code that never yields in between (see the SotW stream). */
+        let state = emptyDeltaState
         const id = `${call.getPeer()}-${++connectionCounter}`
         const connectedAt = yield* Clock.currentTimeMillis
         let proxy: ProxyInfo | undefined
 
-        const respond = (typeUrl: string, push: PushContext, force: boolean) =>
-          Effect.gen(function* () {
-            const watch = (yield* Ref.get(state)).watches.get(typeUrl)
-            if (watch === undefined) return
-            const nonce = randomUUID()
-            const built = deltaResponse(push, cache, watch, nonce, force, proxy, sharable(typeUrl))
-            countSharedReads(built.sharedReads)
-            yield* logGeneratorWarnings
-            if (built.response === undefined) return
-            const startedAt = yield* Clock.currentTimeMillis
-            yield* send(built.response)
-            latestWatches = (yield* Ref.updateAndGet(state, (s) =>
-              onDeltaSent(s, typeUrl, { nonce, versions: built.sent, removed: built.removed }),
-            )).watches
-            reindex(connection)
-            yield* observeSend(typeUrl, startedAt)
-            if (debug)
-              yield* Effect.logDebug(
-                `${shortType(typeUrl).toUpperCase()}: DELTA PUSH ${id} resources:${built.sent.length} removed:${built.removed.length} size:${built.bytes}`,
-              )
+        /** Writes what changed for the watch now (everything with `force`); whether it wrote. */
+        const respond = (typeUrl: string, push: PushContext, force: boolean, onWritten: () => void) => {
+          const watch = state.watches.get(typeUrl)
+          if (watch === undefined) return false
+          const nonce = randomUUID()
+          const built = deltaResponse(push, cache, watch, nonce, force, proxy, sharable(typeUrl))
+          countSharedReads(built.sharedReads)
+          logGeneratorWarnings()
+          if (built.response === undefined) return false
+          state = onDeltaSent(state, typeUrl, { nonce, versions: built.sent, removed: built.removed })
+          // Names that were pending are answered now: the connection may leave the "any" index.
+          reindex(connection)
+          const startedAt = clock.unsafeCurrentTimeMillis()
+          write(built.response, () => {
+            observeSend(typeUrl, startedAt)
+            onWritten()
           })
+          logPushDebug(
+            () =>
+              `${shortType(typeUrl).toUpperCase()}: DELTA PUSH ${id} resources:${built.sent.length} removed:${built.removed.length} size:${built.bytes}`,
+          )
+          return true
+        }
 
         const connection: Connection = {
           id,
-          status: () => deltaStatus(id, call.getPeer(), proxy, connectedAt, Ref.get(state).pipe(Effect.runSync)),
+          status: () => deltaStatus(id, call.getPeer(), proxy, connectedAt, state),
           affectedBy: (push, request) => {
-            for (const w of latestWatches.values())
+            for (const w of state.watches.values())
               if (
                 (request.full || w.typeUrl === TypeUrl.Endpoint) &&
                 (touches(push, request, w.subscribed, w.wildcard) || w.pending.size > 0)
@@ -612,27 +647,24 @@ export const makeXdsServer = (
             return false
           },
           endpointWatch: () => {
-            const w = latestWatches.get(TypeUrl.Endpoint)
+            const w = state.watches.get(TypeUrl.Endpoint)
             if (w === undefined) return undefined
             // Pending names are answered on the next push whatever it changed.
             return w.wildcard || w.pending.size > 0 ? "any" : (clusterHostsOf(w.subscribed) ?? "any")
           },
-          push: (request) =>
-            lock.withPermits(1)(
-              Effect.gen(function* () {
-                const push = current
-                const watches = (yield* Ref.get(state)).watches
-                yield* pushWatched(
-                  request,
-                  push,
-                  (typeUrl) => {
-                    const watch = watches.get(typeUrl)
-                    return watch === undefined ? undefined : { names: watch.subscribed, wildcard: watch.wildcard }
-                  },
-                  (typeUrl) => respond(typeUrl, push, false),
-                )
-              }),
-            ),
+          startPush: (request, done) => {
+            const push = current
+            startPushWatched(
+              request,
+              push,
+              (typeUrl) => {
+                const watch = state.watches.get(typeUrl)
+                return watch === undefined ? undefined : { names: watch.subscribed, wildcard: watch.wildcard }
+              },
+              (typeUrl, onWritten) => respond(typeUrl, push, false, onWritten),
+              done,
+            )
+          },
         }
 
         const handle = (request: DeltaDiscoveryRequest) =>
@@ -647,22 +679,28 @@ export const makeXdsServer = (
               yield* Effect.logInfo(`new delta connection ${id} node=${proxy.id} generator=${proxy.generator}`)
             }
             const typeUrl = request.type_url ?? ""
-            const step = onDeltaRequest(yield* Ref.get(state), request)
-            yield* Ref.set(state, step.state)
-            latestWatches = step.state.watches
+            const step = onDeltaRequest(state, request)
+            state = step.state
             // Map the watched names to hosts now, not in the next push's fan-out.
-            for (const w of latestWatches.values()) clusterHostsOf(w.subscribed)
+            for (const w of state.watches.values()) clusterHostsOf(w.subscribed)
             reindex(connection)
+            // Answered in the same step as the state change: no push can come in between.
+            const answered = step.respond
+              ? startedNow((written) => {
+                  if (!respond(typeUrl, current, step.event._tag === "Subscribe", written)) written()
+                })
+              : Effect.void
             if (step.event._tag === "Nack") yield* recordNack(proxy, typeUrl, step.event.error)
             if (step.event._tag === "StaleNonce") metrics.expiredNonce.inc({ type: shortType(typeUrl) })
-            if (step.respond) yield* respond(typeUrl, current, step.event._tag === "Subscribe")
+            // The next request waits until this answer is written.
+            yield* answered
           })
 
         yield* Effect.gen(function* () {
           for (;;) {
             const request = yield* Queue.take(inbox)
             if (request === null) return
-            yield* lock.withPermits(1)(handle(request))
+            yield* handle(request)
             if (refused) return
           }
         }).pipe(Effect.ensuring(unregister(connection, call as never)))

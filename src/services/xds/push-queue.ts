@@ -1,69 +1,60 @@
 /**
  * The push queue: at most one pending push request per connection. A request for a connection
- * that already waits is merged into the waiting one; a request for a connection being pushed
- * right now is held and re-queued when that push is marked done. Workers take connections in
- * arrival order.
+ * that already waits is merged into the waiting one (keeping its place); a request for a
+ * connection being pushed right now is held and queued again when that push is marked done.
+ * Connections are taken in arrival order. Synchronous: the push dispatcher drives it from the
+ * push itself and from write completions, with no fiber hop per connection.
  */
-import { Effect, Queue } from "effect"
 import { mergePushRequest, type PushRequest } from "./push-request.js"
 
 export interface PushQueue<C> {
-  readonly enqueue: (connection: C, request: PushRequest) => Effect.Effect<void>
-  /** Waits for the next connection with a pending request; marks it processing. */
-  readonly dequeue: Effect.Effect<readonly [C, PushRequest]>
+  readonly enqueue: (connection: C, request: PushRequest) => void
+  /** The oldest connection with a pending request, now marked processing; undefined when none waits. */
+  readonly take: () => readonly [C, PushRequest] | undefined
   /** Ends processing of a connection; a request merged meanwhile is queued again. */
-  readonly markDone: (connection: C) => Effect.Effect<void>
+  readonly markDone: (connection: C) => void
   /** Drops a connection (disconnected): its pending request is discarded. */
-  readonly remove: (connection: C) => Effect.Effect<void>
+  readonly remove: (connection: C) => void
   /** Connections waiting (not counting those being processed). */
-  readonly pending: Effect.Effect<number>
+  readonly pending: () => number
 }
 
-export const makePushQueue = <C>(): Effect.Effect<PushQueue<C>> =>
-  Effect.gen(function* () {
-    const ready = yield* Queue.unbounded<C>()
-    const pending = new Map<C, PushRequest>()
-    // connection → request merged while it was being processed (undefined = none)
-    const processing = new Map<C, PushRequest | undefined>()
+export const makePushQueue = <C>(): PushQueue<C> => {
+  /** Waiting connections in arrival order (a Map keeps insertion order; merging keeps the place). */
+  const pending = new Map<C, PushRequest>()
+  /** Connection being pushed → the request merged while it was (undefined = none). */
+  const processing = new Map<C, PushRequest | undefined>()
 
-    const enqueue = (connection: C, request: PushRequest) =>
-      Effect.suspend(() => {
-        if (processing.has(connection)) {
-          const held = processing.get(connection)
-          processing.set(connection, held === undefined ? request : mergePushRequest(held, request))
-          return Effect.void
-        }
-        const waiting = pending.get(connection)
-        if (waiting !== undefined) {
-          pending.set(connection, mergePushRequest(waiting, request))
-          return Effect.void
-        }
-        pending.set(connection, request)
-        return Queue.offer(ready, connection).pipe(Effect.asVoid)
-      })
+  const enqueue = (connection: C, request: PushRequest): void => {
+    if (processing.has(connection)) {
+      const held = processing.get(connection)
+      processing.set(connection, held === undefined ? request : mergePushRequest(held, request))
+      return
+    }
+    const waiting = pending.get(connection)
+    pending.set(connection, waiting === undefined ? request : mergePushRequest(waiting, request))
+  }
 
-    const dequeue: Effect.Effect<readonly [C, PushRequest]> = Queue.take(ready).pipe(
-      Effect.flatMap((connection) => {
-        const request = pending.get(connection)
-        if (request === undefined) return dequeue // removed while queued
-        pending.delete(connection)
-        processing.set(connection, undefined)
-        return Effect.succeed([connection, request] as const)
-      }),
-    )
+  const take = (): readonly [C, PushRequest] | undefined => {
+    const next = pending.entries().next()
+    if (next.done === true) return undefined
+    const [connection, request] = next.value
+    pending.delete(connection)
+    processing.set(connection, undefined)
+    return [connection, request]
+  }
 
-    const markDone = (connection: C) =>
-      Effect.suspend(() => {
-        const held = processing.get(connection)
-        processing.delete(connection)
-        return held === undefined ? Effect.void : enqueue(connection, held)
-      })
+  const markDone = (connection: C): void => {
+    if (!processing.has(connection)) return
+    const held = processing.get(connection)
+    processing.delete(connection)
+    if (held !== undefined) enqueue(connection, held)
+  }
 
-    const remove = (connection: C) =>
-      Effect.sync(() => {
-        pending.delete(connection)
-        processing.delete(connection)
-      })
+  const remove = (connection: C): void => {
+    pending.delete(connection)
+    processing.delete(connection)
+  }
 
-    return { enqueue, dequeue, markDone, remove, pending: Effect.sync(() => pending.size) }
-  })
+  return { enqueue, take, markDone, remove, pending: () => pending.size }
+}

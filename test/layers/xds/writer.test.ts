@@ -31,7 +31,7 @@ describe("ADS writer (PILOT_XDS_SEND_TIMEOUT)", () => {
     Effect.gen(function* () {
       const f = fakeCall()
       let timeouts = 0
-      const send = makeWriter(f.call, { sendTimeout: Duration.seconds(5), onTimeout: () => timeouts++ })
+      const { send } = yield* makeWriter(f.call, { sendTimeout: Duration.seconds(5), onTimeout: () => timeouts++ })
       const fiber = yield* Effect.fork(send("response"))
       yield* settle
       yield* TestClock.adjust("4999 millis")
@@ -50,7 +50,7 @@ describe("ADS writer (PILOT_XDS_SEND_TIMEOUT)", () => {
     Effect.gen(function* () {
       const f = fakeCall()
       let timeouts = 0
-      const send = makeWriter(f.call, { sendTimeout: Duration.seconds(5), onTimeout: () => timeouts++ })
+      const { send } = yield* makeWriter(f.call, { sendTimeout: Duration.seconds(5), onTimeout: () => timeouts++ })
       const fiber = yield* Effect.fork(send("response"))
       yield* settle
       yield* TestClock.adjust("3 seconds")
@@ -66,7 +66,7 @@ describe("ADS writer (PILOT_XDS_SEND_TIMEOUT)", () => {
     Effect.gen(function* () {
       const f = fakeCall()
       let timeouts = 0
-      const send = makeWriter(f.call, { sendTimeout: Duration.zero, onTimeout: () => timeouts++ })
+      const { send } = yield* makeWriter(f.call, { sendTimeout: Duration.zero, onTimeout: () => timeouts++ })
       const fiber = yield* Effect.fork(send("response"))
       yield* settle
       yield* TestClock.adjust("1 hour")
@@ -83,9 +83,39 @@ describe("ADS writer (PILOT_XDS_SEND_TIMEOUT)", () => {
     Effect.gen(function* () {
       const f = fakeCall({ destroyed: true })
       let timeouts = 0
-      yield* makeWriter(f.call, { sendTimeout: Duration.seconds(1), onTimeout: () => timeouts++ })("response")
+      const { send } = yield* makeWriter(f.call, { sendTimeout: Duration.seconds(1), onTimeout: () => timeouts++ })
+      yield* send("response")
       expect(f.written).toEqual([])
       expect(timeouts).toBe(0)
+    }),
+  )
+
+  it.effect("write hands the message over at once and calls back once, on completion or on timeout", () =>
+    Effect.gen(function* () {
+      const f = fakeCall()
+      let timeouts = 0
+      const { write } = yield* makeWriter(f.call, { sendTimeout: Duration.seconds(5), onTimeout: () => timeouts++ })
+      const written: Array<string> = []
+      write("first", () => written.push("first"))
+      write("second", () => written.push("second"))
+      expect(f.written).toEqual(["first", "second"])
+      expect(written).toEqual([])
+      yield* TestClock.adjust("1 second")
+      f.flush()
+      expect(written).toEqual(["first", "second"])
+      // a completed write's timer is gone: no timeout later
+      yield* TestClock.adjust("10 seconds")
+      yield* settle
+      expect(timeouts).toBe(0)
+      write("third", () => written.push("third"))
+      yield* settle
+      yield* TestClock.adjust("5 seconds")
+      yield* settle
+      expect(timeouts).toBe(1)
+      expect(written).toEqual(["first", "second", "third"])
+      // its late completion does not call back twice
+      f.flush()
+      expect(written).toEqual(["first", "second", "third"])
     }),
   )
 })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, HashSet } from "effect"
+import { Duration, HashSet } from "effect"
 import { debounceDecision } from "../../../src/services/xds/debounce.js"
+import { makePushDispatcher } from "../../../src/services/xds/push-dispatcher.js"
 import { makePushQueue } from "../../../src/services/xds/push-queue.js"
 import { makePushRequest, mergePushRequest, reasonCounts } from "../../../src/services/xds/push-request.js"
 
@@ -46,36 +47,95 @@ describe("debounce decision", () => {
 })
 
 describe("push queue", () => {
-  it.effect("holds one pending request per connection and merges later ones", () =>
-    Effect.gen(function* () {
-      const queue = yield* makePushQueue<string>()
-      yield* queue.enqueue("c1", eds("a"))
-      yield* queue.enqueue("c2", eds("a"))
-      yield* queue.enqueue("c1", full("vs"))
-      expect(yield* queue.pending).toBe(2)
-      const [first, request] = yield* queue.dequeue
-      expect(first).toBe("c1")
-      expect(request.full).toBe(true)
-      expect(HashSet.size(request.configsUpdated)).toBe(2)
-      // while c1 is processed, new requests are held and re-queued on markDone
-      yield* queue.enqueue("c1", eds("b"))
-      yield* queue.enqueue("c1", eds("c"))
-      const [second] = yield* queue.dequeue
-      expect(second).toBe("c2")
-      yield* queue.markDone("c2")
-      yield* queue.markDone("c1")
-      const [again, held] = yield* queue.dequeue
-      expect(again).toBe("c1")
-      expect(HashSet.size(held.configsUpdated)).toBe(2)
-      // removed connections are dropped
-      yield* queue.enqueue("c3", eds("a"))
-      yield* queue.remove("c3")
-      const waiting = yield* Effect.fork(queue.dequeue)
-      yield* queue.enqueue("c4", eds("a"))
-      const [fourth] = yield* Fiber.join(waiting)
-      expect(fourth).toBe("c4")
-    }),
-  )
+  it("holds one pending request per connection and merges later ones", () => {
+    const queue = makePushQueue<string>()
+    queue.enqueue("c1", eds("a"))
+    queue.enqueue("c2", eds("a"))
+    queue.enqueue("c1", full("vs"))
+    expect(queue.pending()).toBe(2)
+    const [first, request] = queue.take()!
+    expect(first).toBe("c1")
+    expect(request.full).toBe(true)
+    expect(HashSet.size(request.configsUpdated)).toBe(2)
+    // while c1 is processed, new requests are held and re-queued on markDone
+    queue.enqueue("c1", eds("b"))
+    queue.enqueue("c1", eds("c"))
+    const [second] = queue.take()!
+    expect(second).toBe("c2")
+    queue.markDone("c2")
+    queue.markDone("c1")
+    const [again, held] = queue.take()!
+    expect(again).toBe("c1")
+    expect(HashSet.size(held.configsUpdated)).toBe(2)
+    // removed connections are dropped
+    queue.enqueue("c3", eds("a"))
+    queue.remove("c3")
+    expect(queue.take()).toBeUndefined()
+    queue.enqueue("c4", eds("a"))
+    expect(queue.take()?.[0]).toBe("c4")
+  })
+})
+
+describe("push dispatcher", () => {
+  it("keeps at most PILOT_PUSH_THROTTLE pushes in flight, in arrival order, one per connection", () => {
+    const done = new Map<string, () => void>()
+    const started: Array<string> = []
+    const dispatcher = makePushDispatcher<string>(
+      2,
+      (connection, request, finish) => {
+        started.push(`${connection}:${[...request.configsUpdated].join("+")}`)
+        done.set(connection, finish)
+      },
+      () => {},
+    )
+    for (const c of ["c1", "c2", "c3", "c4"]) dispatcher.enqueue(c, eds(c))
+    expect(started).toEqual(["c1:ServiceEntry/default/c1", "c2:ServiceEntry/default/c2"])
+    expect(dispatcher.inFlight()).toBe(2)
+    expect(dispatcher.pending()).toBe(2)
+    // a request for a connection in flight waits for its push to complete, merged
+    dispatcher.enqueue("c1", eds("x"))
+    dispatcher.enqueue("c1", eds("y"))
+    done.get("c1")!()
+    done.get("c1")!() // a second call is ignored
+    expect(started.slice(2)).toEqual(["c3:ServiceEntry/default/c3"])
+    done.get("c2")!()
+    done.get("c3")!()
+    expect(started.slice(3)).toEqual([
+      "c4:ServiceEntry/default/c4",
+      expect.stringMatching(/^c1:(ServiceEntry\/default\/[xy]\+?){2}$/),
+    ])
+    done.get("c4")!()
+    // a connection closed mid-push frees its slot (its writes may never call back)
+    dispatcher.enqueue("c5", eds("c5"))
+    dispatcher.enqueue("c6", eds("c6"))
+    expect(dispatcher.pending()).toBe(1)
+    dispatcher.remove("c1")
+    expect(started.at(-1)).toBe("c6:ServiceEntry/default/c6")
+    done.get("c1")!()
+    expect(dispatcher.inFlight()).toBe(2)
+    done.get("c5")!()
+    done.get("c6")!()
+    expect(dispatcher.inFlight()).toBe(0)
+  })
+
+  it("a push completing while it starts frees its slot; a failing start is reported and frees it too", () => {
+    const defects: Array<string> = []
+    let starts = 0
+    const dispatcher = makePushDispatcher<string>(
+      1,
+      (connection, _request, finish) => {
+        starts++
+        if (connection === "bad") throw new Error("boom")
+        finish()
+      },
+      (connection, defect) => defects.push(`${connection}: ${String(defect)}`),
+    )
+    for (const c of ["a", "bad", "b"]) dispatcher.enqueue(c, eds(c))
+    expect(starts).toBe(3)
+    expect(defects).toEqual(["bad: Error: boom"])
+    expect(dispatcher.inFlight()).toBe(0)
+    expect(dispatcher.pending()).toBe(0)
+  })
 })
 
 describe("new-stream rate limit", () => {
