@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, HashSet } from "effect"
 import { debounceDecision } from "../../../src/services/xds/debounce.js"
-import { makePushDispatcher } from "../../../src/services/xds/push-dispatcher.js"
+import { makePushDispatcher, type PushSlicing } from "../../../src/services/xds/push-dispatcher.js"
 import { makePushQueue } from "../../../src/services/xds/push-queue.js"
 import { makePushRequest, mergePushRequest, reasonCounts } from "../../../src/services/xds/push-request.js"
 
@@ -76,6 +76,17 @@ describe("push queue", () => {
   })
 })
 
+/** Slicing under the test's control: `clock.now` is advanced by hand, `turn()` runs the deferred. */
+const manualSlicing = (sliceMillis: number) => {
+  const clock = { now: 0 }
+  const deferred: Array<() => void> = []
+  const slicing: PushSlicing = { sliceMillis, now: () => clock.now, defer: (next) => deferred.push(next) }
+  const turn = () => {
+    for (const next of deferred.splice(0)) next()
+  }
+  return { clock, slicing, turn }
+}
+
 describe("push dispatcher", () => {
   it("keeps at most PILOT_PUSH_THROTTLE pushes in flight, in arrival order, one per connection", () => {
     const done = new Map<string, () => void>()
@@ -87,6 +98,7 @@ describe("push dispatcher", () => {
         done.set(connection, finish)
       },
       () => {},
+      manualSlicing(1).slicing,
     )
     for (const c of ["c1", "c2", "c3", "c4"]) dispatcher.enqueue(c, eds(c))
     expect(started).toEqual(["c1:ServiceEntry/default/c1", "c2:ServiceEntry/default/c2"])
@@ -129,12 +141,42 @@ describe("push dispatcher", () => {
         finish()
       },
       (connection, defect) => defects.push(`${connection}: ${String(defect)}`),
+      manualSlicing(1).slicing,
     )
     for (const c of ["a", "bad", "b"]) dispatcher.enqueue(c, eds(c))
     expect(starts).toBe(3)
     expect(defects).toEqual(["bad: Error: boom"])
     expect(dispatcher.inFlight()).toBe(0)
     expect(dispatcher.pending()).toBe(0)
+  })
+})
+
+describe("push slicing", () => {
+  it("starts pushes until a turn's slice is used up; the rest go on in the next turn", () => {
+    const { clock, slicing, turn } = manualSlicing(1)
+    const started: Array<string> = []
+    const dispatcher = makePushDispatcher<string>(
+      100,
+      (connection, _request, done) => {
+        started.push(connection)
+        clock.now += 0.4 // each push's work
+        done()
+      },
+      () => {},
+      slicing,
+    )
+    for (const c of ["a", "b", "c", "d", "e", "f"]) dispatcher.enqueue(c, eds(c))
+    // 0, 0.4, 0.8 ms into the slice: three start; the fourth waits for the next turn
+    expect(started).toEqual(["a", "b", "c"])
+    expect(dispatcher.pending()).toBe(3)
+    turn()
+    expect(started).toEqual(["a", "b", "c", "d", "e", "f"])
+    turn()
+    expect(started).toHaveLength(6)
+    // a new turn opens a new slice
+    clock.now += 10
+    dispatcher.enqueue("g", eds("g"))
+    expect(started.at(-1)).toBe("g")
   })
 })
 
