@@ -20,18 +20,14 @@ export interface Debouncer {
   readonly offer: (request: PushRequest) => Effect.Effect<void>
 }
 
-type Message =
-  | { readonly _tag: "Event"; readonly request: PushRequest }
-  | { readonly _tag: "Timer"; readonly generation: number }
-  | { readonly _tag: "Free" }
-
 /** Starts the debounce loop in the current scope; `push` runs for every merged request. */
 export const makeDebouncer = (
   options: DebounceOptions,
   push: (push: DebouncedPush) => Effect.Effect<void>,
 ): Effect.Effect<Debouncer, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const mailbox = yield* Queue.unbounded<Message>()
+    const scope = yield* Effect.scope
+    const mailbox = yield* Queue.unbounded<PushRequest>()
     let pending: PushRequest | undefined
     let events = 0
     let firstEventAt = 0
@@ -39,59 +35,53 @@ export const makeDebouncer = (
     let free = true
     let generation = 0
 
-    const arm = (millis: number) => {
+    /**
+     * Runs in the fiber of the timer that found the quiet period over (no hop to another fiber
+     * between the timer and the push): pushes what is pending, and goes on with what arrived
+     * during that push once it is done, or re-arms while the quiet period is not over.
+     */
+    const pushWorker: Effect.Effect<void> = Effect.gen(function* () {
+      while (pending !== undefined && free) {
+        const now = yield* Clock.currentTimeMillis
+        const decision = debounceDecision(options, now, firstEventAt, lastEventAt)
+        if (decision._tag === "Wait") return yield* arm(decision.millis)
+        const request = pending
+        const merged = events
+        pending = undefined
+        events = 0
+        free = false
+        yield* push({ request, events: merged, debounceMillis: now - firstEventAt }).pipe(
+          Effect.ensuring(Effect.sync(() => (free = true))),
+        )
+      }
+    })
+
+    /** A timer: when it fires and no later one was armed, and no push runs, `pushWorker`. */
+    const arm = (millis: number): Effect.Effect<void> => {
       const armed = ++generation
       return Effect.sleep(millis).pipe(
-        Effect.zipRight(Queue.offer(mailbox, { _tag: "Timer", generation: armed })),
-        Effect.forkScoped,
+        Effect.zipRight(Effect.suspend(() => (armed === generation && free ? pushWorker : Effect.void))),
+        Effect.forkIn(scope),
         Effect.asVoid,
       )
     }
 
-    const pushWorker = Effect.gen(function* () {
-      if (pending === undefined) return
-      const now = yield* Clock.currentTimeMillis
-      const decision = debounceDecision(options, now, firstEventAt, lastEventAt)
-      if (decision._tag === "Wait") return yield* arm(decision.millis)
-      const request = pending
-      const merged = events
-      pending = undefined
-      events = 0
-      free = false
-      yield* push({ request, events: merged, debounceMillis: now - firstEventAt }).pipe(
-        Effect.ensuring(Queue.offer(mailbox, { _tag: "Free" })),
-        Effect.forkScoped,
-      )
-    })
-
-    const handle = (message: Message): Effect.Effect<void, never, Scope.Scope> =>
+    const handle = (request: PushRequest): Effect.Effect<void> =>
       Effect.gen(function* () {
-        switch (message._tag) {
-          case "Event": {
-            if (bypassesDebounce(options, message.request)) {
-              yield* push({ request: message.request, events: 1, debounceMillis: 0 }).pipe(Effect.forkScoped)
-              return
-            }
-            const now = yield* Clock.currentTimeMillis
-            lastEventAt = now
-            if (events === 0) {
-              firstEventAt = now
-              yield* arm(Duration.toMillis(options.debounceAfter))
-            }
-            events++
-            pending = pending === undefined ? message.request : mergePushRequest(pending, message.request)
-            return
-          }
-          case "Timer":
-            if (message.generation === generation && free) yield* pushWorker
-            return
-          case "Free":
-            free = true
-            yield* pushWorker
-            return
+        if (bypassesDebounce(options, request)) {
+          yield* push({ request, events: 1, debounceMillis: 0 }).pipe(Effect.forkIn(scope))
+          return
         }
+        const now = yield* Clock.currentTimeMillis
+        lastEventAt = now
+        if (events === 0) {
+          firstEventAt = now
+          yield* arm(Duration.toMillis(options.debounceAfter))
+        }
+        events++
+        pending = pending === undefined ? request : mergePushRequest(pending, request)
       })
 
     yield* Queue.take(mailbox).pipe(Effect.flatMap(handle), Effect.forever, Effect.forkScoped)
-    return { offer: (request) => Queue.offer(mailbox, { _tag: "Event", request }).pipe(Effect.asVoid) }
+    return { offer: (request) => Queue.offer(mailbox, request).pipe(Effect.asVoid) }
   })
