@@ -5,15 +5,43 @@
  * encoded once per resource object and once per shared resources array; each response then
  * costs the encoding of its few scalar fields and a copy.
  *
+ * The rest of a response is shared too: every connection pushed in one push gets the same
+ * version and type, so those fields are encoded once per distinct value and only the nonce
+ * (field 5 of both messages) is written per response, by hand: a tag byte, a length, the text.
+ *
  * This relies on the protobuf wire format: a message's fields may come in any order, and a
  * repeated field's entries are the concatenation of its encoded elements, so
- * `encode({...scalars}) ++ encode({resources: [r1]}) ++ encode({resources: [r2]})` decodes as
- * the whole message. Resource objects must not change once sent (they are cache entries).
+ * `encode({...scalars}) ++ nonce ++ encode({resources: [r1]}) ++ encode({resources: [r2]})`
+ * decodes as the whole message. Resource objects must not change once sent (they are cache entries).
  */
 
 interface WithResources {
   readonly resources?: ReadonlyArray<object> | null
+  readonly nonce?: string | null
 }
+
+/** `nonce` is field 5, length-delimited, in DiscoveryResponse and DeltaDiscoveryResponse. */
+const NONCE_TAG = (5 << 3) | 2
+
+/** The encoded nonce field: tag, varint length, UTF-8 text. */
+const nonceField = (nonce: string): Buffer => {
+  const length = Buffer.byteLength(nonce)
+  const header: Array<number> = [NONCE_TAG]
+  for (let n = length; ; n >>>= 7) {
+    if (n < 0x80) {
+      header.push(n)
+      break
+    }
+    header.push((n & 0x7f) | 0x80)
+  }
+  const bytes = Buffer.allocUnsafe(header.length + length)
+  for (let i = 0; i < header.length; i++) bytes[i] = header[i]!
+  bytes.write(nonce, header.length, "utf8")
+  return bytes
+}
+
+/** Distinct shared parts (version, type, removals) kept at most: a push uses one or two. */
+const MAX_SHARED_SCALARS = 64
 
 /** Wraps a method's response serializer so that the resources of a response are encoded once. */
 export const sharingResourceEncoding = <M extends WithResources>(
@@ -31,6 +59,19 @@ export const sharingResourceEncoding = <M extends WithResources>(
     }
     return bytes
   }
+  /** The fields other than resources and nonce, by their JSON: encoded once per distinct value. */
+  const scalars = new Map<string, Buffer>()
+  const sharedScalars = (message: M): Buffer => {
+    const rest = { ...message, resources: [], nonce: "" }
+    const key = JSON.stringify(rest)
+    let bytes = scalars.get(key)
+    if (bytes === undefined) {
+      bytes = serialize(rest)
+      if (scalars.size >= MAX_SHARED_SCALARS) scalars.clear()
+      scalars.set(key, bytes)
+    }
+    return bytes
+  }
   return (message) => {
     const resources = message.resources
     if (resources === undefined || resources === null || resources.length === 0) return serialize(message)
@@ -39,6 +80,9 @@ export const sharingResourceEncoding = <M extends WithResources>(
       section = Buffer.concat(resources.map(entry))
       sections.set(resources, section)
     }
-    return Buffer.concat([serialize({ ...message, resources: [] }), section])
+    const nonce = message.nonce
+    if (typeof nonce !== "string" || nonce === "")
+      return Buffer.concat([serialize({ ...message, resources: [] }), section])
+    return Buffer.concat([sharedScalars(message), nonceField(nonce), section])
   }
 }

@@ -53,10 +53,36 @@ describe("sharing resource encoding", () => {
     expect(calls).toBe(3) // each resource, then the response's own fields
     for (const nonce of ["b", "c", "d"])
       serialize({ version_info: "v1", type_url: TypeUrl.Cluster, nonce, resources: shared })
-    expect(calls).toBe(6) // only each response's own fields
+    expect(calls).toBe(3) // the same version and type: only each nonce is written, by hand
     // another array holding the same resources reuses their encodings
     const again = serialize({ version_info: "v1", type_url: TypeUrl.Cluster, nonce: "a", resources: [...shared] })
-    expect(calls).toBe(7)
+    expect(calls).toBe(3)
     expect(again.equals(first)).toBe(true)
+    // a new version is encoded once
+    serialize({ version_info: "v2", type_url: TypeUrl.Cluster, nonce: "e", resources: shared })
+    serialize({ version_info: "v2", type_url: TypeUrl.Cluster, nonce: "f", resources: shared })
+    expect(calls).toBe(4)
+  })
+
+  it("nonces of any length and text, and removals that differ per response, decode as encoded whole", () => {
+    const serialize = sharingResourceEncoding(delta.responseSerialize)
+    const resources = [{ name: "c1", version: "d1", resource: cluster(1) }]
+    for (const [nonce, removed] of [
+      ["x".repeat(127), []],
+      ["y".repeat(128), ["c0"]],
+      [`ñ-${"z".repeat(300)}`, ["c9", "c8"]],
+      ["n", []],
+    ] as const) {
+      const message = {
+        system_version_info: "v",
+        type_url: TypeUrl.Endpoint,
+        nonce,
+        resources,
+        removed_resources: removed,
+      }
+      expect(delta.responseDeserialize(serialize(message))).toEqual(
+        delta.responseDeserialize(delta.responseSerialize(message)),
+      )
+    }
   })
 })
