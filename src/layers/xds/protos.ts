@@ -12,7 +12,8 @@ import { XdsCodec, type XdsCodecShape } from "../../services/xds/cache.js"
 import type { ProtoObject } from "../../services/xds/grpc-gen.js"
 import { sharingResourceEncoding } from "../../services/xds/response-encoding.js"
 
-const PROTO_FILES = [
+/** The protos the ADS server and its codec load (their imports come along). */
+export const xdsProtoFiles = [
   "envoy/service/discovery/v3/ads.proto",
   "envoy/config/listener/v3/listener.proto",
   "envoy/config/route/v3/route.proto",
@@ -66,7 +67,7 @@ const varint = (bytes: Uint8Array, offset: number): [number, number] => {
 /** Loads (once per process) the ADS definition and the codec. */
 export const loadXdsProtos = (): XdsProtos => {
   if (loaded !== undefined) return loaded
-  const wire = protoLoader.loadSync(PROTO_FILES, xdsProtoLoaderOptions())
+  const wire = protoLoader.loadSync(xdsProtoFiles, xdsProtoLoaderOptions())
   const methods = wire[ADS] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>
   const sotw = methods.StreamAggregatedResources!
   // Responses share the encoding of their resources across connections (response-encoding.ts).
@@ -82,16 +83,34 @@ export const loadXdsProtos = (): XdsProtos => {
   let sotwJson: protoLoader.MethodDefinition<object, object> | undefined
   const jsonMethod = () => {
     if (sotwJson === undefined) {
-      const json = protoLoader.loadSync(PROTO_FILES, { ...xdsProtoLoaderOptions(), json: true })
+      const json = protoLoader.loadSync(xdsProtoFiles, { ...xdsProtoLoaderOptions(), json: true })
       sotwJson = (json[ADS] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>)
         .StreamAggregatedResources!
     }
     return sotwJson
   }
 
-  // Resources are encoded through the Any wrapper of a one-resource DiscoveryResponse; its
-  // bytes are field 2 (resources: Any) = { 1: type_url, 2: value }. The value is sliced out.
+  /**
+   * Each resource type's own serializer (proto-loader gives one per message type): going
+   * through the Any wrapper looks the type up by name in the whole xDS tree on every encode,
+   * most of the cost of encoding a small resource such as a ClusterLoadAssignment.
+   */
+  const serializers = new Map<string, ((value: object) => Buffer) | undefined>()
+  const serializerOf = (typeUrl: string) => {
+    if (!serializers.has(typeUrl)) {
+      const definition = wire[typeUrl.slice(typeUrl.lastIndexOf("/") + 1)] as
+        | { readonly serialize?: (value: object) => Buffer }
+        | undefined
+      serializers.set(typeUrl, typeof definition?.serialize === "function" ? definition.serialize : undefined)
+    }
+    return serializers.get(typeUrl)
+  }
+
   const encode = (typeUrl: string, resource: ProtoObject): Uint8Array => {
+    const own = serializerOf(typeUrl)
+    if (own !== undefined) return own(resource)
+    // Any other type goes through the Any wrapper of a one-resource DiscoveryResponse, whose
+    // bytes are field 2 (resources: Any) = { 1: type_url, 2: value }: the value is sliced out.
     const buf = sotw.responseSerialize({ resources: [{ ...resource, "@type": typeUrl }] })
     let offset = 0
     while (offset < buf.length) {

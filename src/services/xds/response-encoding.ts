@@ -40,8 +40,19 @@ const nonceField = (nonce: string): Buffer => {
   return bytes
 }
 
-/** Distinct shared parts (version, type, removals) kept at most: a push uses one or two. */
-const MAX_SHARED_SCALARS = 64
+/** Same keys with the same values (strings and numbers by value, empty arrays alike). */
+const sameFields = (a: Record<string, unknown>, b: Record<string, unknown>): boolean => {
+  const keys = Object.keys(a)
+  if (keys.length !== Object.keys(b).length) return false
+  for (const key of keys) {
+    const x = a[key]
+    const y = b[key]
+    if (x === y) continue
+    if (Array.isArray(x) && Array.isArray(y) && x.length === 0 && y.length === 0) continue
+    return false
+  }
+  return true
+}
 
 /** Wraps a method's response serializer so that the resources of a response are encoded once. */
 export const sharingResourceEncoding = <M extends WithResources>(
@@ -59,17 +70,21 @@ export const sharingResourceEncoding = <M extends WithResources>(
     }
     return bytes
   }
-  /** The fields other than resources and nonce, by their JSON: encoded once per distinct value. */
-  const scalars = new Map<string, Buffer>()
-  const sharedScalars = (message: M): Buffer => {
-    const rest = { ...message, resources: [], nonce: "" }
-    const key = JSON.stringify(rest)
-    let bytes = scalars.get(key)
-    if (bytes === undefined) {
-      bytes = serialize(rest)
-      if (scalars.size >= MAX_SHARED_SCALARS) scalars.clear()
-      scalars.set(key, bytes)
-    }
+  /**
+   * The fields other than resources and nonce, encoded, per resources array: the responses of
+   * one push that carry the same shared array carry the same version and type too (compared
+   * field by field; a differing one is encoded afresh and kept instead).
+   */
+  const scalars = new WeakMap<
+    ReadonlyArray<object>,
+    { readonly rest: Record<string, unknown>; readonly bytes: Buffer }
+  >()
+  const sharedScalars = (message: M, resources: ReadonlyArray<object>): Buffer => {
+    const rest = { ...message, resources: [], nonce: "" } as unknown as Record<string, unknown>
+    const held = scalars.get(resources)
+    if (held !== undefined && sameFields(held.rest, rest)) return held.bytes
+    const bytes = serialize(rest as M)
+    scalars.set(resources, { rest, bytes })
     return bytes
   }
   return (message) => {
@@ -83,6 +98,6 @@ export const sharingResourceEncoding = <M extends WithResources>(
     const nonce = message.nonce
     if (typeof nonce !== "string" || nonce === "")
       return Buffer.concat([serialize({ ...message, resources: [] }), section])
-    return Buffer.concat([sharedScalars(message), nonceField(nonce), section])
+    return Buffer.concat([sharedScalars(message, resources), nonceField(nonce), section])
   }
 }
