@@ -209,6 +209,63 @@ export const makePushContext = (
   }
 }
 
+/** The endpoints of `hosts` in `endpoints`, grouped by host in their order. */
+const groupByHost = (
+  endpoints: ReadonlyArray<Endpoint>,
+  hosts: ReadonlySet<string>,
+): ReadonlyMap<string, ReadonlyArray<Endpoint>> => {
+  const fresh = new Map<string, Array<Endpoint>>()
+  for (const endpoint of endpoints) {
+    if (!hosts.has(endpoint.hostname)) continue
+    const list = fresh.get(endpoint.hostname)
+    if (list === undefined) fresh.set(endpoint.hostname, [endpoint])
+    else list.push(endpoint)
+  }
+  return fresh
+}
+
+/**
+ * `groupByHost(after, hosts)` without reading every endpoint, when `after` is `before` with a
+ * run of endpoints replaced (what the registry hands over when a service's endpoints change: the
+ * same objects at the same places around the change). Each host's list in `before` (`lists`) is
+ * its endpoints of the common start, of the replaced run, then of the common end; the new list
+ * swaps the run's part. Undefined (scan instead) when that cannot be told from the lists alone:
+ * a host gains endpoints where it had none in the run but had some elsewhere, or its run part is
+ * not found once, in one piece, in its list.
+ */
+export const replacedInPlace = (
+  lists: ReadonlyMap<string, ReadonlyArray<Endpoint>>,
+  before: ReadonlyArray<Endpoint>,
+  after: ReadonlyArray<Endpoint>,
+  hosts: ReadonlySet<string>,
+): ReadonlyMap<string, ReadonlyArray<Endpoint>> | undefined => {
+  const shorter = Math.min(before.length, after.length)
+  let start = 0
+  while (start < shorter && before[start] === after[start]) start++
+  let end = 0
+  while (end < shorter - start && before[before.length - 1 - end] === after[after.length - 1 - end]) end++
+  const removed = groupByHost(before.slice(start, before.length - end), hosts)
+  const added = groupByHost(after.slice(start, after.length - end), hosts)
+  const fresh = new Map<string, ReadonlyArray<Endpoint>>()
+  for (const host of hosts) {
+    const old = lists.get(host) ?? []
+    const out = removed.get(host) ?? []
+    const into = added.get(host) ?? []
+    if (out.length === 0) {
+      if (old.length > 0 && into.length > 0) return undefined
+      if (old.length > 0) fresh.set(host, old)
+      else if (into.length > 0) fresh.set(host, into)
+      continue
+    }
+    const at = old.indexOf(out[0]!)
+    if (at < 0 || old.indexOf(out[0]!, at + 1) >= 0) return undefined
+    for (let i = 0; i < out.length; i++) if (old[at + i] !== out[i]) return undefined
+    const list = [...old.slice(0, at), ...into, ...old.slice(at + out.length)]
+    if (list.length > 0) fresh.set(host, list)
+  }
+  return fresh
+}
+
 /**
  * The PushContext of `input` when it differs from `previous.input` only in the endpoints of
  * `hosts` (hostnames; the caller vouches for that, e.g. from the endpoint-only push requests
@@ -223,13 +280,9 @@ export const derivePushContext = (
   hosts: ReadonlySet<string>,
   version: string,
 ): PushContext => {
-  const fresh = new Map<string, Array<Endpoint>>()
-  for (const endpoint of input.endpoints) {
-    if (!hosts.has(endpoint.hostname)) continue
-    const list = fresh.get(endpoint.hostname)
-    if (list === undefined) fresh.set(endpoint.hostname, [endpoint])
-    else list.push(endpoint)
-  }
+  const fresh =
+    replacedInPlace(previous.endpointsByHost, previous.input.endpoints, input.endpoints, hosts) ??
+    groupByHost(input.endpoints, hosts)
   const endpointsByHost = new Map(previous.endpointsByHost)
   for (const host of hosts) {
     const list = fresh.get(host)

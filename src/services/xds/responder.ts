@@ -35,6 +35,28 @@ interface ResolvedSet {
  */
 const resolvedSets = new WeakMap<PushContext, WeakMap<ResourceCache, Map<string, ResolvedSet>>>()
 
+/** The names of a watch joined, per names array: a push asks for each connection's set. */
+const joined = new WeakMap<ReadonlyArray<string>, string>()
+const joinedNames = (names: ReadonlyArray<string>): string => {
+  let text = joined.get(names)
+  if (text === undefined) {
+    text = names.join("\n")
+    joined.set(names, text)
+  }
+  return text
+}
+
+/** A delta watch's subscribed names in order, per (immutable) set: the same array every push. */
+const sortedSets = new WeakMap<ReadonlySet<string>, ReadonlyArray<string>>()
+const sortedNames = (names: ReadonlySet<string>): ReadonlyArray<string> => {
+  let sorted = sortedSets.get(names)
+  if (sorted === undefined) {
+    sorted = [...names].sort()
+    sortedSets.set(names, sorted)
+  }
+  return sorted
+}
+
 const resolvedSet = (
   push: PushContext,
   cache: ResourceCache,
@@ -62,7 +84,7 @@ const resolvedSet = (
     sets = new Map()
     byCache.set(cache, sets)
   }
-  const key = `${typeUrl}\n${wildcard ? "*" : ""}\n${names.join("\n")}`
+  const key = `${typeUrl}\n${wildcard ? "*" : ""}\n${joinedNames(names)}`
   const set = sets.get(key)
   if (set !== undefined) return { ...set, shared: true }
   const built = build()
@@ -132,7 +154,7 @@ export const deltaResponse = (
   proxy?: ProxyInfo,
   share = true,
 ): DeltaResponse => {
-  const set = resolvedSet(push, cache, watch.typeUrl, watch.wildcard, [...watch.subscribed].sort(), proxy, share)
+  const set = resolvedSet(push, cache, watch.typeUrl, watch.wildcard, sortedNames(watch.subscribed), proxy, share)
   const resources = set.resources
   const plan = planDelta(watch, resources)
   const toSend = new Set(plan.send)

@@ -14,6 +14,7 @@ import {
   makePushContext,
   type PushContext,
   type PushContextInput,
+  replacedInPlace,
 } from "../../../src/services/xds/push-context.js"
 import { deltaResponse, sotwResponse } from "../../../src/services/xds/responder.js"
 import { TypeUrl } from "../../../src/services/xds/type-urls.js"
@@ -228,6 +229,48 @@ describe("derived PushContext", () => {
       expect(encodedAll(previous)).toEqual(previousEncoded)
     })
   }
+
+  it("endpoints replaced where they were: the new lists come from the replaced run, equal to a rebuild", () => {
+    const [a1, a2] = endpointsOf(base, HOSTS[0]!)
+    const [b1, b2] = endpointsOf(base, HOSTS[1]!)
+    const [c1, c2] = endpointsOf(base, HOSTS[2]!)
+    const interleaved = { ...base, endpoints: [a1!, b1!, a2!, c1!, b2!, c2!] }
+    const previous = makePushContext(interleaved, undefined, "1")
+    const a3 = endpoint(HOSTS[0]!, "10.0.0.9", 8080, { labels: { version: "v2" } })
+    const b3 = endpoint(HOSTS[1]!, "10.0.1.9", 8080, { labels: { version: "v2" } })
+    const c3 = endpoint(HOSTS[2]!, "10.0.2.9", 8080, { labels: { version: "v1" } })
+    const d1 = endpoint(HOSTS[3]!, "10.0.3.9", 8080, { labels: { version: "v1" } })
+    const cases: ReadonlyArray<{ endpoints: ReadonlyArray<Endpoint>; hosts: ReadonlyArray<string>; inPlace: boolean }> =
+      [
+        // svc-0's second endpoint replaced; its first stays in the common start
+        { endpoints: [a1!, b1!, a3, c1!, b2!, c2!], hosts: [HOSTS[0]!], inPlace: true },
+        // a run spanning two hosts, each endpoint replaced (svc-0's by two)
+        { endpoints: [a1!, b1!, a3, a2!, c3, b2!, c2!], hosts: [HOSTS[0]!, HOSTS[2]!], inPlace: true },
+        // a host that had no endpoints appears in the middle
+        { endpoints: [a1!, b1!, a2!, d1, c1!, b2!, c2!], hosts: [HOSTS[3]!], inPlace: true },
+        // svc-1 gains an endpoint in a run holding none of its own: where it goes is not in its list
+        { endpoints: [a1!, b1!, a2!, b3, c1!, b2!, c2!], hosts: [HOSTS[1]!], inPlace: false },
+        // the same object twice: found twice in its host's list
+        { endpoints: [a1!, b1!, a1!, c1!, b2!, c2!], hosts: [HOSTS[0]!], inPlace: true },
+      ]
+    for (const { endpoints, hosts, inPlace } of cases) {
+      const next = { ...interleaved, endpoints }
+      const lists = replacedInPlace(previous.endpointsByHost, interleaved.endpoints, endpoints, new Set(hosts))
+      expect(lists !== undefined).toBe(inPlace)
+      const derived = derivePushContext(previous, next, new Set(hosts), "2")
+      expect(observable(derived)).toEqual(observable(makePushContext(next, undefined, "2")))
+    }
+    // a duplicated endpoint in the previous list cannot be placed: scanned instead
+    const doubled = { ...base, endpoints: [a1!, b1!, a1!, c1!] }
+    const withDouble = makePushContext(doubled, undefined, "1")
+    const replaced = [a1!, b1!, a3, c1!]
+    expect(replacedInPlace(withDouble.endpointsByHost, doubled.endpoints, replaced, new Set([HOSTS[0]!]))).toBe(
+      undefined,
+    )
+    expect(
+      observable(derivePushContext(withDouble, { ...base, endpoints: replaced }, new Set([HOSTS[0]!]), "2")),
+    ).toEqual(observable(makePushContext({ ...base, endpoints: replaced }, undefined, "2")))
+  })
 
   it("successive derivations stay equal to a rebuild", () => {
     let push = makePushContext(base, undefined, "0")
