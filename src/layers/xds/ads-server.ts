@@ -1,10 +1,11 @@
 /**
  * The ADS gRPC server: `envoy.service.discovery.v3.AggregatedDiscoveryService` with
  * StreamAggregatedResources (state of the world) and DeltaAggregatedResources, over
- * @grpc/grpc-js with protos loaded from @grpc/grpc-js-xds. One fiber per stream; pushes run
- * through the debouncer, a PushContext per push, the push queue (at most one pending request per
- * connection) and a pool of `PILOT_PUSH_THROTTLE` workers. Resources are encoded once per
- * distinct output and shared by every stream.
+ * @grpc/grpc-js with protos loaded from @grpc/grpc-js-xds. One fiber per stream for its
+ * requests (plain ACKs are recorded where they are read); pushes run through the debouncer, a
+ * PushContext per push, and the push queue (at most one pending request per connection) with at
+ * most `PILOT_PUSH_THROTTLE` connection pushes in flight, as plain calls from the fan-out to the
+ * write. Resources are encoded once per distinct output and shared by every stream.
  */
 import { randomUUID } from "node:crypto"
 import { availableParallelism } from "node:os"
@@ -214,10 +215,9 @@ export const makeXdsServer = (
     const reindex = (connection: Connection) => {
       if (connections.get(connection.id) === connection) endpointWatchers.set(connection, connection.endpointWatch())
     }
-    const workers = config.pushThrottle > 0 ? config.pushThrottle : defaultThrottle()
     /** The push queue, `PILOT_PUSH_THROTTLE` connection pushes in flight at most. */
     const dispatcher = makePushDispatcher<Connection>(
-      workers,
+      config.pushThrottle > 0 ? config.pushThrottle : defaultThrottle(),
       (connection, request, done) => connection.startPush(request, done),
       (connection, defect) => runFork(Effect.logError(`push to ${connection.id} failed`, Cause.die(defect))),
     )
