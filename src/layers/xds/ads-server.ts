@@ -240,6 +240,19 @@ export const makeXdsServer = (
       if (hosts === undefined) changedSinceContext = undefined
       else for (const host of hosts) changedSinceContext?.add(host)
     }
+    /**
+     * The next PushContext, derived as endpoint changes come in (as the reference updates its
+     * endpoint index when the event arrives, not when the push runs): the push then only stamps
+     * its version on it. Its chain starts at `current`; undefined when nothing is prepared, when
+     * a rebuild is due, or when the inputs moved in a way it cannot follow.
+     */
+    let prepared: PushContext | undefined
+    const prepare = (before: PushContextInput, next: PushContextInput, request: PushRequest) => {
+      const hosts = request.full || changedSinceContext === undefined ? undefined : endpointHosts(request)
+      const base = prepared ?? current
+      prepared =
+        hosts === undefined || base.input !== before ? undefined : derivePushContext(base, next, hosts, base.version)
+    }
     let debug = yield* debugLogged
     /** Whether a named watch can be affected by the hosts a (merged) push request changed. */
     const touches = (push: PushContext, request: PushRequest, names: Iterable<string>, wildcard: boolean): boolean => {
@@ -330,11 +343,15 @@ export const makeXdsServer = (
         const version = `${new Date(now).toISOString()}/${pushes}`
         const since = changedSinceContext
         changedSinceContext = new Set()
+        const ahead = prepared?.input === input ? prepared : undefined
+        prepared = undefined
         // An endpoint-only change costs the changed hosts, not the mesh.
         current =
           since === undefined || request.full
             ? makePushContext(input, config.pushContext, version)
-            : derivePushContext(previous, input, since, version)
+            : ahead !== undefined
+              ? { ...ahead, version }
+              : derivePushContext(previous, input, since, version)
         const hosts = (request.full ? undefined : endpointHosts(request)) ?? changedHosts(previous, current)
         const withHosts: PushRequest = hosts === undefined ? request : { ...request, changedHosts: hosts }
         metrics.debounceTime.observe(debounceMillis / 1000)
@@ -811,15 +828,18 @@ export const makeXdsServer = (
             input = next
             current = makePushContext(input, config.pushContext, `${new Date(now).toISOString()}/0`)
             changedSinceContext = new Set()
+            prepared = undefined
             recordPushContextStats(current)
             ready = true
             yield* Effect.logInfo("first configuration received: serving xDS").pipe(withScope("ads"))
             return
           }
-          const request = diffInputs(input, next, now)
+          const before = input
+          const request = diffInputs(before, next, now)
           input = next
           if (request === undefined) return
           noteChange(request)
+          prepare(before, next, request)
           metrics.inboundUpdates.inc({ type: request.full ? "config" : "eds" })
           yield* debouncer.offer(request)
         }),

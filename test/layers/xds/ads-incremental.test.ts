@@ -84,4 +84,30 @@ describe("ADS incremental PushContext", () => {
       }
     }).pipe(Effect.provide(metricsLayer("test"))),
   )
+
+  it.scopedLive("endpoint changes within one window, prepared as they come, push what a rebuild gives", () =>
+    Effect.gen(function* () {
+      const windowed = { ...config, debounce: { ...config.debounce, debounceAfter: Duration.millis(200) } }
+      const server = yield* makeXdsServer(windowed, mesh([a1, b1]))
+      const a2 = endpoint(A, "10.0.0.2", 8080)
+      const c1 = endpoint(C, "10.0.2.1", 8080)
+      const sequences: ReadonlyArray<ReadonlyArray<PushContextInput>> = [
+        // replaced in place, then a host appears
+        [mesh([a2, b1]), mesh([a2, b1, c1])],
+        // an unchanged snapshot (new objects) between two changes: the chain restarts
+        [mesh([a1, b1, c1]), mesh([{ ...a1 }, { ...b1 }, { ...c1 }]), mesh([{ ...a1 }, c1])],
+      ]
+      for (const steps of sequences) {
+        const before = (yield* server.pushStats).pushes
+        for (const next of steps) yield* server.update(next)
+        yield* Effect.gen(function* () {
+          while ((yield* server.pushStats).pushes === before) yield* Effect.sleep("5 millis")
+        }).pipe(Effect.timeout("10 seconds"))
+        expect((yield* server.pushStats).pushes).toBe(before + 1)
+        const last = steps.at(-1)!
+        const push = yield* server.pushContext
+        expect(comparable(push)).toEqual(comparable(makePushContext(last, config.pushContext, push.version)))
+      }
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
 })
