@@ -12,10 +12,12 @@
  * (p50/p99/max, also net of the debounce window), server CPU seconds, bytes sent, resources
  * encoded per change; peak RSS of the server process.
  *
- * The transport floor (bench-xds-floor.ts) runs in the same process after each mode: a bare
+ * The transport floor (bench-xds-floor.ts) runs in a process of its own, with client processes
+ * of its own, started once our clients hold full config and our warm-up changes are done: a bare
  * grpc-js server writes the same DiscoveryResponse bytes, serialized once beforehand, to the same
  * number of clients; on the endpoint change it writes the pre-serialized change to the same
- * affected clients. `pushTimeRatio` = our endpoint-change time net of the debounce window / the
+ * affected clients (its latencies run from when it began writing). After `--warmup` floor pushes,
+ * our measured endpoint changes and the floor's pushes alternate. `pushTimeRatio` = our endpoint-change time net of the debounce window / the
  * floor's time (p50, p99, max). Latencies run from the moment the change is made (after every
  * client process has been told which of its clients it affects) to where the client has the
  * response and writes its ACK, in both runs. `--warmup` changes of each kind precede the measured
@@ -361,22 +363,38 @@ const medianSpread = (runs: ReadonlyArray<Spread>): Spread => ({
   max: median(runs.map((r) => r.max)),
 })
 
-/** Announces a change to the clients, runs `trigger`, and waits until every affected client has it. */
-const measureChange = async (clients: Clients, kind: "eds" | "rds", trigger: () => Promise<void>) => {
+/** A change made in another process: when it was made there, and that process's CPU for it. */
+interface MadeElsewhere {
+  readonly at: number
+  readonly cpuSeconds: () => Promise<number>
+}
+
+/**
+ * Announces a change to the clients, runs `trigger`, and waits until every affected client has
+ * it. Latencies run from when `trigger` was called, or from when the change was made in the
+ * process `trigger` asked to make it (the floor's).
+ */
+const measureChange = async (
+  clients: Clients,
+  kind: "eds" | "rds",
+  trigger: () => Promise<MadeElsewhere | undefined>,
+) => {
   const armed = clients.next()
   for (const child of clients.children) child.send({ type: "change", kind } satisfies ToChild)
   await armed
   const cpuBefore = process.cpuUsage()
-  const at = now()
-  await trigger()
+  const calledAt = now()
+  const elsewhere = await trigger()
+  const at = elsewhere?.at ?? calledAt
   const results = await clients.next()
-  const cpu = process.cpuUsage(cpuBefore)
+  const local = process.cpuUsage(cpuBefore)
+  const cpuSeconds = elsewhere !== undefined ? await elsewhere.cpuSeconds() : (local.user + local.system) / 1e6
   const latencies = results.flatMap((r) => (r.type === "converged" ? r.receipts.map((t) => t - at) : []))
   const max = Math.max(0, ...latencies)
   return {
     affectedClients: latencies.length,
     convergedMs: { p50: round1(percentile(latencies, 50)), p99: round1(percentile(latencies, 99)), max: round1(max) },
-    serverCpuSeconds: (cpu.user + cpu.system) / 1e6,
+    serverCpuSeconds: cpuSeconds,
     bytesSent: results.reduce((n, r) => n + (r.type === "converged" ? r.bytes : 0), 0),
     clientRssBytes: results.map((r) => (r.type === "converged" ? r.rss : 0)),
   }
@@ -427,7 +445,9 @@ const runMode = async (mode: "sotw" | "delta") => {
       await profiler.post("Profiler.setSamplingInterval", { interval: 100 })
       await profiler.post("Profiler.start")
     }
-    const measured = await measureChange(clients, kind, () => Effect.runPromise(server.update(input)))
+    const measured = await measureChange(clients, kind, () =>
+      Effect.runPromise(server.update(input)).then(() => undefined),
+    )
     if (profiler !== undefined) {
       const { profile } = await profiler.post("Profiler.stop")
       mkdirSync(CPU_PROF_DIR, { recursive: true })
@@ -455,8 +475,25 @@ const runMode = async (mode: "sotw" | "delta") => {
     await change("rds", false)
   }
   process.stderr.write(`bench-xds ${mode}: ${WARMUP} warm-up changes of each kind converged\n`)
+  const floor = await startFloor(mode)
+  process.stderr.write(`bench-xds ${mode} floor: ${CLIENTS} clients hold full config after ${floor.fullConfigMs} ms\n`)
+  // The floor's code gets as many warm-up pushes as ours got warm-up changes.
+  for (let i = 0; i < WARMUP; i++) await floor.push()
+  // Our changes and the floor's pushes alternate, so that a slow spell of this small machine
+  // weighs on both figures alike instead of deciding their ratio.
   const endpointRuns: Array<Awaited<ReturnType<typeof change>>> = []
-  for (let r = 0; r < REPEAT; r++) endpointRuns.push(await change("eds", r === 0))
+  const floorRuns: Array<Awaited<ReturnType<typeof measureChange>>> = []
+  for (let r = 0; r < REPEAT; r++) {
+    endpointRuns.push(await change("eds", r === 0))
+    floorRuns.push(await floor.push())
+  }
+  floor.stop()
+  const floorEndpointChange = {
+    ...floorRuns[0]!,
+    convergedMs: medianSpread(floorRuns.map((r) => r.convergedMs)),
+    serverCpuSeconds: median(floorRuns.map((r) => r.serverCpuSeconds)),
+    repetitionsMs: floorRuns.map((r) => r.convergedMs),
+  }
   const endpointChange = {
     ...endpointRuns[0]!,
     convergedMs: medianSpread(endpointRuns.map((r) => r.convergedMs)),
@@ -464,7 +501,7 @@ const runMode = async (mode: "sotw" | "delta") => {
     serverCpuSeconds: median(endpointRuns.map((r) => r.serverCpuSeconds)),
     repetitionsAfterDebounceMs: endpointRuns.map((r) => r.convergedAfterDebounceMs),
   }
-  process.stderr.write(`bench-xds ${mode}: ${REPEAT} endpoint changes converged\n`)
+  process.stderr.write(`bench-xds ${mode}: ${REPEAT} endpoint changes and floor pushes converged\n`)
   const virtualServiceChange = await change("rds")
   process.stderr.write(`bench-xds ${mode}: VirtualService change converged\n`)
   clearInterval(sampler)
@@ -474,7 +511,6 @@ const runMode = async (mode: "sotw" | "delta") => {
   await Effect.runPromise(Scope.close(scope, Exit.void))
   clearInterval(keepAlive)
 
-  const floor = await runFloor(mode)
   const ratio = (ours: number, base: number) => (base > 0 ? Math.round((ours / base) * 100) / 100 : null)
   return {
     mode,
@@ -482,11 +518,11 @@ const runMode = async (mode: "sotw" | "delta") => {
     initialBytes,
     endpointChange: {
       ...endpointChange,
-      floor: floor.endpointChange,
+      floor: floorEndpointChange,
       pushTimeRatio: {
-        p50: ratio(endpointChange.convergedAfterDebounceMs.p50, floor.endpointChange.convergedMs.p50),
-        p99: ratio(endpointChange.convergedAfterDebounceMs.p99, floor.endpointChange.convergedMs.p99),
-        max: ratio(endpointChange.convergedAfterDebounceMs.max, floor.endpointChange.convergedMs.max),
+        p50: ratio(endpointChange.convergedAfterDebounceMs.p50, floorEndpointChange.convergedMs.p50),
+        p99: ratio(endpointChange.convergedAfterDebounceMs.p99, floorEndpointChange.convergedMs.p99),
+        max: ratio(endpointChange.convergedAfterDebounceMs.max, floorEndpointChange.convergedMs.max),
       },
     },
     virtualServiceChange,
@@ -550,8 +586,19 @@ const floorResponses = (mode: "sotw" | "delta"): FloorResponses => {
   }
 }
 
-/** The transport floor for one mode: same clients, same bytes, a bare grpc-js server. */
-const runFloor = async (mode: "sotw" | "delta") => {
+type ToFloor = { readonly type: "push" } | { readonly type: "cpu" }
+type FromFloor =
+  | { readonly type: "listening"; readonly port: number }
+  | { readonly type: "pushed"; readonly at: number }
+  | { readonly type: "cpu"; readonly seconds: number }
+
+/**
+ * The floor's own process (`--role floor`): a bare grpc-js server with every response serialized
+ * before it starts. On "push" it writes the change to the affected clients and says when it
+ * began; on "cpu" it reports its CPU since that push.
+ */
+const runFloorProcess = async () => {
+  const mode = arg("mode", "sotw") as "sotw" | "delta"
   const responses = floorResponses(mode)
   // Serialized up front, so that neither the connect phase nor the push pays for it.
   for (let c = 0; c < CLIENTS; c++) {
@@ -559,22 +606,73 @@ const runFloor = async (mode: "sotw" | "delta") => {
     responses.change(c)
   }
   const floor = await startFloorServer(loadXdsProtos().ads, responses)
-  const t0 = now()
-  const clients = spawnClients(floor.port, mode)
-  const { fullConfigMs } = await awaitReady(clients, t0)
   const targets = Array.from({ length: CLIENTS }, (_, c) => c).filter(affected)
-  const runs: Array<Awaited<ReturnType<typeof measureChange>>> = []
-  for (let r = 0; r < REPEAT; r++) runs.push(await measureChange(clients, "eds", () => floor.push(targets)))
-  const endpointChange = {
-    ...runs[0]!,
-    convergedMs: medianSpread(runs.map((r) => r.convergedMs)),
-    serverCpuSeconds: median(runs.map((r) => r.serverCpuSeconds)),
-    repetitionsMs: runs.map((r) => r.convergedMs),
+  const send = (m: FromFloor) => process.send?.(m)
+  let cpuAtPush = process.cpuUsage()
+  process.on("message", (message: ToFloor) => {
+    if (message.type === "push") {
+      cpuAtPush = process.cpuUsage()
+      const at = now()
+      void floor.push(targets)
+      send({ type: "pushed", at })
+    } else {
+      const used = process.cpuUsage(cpuAtPush)
+      send({ type: "cpu", seconds: (used.user + used.system) / 1e6 })
+    }
+  })
+  send({ type: "listening", port: floor.port })
+}
+
+/**
+ * The transport floor for one mode: same clients (in their own processes), same bytes, a bare
+ * grpc-js server in a process of its own, so that it shares neither our heap nor our event loop.
+ */
+const startFloor = async (mode: "sotw" | "delta") => {
+  const child = fork(
+    fileURLToPath(import.meta.url),
+    [
+      ...["--role", "floor", "--mode", mode],
+      ...["--services", String(SERVICES), "--clients", String(CLIENTS), "--watch", String(WATCH)],
+    ],
+    { stdio: ["ignore", "inherit", "inherit", "ipc"] },
+  )
+  const queued: Array<FromFloor> = []
+  const waiting: Array<(m: FromFloor) => void> = []
+  child.on("message", (m: FromFloor) => {
+    const resolve = waiting.shift()
+    if (resolve !== undefined) resolve(m)
+    else queued.push(m)
+  })
+  const next = (): Promise<FromFloor> => {
+    const m = queued.shift()
+    return m !== undefined ? Promise.resolve(m) : new Promise((resolve) => waiting.push(resolve))
   }
-  process.stderr.write(`bench-xds ${mode} floor: ${REPEAT} endpoint pushes converged\n`)
-  clients.kill()
-  await floor.close()
-  return { fullConfigMs, endpointChange }
+  const listening = await next()
+  if (listening.type !== "listening") throw new Error(`floor process: unexpected ${listening.type}`)
+  const t0 = now()
+  const clients = spawnClients(listening.port, mode)
+  const { fullConfigMs } = await awaitReady(clients, t0)
+  return {
+    fullConfigMs,
+    push: () =>
+      measureChange(clients, "eds", async () => {
+        child.send({ type: "push" } satisfies ToFloor)
+        const pushed = await next()
+        if (pushed.type !== "pushed") throw new Error(`floor process: unexpected ${pushed.type}`)
+        return {
+          at: pushed.at,
+          cpuSeconds: async () => {
+            child.send({ type: "cpu" } satisfies ToFloor)
+            const cpu = await next()
+            return cpu.type === "cpu" ? cpu.seconds : 0
+          },
+        }
+      }),
+    stop: () => {
+      clients.kill()
+      child.kill()
+    },
+  }
 }
 
 const main = async () => {
@@ -600,8 +698,9 @@ const main = async () => {
   process.exit(0)
 }
 
-if (arg("role", "server") === "clients") {
-  // A client process outlives nothing: when the server process dies, its clients go too.
+const role = arg("role", "server")
+if (role === "clients" || role === "floor") {
+  // A child process outlives nothing: when the benchmark process dies, it goes too.
   process.on("disconnect", () => process.exit(0))
-  void runClients()
+  void (role === "clients" ? runClients() : runFloorProcess())
 } else void main()
