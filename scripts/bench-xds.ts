@@ -24,7 +24,7 @@
  * ones; the endpoint change and the floor push are measured `--repeat` times and reported as
  * medians. `--cpu-prof-dir DIR` writes a CPU profile of the server per measured change.
  */
-import { fork } from "node:child_process"
+import { type ChildProcess, fork } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
 import { join } from "node:path"
@@ -296,6 +296,21 @@ const percentile = (values: ReadonlyArray<number>, p: number): number => {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 }
 
+/** A child process's messages, each kept until asked for (a process may send two in a row). */
+const inboxOf = <M>(child: ChildProcess): (() => Promise<M>) => {
+  const queued: Array<M> = []
+  const waiting: Array<(m: M) => void> = []
+  child.on("message", (m: M) => {
+    const resolve = waiting.shift()
+    if (resolve !== undefined) resolve(m)
+    else queued.push(m)
+  })
+  return () => {
+    const m = queued.shift()
+    return m !== undefined ? Promise.resolve(m) : new Promise<M>((resolve) => waiting.push(resolve))
+  }
+}
+
 /** Forks the client processes against `port`; `next()` waits for one message from each. */
 const spawnClients = (port: number, mode: "sotw" | "delta") => {
   const self = fileURLToPath(import.meta.url)
@@ -313,20 +328,7 @@ const spawnClients = (port: number, mode: "sotw" | "delta") => {
       { stdio: ["ignore", "inherit", "inherit", "ipc"] },
     )
   })
-  // Every message is kept until asked for: a process may send two in a row.
-  const inboxes = children.map((child) => {
-    const queued: Array<FromChild> = []
-    const waiting: Array<(m: FromChild) => void> = []
-    child.on("message", (m: FromChild) => {
-      const resolve = waiting.shift()
-      if (resolve !== undefined) resolve(m)
-      else queued.push(m)
-    })
-    return () => {
-      const m = queued.shift()
-      return m !== undefined ? Promise.resolve(m) : new Promise<FromChild>((resolve) => waiting.push(resolve))
-    }
-  })
+  const inboxes = children.map((child) => inboxOf<FromChild>(child))
   const next = (): Promise<ReadonlyArray<FromChild>> => Promise.all(inboxes.map((take) => take()))
   return {
     children,
@@ -636,17 +638,7 @@ const startFloor = async (mode: "sotw" | "delta") => {
     ],
     { stdio: ["ignore", "inherit", "inherit", "ipc"] },
   )
-  const queued: Array<FromFloor> = []
-  const waiting: Array<(m: FromFloor) => void> = []
-  child.on("message", (m: FromFloor) => {
-    const resolve = waiting.shift()
-    if (resolve !== undefined) resolve(m)
-    else queued.push(m)
-  })
-  const next = (): Promise<FromFloor> => {
-    const m = queued.shift()
-    return m !== undefined ? Promise.resolve(m) : new Promise((resolve) => waiting.push(resolve))
-  }
+  const next = inboxOf<FromFloor>(child)
   const listening = await next()
   if (listening.type !== "listening") throw new Error(`floor process: unexpected ${listening.type}`)
   const t0 = now()

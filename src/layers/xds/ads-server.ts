@@ -106,6 +106,29 @@ const startedNow = (start: (onWritten: () => void) => void): Effect.Effect<void>
   })
 }
 
+/**
+ * A stream's fast path for plain ACKs (see `inboxOf`): once its proxy is known, a request that
+ * only acknowledges (an ACK changes nothing but the acknowledged versions: nothing to answer,
+ * nothing to log) is applied to the stream's state where it is read.
+ */
+const plainAck =
+  <S, Req>(
+    step: (
+      state: S,
+      request: Req,
+    ) => { readonly state: S; readonly event: { readonly _tag: string }; readonly respond: boolean },
+    state: () => S | undefined,
+    apply: (next: S) => void,
+  ) =>
+  (request: Req): boolean => {
+    const current = state()
+    if (current === undefined) return false
+    const next = step(current, request)
+    if (next.event._tag !== "Ack" || next.respond) return false
+    apply(next.state)
+    return true
+  }
+
 const MAX_TIMER_MS = 2 ** 31 - 1
 
 /**
@@ -506,15 +529,17 @@ export const makeXdsServer = (
         const grant = yield* grantOf(call as never, guard)
         if (grant === undefined) return
         let refused = false
-        const inbox = yield* inboxOf(call, (request) => {
-          // An ACK changes nothing but the acknowledged version: recorded at once.
-          if (proxy === undefined) return false
-          const step = onSotwRequest(state, request)
-          if (step.event._tag !== "Ack" || step.respond) return false
-          state = step.state
-          reindex(connection)
-          return true
-        })
+        const inbox = yield* inboxOf(
+          call,
+          plainAck(
+            onSotwRequest,
+            () => (proxy === undefined ? undefined : state),
+            (next) => {
+              state = next
+              reindex(connection)
+            },
+          ),
+        )
         const { write } = yield* writer(call)
         /**
          * Changed only by plain code that never yields between reading and writing it, so that
@@ -644,15 +669,17 @@ export const makeXdsServer = (
         const grant = yield* grantOf(call as never, guard)
         if (grant === undefined) return
         let refused = false
-        const inbox = yield* inboxOf(call, (request) => {
-          // An ACK changes nothing but the acknowledged versions: recorded at once.
-          if (proxy === undefined) return false
-          const step = onDeltaRequest(state, request)
-          if (step.event._tag !== "Ack" || step.respond) return false
-          state = step.state
-          reindex(connection)
-          return true
-        })
+        const inbox = yield* inboxOf(
+          call,
+          plainAck(
+            onDeltaRequest,
+            () => (proxy === undefined ? undefined : state),
+            (next) => {
+              state = next
+              reindex(connection)
+            },
+          ),
+        )
         const { write } = yield* writer(call)
         /** Changed only by plain code that never yields in between (see the SotW stream). */
         let state = emptyDeltaState
