@@ -28,6 +28,11 @@ export interface SotwWatch {
   readonly versionNacked?: string
   /** Digest of the resource set last sent, to skip pushes that would resend the same bytes. */
   readonly digestSent?: string
+  /**
+   * The names as the last request listed them: a proxy repeats its list with every ACK, and a
+   * list equal to the last one needs no normalizing to tell that the names did not change.
+   */
+  readonly requested?: ReadonlyArray<string>
 }
 
 export interface SotwState {
@@ -67,9 +72,13 @@ const withWatch = (state: SotwState, watch: SotwWatch): SotwState => {
 /** Applies one DiscoveryRequest to the stream state. */
 export const onSotwRequest = (state: SotwState, request: DiscoveryRequest): SotwStep => {
   const typeUrl = request.type_url ?? ""
-  const { names, star } = normalizeNames(request.resource_names)
-  const wildcard = star || (isWildcardType(typeUrl) && names.length === 0)
   const previous = state.watches.get(typeUrl)
+  const requested = request.resource_names ?? []
+  const { names, star } =
+    previous?.requested !== undefined && sameNames(previous.requested, requested)
+      ? { names: previous.names, star: requested.includes("*") }
+      : normalizeNames(requested)
+  const wildcard = star || (isWildcardType(typeUrl) && names.length === 0)
   const nonce = request.response_nonce ?? ""
 
   if (isNack(request)) {
@@ -93,6 +102,7 @@ export const onSotwRequest = (state: SotwState, request: DiscoveryRequest): Sotw
       typeUrl,
       names,
       wildcard,
+      requested,
       ...(request.version_info ? { versionAcked: request.version_info } : {}),
     }
     return {
@@ -113,6 +123,7 @@ export const onSotwRequest = (state: SotwState, request: DiscoveryRequest): Sotw
     // The same names keep the same array: what is derived from it stays cached across ACKs.
     names: namesChanged ? names : previous.names,
     wildcard,
+    requested,
     nonceAcked: nonce,
     versionAcked: request.version_info ?? "",
   }

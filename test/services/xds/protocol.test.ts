@@ -49,6 +49,32 @@ describe("SotW protocol", () => {
     expect(none.respond).toBe(false)
   })
 
+  it("an ACK repeating the last list in its own order keeps the watch's names, wildcard or not", () => {
+    for (const [typeUrl, listed, names, wildcard] of [
+      [EDS, ["b", "a", "b"], ["a", "b"], false],
+      [EDS, ["*", "c"], ["c"], true],
+      [EDS, ["*"], [], true],
+    ] as const) {
+      let s = onSotwRequest(emptySotwState, { type_url: typeUrl, resource_names: [...listed] }).state
+      s = onSotwSent(s, typeUrl, { nonce: "n1", version: "v1", digest: "d" })
+      const watch = s.watches.get(typeUrl)!
+      const ack = onSotwRequest(s, { type_url: typeUrl, resource_names: [...listed], response_nonce: "n1" })
+      expect(ack.event).toEqual({ _tag: "Ack", namesChanged: false })
+      expect(ack.respond).toBe(false)
+      // the same array: what was derived from the names stays cached
+      expect(ack.state.watches.get(typeUrl)?.names).toBe(watch.names)
+      expect(ack.state.watches.get(typeUrl)).toMatchObject({ names, wildcard })
+      // another list with the same names, in another order, is no change either
+      const reordered = onSotwRequest(ack.state, {
+        type_url: typeUrl,
+        resource_names: [...listed].reverse(),
+        response_nonce: "n1",
+      })
+      expect(reordered.event).toEqual({ _tag: "Ack", namesChanged: false })
+      expect(reordered.state.watches.get(typeUrl)).toMatchObject({ names, wildcard })
+    }
+  })
+
   it("ignores stale nonces", () => {
     let s = onSotwRequest(emptySotwState, { type_url: EDS, resource_names: ["a"] }).state
     s = onSotwSent(s, EDS, { nonce: "n1", version: "v1", digest: "d" })
