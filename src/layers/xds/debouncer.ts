@@ -50,7 +50,9 @@ export const makeDebouncer = (
         pending = undefined
         events = 0
         free = false
+        // A push that dies is logged; what arrived meanwhile is still pushed.
         yield* push({ request, events: merged, debounceMillis: now - firstEventAt }).pipe(
+          Effect.catchAllCause((cause) => Effect.logError("push failed", cause)),
           Effect.ensuring(Effect.sync(() => (free = true))),
         )
       }

@@ -114,4 +114,32 @@ describe("debouncer", () => {
       expect(second.events).toBe(2)
     }),
   )
+
+  it.scoped("a push that dies does not stop the pushes of what arrived meanwhile", () =>
+    Effect.gen(function* () {
+      const pushes = yield* Queue.unbounded<DebouncedPush>()
+      const gate = yield* Deferred.make<void>()
+      let first = true
+      const debouncer = yield* makeDebouncer(options(), (p) =>
+        Effect.gen(function* () {
+          yield* Queue.offer(pushes, p)
+          if (first) {
+            first = false
+            yield* Deferred.await(gate)
+            return yield* Effect.die(new Error("generator bug"))
+          }
+        }),
+      )
+      yield* debouncer.offer(full("a"))
+      yield* settle
+      yield* TestClock.adjust("100 millis")
+      expect((yield* Queue.take(pushes)).events).toBe(1)
+      yield* debouncer.offer(full("b"))
+      yield* settle
+      yield* TestClock.adjust("500 millis")
+      yield* Deferred.succeed(gate, undefined)
+      yield* settle
+      expect((yield* Queue.take(pushes)).events).toBe(1)
+    }),
+  )
 })
