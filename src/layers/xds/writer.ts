@@ -1,8 +1,7 @@
 /**
  * Writes responses to an ADS stream. `write` hands a response to gRPC at once and calls back
  * when gRPC has taken it (the message is handed to HTTP/2, within the peer's flow-control
- * window); pushes use it directly, so a push to many streams costs no fiber hop per stream.
- * `send` is the same as an effect that completes then.
+ * window): a push to many streams costs no fiber hop per stream.
  *
  * A peer that stops reading never lets a write complete; with `PILOT_XDS_SEND_TIMEOUT` set,
  * such a write ends the stream with DEADLINE_EXCEEDED (the client reconnects and gets full
@@ -36,8 +35,6 @@ export interface Writer<T> {
    * the stream is already closed, or after a timed-out write ended the stream.
    */
   readonly write: (message: T, onWritten: () => void) => void
-  /** `write` as an effect that completes when `onWritten` would run. */
-  readonly send: (message: T) => Effect.Effect<void>
 }
 
 /** A writer for one stream; its send timeouts run on the calling fiber's runtime (and clock). */
@@ -84,8 +81,5 @@ export const makeWriter = <T>(call: WritableCall<T>, options: WriterOptions): Ef
       })
     }
 
-    return {
-      write,
-      send: (message) => Effect.async<void>((resume) => write(message, () => resume(Effect.void))),
-    }
+    return { write }
   })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type * as grpc from "@grpc/grpc-js"
 import { Duration, Effect, Fiber, TestClock } from "effect"
-import { makeWriter, type WritableCall } from "../../../src/layers/xds/writer.js"
+import { makeWriter, type WritableCall, type Writer } from "../../../src/layers/xds/writer.js"
 
 /** A stream whose writes complete only when `flush` is called (a peer that stopped reading). */
 const fakeCall = (options: { readonly destroyed?: boolean } = {}) => {
@@ -26,12 +26,18 @@ const fakeCall = (options: { readonly destroyed?: boolean } = {}) => {
 
 const settle = Effect.repeatN(Effect.yieldNow(), 10)
 
+/** A write as an effect that completes when the writer calls back. */
+const sendOf =
+  <T>(writer: Writer<T>) =>
+  (message: T): Effect.Effect<void> =>
+    Effect.async<void>((resume) => writer.write(message, () => resume(Effect.void)))
+
 describe("ADS writer (PILOT_XDS_SEND_TIMEOUT)", () => {
   it.effect("a write that does not complete in time ends the stream and counts a write timeout", () =>
     Effect.gen(function* () {
       const f = fakeCall()
       let timeouts = 0
-      const { send } = yield* makeWriter(f.call, { sendTimeout: Duration.seconds(5), onTimeout: () => timeouts++ })
+      const send = sendOf(yield* makeWriter(f.call, { sendTimeout: Duration.seconds(5), onTimeout: () => timeouts++ }))
       const fiber = yield* Effect.fork(send("response"))
       yield* settle
       yield* TestClock.adjust("4999 millis")
@@ -50,7 +56,7 @@ describe("ADS writer (PILOT_XDS_SEND_TIMEOUT)", () => {
     Effect.gen(function* () {
       const f = fakeCall()
       let timeouts = 0
-      const { send } = yield* makeWriter(f.call, { sendTimeout: Duration.seconds(5), onTimeout: () => timeouts++ })
+      const send = sendOf(yield* makeWriter(f.call, { sendTimeout: Duration.seconds(5), onTimeout: () => timeouts++ }))
       const fiber = yield* Effect.fork(send("response"))
       yield* settle
       yield* TestClock.adjust("3 seconds")
@@ -66,7 +72,7 @@ describe("ADS writer (PILOT_XDS_SEND_TIMEOUT)", () => {
     Effect.gen(function* () {
       const f = fakeCall()
       let timeouts = 0
-      const { send } = yield* makeWriter(f.call, { sendTimeout: Duration.zero, onTimeout: () => timeouts++ })
+      const send = sendOf(yield* makeWriter(f.call, { sendTimeout: Duration.zero, onTimeout: () => timeouts++ }))
       const fiber = yield* Effect.fork(send("response"))
       yield* settle
       yield* TestClock.adjust("1 hour")
@@ -83,7 +89,7 @@ describe("ADS writer (PILOT_XDS_SEND_TIMEOUT)", () => {
     Effect.gen(function* () {
       const f = fakeCall({ destroyed: true })
       let timeouts = 0
-      const { send } = yield* makeWriter(f.call, { sendTimeout: Duration.seconds(1), onTimeout: () => timeouts++ })
+      const send = sendOf(yield* makeWriter(f.call, { sendTimeout: Duration.seconds(1), onTimeout: () => timeouts++ }))
       yield* send("response")
       expect(f.written).toEqual([])
       expect(timeouts).toBe(0)
