@@ -80,10 +80,10 @@ export const sharingResourceEncoding = <M extends WithResources>(
     { readonly rest: Record<string, unknown>; readonly bytes: Buffer }
   >()
   const sharedScalars = (message: M, resources: ReadonlyArray<object>): Buffer => {
-    const rest = { ...message, resources: [], nonce: "" } as unknown as Record<string, unknown>
+    const { nonce: _own, ...rest } = { ...message, resources: [] } as unknown as Record<string, unknown>
     const held = scalars.get(resources)
     if (held !== undefined && sameFields(held.rest, rest)) return held.bytes
-    const bytes = serialize(rest as M)
+    const bytes = serialize(rest as unknown as M)
     scalars.set(resources, { rest, bytes })
     return bytes
   }

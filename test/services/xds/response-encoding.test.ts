@@ -83,6 +83,8 @@ describe("sharing resource encoding", () => {
       expect(delta.responseDeserialize(serialize(message))).toEqual(
         delta.responseDeserialize(delta.responseSerialize(message)),
       )
+      // the same fields, each once: no empty nonce left in the shared part
+      expect(serialize(message).length).toBe(delta.responseSerialize(message).length)
     }
   })
 })
