@@ -85,7 +85,11 @@ describe("debouncer", () => {
     }),
   )
 
-  it.scoped("runs one push at a time; events during a push are merged into the next", () =>
+  /**
+   * A debouncer whose first push waits for `gate` (then ends as `firstEnds` says), after it was
+   * made to start; every push is recorded in `pushes`.
+   */
+  const withFirstPushHeld = (firstEnds: Effect.Effect<void>) =>
     Effect.gen(function* () {
       const pushes = yield* Queue.unbounded<DebouncedPush>()
       const gate = yield* Deferred.make<void>()
@@ -96,6 +100,7 @@ describe("debouncer", () => {
           if (first) {
             first = false
             yield* Deferred.await(gate)
+            yield* firstEnds
           }
         }),
       )
@@ -103,13 +108,19 @@ describe("debouncer", () => {
       yield* settle
       yield* TestClock.adjust("100 millis")
       expect((yield* Queue.take(pushes)).events).toBe(1)
+      return { debouncer, pushes, release: Deferred.succeed(gate, undefined) }
+    })
+
+  it.scoped("runs one push at a time; events during a push are merged into the next", () =>
+    Effect.gen(function* () {
+      const { debouncer, pushes, release } = yield* withFirstPushHeld(Effect.void)
       yield* debouncer.offer(full("b"))
       yield* debouncer.offer(full("c"))
       yield* settle
       yield* TestClock.adjust("500 millis")
       yield* settle
       expect(yield* Queue.size(pushes)).toBe(0) // first push still running
-      yield* Deferred.succeed(gate, undefined)
+      yield* release
       const second = yield* Queue.take(pushes)
       expect(second.events).toBe(2)
     }),
@@ -117,27 +128,11 @@ describe("debouncer", () => {
 
   it.scoped("a push that dies does not stop the pushes of what arrived meanwhile", () =>
     Effect.gen(function* () {
-      const pushes = yield* Queue.unbounded<DebouncedPush>()
-      const gate = yield* Deferred.make<void>()
-      let first = true
-      const debouncer = yield* makeDebouncer(options(), (p) =>
-        Effect.gen(function* () {
-          yield* Queue.offer(pushes, p)
-          if (first) {
-            first = false
-            yield* Deferred.await(gate)
-            return yield* Effect.die(new Error("generator bug"))
-          }
-        }),
-      )
-      yield* debouncer.offer(full("a"))
-      yield* settle
-      yield* TestClock.adjust("100 millis")
-      expect((yield* Queue.take(pushes)).events).toBe(1)
+      const { debouncer, pushes, release } = yield* withFirstPushHeld(Effect.die(new Error("generator bug")))
       yield* debouncer.offer(full("b"))
       yield* settle
       yield* TestClock.adjust("500 millis")
-      yield* Deferred.succeed(gate, undefined)
+      yield* release
       yield* settle
       expect((yield* Queue.take(pushes)).events).toBe(1)
     }),
