@@ -52,6 +52,13 @@ const withWatch = (state: DeltaState, watch: DeltaWatch): DeltaState => {
   return { watches }
 }
 
+/** Whether everything the client holds is still wanted (else the next request forgets the rest). */
+const holdsOnlyWanted = (watch: DeltaWatch): boolean => {
+  if (watch.wildcard) return true
+  for (const name of watch.known.keys()) if (!watch.subscribed.has(name)) return false
+  return true
+}
+
 export const onDeltaRequest = (state: DeltaState, request: DeltaDiscoveryRequest): DeltaStep => {
   const typeUrl = request.type_url ?? ""
   const previous = state.watches.get(typeUrl)
@@ -77,6 +84,22 @@ export const onDeltaRequest = (state: DeltaState, request: DeltaDiscoveryRequest
       state: withWatch(state, watch),
       event: { _tag: "Subscribe", reconnect: known.size > 0 || nonce !== "" },
       respond: true,
+    }
+  }
+
+  if (subscribe.length === 0 && unsubscribe.length === 0 && holdsOnlyWanted(previous)) {
+    // A plain ACK (or NACK), by far the most common request: the names and what the client
+    // holds stay as they are, in the same objects (nothing to copy, nothing derived to redo).
+    const base: DeltaWatch = { ...previous, ...(nonce !== "" ? { nonceAcked: nonce } : {}) }
+    if (isNack(request)) {
+      const error = request.error_detail?.message ?? ""
+      return { state: withWatch(state, { ...base, lastError: error }), event: { _tag: "Nack", error }, respond: false }
+    }
+    const { lastError: _cleared, ...acked } = base
+    return {
+      state: withWatch(state, nonce !== "" ? acked : base),
+      event: { _tag: "Ack", added: 0, removed: 0 },
+      respond: false,
     }
   }
 

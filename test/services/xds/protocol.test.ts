@@ -138,6 +138,29 @@ describe("delta protocol", () => {
     expect(plan).toEqual({ send: ["b"], removed: [] })
   })
 
+  it("a plain ACK keeps the watch's names and held versions as they were, the same objects", () => {
+    let s = onDeltaRequest(emptyDeltaState, { type_url: EDS, resource_names_subscribe: ["a", "b"] }).state
+    s = onDeltaSent(s, EDS, { nonce: "n1", versions: [{ name: "a", version: "1" }], removed: [] })
+    const before = s.watches.get(EDS)!
+    const ack = onDeltaRequest(s, { type_url: EDS, response_nonce: "n1" })
+    expect(ack.event).toEqual({ _tag: "Ack", added: 0, removed: 0 })
+    expect(ack.respond).toBe(false)
+    const after = ack.state.watches.get(EDS)!
+    expect(after).toMatchObject({ nonceAcked: "n1", nonceSent: "n1" })
+    expect(after.subscribed).toBe(before.subscribed)
+    expect(after.known).toBe(before.known)
+    expect(after.pending).toBe(before.pending)
+    // versions the client announced for names it does not watch are still forgotten by the next request
+    const initial = onDeltaRequest(emptyDeltaState, {
+      type_url: EDS,
+      resource_names_subscribe: ["a"],
+      initial_resource_versions: { a: "1", z: "9" },
+    }).state
+    const sent = onDeltaSent(initial, EDS, { nonce: "n1", versions: [], removed: [] })
+    const next = onDeltaRequest(sent, { type_url: EDS, response_nonce: "n1" })
+    expect([...next.state.watches.get(EDS)!.known.keys()]).toEqual(["a"])
+  })
+
   it("subscribes and unsubscribes without a full resend, and removes explicitly", () => {
     let s = onDeltaRequest(emptyDeltaState, { type_url: EDS, resource_names_subscribe: ["a"] }).state
     let plan = planDelta(s.watches.get(EDS)!, [{ name: "a", version: "1" }])
