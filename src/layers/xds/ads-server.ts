@@ -68,7 +68,7 @@ import { peerUris } from "../secure-grpc/listener.js"
 import { clearCacheIndexEvery } from "./cache-index.js"
 import { makeDebouncer } from "./debouncer.js"
 import { loadXdsProtos } from "./protos.js"
-import { makeWriter, type WritableCall } from "./writer.js"
+import { makeWriter, type WritableCall, type Writer } from "./writer.js"
 import { makeXdsMetrics } from "./xds-metrics.js"
 
 interface Connection {
@@ -90,16 +90,17 @@ interface Connection {
 }
 
 /**
- * Runs `start` now (it calls back once, when what it wrote is written); the effect waits for
- * that callback.
+ * Runs `write` now: it says whether it wrote, and when it did, calls back once what it wrote is
+ * written. The effect waits for that callback.
  */
-const startedNow = (start: (onWritten: () => void) => void): Effect.Effect<void> => {
+const writtenNow = (write: (onWritten: () => void) => boolean): Effect.Effect<void> => {
   let finished = false
   let wake: (() => void) | undefined
-  start(() => {
+  const done = () => {
     finished = true
     wake?.()
-  })
+  }
+  if (!write(done)) done()
   return Effect.async<void>((resume) => {
     if (finished) resume(Effect.void)
     else wake = () => resume(Effect.void)
@@ -492,10 +493,36 @@ export const makeXdsServer = (
         yield* Effect.logWarning(`${type.toUpperCase()}: ACK ERROR ${proxy?.id ?? ""} ${error}`)
       })
 
-    const observeSend = (typeUrl: string, startedAt: number) => {
-      metrics.sendTime.observe((clock.unsafeCurrentTimeMillis() - startedAt) / 1000)
-      metrics.pushes.inc({ type: shortType(typeUrl) })
+    /** Writes a response of `typeUrl`; once written, counts the push and its send time. */
+    const writeObserved = <T>(write: Writer<T>["write"], response: T, typeUrl: string, onWritten: () => void) => {
+      const startedAt = clock.unsafeCurrentTimeMillis()
+      write(response, () => {
+        metrics.sendTime.observe((clock.unsafeCurrentTimeMillis() - startedAt) / 1000)
+        metrics.pushes.inc({ type: shortType(typeUrl) })
+        onWritten()
+      })
     }
+
+    /**
+     * A stream's requests, handled one at a time until it closes or is refused; then the
+     * connection is unregistered.
+     */
+    const serveRequests = <Req>(
+      inbox: { readonly next: Effect.Effect<Req | null>; readonly handled: () => void },
+      handle: (request: Req) => Effect.Effect<void>,
+      refused: () => boolean,
+      connection: Connection,
+      call: grpc.ServerDuplexStream<unknown, unknown>,
+    ) =>
+      Effect.gen(function* () {
+        for (;;) {
+          const request = yield* inbox.next
+          if (request === null) return
+          yield* handle(request)
+          inbox.handled()
+          if (refused()) return
+        }
+      }).pipe(Effect.ensuring(unregister(connection, call)))
 
     /** Ends a stream the listener's guard refused, with the refusal's status. */
     const refuse = (call: grpc.ServerDuplexStream<unknown, unknown>, refusal: XdsRefusal) =>
@@ -561,11 +588,7 @@ export const makeXdsServer = (
           logGeneratorWarnings()
           if (onlyIfChanged && !sotwNeedsPush(watch, built.digest)) return false
           state = onSotwSent(state, typeUrl, { nonce, version: push.version, digest: built.digest })
-          const startedAt = clock.unsafeCurrentTimeMillis()
-          write(built.response, () => {
-            observeSend(typeUrl, startedAt)
-            onWritten()
-          })
+          writeObserved(write, built.response, typeUrl, onWritten)
           logPushDebug(
             () =>
               `${shortType(typeUrl).toUpperCase()}: PUSH ${id} resources:${built.response.resources.length} size:${built.bytes}`,
@@ -618,9 +641,7 @@ export const makeXdsServer = (
             reindex(connection)
             // Answered in the same step as the state change: no push can come in between.
             const answered = step.respond
-              ? startedNow((written) => {
-                  if (!respond(typeUrl, current, false, written)) written()
-                })
+              ? writtenNow((written) => respond(typeUrl, current, false, written))
               : Effect.void
             switch (step.event._tag) {
               case "Nack":
@@ -642,15 +663,7 @@ export const makeXdsServer = (
             yield* answered
           })
 
-        yield* Effect.gen(function* () {
-          for (;;) {
-            const request = yield* inbox.next
-            if (request === null) return
-            yield* handle(request)
-            inbox.handled()
-            if (refused) return
-          }
-        }).pipe(Effect.ensuring(unregister(connection, call as never)))
+        yield* serveRequests(inbox, handle, () => refused, connection, call as never)
       }).pipe(withScope("ads"))
 
     const handleDelta = (
@@ -699,11 +712,7 @@ export const makeXdsServer = (
           state = onDeltaSent(state, typeUrl, { nonce, versions: built.sent, removed: built.removed })
           // Names that were pending are answered now: the connection may leave the "any" index.
           reindex(connection)
-          const startedAt = clock.unsafeCurrentTimeMillis()
-          write(built.response, () => {
-            observeSend(typeUrl, startedAt)
-            onWritten()
-          })
+          writeObserved(write, built.response, typeUrl, onWritten)
           logPushDebug(
             () =>
               `${shortType(typeUrl).toUpperCase()}: DELTA PUSH ${id} resources:${built.sent.length} removed:${built.removed.length} size:${built.bytes}`,
@@ -763,9 +772,7 @@ export const makeXdsServer = (
             reindex(connection)
             // Answered in the same step as the state change: no push can come in between.
             const answered = step.respond
-              ? startedNow((written) => {
-                  if (!respond(typeUrl, current, step.event._tag === "Subscribe", written)) written()
-                })
+              ? writtenNow((written) => respond(typeUrl, current, step.event._tag === "Subscribe", written))
               : Effect.void
             if (step.event._tag === "Nack") yield* recordNack(proxy, typeUrl, step.event.error)
             if (step.event._tag === "StaleNonce") metrics.expiredNonce.inc({ type: shortType(typeUrl) })
@@ -773,15 +780,7 @@ export const makeXdsServer = (
             yield* answered
           })
 
-        yield* Effect.gen(function* () {
-          for (;;) {
-            const request = yield* inbox.next
-            if (request === null) return
-            yield* handle(request)
-            inbox.handled()
-            if (refused) return
-          }
-        }).pipe(Effect.ensuring(unregister(connection, call as never)))
+        yield* serveRequests(inbox, handle, () => refused, connection, call as never)
       }).pipe(withScope("delta"))
 
     // -------------------------------------------------------------------------------------------
