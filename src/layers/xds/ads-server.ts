@@ -48,7 +48,7 @@ import {
   type PushContext,
   type PushContextInput,
 } from "../../services/xds/push-context.js"
-import { makePushDispatcher } from "../../services/xds/push-dispatcher.js"
+import { makePushDispatcher, type PushSlicing } from "../../services/xds/push-dispatcher.js"
 import type { PushRequest } from "../../services/xds/push-request.js"
 import { makeTokenBucket, reserve } from "../../services/xds/rate-limit.js"
 import { deltaResponse, type ProxyInfo, proxyInfo, sotwResponse } from "../../services/xds/responder.js"
@@ -129,6 +129,13 @@ const plainAck =
     apply(next.state)
     return true
   }
+
+/** Pushes take up to 5 ms of work per event-loop turn; the rest goes on after pending I/O. */
+const eventLoopSlicing: PushSlicing = {
+  sliceMillis: 5,
+  now: () => performance.now(),
+  defer: (next) => setImmediate(next),
+}
 
 const MAX_TIMER_MS = 2 ** 31 - 1
 
@@ -244,6 +251,7 @@ export const makeXdsServer = (
       config.pushThrottle > 0 ? config.pushThrottle : defaultThrottle(),
       (connection, request, done) => connection.startPush(request, done),
       (connection, defect) => runFork(Effect.logError(`push to ${connection.id} failed`, Cause.die(defect))),
+      eventLoopSlicing,
     )
     let input = initial
     let pushes = 0

@@ -40,17 +40,11 @@ export interface PushSlicing {
   readonly defer: (next: () => void) => void
 }
 
-export const defaultPushSlicing: PushSlicing = {
-  sliceMillis: 5,
-  now: () => performance.now(),
-  defer: (next) => setImmediate(next),
-}
-
 export const makePushDispatcher = <C>(
   throttle: number,
   start: StartPush<C>,
   onDefect: (connection: C, defect: unknown) => void,
-  slicing: PushSlicing = defaultPushSlicing,
+  slicing: PushSlicing,
 ): PushDispatcher<C> => {
   const queue = makePushQueue<C>()
   let inFlight = 0
