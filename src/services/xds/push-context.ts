@@ -8,6 +8,7 @@ import { createHash } from "node:crypto"
 import type { ConfigResource } from "../config-model/resource.js"
 import type { Endpoint, Service } from "../registry/model.js"
 import { type AuthorizationPolicyView, authorizationPolicyView } from "./grpc-rbac.js"
+import { replacedRun } from "./replaced-run.js"
 import {
   type DestinationRuleView,
   destinationRuleView,
@@ -239,13 +240,9 @@ export const replacedInPlace = (
   after: ReadonlyArray<Endpoint>,
   hosts: ReadonlySet<string>,
 ): ReadonlyMap<string, ReadonlyArray<Endpoint>> | undefined => {
-  const shorter = Math.min(before.length, after.length)
-  let start = 0
-  while (start < shorter && before[start] === after[start]) start++
-  let end = 0
-  while (end < shorter - start && before[before.length - 1 - end] === after[after.length - 1 - end]) end++
-  const removed = groupByHost(before.slice(start, before.length - end), hosts)
-  const added = groupByHost(after.slice(start, after.length - end), hosts)
+  const run = replacedRun(before, after)
+  const removed = groupByHost(run.removed, hosts)
+  const added = groupByHost(run.added, hosts)
   const fresh = new Map<string, ReadonlyArray<Endpoint>>()
   for (const host of hosts) {
     const old = lists.get(host) ?? []

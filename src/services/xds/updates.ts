@@ -8,6 +8,7 @@ import { deepEqual } from "../config-store/snapshot.js"
 import type { Endpoint, Service } from "../registry/model.js"
 import type { PushContextInput } from "./push-context.js"
 import { type ConfigKey, makePushRequest, type PushRequest } from "./push-request.js"
+import { replacedRun } from "./replaced-run.js"
 
 /**
  * A key function remembered per item: inputs are immutable snapshots (an unchanged item is
@@ -75,18 +76,9 @@ const changedKeys = <T extends object>(
   same: (a: T, b: T) => boolean = deepEqual,
 ): ReadonlyArray<string> => {
   if (before === after) return []
-  let start = 0
-  const shorter = Math.min(before.length, after.length)
-  while (start < shorter && before[start] === after[start]) start++
-  let end = 0
-  while (end < shorter - start && before[before.length - 1 - end] === after[after.length - 1 - end]) end++
-  if (start === before.length && start === after.length) return []
-  return changedMiddleKeys(
-    before.slice(start, before.length - end),
-    after.slice(start, after.length - end),
-    keyOf,
-    same,
-  )
+  const { removed, added } = replacedRun(before, after)
+  if (removed.length === 0 && added.length === 0) return []
+  return changedMiddleKeys(removed, added, keyOf, same)
 }
 
 /**
