@@ -286,18 +286,17 @@ export const derivePushContext = (
     if (list === undefined) endpointsByHost.delete(host)
     else endpointsByHost.set(host, list)
   }
-  return {
-    ...previous,
-    version,
-    input,
+  const fingerprint = fingerprintOf(
+    previous.serviceByHost,
     endpointsByHost,
-    fingerprint: fingerprintOf(
-      previous.serviceByHost,
-      endpointsByHost,
-      previous.virtualServiceByHost,
-      previous.destinationRuleByHost,
-    ),
-  }
+    previous.virtualServiceByHost,
+    previous.destinationRuleByHost,
+  )
+  // The changed hosts' endpoint fingerprints are the first thing a push reads (the cache keys
+  // of their clusters): taken now, when an endpoint event derives the next context ahead of the
+  // push, they are off the push's path.
+  for (const host of hosts) fingerprint("endpoints", host)
+  return { ...previous, version, input, endpointsByHost, fingerprint }
 }
 
 /**
