@@ -51,7 +51,13 @@ import {
 import { makePushDispatcher, type PushSlicing } from "../../services/xds/push-dispatcher.js"
 import type { PushRequest } from "../../services/xds/push-request.js"
 import { makeTokenBucket, reserve } from "../../services/xds/rate-limit.js"
-import { deltaResponse, type ProxyInfo, proxyInfo, sotwResponse } from "../../services/xds/responder.js"
+import {
+  deltaResponse,
+  type NonceSource,
+  type ProxyInfo,
+  proxyInfo,
+  sotwResponse,
+} from "../../services/xds/responder.js"
 import {
   type ConnectionStatus,
   XdsServer,
@@ -367,42 +373,54 @@ export const makeXdsServer = (
     // -------------------------------------------------------------------------------------------
     // Pushes
 
+    /**
+     * Starts a push (plain code, run by the debounce timer): takes the next PushContext and
+     * enqueues every connection the request can affect; each enqueue starts its push at once
+     * while the throttle has room. Returns the PushContext pushed.
+     */
+    const startPush = (request: PushRequest, debounceMillis: number): PushContext => {
+      const now = clock.unsafeCurrentTimeMillis()
+      pushes++
+      const previous = current
+      const version = `${new Date(now).toISOString()}/${pushes}`
+      const since = changedSinceContext
+      changedSinceContext = new Set()
+      const ahead = prepared?.input === input ? prepared : undefined
+      prepared = undefined
+      // An endpoint-only change costs the changed hosts, not the mesh.
+      current =
+        since === undefined || request.full
+          ? makePushContext(input, config.pushContext, version)
+          : ahead !== undefined
+            ? { ...ahead, version }
+            : derivePushContext(previous, input, since, version)
+      const hosts = (request.full ? undefined : endpointHosts(request)) ?? changedHosts(previous, current)
+      const withHosts: PushRequest = hosts === undefined ? request : { ...request, changedHosts: hosts }
+      // An endpoint-only push asks only the connections watching a changed host.
+      const candidates =
+        withHosts.full || withHosts.changedHosts === undefined
+          ? connections.values()
+          : endpointWatchers.candidates(withHosts.changedHosts)
+      for (const connection of candidates)
+        if (connection.affectedBy(current, withHosts)) dispatcher.enqueue(connection, withHosts)
+      // Bookkeeping after the first responses are on their way.
+      metrics.debounceTime.observe(debounceMillis / 1000)
+      // The gauges are recounted for the hosts that changed (all of them when that is unknown).
+      if (since === undefined || request.full) recordPushContextStats(current, previous, hosts)
+      else recordPushContextStats(current, previous, since)
+      return current
+    }
+
     const debouncer = yield* makeDebouncer(config.debounce, ({ request, debounceMillis, events }) =>
       Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        pushes++
-        const previous = current
-        const version = `${new Date(now).toISOString()}/${pushes}`
-        const since = changedSinceContext
-        changedSinceContext = new Set()
-        const ahead = prepared?.input === input ? prepared : undefined
-        prepared = undefined
-        // An endpoint-only change costs the changed hosts, not the mesh.
-        current =
-          since === undefined || request.full
-            ? makePushContext(input, config.pushContext, version)
-            : ahead !== undefined
-              ? { ...ahead, version }
-              : derivePushContext(previous, input, since, version)
-        const hosts = (request.full ? undefined : endpointHosts(request)) ?? changedHosts(previous, current)
-        const withHosts: PushRequest = hosts === undefined ? request : { ...request, changedHosts: hosts }
-        metrics.debounceTime.observe(debounceMillis / 1000)
-        // The gauges are recounted for the hosts that changed (all of them when that is unknown).
-        if (since === undefined || request.full) recordPushContextStats(current, previous, hosts)
-        else recordPushContextStats(current, previous, since)
+        const pushed = startPush(request, debounceMillis)
+        // Whether debug lines are written is looked up after the fan-out, off the push's path:
+        // the connections' push lines follow a change of log level from the next push on.
         debug = yield* debugLogged
         if (debug)
           yield* Effect.logDebug(
-            `push ${current.version}: full=${request.full} events=${events} configs=${[...request.configsUpdated].join(",")}`,
+            `push ${pushed.version}: full=${request.full} events=${events} configs=${[...request.configsUpdated].join(",")}`,
           )
-        // An endpoint-only push asks only the connections watching a changed host.
-        const candidates =
-          withHosts.full || withHosts.changedHosts === undefined
-            ? connections.values()
-            : endpointWatchers.candidates(withHosts.changedHosts)
-        // Each enqueue starts its push at once while the throttle has room.
-        for (const connection of candidates)
-          if (connection.affectedBy(current, withHosts)) dispatcher.enqueue(connection, withHosts)
       }).pipe(withScope("ads")),
     )
 
@@ -586,16 +604,28 @@ export const makeXdsServer = (
         const connectedAt = yield* Clock.currentTimeMillis
         let proxy: ProxyInfo | undefined
 
-        /** Writes the watch's response now (unless `onlyIfChanged` and unchanged); whether it wrote. */
-        const respond = (typeUrl: string, push: PushContext, onlyIfChanged: boolean, onWritten: () => void) => {
+        /**
+         * Writes the watch's response now (unless `onlyIfChanged` and unchanged); whether it
+         * wrote. A push passes a nonce maker (see `NonceSource`), a request's answer a nonce.
+         */
+        const respond = (
+          typeUrl: string,
+          push: PushContext,
+          nonce: NonceSource,
+          onlyIfChanged: boolean,
+          onWritten: () => void,
+        ) => {
           const watch = state.watches.get(typeUrl)
           if (watch === undefined) return false
-          const nonce = randomUUID()
           const built = sotwResponse(push, cache, watch, nonce, proxy, sharable(typeUrl))
           countSharedReads(built.sharedReads)
           logGeneratorWarnings()
           if (onlyIfChanged && !sotwNeedsPush(watch, built.digest)) return false
-          state = onSotwSent(state, typeUrl, { nonce, version: push.version, digest: built.digest })
+          state = onSotwSent(state, typeUrl, {
+            nonce: built.response.nonce,
+            version: push.version,
+            digest: built.digest,
+          })
           writeObserved(write, built.response, typeUrl, onWritten)
           logPushDebug(
             () =>
@@ -624,7 +654,7 @@ export const makeXdsServer = (
               request,
               push,
               (typeUrl) => state.watches.get(typeUrl),
-              (typeUrl, onWritten) => respond(typeUrl, push, true, onWritten),
+              (typeUrl, onWritten) => respond(typeUrl, push, randomUUID, true, onWritten),
               done,
             )
           },
@@ -649,7 +679,7 @@ export const makeXdsServer = (
             reindex(connection)
             // Answered in the same step as the state change: no push can come in between.
             const answered = step.respond
-              ? writtenNow((written) => respond(typeUrl, current, false, written))
+              ? writtenNow((written) => respond(typeUrl, current, randomUUID(), false, written))
               : Effect.void
             switch (step.event._tag) {
               case "Nack":
@@ -709,15 +739,24 @@ export const makeXdsServer = (
         let proxy: ProxyInfo | undefined
 
         /** Writes what changed for the watch now (everything with `force`); whether it wrote. */
-        const respond = (typeUrl: string, push: PushContext, force: boolean, onWritten: () => void) => {
+        const respond = (
+          typeUrl: string,
+          push: PushContext,
+          nonce: NonceSource,
+          force: boolean,
+          onWritten: () => void,
+        ) => {
           const watch = state.watches.get(typeUrl)
           if (watch === undefined) return false
-          const nonce = randomUUID()
           const built = deltaResponse(push, cache, watch, nonce, force, proxy, sharable(typeUrl))
           countSharedReads(built.sharedReads)
           logGeneratorWarnings()
           if (built.response === undefined) return false
-          state = onDeltaSent(state, typeUrl, { nonce, versions: built.sent, removed: built.removed })
+          state = onDeltaSent(state, typeUrl, {
+            nonce: built.response.nonce,
+            versions: built.sent,
+            removed: built.removed,
+          })
           // Names that were pending are answered now: the connection may leave the "any" index.
           reindex(connection)
           writeObserved(write, built.response, typeUrl, onWritten)
@@ -755,7 +794,7 @@ export const makeXdsServer = (
                 const watch = state.watches.get(typeUrl)
                 return watch === undefined ? undefined : { names: watch.subscribed, wildcard: watch.wildcard }
               },
-              (typeUrl, onWritten) => respond(typeUrl, push, false, onWritten),
+              (typeUrl, onWritten) => respond(typeUrl, push, randomUUID, false, onWritten),
               done,
             )
           },
@@ -780,7 +819,9 @@ export const makeXdsServer = (
             reindex(connection)
             // Answered in the same step as the state change: no push can come in between.
             const answered = step.respond
-              ? writtenNow((written) => respond(typeUrl, current, step.event._tag === "Subscribe", written))
+              ? writtenNow((written) =>
+                  respond(typeUrl, current, randomUUID(), step.event._tag === "Subscribe", written),
+                )
               : Effect.void
             if (step.event._tag === "Nack") yield* recordNack(proxy, typeUrl, step.event.error)
             if (step.event._tag === "StaleNonce") metrics.expiredNonce.inc({ type: shortType(typeUrl) })
@@ -873,9 +914,11 @@ export const makeXdsServer = (
           input = next
           if (request === undefined) return
           noteChange(request)
+          // The quiet period starts now; the next PushContext is derived within it. (A push that
+          // runs first leaves nothing to derive from: `prepare` then prepares nothing.)
+          yield* debouncer.offer(request)
           prepare(before, next, request)
           metrics.inboundUpdates.inc({ type: request.full ? "config" : "eds" })
-          yield* debouncer.offer(request)
         }),
       pushContext: Effect.sync(() => current),
       connections: Effect.sync(() => [...connections.values()].map((c) => c.status())),

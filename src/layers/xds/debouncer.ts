@@ -4,7 +4,7 @@
  * at a time, and lets endpoint-only requests through at once when EDS debounce is off.
  * Clock-driven, so tests run it under TestClock.
  */
-import { Clock, Duration, Effect, Queue, type Scope } from "effect"
+import { Duration, Effect, type Scope } from "effect"
 import { bypassesDebounce, type DebounceOptions, debounceDecision } from "../../services/xds/debounce.js"
 import { mergePushRequest, type PushRequest } from "../../services/xds/push-request.js"
 
@@ -27,7 +27,8 @@ export const makeDebouncer = (
 ): Effect.Effect<Debouncer, never, Scope.Scope> =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope
-    const mailbox = yield* Queue.unbounded<PushRequest>()
+    const clock = yield* Effect.clock
+    const debounceAfter = Duration.toMillis(options.debounceAfter)
     let pending: PushRequest | undefined
     let events = 0
     let firstEventAt = 0
@@ -42,7 +43,7 @@ export const makeDebouncer = (
      */
     const pushWorker: Effect.Effect<void> = Effect.gen(function* () {
       while (pending !== undefined && free) {
-        const now = yield* Clock.currentTimeMillis
+        const now = clock.unsafeCurrentTimeMillis()
         const decision = debounceDecision(options, now, firstEventAt, lastEventAt)
         if (decision._tag === "Wait") return yield* arm(decision.millis)
         const request = pending
@@ -68,22 +69,22 @@ export const makeDebouncer = (
       )
     }
 
-    const handle = (request: PushRequest): Effect.Effect<void> =>
-      Effect.gen(function* () {
-        if (bypassesDebounce(options, request)) {
-          yield* push({ request, events: 1, debounceMillis: 0 }).pipe(Effect.forkIn(scope))
-          return
-        }
-        const now = yield* Clock.currentTimeMillis
+    /**
+     * Handled where it is offered, with no queue or fiber in between: the quiet period starts
+     * when the event arrives, not when a loop gets to it. The state changes in one synchronous
+     * step, so events offered from several fibers cannot interleave inside it.
+     */
+    const offer = (request: PushRequest): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (bypassesDebounce(options, request))
+          return Effect.asVoid(Effect.forkIn(push({ request, events: 1, debounceMillis: 0 }), scope))
+        const now = clock.unsafeCurrentTimeMillis()
         lastEventAt = now
-        if (events === 0) {
-          firstEventAt = now
-          yield* arm(Duration.toMillis(options.debounceAfter))
-        }
-        events++
         pending = pending === undefined ? request : mergePushRequest(pending, request)
+        if (events++ > 0) return Effect.void
+        firstEventAt = now
+        return arm(debounceAfter)
       })
 
-    yield* Queue.take(mailbox).pipe(Effect.flatMap(handle), Effect.forever, Effect.forkScoped)
-    return { offer: (request) => Queue.offer(mailbox, request).pipe(Effect.asVoid) }
+    return { offer }
   })

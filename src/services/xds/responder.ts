@@ -26,6 +26,23 @@ interface ResolvedSet {
   readonly messages: ReadonlyArray<AnyMessage>
   readonly digest: string
   readonly bytes: number
+  /** The push responses built from a shared set (undefined when the set is not shared). */
+  readonly responses: SharedResponses | undefined
+}
+
+/**
+ * A nonce, or how to make one. A push passes a maker: the connections it sends the same
+ * response (same set, and for delta the same plan) then get one response object, nonce
+ * included, which the response serializer encodes once for all of them. A nonce only has to
+ * be unique within a stream, and each such object is built for one PushContext, so no stream
+ * is sent one nonce for two different responses.
+ */
+export type NonceSource = string | (() => string)
+
+/** Responses of one shared set: the SotW response, and delta responses by plan. */
+interface SharedResponses {
+  sotw: DiscoveryResponse | undefined
+  readonly delta: Map<string, Omit<DeltaResponse, "sharedReads">>
 }
 
 /**
@@ -33,7 +50,10 @@ interface ResolvedSet {
  * watching the same names would otherwise each generate, resolve, digest and copy the same
  * set. Inbound listeners depend on the requesting workload and are never shared.
  */
-const resolvedSets = new WeakMap<PushContext, WeakMap<ResourceCache, Map<string, ResolvedSet>>>()
+const resolvedSets = new WeakMap<
+  PushContext,
+  WeakMap<ResourceCache, Map<string, Map<string, ResolvedSet & { readonly shared: true }>>>
+>()
 
 /** The names of a watch joined, per names array: a push asks for each connection's set. */
 const joined = new WeakMap<ReadonlyArray<string>, string>()
@@ -66,29 +86,37 @@ const resolvedSet = (
   proxy: ProxyInfo | undefined,
   share: boolean,
 ): ResolvedSet & { readonly shared: boolean } => {
-  const build = (): ResolvedSet => {
+  const build = (responses: SharedResponses | undefined): ResolvedSet => {
     const resources = resourcesFor(push, cache, typeUrl, { wildcard, names, ...workloadOf(proxy) })
     let bytes = 0
     for (const r of resources) bytes += r.resource.value.length
-    return { resources, messages: resources.map((r) => r.resource), digest: setDigest(resources), bytes }
+    return { resources, messages: resources.map((r) => r.resource), digest: setDigest(resources), bytes, responses }
   }
   if (!share || (typeUrl === TypeUrl.Listener && names.some(isInboundListenerName)))
-    return { ...build(), shared: false }
+    return { ...build(undefined), shared: false }
   let byCache = resolvedSets.get(push)
   if (byCache === undefined) {
     byCache = new WeakMap()
     resolvedSets.set(push, byCache)
   }
-  let sets = byCache.get(cache)
+  let byWatch = byCache.get(cache)
+  if (byWatch === undefined) {
+    byWatch = new Map()
+    byCache.set(cache, byWatch)
+  }
+  // Keyed by the names' joined text as memoised per names array: a push looks its set up once
+  // per connection, and a key built afresh each time would be copied and hashed each time.
+  const kind = wildcard ? `${typeUrl}*` : typeUrl
+  let sets = byWatch.get(kind)
   if (sets === undefined) {
     sets = new Map()
-    byCache.set(cache, sets)
+    byWatch.set(kind, sets)
   }
-  const key = `${typeUrl}\n${wildcard ? "*" : ""}\n${joinedNames(names)}`
+  const key = joinedNames(names)
   const set = sets.get(key)
-  if (set !== undefined) return { ...set, shared: true }
-  const built = build()
-  sets.set(key, built)
+  if (set !== undefined) return set
+  const built = build({ sotw: undefined, delta: new Map() })
+  sets.set(key, { ...built, shared: true })
   return { ...built, shared: false }
 }
 
@@ -108,13 +136,26 @@ export const sotwResponse = (
   push: PushContext,
   cache: ResourceCache,
   watch: SotwWatch,
-  nonce: string,
+  nonce: NonceSource,
   proxy?: ProxyInfo,
   share = true,
 ): SotwResponse => {
   const set = resolvedSet(push, cache, watch.typeUrl, watch.wildcard, watch.names, proxy, share)
+  const build = (nonce: string): DiscoveryResponse => ({
+    version_info: push.version,
+    type_url: watch.typeUrl,
+    nonce,
+    resources: set.messages,
+  })
+  let response: DiscoveryResponse
+  if (typeof nonce === "string" || set.responses === undefined)
+    response = build(typeof nonce === "string" ? nonce : nonce())
+  else {
+    response = set.responses.sotw ?? build(nonce())
+    set.responses.sotw = response
+  }
   return {
-    response: { version_info: push.version, type_url: watch.typeUrl, nonce, resources: set.messages },
+    response,
     digest: set.digest,
     bytes: set.bytes,
     sharedReads: set.shared ? set.resources.length : 0,
@@ -149,7 +190,7 @@ export const deltaResponse = (
   push: PushContext,
   cache: ResourceCache,
   watch: DeltaWatch,
-  nonce: string,
+  nonce: NonceSource,
   force: boolean,
   proxy?: ProxyInfo,
   share = true,
@@ -157,26 +198,38 @@ export const deltaResponse = (
   const set = resolvedSet(push, cache, watch.typeUrl, watch.wildcard, sortedNames(watch.subscribed), proxy, share)
   const resources = set.resources
   const plan = planDelta(watch, resources)
-  const toSend = new Set(plan.send)
-  const sent = resources.filter((r) => toSend.has(r.name))
-  if (sent.length === 0 && plan.removed.length === 0 && !force) {
+  if (plan.send.length === 0 && plan.removed.length === 0 && !force) {
     return { response: undefined, sent: [], removed: [], bytes: 0, sharedReads: 0 }
   }
-  let bytes = 0
-  for (const r of sent) bytes += r.resource.value.length
-  return {
-    response: {
-      system_version_info: push.version,
-      type_url: watch.typeUrl,
-      nonce,
-      resources: sent.map(deltaEntry),
-      removed_resources: plan.removed,
-    },
-    sent: sent.map((r) => ({ name: r.name, version: r.version })),
-    removed: plan.removed,
-    bytes,
-    sharedReads: set.shared ? resources.length : 0,
+  const sharedReads = set.shared ? resources.length : 0
+  const build = (nonce: string): Omit<DeltaResponse, "sharedReads"> => {
+    const toSend = new Set(plan.send)
+    const sent = resources.filter((r) => toSend.has(r.name))
+    let bytes = 0
+    for (const r of sent) bytes += r.resource.value.length
+    return {
+      response: {
+        system_version_info: push.version,
+        type_url: watch.typeUrl,
+        nonce,
+        resources: sent.map(deltaEntry),
+        removed_resources: plan.removed,
+      },
+      sent: sent.map((r) => ({ name: r.name, version: r.version })),
+      removed: plan.removed,
+      bytes,
+    }
   }
+  if (typeof nonce === "string" || set.responses === undefined)
+    return { ...build(typeof nonce === "string" ? nonce : nonce()), sharedReads }
+  // The plan decides the response: connections that hold the same versions get the same one.
+  const key = `${plan.send.join("\n")}\u0000${plan.removed.join("\n")}`
+  let built = set.responses.delta.get(key)
+  if (built === undefined) {
+    built = build(nonce())
+    set.responses.delta.set(key, built)
+  }
+  return { ...built, sharedReads }
 }
 
 export interface ProxyInfo {

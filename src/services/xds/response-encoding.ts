@@ -9,6 +9,9 @@
  * version and type, so those fields are encoded once per distinct value and only the nonce
  * (field 5 of both messages) is written per response, by hand: a tag byte, a length, the text.
  *
+ * A response object is encoded once however many connections it is written to: a push gives
+ * the connections due the same response the same object (responder.ts).
+ *
  * This relies on the protobuf wire format: a message's fields may come in any order, and a
  * repeated field's entries are the concatenation of its encoded elements, so
  * `encode({...scalars}) ++ nonce ++ encode({resources: [r1]}) ++ encode({resources: [r2]})`
@@ -87,7 +90,9 @@ export const sharingResourceEncoding = <M extends WithResources>(
     scalars.set(resources, { rest, bytes })
     return bytes
   }
-  return (message) => {
+  /** Whole responses: a push sends one response object to every connection due the same one. */
+  const messages = new WeakMap<object, Buffer>()
+  const encode = (message: M): Buffer => {
     const resources = message.resources
     if (resources === undefined || resources === null || resources.length === 0) return serialize(message)
     let section = sections.get(resources)
@@ -99,5 +104,13 @@ export const sharingResourceEncoding = <M extends WithResources>(
     if (typeof nonce !== "string" || nonce === "")
       return Buffer.concat([serialize({ ...message, resources: [] }), section])
     return Buffer.concat([sharedScalars(message, resources), nonceField(nonce), section])
+  }
+  return (message) => {
+    let bytes = messages.get(message)
+    if (bytes === undefined) {
+      bytes = encode(message)
+      messages.set(message, bytes)
+    }
+    return bytes
   }
 }

@@ -340,3 +340,57 @@ describe("responses shared between connections", () => {
     expect(b.sent).toEqual(a.sent)
   })
 })
+
+describe("one response object per push and content", () => {
+  const push = makePushContext(base, undefined, "1")
+  const names = [clusterName(HOSTS[0]!, 80, "v1"), clusterName(HOSTS[1]!, 80, "v1")]
+  const nonces = () => {
+    let n = 0
+    return () => `push-${++n}`
+  }
+
+  it("SotW: a push's connections watching the same names share the response and its nonce", () => {
+    const cache = makeResourceCache(codec)
+    const watch = { typeUrl: TypeUrl.Endpoint, names, wildcard: false }
+    const nonce = nonces()
+    const a = sotwResponse(push, cache, watch, nonce)
+    const b = sotwResponse(push, cache, { ...watch }, nonce)
+    expect(b.response).toBe(a.response)
+    expect(a.response.nonce).toBe("push-1")
+    // a request's answer keeps its own nonce; another PushContext gets a new response
+    expect(sotwResponse(push, cache, watch, "own").response.nonce).toBe("own")
+    const next = sotwResponse(makePushContext(base, undefined, "2"), cache, watch, nonce)
+    expect(next.response.nonce).toBe("push-2")
+    // unshared sets (cache off) build a response per connection
+    const c = sotwResponse(push, cache, watch, nonce, undefined, false)
+    const d = sotwResponse(push, cache, watch, nonce, undefined, false)
+    expect(c.response).not.toBe(d.response)
+    expect(new Set([c.response.nonce, d.response.nonce]).size).toBe(2)
+  })
+
+  it("delta: connections holding the same versions share the response; others get their own", () => {
+    const cache = makeResourceCache(codec)
+    const delta = (known: ReadonlyMap<string, string>): DeltaWatch => ({
+      typeUrl: TypeUrl.Endpoint,
+      wildcard: false,
+      subscribed: new Set(names),
+      known,
+      pending: new Set(),
+    })
+    const nonce = nonces()
+    const fresh = deltaResponse(push, cache, delta(new Map()), nonce, false)
+    const again = deltaResponse(push, cache, delta(new Map()), nonce, false)
+    expect(again.response).toBe(fresh.response)
+    expect(again.sent).toEqual(fresh.sent)
+    // holding the first cluster already: only the second is sent, in a response of its own
+    const holding = new Map([[fresh.sent[0]!.name, fresh.sent[0]!.version]])
+    const partial = deltaResponse(push, cache, delta(holding), nonce, false)
+    expect(partial.response).not.toBe(fresh.response)
+    expect(partial.response?.nonce).toBe("push-2")
+    expect(partial.sent.map((r) => r.name)).toEqual([fresh.sent[1]!.name])
+    // holding a name no longer served: its removal makes another response
+    const stale = deltaResponse(push, cache, delta(new Map([["outbound|80|v9|gone", "x"]])), nonce, false)
+    expect(stale.response?.removed_resources).toEqual(["outbound|80|v9|gone"])
+    expect(stale.response?.nonce).toBe("push-3")
+  })
+})

@@ -42,6 +42,21 @@ describe("sharing resource encoding", () => {
     )
   })
 
+  it("encodes a response object once however many streams it is written to", () => {
+    let calls = 0
+    const serialize = sharingResourceEncoding((message: object) => {
+      calls++
+      return sotw.responseSerialize(message)
+    })
+    const message = { version_info: "v1", type_url: TypeUrl.Cluster, nonce: "shared", resources: [cluster(1)] }
+    const first = serialize(message)
+    const encoded = calls
+    expect(serialize(message)).toBe(first)
+    expect(calls).toBe(encoded)
+    // an equal but distinct object is encoded again (to equal bytes)
+    expect(serialize({ ...message }).equals(first)).toBe(true)
+  })
+
   it("encodes each resource once, and a shared resources array once, however many responses carry it", () => {
     let calls = 0
     const serialize = sharingResourceEncoding((message: object) => {
