@@ -17,8 +17,15 @@
  * grpc-js server writes the same DiscoveryResponse bytes, serialized once beforehand, to the same
  * number of clients; on the endpoint change it writes the pre-serialized change to the same
  * affected clients (its latencies run from when it began writing). After `--warmup` floor pushes,
- * our measured endpoint changes and the floor's pushes alternate. `pushTimeRatio` = our endpoint-change time net of the debounce window / the
- * floor's time (p50, p99, max). Latencies run from the moment the change is made (after every
+ * our measured endpoint changes and the floor's pushes alternate.
+ *
+ * `pushTimeRatio` = our push time / the floor's (p50, p99, max). Our push time runs from when the
+ * server's push started (the debounce timer released it: `lastPushStartedAt`) to each client's
+ * receipt, as the floor's runs from when it began writing. `afterWindowRatio` divides our time
+ * net of the nominal debounce window instead, which also counts handling the update and how late
+ * the window's timer fires (`pushStartAfterWindowMs`: Node timers are millisecond-grained).
+ *
+ * Latencies run from the moment the change is made (after every
  * client process has been told which of its clients it affects) to where the client has the
  * response and writes its ACK, in both runs. `--warmup` changes of each kind precede the measured
  * ones; the endpoint change and the floor push are measured `--repeat` times and reported as
@@ -29,7 +36,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Duration, Effect, Exit, Layer, Logger, Scope } from "effect"
+import { Clock, Duration, Effect, Exit, Layer, Logger, Scope } from "effect"
 import { metricsLayer } from "../src/layers/metrics.js"
 import { makeXdsServer } from "../src/layers/xds/ads-server.js"
 import { loadXdsProtos } from "../src/layers/xds/protos.js"
@@ -357,6 +364,11 @@ interface Spread {
   readonly p99: number
   readonly max: number
 }
+const spreadOf = (latencies: ReadonlyArray<number>): Spread => ({
+  p50: round1(percentile(latencies, 50)),
+  p99: round1(percentile(latencies, 99)),
+  max: round1(Math.max(0, ...latencies)),
+})
 const median = (values: ReadonlyArray<number>): number => percentile(values, 50)
 /** Each percentile's median over repetitions. */
 const medianSpread = (runs: ReadonlyArray<Spread>): Spread => ({
@@ -392,10 +404,11 @@ const measureChange = async (
   const local = process.cpuUsage(cpuBefore)
   const cpuSeconds = elsewhere !== undefined ? await elsewhere.cpuSeconds() : (local.user + local.system) / 1e6
   const latencies = results.flatMap((r) => (r.type === "converged" ? r.receipts.map((t) => t - at) : []))
-  const max = Math.max(0, ...latencies)
   return {
+    at,
+    latencies,
     affectedClients: latencies.length,
-    convergedMs: { p50: round1(percentile(latencies, 50)), p99: round1(percentile(latencies, 99)), max: round1(max) },
+    convergedMs: spreadOf(latencies),
     serverCpuSeconds: cpuSeconds,
     bytesSent: results.reduce((n, r) => n + (r.type === "converged" ? r.bytes : 0), 0),
     clientRssBytes: results.map((r) => (r.type === "converged" ? r.rss : 0)),
@@ -432,6 +445,8 @@ const runMode = async (mode: "sotw" | "delta") => {
   const clients = spawnClients(server.port, mode)
   const { fullConfigMs, initialBytes } = await awaitReady(clients, t0)
 
+  // The server stamps its pushes with its Effect clock: how far that clock is ahead of `now()`.
+  const serverClockAhead = Number(Effect.runSync(Clock.currentTimeNanos)) / 1e6 - now()
   let generation = 0
   const change = async (kind: "eds" | "rds", profile = true) => {
     generation++
@@ -458,8 +473,13 @@ const runMode = async (mode: "sotw" | "delta") => {
     }
     const stats = await Effect.runPromise(server.cacheStats)
     const { p50, p99, max } = measured.convergedMs
+    // The push started when the debounce timer released it, in the server (this process).
+    const pushStartedAt = (await Effect.runPromise(server.pushStats)).lastPushStartedAt - serverClockAhead
+    const { at, latencies, ...reported } = measured
     return {
-      ...measured,
+      ...reported,
+      pushStartAfterWindowMs: round1(pushStartedAt - at - DEBOUNCE_MS),
+      pushTimeMs: spreadOf(latencies.map((l) => l - (pushStartedAt - at))),
       convergedAfterDebounceMs: {
         p50: round1(Math.max(0, p50 - DEBOUNCE_MS)),
         p99: round1(Math.max(0, p99 - DEBOUNCE_MS)),
@@ -490,8 +510,9 @@ const runMode = async (mode: "sotw" | "delta") => {
     floorRuns.push(await floor.push())
   }
   floor.stop()
+  const { at: _at, latencies: _latencies, ...firstFloorRun } = floorRuns[0]!
   const floorEndpointChange = {
-    ...floorRuns[0]!,
+    ...firstFloorRun,
     convergedMs: medianSpread(floorRuns.map((r) => r.convergedMs)),
     serverCpuSeconds: median(floorRuns.map((r) => r.serverCpuSeconds)),
     repetitionsMs: floorRuns.map((r) => r.convergedMs),
@@ -500,8 +521,11 @@ const runMode = async (mode: "sotw" | "delta") => {
     ...endpointRuns[0]!,
     convergedMs: medianSpread(endpointRuns.map((r) => r.convergedMs)),
     convergedAfterDebounceMs: medianSpread(endpointRuns.map((r) => r.convergedAfterDebounceMs)),
+    pushTimeMs: medianSpread(endpointRuns.map((r) => r.pushTimeMs)),
+    pushStartAfterWindowMs: median(endpointRuns.map((r) => r.pushStartAfterWindowMs)),
     serverCpuSeconds: median(endpointRuns.map((r) => r.serverCpuSeconds)),
     repetitionsAfterDebounceMs: endpointRuns.map((r) => r.convergedAfterDebounceMs),
+    repetitionsPushTimeMs: endpointRuns.map((r) => r.pushTimeMs),
   }
   process.stderr.write(`bench-xds ${mode}: ${REPEAT} endpoint changes and floor pushes converged\n`)
   const virtualServiceChange = await change("rds")
@@ -514,6 +538,11 @@ const runMode = async (mode: "sotw" | "delta") => {
   clearInterval(keepAlive)
 
   const ratio = (ours: number, base: number) => (base > 0 ? Math.round((ours / base) * 100) / 100 : null)
+  const ratios = (ours: Spread, base: Spread) => ({
+    p50: ratio(ours.p50, base.p50),
+    p99: ratio(ours.p99, base.p99),
+    max: ratio(ours.max, base.max),
+  })
   return {
     mode,
     fullConfigMs,
@@ -521,11 +550,8 @@ const runMode = async (mode: "sotw" | "delta") => {
     endpointChange: {
       ...endpointChange,
       floor: floorEndpointChange,
-      pushTimeRatio: {
-        p50: ratio(endpointChange.convergedAfterDebounceMs.p50, floorEndpointChange.convergedMs.p50),
-        p99: ratio(endpointChange.convergedAfterDebounceMs.p99, floorEndpointChange.convergedMs.p99),
-        max: ratio(endpointChange.convergedAfterDebounceMs.max, floorEndpointChange.convergedMs.max),
-      },
+      pushTimeRatio: ratios(endpointChange.pushTimeMs, floorEndpointChange.convergedMs),
+      afterWindowRatio: ratios(endpointChange.convergedAfterDebounceMs, floorEndpointChange.convergedMs),
     },
     virtualServiceChange,
     ...(firstEndpointChange !== undefined ? { firstEndpointChangeAfterDebounceMs: firstEndpointChange } : {}),

@@ -261,6 +261,7 @@ export const makeXdsServer = (
     )
     let input = initial
     let pushes = 0
+    let lastPushStartedAt = 0
     let current: PushContext = makePushContext(
       input,
       config.pushContext,
@@ -379,6 +380,8 @@ export const makeXdsServer = (
      * while the throttle has room. Returns the PushContext pushed.
      */
     const startPush = (request: PushRequest, debounceMillis: number): PushContext => {
+      // Sub-millisecond: push durations are a few milliseconds (bench-xds reads it).
+      lastPushStartedAt = Number(clock.unsafeCurrentTimeNanos()) / 1e6
       const now = clock.unsafeCurrentTimeMillis()
       pushes++
       const previous = current
@@ -923,7 +926,7 @@ export const makeXdsServer = (
       pushContext: Effect.sync(() => current),
       connections: Effect.sync(() => [...connections.values()].map((c) => c.status())),
       cacheStats: Effect.sync(() => cache.stats()),
-      pushStats: Effect.sync(() => ({ pushes, version: current.version })),
+      pushStats: Effect.sync(() => ({ pushes, version: current.version, lastPushStartedAt })),
       disconnect: (proxyID) =>
         Effect.gen(function* () {
           let closed = 0

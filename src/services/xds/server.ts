@@ -81,6 +81,8 @@ export interface ConnectionStatus {
 export interface PushStats {
   readonly pushes: number
   readonly version: string
+  /** When the latest push started (the debounce released it), epoch millis; 0 before any. */
+  readonly lastPushStartedAt: number
 }
 
 export interface XdsServerShape {
