@@ -56,6 +56,7 @@ import {
   type NonceSource,
   type ProxyInfo,
   proxyInfo,
+  recordDerivation,
   sotwResponse,
 } from "../../services/xds/responder.js"
 import {
@@ -397,6 +398,7 @@ export const makeXdsServer = (
           : ahead !== undefined
             ? { ...ahead, version }
             : derivePushContext(previous, input, since, version)
+      if (since !== undefined && !request.full) recordDerivation(current, previous, since)
       const hosts = (request.full ? undefined : endpointHosts(request)) ?? changedHosts(previous, current)
       const withHosts: PushRequest = hosts === undefined ? request : { ...request, changedHosts: hosts }
       // An endpoint-only push asks only the connections watching a changed host.
@@ -414,9 +416,10 @@ export const makeXdsServer = (
       return current
     }
 
-    const debouncer = yield* makeDebouncer(config.debounce, ({ request, debounceMillis, events }) =>
-      Effect.gen(function* () {
-        const pushed = startPush(request, debounceMillis)
+    // The push starts when the debouncer asks for it (see `PushStarter`); what it returns runs after.
+    const debouncer = yield* makeDebouncer(config.debounce, ({ request, debounceMillis, events }) => {
+      const pushed = startPush(request, debounceMillis)
+      return Effect.gen(function* () {
         // Whether debug lines are written is looked up after the fan-out, off the push's path:
         // the connections' push lines follow a change of log level from the next push on.
         debug = yield* debugLogged
@@ -424,8 +427,8 @@ export const makeXdsServer = (
           yield* Effect.logDebug(
             `push ${pushed.version}: full=${request.full} events=${events} configs=${[...request.configsUpdated].join(",")}`,
           )
-      }).pipe(withScope("ads")),
-    )
+      }).pipe(withScope("ads"))
+    })
 
     // -------------------------------------------------------------------------------------------
     // Streams

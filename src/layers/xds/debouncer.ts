@@ -16,6 +16,13 @@ export interface DebouncedPush {
   readonly debounceMillis: number
 }
 
+/**
+ * Starts a push and returns what is left of it. It may do its work in the call itself, in plain
+ * code, rather than in the effect it returns: the debounce timer's fiber then goes straight from
+ * the timer into the push. A call that throws counts as a push that died.
+ */
+export type PushStarter = (push: DebouncedPush) => Effect.Effect<void>
+
 export interface Debouncer {
   readonly offer: (request: PushRequest) => Effect.Effect<void>
 }
@@ -23,7 +30,7 @@ export interface Debouncer {
 /** Starts the debounce loop in the current scope; `push` runs for every merged request. */
 export const makeDebouncer = (
   options: DebounceOptions,
-  push: (push: DebouncedPush) => Effect.Effect<void>,
+  push: PushStarter,
 ): Effect.Effect<Debouncer, never, Scope.Scope> =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope
@@ -52,7 +59,7 @@ export const makeDebouncer = (
         events = 0
         free = false
         // A push that dies is logged; what arrived meanwhile is still pushed.
-        yield* push({ request, events: merged, debounceMillis: now - firstEventAt }).pipe(
+        yield* Effect.suspend(() => push({ request, events: merged, debounceMillis: now - firstEventAt })).pipe(
           Effect.catchAllCause((cause) => Effect.logError("push failed", cause)),
           Effect.ensuring(Effect.sync(() => (free = true))),
         )
@@ -77,7 +84,12 @@ export const makeDebouncer = (
     const offer = (request: PushRequest): Effect.Effect<void> =>
       Effect.suspend(() => {
         if (bypassesDebounce(options, request))
-          return Effect.asVoid(Effect.forkIn(push({ request, events: 1, debounceMillis: 0 }), scope))
+          return Effect.asVoid(
+            Effect.forkIn(
+              Effect.suspend(() => push({ request, events: 1, debounceMillis: 0 })),
+              scope,
+            ),
+          )
         const now = clock.unsafeCurrentTimeMillis()
         lastEventAt = now
         pending = pending === undefined ? request : mergePushRequest(pending, request)

@@ -12,6 +12,7 @@ import { structToPlain } from "./messages.js"
 import { isInboundListenerName, type PushContext } from "./push-context.js"
 import type { SotwWatch } from "./sotw.js"
 import { TypeUrl } from "./type-urls.js"
+import { clusterHost } from "./watched-hosts.js"
 
 export const resourcesFor = (
   push: PushContext,
@@ -54,6 +55,19 @@ const resolvedSets = new WeakMap<
   PushContext,
   WeakMap<ResourceCache, Map<string, Map<string, ResolvedSet & { readonly shared: true }>>>
 >()
+
+/**
+ * Endpoint-only pushes: the PushContext each one's context was derived from, and the hosts
+ * whose endpoints changed in between. One level deep (recording a derivation forgets the
+ * previous context's own), so a run of pushes does not keep every past context alive.
+ */
+const derivations = new WeakMap<PushContext, { readonly previous: PushContext; readonly hosts: ReadonlySet<string> }>()
+
+/** Records that `next` is `previous` with the endpoints of `hosts` changed (and nothing else). */
+export const recordDerivation = (next: PushContext, previous: PushContext, hosts: ReadonlySet<string>): void => {
+  derivations.delete(previous)
+  derivations.set(next, { previous, hosts })
+}
 
 /** The names of a watch joined, per names array: a push asks for each connection's set. */
 const joined = new WeakMap<ReadonlyArray<string>, string>()
@@ -115,9 +129,48 @@ const resolvedSet = (
   const key = joinedNames(names)
   const set = sets.get(key)
   if (set !== undefined) return set
-  const built = build({ sotw: undefined, delta: new Map() })
+  const responses: SharedResponses = { sotw: undefined, delta: new Map() }
+  const before = typeUrl === TypeUrl.Endpoint && !wildcard ? previousSet(push, cache, kind, key) : undefined
+  const built = (before !== undefined ? carriedOver(push, cache, before, responses) : undefined) ?? build(responses)
   sets.set(key, { ...built, shared: true })
   return { ...built, shared: false }
+}
+
+/** The same set resolved for the context `push` was derived from, if it was. */
+const previousSet = (push: PushContext, cache: ResourceCache, kind: string, key: string) => {
+  const derivation = derivations.get(push)
+  if (derivation === undefined) return undefined
+  const set = resolvedSets.get(derivation.previous)?.get(cache)?.get(kind)?.get(key)
+  return set === undefined ? undefined : { set, hosts: derivation.hosts }
+}
+
+/**
+ * An endpoint set of a derived PushContext, from the same set of the context it was derived
+ * from: only the clusters of the changed hosts are generated and looked up again. A cluster's
+ * endpoints depend on its host's service, DestinationRule and endpoints, and a derived context
+ * changes only the endpoints of its hosts (so no cluster appears or disappears either). Undefined
+ * when that does not hold after all: the set is then resolved whole.
+ */
+const carriedOver = (
+  push: PushContext,
+  cache: ResourceCache,
+  { set, hosts }: { readonly set: ResolvedSet; readonly hosts: ReadonlySet<string> },
+  responses: SharedResponses,
+): ResolvedSet | undefined => {
+  const changed: Array<string> = []
+  for (const r of set.resources) {
+    const host = clusterHost(r.name)
+    if (host === undefined || hosts.has(host)) changed.push(r.name)
+  }
+  // Nothing watched changed: the same resources, and so the same encoded section.
+  if (changed.length === 0) return { ...set, responses }
+  const fresh = resourcesFor(push, cache, TypeUrl.Endpoint, { wildcard: false, names: changed })
+  if (fresh.length !== changed.length) return undefined
+  const byName = new Map(fresh.map((r) => [r.name, r]))
+  const resources = set.resources.map((r) => byName.get(r.name) ?? r)
+  let bytes = 0
+  for (const r of resources) bytes += r.resource.value.length
+  return { resources, messages: resources.map((r) => r.resource), digest: setDigest(resources), bytes, responses }
 }
 
 export interface SotwResponse {

@@ -21,7 +21,7 @@ const hostsOfNames = (push: PushContext): Map<string, string | undefined> => {
 }
 
 /** The host of a cluster name (the fourth `|`-separated field, as `hostOfResourceName` reads it). */
-const clusterHost = (name: string): string | undefined => {
+export const clusterHost = (name: string): string | undefined => {
   if (!name.startsWith("outbound|")) return undefined
   const subset = name.indexOf("|", 9)
   const host = subset < 0 ? -1 : name.indexOf("|", subset + 1)

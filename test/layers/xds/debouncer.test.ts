@@ -137,4 +137,24 @@ describe("debouncer", () => {
       expect((yield* Queue.take(pushes)).events).toBe(1)
     }),
   )
+
+  it.scoped("a push that throws when it is started counts as one that died", () =>
+    Effect.gen(function* () {
+      const pushes = yield* Queue.unbounded<DebouncedPush>()
+      let calls = 0
+      const debouncer = yield* makeDebouncer(options(), (p) => {
+        if (++calls === 1) throw new Error("fan-out bug")
+        return Queue.offer(pushes, p)
+      })
+      yield* debouncer.offer(full("a"))
+      yield* settle
+      yield* TestClock.adjust("100 millis")
+      yield* settle
+      expect(calls).toBe(1)
+      yield* debouncer.offer(full("b"))
+      yield* settle
+      yield* TestClock.adjust("100 millis")
+      expect((yield* Queue.take(pushes)).request.configsUpdated).toEqual(full("b").configsUpdated)
+    }),
+  )
 })

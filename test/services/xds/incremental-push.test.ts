@@ -16,7 +16,7 @@ import {
   type PushContextInput,
   replacedInPlace,
 } from "../../../src/services/xds/push-context.js"
-import { deltaResponse, sotwResponse } from "../../../src/services/xds/responder.js"
+import { deltaResponse, recordDerivation, sotwResponse } from "../../../src/services/xds/responder.js"
 import { TypeUrl } from "../../../src/services/xds/type-urls.js"
 import { diffInputs } from "../../../src/services/xds/updates.js"
 import { destinationRule, endpoint, input, service, virtualService } from "../../fixtures/xds/mesh.js"
@@ -392,5 +392,51 @@ describe("one response object per push and content", () => {
     const stale = deltaResponse(push, cache, delta(new Map([["outbound|80|v9|gone", "x"]])), nonce, false)
     expect(stale.response?.removed_resources).toEqual(["outbound|80|v9|gone"])
     expect(stale.response?.nonce).toBe("push-3")
+  })
+})
+
+describe("endpoint sets carried over to a derived PushContext", () => {
+  const watch = { typeUrl: TypeUrl.Endpoint, names: [...allClusters].sort(), wildcard: false }
+  const previous = makePushContext(base, undefined, "1")
+
+  for (const change of changes) {
+    it(`${change.name}: only that host's clusters are resolved again, and the set equals a fresh one`, () => {
+      const cache = makeResourceCache(codec)
+      const before = sotwResponse(previous, cache, watch, "n1")
+      const derived = derivePushContext(previous, change.next, new Set([change.host]), "2")
+      recordDerivation(derived, previous, new Set([change.host]))
+      const reads = cache.stats().hits + cache.stats().misses
+      const after = sotwResponse(derived, cache, watch, "n2")
+      // three clusters per host (no subset, v1, v2)
+      expect(cache.stats().hits + cache.stats().misses - reads).toBe(3)
+      const fresh = sotwResponse(makePushContext(change.next, undefined, "2"), makeResourceCache(codec), watch, "n3")
+      expect(after.response.resources.map((r) => r.value)).toEqual(fresh.response.resources.map((r) => r.value))
+      expect(after.digest).toBe(fresh.digest)
+      // the other hosts' entries are the same objects as before
+      after.response.resources.forEach((r, i) => {
+        if (!watch.names[i]!.endsWith(`|${change.host}`)) expect(r).toBe(before.response.resources[i])
+      })
+    })
+  }
+
+  it("a set the previous context never resolved is resolved whole", () => {
+    const cache = makeResourceCache(codec)
+    const change = changes[0]!
+    const derived = derivePushContext(previous, change.next, new Set([change.host]), "2")
+    recordDerivation(derived, previous, new Set([change.host]))
+    sotwResponse(derived, cache, watch, "n1")
+    expect(cache.stats().hits + cache.stats().misses).toBe(allClusters.length)
+  })
+
+  it("a set whose hosts did not change keeps its resources array (and so its encoded section)", () => {
+    const cache = makeResourceCache(codec)
+    const names = { ...watch, names: [clusterName(HOSTS[1]!, 80, "v1")] }
+    const before = sotwResponse(previous, cache, names, "n1")
+    const change = changes[0]!
+    const derived = derivePushContext(previous, change.next, new Set([change.host]), "2")
+    recordDerivation(derived, previous, new Set([change.host]))
+    const after = sotwResponse(derived, cache, names, "n2")
+    expect(after.response.resources).toBe(before.response.resources)
+    expect(after.response.version_info).toBe("2")
   })
 })
