@@ -53,6 +53,7 @@ import type { PushRequest } from "../../services/xds/push-request.js"
 import { makeTokenBucket, reserve } from "../../services/xds/rate-limit.js"
 import {
   deltaResponse,
+  encodeEndpointsAhead,
   type NonceSource,
   type ProxyInfo,
   proxyInfo,
@@ -292,6 +293,15 @@ export const makeXdsServer = (
       const base = prepared ?? current
       prepared =
         hosts === undefined || base.input !== before ? undefined : derivePushContext(base, next, hosts, base.version)
+      // Its changed clusters are encoded now too, when some connection watches them: they are
+      // what the push would build first.
+      if (
+        prepared !== undefined &&
+        hosts !== undefined &&
+        sharable(TypeUrl.Endpoint) &&
+        endpointWatchers.watched(hosts)
+      )
+        encodeEndpointsAhead(prepared, cache, hosts)
     }
     let debug = yield* debugLogged
     /** Whether a named watch can be affected by the hosts a (merged) push request changed. */

@@ -65,6 +65,8 @@ export interface CacheStats {
 
 export interface ResourceCache {
   readonly resolve: (typeUrl: string, specs: ReadonlyArray<ResourceSpec>) => ReadonlyArray<EncodedResource>
+  /** Whether some version of the resource is cached (it was asked for before). */
+  readonly holds: (typeUrl: string, name: string) => boolean
   readonly stats: () => CacheStats
   readonly clear: () => void
   /** Drops superseded versions not read since the previous call; returns how many. */
@@ -171,6 +173,7 @@ export const makeResourceCache = (
 
   return {
     resolve,
+    holds: (typeUrl, name) => index.has(`${typeUrl}\u0000${name}`),
     stats: () => ({ hits, misses, size: entries.size, encodedBytes, evictions }),
     clear: () => {
       entries.clear()

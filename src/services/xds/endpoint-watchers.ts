@@ -18,6 +18,8 @@ export interface EndpointWatchers<C> {
   readonly delete: (connection: C) => void
   /** The connections that may be affected by a change of `hosts`, each once. */
   readonly candidates: (hosts: Iterable<string>) => ReadonlySet<C>
+  /** Whether any connection may be affected by a change of `hosts` (without listing them). */
+  readonly watched: (hosts: Iterable<string>) => boolean
 }
 
 export const makeEndpointWatchers = <C>(): EndpointWatchers<C> => {
@@ -62,6 +64,11 @@ export const makeEndpointWatchers = <C>(): EndpointWatchers<C> => {
       const out = new Set<C>(any)
       for (const host of hosts) for (const connection of byHost.get(host) ?? []) out.add(connection)
       return out
+    },
+    watched: (hosts) => {
+      if (any.size > 0) return true
+      for (const host of hosts) if ((byHost.get(host)?.size ?? 0) > 0) return true
+      return false
     },
   }
 }

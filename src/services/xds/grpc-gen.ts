@@ -335,14 +335,23 @@ export const generateRoutes = (push: PushContext, sub: Subscription): ReadonlyAr
 // ---------------------------------------------------------------------------------------------
 // CDS
 
+/** The clusters of a service: one per port, and one per port and DestinationRule subset. */
+const serviceClusterNames = (push: PushContext, service: Service): ReadonlyArray<string> => {
+  const dr = push.destinationRuleByHost.get(service.hostname)
+  return service.ports.flatMap((p) => [
+    clusterName(service.hostname, p.port),
+    ...(dr?.subsets ?? []).map((subset) => clusterName(service.hostname, p.port, subset.name)),
+  ])
+}
+
 const clusterNames = (push: PushContext): ReadonlyArray<string> =>
-  push.services.flatMap((s) => {
-    const dr = push.destinationRuleByHost.get(s.hostname)
-    return s.ports.flatMap((p) => [
-      clusterName(s.hostname, p.port),
-      ...(dr?.subsets ?? []).map((subset) => clusterName(s.hostname, p.port, subset.name)),
-    ])
-  })
+  push.services.flatMap((s) => serviceClusterNames(push, s))
+
+/** The clusters of one host's service (none when no service has that host). */
+export const hostClusterNames = (push: PushContext, host: string): ReadonlyArray<string> => {
+  const service = push.serviceByHost.get(host)
+  return service === undefined ? [] : serviceClusterNames(push, service)
+}
 
 const policyFor = (dr: DestinationRuleView | undefined, subset: string): TrafficPolicyView | undefined => {
   const base = dr?.trafficPolicy

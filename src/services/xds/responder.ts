@@ -5,7 +5,7 @@
  */
 import type { EncodedResource, ResourceCache } from "./cache.js"
 import { type DeltaWatch, planDelta } from "./delta.js"
-import { generate, type Subscription, setDigest } from "./grpc-gen.js"
+import { generate, hostClusterNames, type Subscription, setDigest } from "./grpc-gen.js"
 import { type ProxyWorkload, proxyWorkload } from "./grpc-inbound.js"
 import type { AnyMessage, DeltaDiscoveryResponse, DeltaResource, DiscoveryResponse, Node } from "./messages.js"
 import { structToPlain } from "./messages.js"
@@ -20,6 +20,19 @@ export const resourcesFor = (
   typeUrl: string,
   sub: Subscription,
 ): ReadonlyArray<EncodedResource> => cache.resolve(typeUrl, generate(push, typeUrl, sub))
+
+/**
+ * Encodes the endpoints of `hosts`' clusters into the cache ahead of a push (an endpoint event
+ * derives the next PushContext inside the debounce window): the push then finds them there
+ * instead of building and encoding them before its first response. Only clusters the cache
+ * already holds a version of, that is, clusters some connection asked for.
+ */
+export const encodeEndpointsAhead = (push: PushContext, cache: ResourceCache, hosts: Iterable<string>): void => {
+  for (const host of hosts) {
+    const names = hostClusterNames(push, host).filter((name) => cache.holds(TypeUrl.Endpoint, name))
+    if (names.length > 0) resourcesFor(push, cache, TypeUrl.Endpoint, { wildcard: false, names })
+  }
+}
 
 /** What every connection watching the same names of a type gets from one PushContext. */
 interface ResolvedSet {

@@ -7,10 +7,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect } from "effect"
 import { metricsLayer } from "../../../src/layers/metrics.js"
 import { makeXdsServer } from "../../../src/layers/xds/ads-server.js"
+import { makeAdsClient } from "../../../src/layers/xds-client/ads-client.js"
 import type { Endpoint } from "../../../src/services/registry/model.js"
+import { clusterName, hostClusterNames } from "../../../src/services/xds/grpc-gen.js"
+import { plainToStruct } from "../../../src/services/xds/messages.js"
 import { makePushContext, type PushContext, type PushContextInput } from "../../../src/services/xds/push-context.js"
 import { defaultXdsServerConfig } from "../../../src/services/xds/server.js"
-import { endpoint, input, service, virtualService } from "../../fixtures/xds/mesh.js"
+import { TypeUrl } from "../../../src/services/xds/type-urls.js"
+import { ECHO, endpoint, input, service, virtualService, weightedMesh } from "../../fixtures/xds/mesh.js"
 import { metricValue } from "../../support/metrics.js"
 
 const config = {
@@ -108,6 +112,45 @@ describe("ADS incremental PushContext", () => {
         const push = yield* server.pushContext
         expect(comparable(push)).toEqual(comparable(makePushContext(last, config.pushContext, push.version)))
       }
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+
+  it.scopedLive("a watched endpoint change is encoded when it arrives; its push encodes nothing more", () =>
+    Effect.gen(function* () {
+      const windowed = { ...config, debounce: { ...config.debounce, debounceAfter: Duration.millis(300) } }
+      const before = weightedMesh({ address: "10.0.0.1", port: 8080 }, { address: "10.0.0.2", port: 8080 })
+      const moved = weightedMesh({ address: "10.0.0.3", port: 8080 }, { address: "10.0.0.4", port: 8080 })
+      const server = yield* makeXdsServer(windowed, before)
+      // unwatched: nothing is encoded ahead
+      const unwatched = weightedMesh({ address: "10.0.0.5", port: 8080 }, { address: "10.0.0.2", port: 8080 })
+      yield* server.update(unwatched)
+      expect((yield* server.cacheStats).misses).toBe(0)
+      const client = yield* makeAdsClient({
+        address: `127.0.0.1:${server.port}`,
+        mode: "delta",
+        node: { id: "watcher", metadata: plainToStruct({ GENERATOR: "grpc" }) },
+      })
+      yield* client.subscribe(TypeUrl.Endpoint, [clusterName(ECHO, 80, "v1")])
+      const holds = (address: string) =>
+        client.waitFor(
+          (s) =>
+            [...(s.types.get(TypeUrl.Endpoint)?.resources.values() ?? [])].some((r) =>
+              JSON.stringify(r).includes(address),
+            ),
+          "10 seconds",
+        )
+      yield* client.waitFor((s) => (s.types.get(TypeUrl.Endpoint)?.resources.size ?? 0) === 1, "10 seconds")
+      const pushes = (yield* server.pushStats).pushes
+      const encoded = (yield* server.cacheStats).misses
+      yield* server.update(moved)
+      // within the window: the watched cluster of the changed host is encoded (not the host's
+      // other clusters, which nobody asked for); nothing is pushed yet
+      expect(hostClusterNames(makePushContext(moved), ECHO)).toHaveLength(3)
+      expect((yield* server.cacheStats).misses - encoded).toBe(1)
+      expect((yield* server.pushStats).pushes).toBe(pushes)
+      yield* holds("10.0.0.3")
+      expect((yield* server.pushStats).pushes).toBe(pushes + 1)
+      expect((yield* server.cacheStats).misses - encoded).toBe(1)
     }).pipe(Effect.provide(metricsLayer("test"))),
   )
 })

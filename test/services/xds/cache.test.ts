@@ -118,5 +118,18 @@ describe("resource cache metrics", () => {
     expect(cache.stats()).toMatchObject({ misses: 2, hits: 0, size: 0 })
     expect(r.reads).toEqual([false, false])
     expect(cache.clearIndex()).toBe(0)
+    expect(cache.holds(TypeUrl.Cluster, "c")).toBe(false)
+  })
+
+  it("tells which resources it holds a version of, per type, until they are evicted", () => {
+    const cache = makeResourceCache(codec, { ...options, maxSize: 2 })
+    cache.resolve(TypeUrl.Cluster, [spec("c", "1")])
+    expect(cache.holds(TypeUrl.Cluster, "c")).toBe(true)
+    expect(cache.holds(TypeUrl.Endpoint, "c")).toBe(false)
+    expect(cache.holds(TypeUrl.Cluster, "d")).toBe(false)
+    cache.resolve(TypeUrl.Cluster, [spec("d", "1"), spec("e", "1")]) // evicts c
+    expect(cache.holds(TypeUrl.Cluster, "c")).toBe(false)
+    cache.clear()
+    expect(cache.holds(TypeUrl.Cluster, "e")).toBe(false)
   })
 })

@@ -22,6 +22,19 @@ describe("endpoint watchers", () => {
     expect([...index.candidates(["h1"])].sort()).toEqual(["a", "wildcard"])
   })
 
+  it("tells whether a change of some hosts concerns anyone", () => {
+    const index = makeEndpointWatchers<string>()
+    expect(index.watched(["h1"])).toBe(false)
+    index.set("a", hosts("h1"))
+    expect(index.watched(["h2", "h1"])).toBe(true)
+    expect(index.watched(["h2"])).toBe(false)
+    index.set("wildcard", "any")
+    expect(index.watched(["h2"])).toBe(true)
+    index.delete("wildcard")
+    index.delete("a")
+    expect(index.watched(["h1"])).toBe(false)
+  })
+
   it("follows a connection's watch as it changes, and forgets it when it goes", () => {
     const index = makeEndpointWatchers<string>()
     index.set("a", hosts("h1"))
