@@ -426,10 +426,20 @@ export const makeXdsServer = (
       return current
     }
 
+    /**
+     * Resumes in the event loop's next check phase: after HTTP/2 has sent what was written in
+     * this turn (its sessions flush in native immediates, which run before `setImmediate`'s).
+     */
+    const afterPendingWrites = Effect.async<void>((resume) => {
+      eventLoopSlicing.defer(() => resume(Effect.void))
+    })
+
     // The push starts when the debouncer asks for it (see `PushStarter`); what it returns runs after.
     const debouncer = yield* makeDebouncer(config.debounce, ({ request, debounceMillis, events }) => {
       const pushed = startPush(request, debounceMillis)
       return Effect.gen(function* () {
+        // The log-level lookup below does not hold back the first responses.
+        yield* afterPendingWrites
         // Whether debug lines are written is looked up after the fan-out, off the push's path:
         // the connections' push lines follow a change of log level from the next push on.
         debug = yield* debugLogged
@@ -774,7 +784,7 @@ export const makeXdsServer = (
             removed: built.removed,
           })
           // Names that were pending are answered now: the connection may leave the "any" index.
-          reindex(connection)
+          if (watch.pending.size > 0) reindex(connection)
           writeObserved(write, built.response, typeUrl, onWritten)
           logPushDebug(
             () =>

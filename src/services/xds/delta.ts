@@ -176,12 +176,16 @@ export const deltaWants = (watch: DeltaWatch, name: string): boolean => watch.wi
  * the client holds.
  */
 export const planDelta = (watch: DeltaWatch, current: ReadonlyArray<VersionedName>): DeltaPlan => {
-  const present = new Set<string>()
   const send: Array<string> = []
+  let held = 0
   for (const { name, version } of current) {
-    present.add(name)
-    if (watch.known.get(name) !== version) send.push(name)
+    const known = watch.known.get(name)
+    if (known !== undefined) held++
+    if (known !== version) send.push(name)
   }
+  // The common case on a push: everything the client holds still exists, nothing is pending.
+  if (held === watch.known.size && watch.pending.size === 0) return { send, removed: [] }
+  const present = new Set(current.map((r) => r.name))
   const removed = new Set<string>()
   for (const name of watch.known.keys()) if (!present.has(name)) removed.add(name)
   for (const name of watch.pending) if (!present.has(name)) removed.add(name)
