@@ -438,10 +438,10 @@ export const makeXdsServer = (
     const debouncer = yield* makeDebouncer(config.debounce, ({ request, debounceMillis, events }) => {
       const pushed = startPush(request, debounceMillis)
       return Effect.gen(function* () {
-        // The log-level lookup below does not hold back the first responses.
+        // Whether debug lines are written is looked up once HTTP/2 has sent the first responses,
+        // off the push's path: the connections' push lines follow a change of log level from
+        // the next push on.
         yield* afterPendingWrites
-        // Whether debug lines are written is looked up after the fan-out, off the push's path:
-        // the connections' push lines follow a change of log level from the next push on.
         debug = yield* debugLogged
         if (debug)
           yield* Effect.logDebug(
