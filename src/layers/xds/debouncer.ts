@@ -84,11 +84,9 @@ export const makeDebouncer = (
     const offer = (request: PushRequest): Effect.Effect<void> =>
       Effect.suspend(() => {
         if (bypassesDebounce(options, request))
-          return Effect.asVoid(
-            Effect.forkIn(
-              Effect.suspend(() => push({ request, events: 1, debounceMillis: 0 })),
-              scope,
-            ),
+          return Effect.suspend(() => push({ request, events: 1, debounceMillis: 0 })).pipe(
+            Effect.forkIn(scope),
+            Effect.asVoid,
           )
         const now = clock.unsafeCurrentTimeMillis()
         lastEventAt = now

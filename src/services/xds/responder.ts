@@ -53,6 +53,8 @@ interface ResolvedSet {
  */
 export type NonceSource = string | (() => string)
 
+const nonceOf = (nonce: NonceSource): string => (typeof nonce === "string" ? nonce : nonce())
+
 /** Responses of one shared set: the SotW response, and delta responses by plan. */
 interface SharedResponses {
   sotw: DiscoveryResponse | undefined
@@ -214,8 +216,7 @@ export const sotwResponse = (
     resources: set.messages,
   })
   let response: DiscoveryResponse
-  if (typeof nonce === "string" || set.responses === undefined)
-    response = build(typeof nonce === "string" ? nonce : nonce())
+  if (typeof nonce === "string" || set.responses === undefined) response = build(nonceOf(nonce))
   else {
     response = set.responses.sotw ?? build(nonce())
     set.responses.sotw = response
@@ -286,8 +287,7 @@ export const deltaResponse = (
       bytes,
     }
   }
-  if (typeof nonce === "string" || set.responses === undefined)
-    return { ...build(typeof nonce === "string" ? nonce : nonce()), sharedReads }
+  if (typeof nonce === "string" || set.responses === undefined) return { ...build(nonceOf(nonce)), sharedReads }
   // The plan decides the response: connections that hold the same versions get the same one.
   const key = `${plan.send.join("\n")}\u0000${plan.removed.join("\n")}`
   let built = set.responses.delta.get(key)
