@@ -210,7 +210,7 @@ export const onDeltaSent = (
   return withWatch(state, {
     ...previous,
     known,
-    pending: new Set(),
+    pending: previous.pending.size === 0 ? previous.pending : new Set(),
     ...(sent.nonce !== undefined ? { nonceSent: sent.nonce } : {}),
   })
 }

@@ -628,6 +628,9 @@ export const generate = (push: PushContext, typeUrl: string, sub: Subscription):
   }
 }
 
-/** Digest of a resource set (names and versions), to tell whether a response would change anything. */
-export const setDigest = (resources: ReadonlyArray<{ readonly name: string; readonly version: string }>): string =>
-  digest(resources.map((r) => `${r.name}=${r.version}`).join("\n"))
+/**
+ * Digest of a resource set, to tell whether a response would change anything. A version is the
+ * digest of the encoded resource, name included, so the versions in order identify the set.
+ */
+export const setDigest = (resources: ReadonlyArray<{ readonly version: string }>): string =>
+  digest(resources.map((r) => r.version).join(","))

@@ -38,7 +38,6 @@ export const encodeEndpointsAhead = (push: PushContext, cache: ResourceCache, ho
 interface ResolvedSet {
   readonly resources: ReadonlyArray<EncodedResource>
   readonly messages: ReadonlyArray<AnyMessage>
-  readonly digest: string
   readonly bytes: number
   /** The push responses built from a shared set (undefined when the set is not shared). */
   readonly responses: SharedResponses | undefined
@@ -46,7 +45,7 @@ interface ResolvedSet {
 
 /**
  * A nonce, or how to make one. A push passes a maker: the connections it sends the same
- * response (same set, and for delta the same plan) then get one response object, nonce
+ * response (for SotW the same set; for delta the same resources sent and removed) then get one response object, nonce
  * included, which the response serializer encodes once for all of them. A nonce only has to
  * be unique within a stream, and each such object is built for one PushContext, so no stream
  * is sent one nonce for two different responses.
@@ -55,10 +54,9 @@ export type NonceSource = string | (() => string)
 
 const nonceOf = (nonce: NonceSource): string => (typeof nonce === "string" ? nonce : nonce())
 
-/** Responses of one shared set: the SotW response, and delta responses by plan. */
+/** The SotW push response of one shared set (delta push responses are shared per push). */
 interface SharedResponses {
   sotw: DiscoveryResponse | undefined
-  readonly delta: Map<string, Omit<DeltaResponse, "sharedReads">>
 }
 
 /**
@@ -119,7 +117,7 @@ const resolvedSet = (
     const resources = resourcesFor(push, cache, typeUrl, { wildcard, names, ...workloadOf(proxy) })
     let bytes = 0
     for (const r of resources) bytes += r.resource.value.length
-    return { resources, messages: resources.map((r) => r.resource), digest: setDigest(resources), bytes, responses }
+    return { resources, messages: resources.map((r) => r.resource), bytes, responses }
   }
   if (!share || (typeUrl === TypeUrl.Listener && names.some(isInboundListenerName)))
     return { ...build(undefined), shared: false }
@@ -144,7 +142,7 @@ const resolvedSet = (
   const key = joinedNames(names)
   const set = sets.get(key)
   if (set !== undefined) return set
-  const responses: SharedResponses = { sotw: undefined, delta: new Map() }
+  const responses: SharedResponses = { sotw: undefined }
   const before = typeUrl === TypeUrl.Endpoint && !wildcard ? previousSet(push, cache, kind, key) : undefined
   const built = (before !== undefined ? carriedOver(push, cache, before, responses) : undefined) ?? build(responses)
   sets.set(key, { ...built, shared: true })
@@ -179,13 +177,55 @@ const carriedOver = (
   }
   // Nothing watched changed: the same resources, and so the same encoded section.
   if (changed.length === 0) return { ...set, responses }
-  const fresh = resourcesFor(push, cache, TypeUrl.Endpoint, { wildcard: false, names: changed })
-  if (fresh.length !== changed.length) return undefined
-  const byName = new Map(fresh.map((r) => [r.name, r]))
+  const byName = changedClusters(push, cache, changed)
+  if (byName === undefined) return undefined
   const resources = set.resources.map((r) => byName.get(r.name) ?? r)
   let bytes = 0
   for (const r of resources) bytes += r.resource.value.length
-  return { resources, messages: resources.map((r) => r.resource), digest: setDigest(resources), bytes, responses }
+  return { resources, messages: resources.map((r) => r.resource), bytes, responses }
+}
+
+/**
+ * A set's digest, once per resources array (a set carried over unchanged keeps its array). Only
+ * SotW compares digests, so delta pushes never compute one.
+ */
+const digests = new WeakMap<ReadonlyArray<EncodedResource>, string>()
+const digestOf = (resources: ReadonlyArray<EncodedResource>): string => {
+  let text = digests.get(resources)
+  if (text === undefined) {
+    text = setDigest(resources)
+    digests.set(resources, text)
+  }
+  return text
+}
+
+/**
+ * The changed clusters of a derived PushContext, looked up once per context: the sets of every
+ * connection watching a changed host contain the same few clusters. Undefined when one of
+ * `names` does not exist in `push`.
+ */
+const changedByContext = new WeakMap<PushContext, WeakMap<ResourceCache, Map<string, EncodedResource>>>()
+const changedClusters = (
+  push: PushContext,
+  cache: ResourceCache,
+  names: ReadonlyArray<string>,
+): ReadonlyMap<string, EncodedResource> | undefined => {
+  let byCache = changedByContext.get(push)
+  if (byCache === undefined) {
+    byCache = new WeakMap()
+    changedByContext.set(push, byCache)
+  }
+  let known = byCache.get(cache)
+  if (known === undefined) {
+    known = new Map()
+    byCache.set(cache, known)
+  }
+  const missing = names.filter((name) => !known.has(name))
+  if (missing.length === 0) return known
+  const fresh = resourcesFor(push, cache, TypeUrl.Endpoint, { wildcard: false, names: missing })
+  if (fresh.length !== missing.length) return undefined
+  for (const r of fresh) known.set(r.name, r)
+  return known
 }
 
 export interface SotwResponse {
@@ -223,7 +263,7 @@ export const sotwResponse = (
   }
   return {
     response,
-    digest: set.digest,
+    digest: digestOf(set.resources),
     bytes: set.bytes,
     sharedReads: set.shared ? set.resources.length : 0,
   }
@@ -269,9 +309,9 @@ export const deltaResponse = (
     return { response: undefined, sent: [], removed: [], bytes: 0, sharedReads: 0 }
   }
   const sharedReads = set.shared ? resources.length : 0
+  const toSend = new Set(plan.send)
+  const sent = resources.filter((r) => toSend.has(r.name))
   const build = (nonce: string): Omit<DeltaResponse, "sharedReads"> => {
-    const toSend = new Set(plan.send)
-    const sent = resources.filter((r) => toSend.has(r.name))
     let bytes = 0
     for (const r of sent) bytes += r.resource.value.length
     return {
@@ -288,14 +328,35 @@ export const deltaResponse = (
     }
   }
   if (typeof nonce === "string" || set.responses === undefined) return { ...build(nonceOf(nonce)), sharedReads }
-  // The plan decides the response: connections that hold the same versions get the same one.
-  const key = `${plan.send.join("\n")}\u0000${plan.removed.join("\n")}`
-  let built = set.responses.delta.get(key)
+  // What is sent and removed decides the response: connections watching different sets that
+  // need the same update (an endpoint change reaching every watcher of one cluster) share it.
+  const key = `${watch.typeUrl}\u0000${sent.map((r) => `${r.name} ${r.version}`).join("\n")}\u0000${plan.removed.join("\n")}`
+  const responses = pushResponsesOf(push, cache)
+  let built = responses.get(key)
   if (built === undefined) {
     built = build(nonce())
-    set.responses.delta.set(key, built)
+    responses.set(key, built)
   }
   return { ...built, sharedReads }
+}
+
+/** Delta push responses per (PushContext, cache), by what they send and remove. */
+const deltaPushResponses = new WeakMap<
+  PushContext,
+  WeakMap<ResourceCache, Map<string, Omit<DeltaResponse, "sharedReads">>>
+>()
+const pushResponsesOf = (push: PushContext, cache: ResourceCache) => {
+  let byCache = deltaPushResponses.get(push)
+  if (byCache === undefined) {
+    byCache = new WeakMap()
+    deltaPushResponses.set(push, byCache)
+  }
+  let responses = byCache.get(cache)
+  if (responses === undefined) {
+    responses = new Map()
+    byCache.set(cache, responses)
+  }
+  return responses
 }
 
 export interface ProxyInfo {

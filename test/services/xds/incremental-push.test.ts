@@ -370,29 +370,55 @@ describe("one response object per push and content", () => {
 
   it("delta: connections holding the same versions share the response; others get their own", () => {
     const cache = makeResourceCache(codec)
-    const delta = (known: ReadonlyMap<string, string>): DeltaWatch => ({
-      typeUrl: TypeUrl.Endpoint,
-      wildcard: false,
-      subscribed: new Set(names),
-      known,
-      pending: new Set(),
-    })
     const nonce = nonces()
-    const fresh = deltaResponse(push, cache, delta(new Map()), nonce, false)
-    const again = deltaResponse(push, cache, delta(new Map()), nonce, false)
+    const fresh = deltaResponse(push, cache, delta(names, new Map()), nonce, false)
+    const again = deltaResponse(push, cache, delta(names, new Map()), nonce, false)
     expect(again.response).toBe(fresh.response)
     expect(again.sent).toEqual(fresh.sent)
     // holding the first cluster already: only the second is sent, in a response of its own
     const holding = new Map([[fresh.sent[0]!.name, fresh.sent[0]!.version]])
-    const partial = deltaResponse(push, cache, delta(holding), nonce, false)
+    const partial = deltaResponse(push, cache, delta(names, holding), nonce, false)
     expect(partial.response).not.toBe(fresh.response)
     expect(partial.response?.nonce).toBe("push-2")
     expect(partial.sent.map((r) => r.name)).toEqual([fresh.sent[1]!.name])
     // holding a name no longer served: its removal makes another response
-    const stale = deltaResponse(push, cache, delta(new Map([["outbound|80|v9|gone", "x"]])), nonce, false)
+    const stale = deltaResponse(push, cache, delta(names, new Map([["outbound|80|v9|gone", "x"]])), nonce, false)
     expect(stale.response?.removed_resources).toEqual(["outbound|80|v9|gone"])
     expect(stale.response?.nonce).toBe("push-3")
   })
+
+  it("delta: connections watching different sets that need the same update share the response", () => {
+    const cache = makeResourceCache(codec)
+    const [first, second] = names as [string, string]
+    const other = clusterName(HOSTS[2]!, 80, "v1")
+    const resolved = deltaResponse(push, cache, delta([first, second, other], new Map()), "n", false)
+    const versions = new Map(resolved.sent.map((r) => [r.name, r.version]))
+    // both hold everything but the first cluster, and watch one other cluster each
+    const holding = (watched: ReadonlyArray<string>) =>
+      new Map(watched.filter((name) => name !== first).map((name) => [name, versions.get(name)!]))
+    const nonce = nonces()
+    const a = deltaResponse(push, cache, delta([first, second], holding([first, second])), nonce, false)
+    const b = deltaResponse(push, cache, delta([first, other], holding([first, other])), nonce, false)
+    expect(a.sent.map((r) => r.name)).toEqual([first])
+    expect(b.response).toBe(a.response)
+    // another type with the same names is another response
+    const c = deltaResponse(
+      push,
+      cache,
+      { ...delta([first, second], holding([first, second])), typeUrl: TypeUrl.Cluster },
+      nonce,
+      false,
+    )
+    expect(c.response).not.toBe(a.response)
+  })
+})
+
+const delta = (subscribed: ReadonlyArray<string>, known: ReadonlyMap<string, string>): DeltaWatch => ({
+  typeUrl: TypeUrl.Endpoint,
+  wildcard: false,
+  subscribed: new Set(subscribed),
+  known,
+  pending: new Set(),
 })
 
 describe("endpoint sets carried over to a derived PushContext", () => {
