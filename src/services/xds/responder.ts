@@ -9,7 +9,7 @@ import { generate, hostClusterNames, type Subscription, setDigest } from "./grpc
 import { type ProxyWorkload, proxyWorkload } from "./grpc-inbound.js"
 import type { AnyMessage, DeltaDiscoveryResponse, DeltaResource, DiscoveryResponse, Node } from "./messages.js"
 import { structToPlain } from "./messages.js"
-import { isInboundListenerName, type PushContext } from "./push-context.js"
+import { isInboundListenerName, type PushContext, type PushContextInput } from "./push-context.js"
 import type { SotwWatch } from "./sotw.js"
 import { TypeUrl } from "./type-urls.js"
 import { clusterHost } from "./watched-hosts.js"
@@ -23,14 +23,15 @@ export const resourcesFor = (
 
 /**
  * Encodes the endpoints of `hosts`' clusters into the cache ahead of a push (an endpoint event
- * derives the next PushContext inside the debounce window): the push then finds them there
- * instead of building and encoding them before its first response. Only clusters the cache
- * already holds a version of, that is, clusters some connection asked for.
+ * derives the next PushContext inside the debounce window): the push then takes them as they
+ * are (see `changedClusters`) instead of building, looking up and encoding them before its first
+ * response. Only clusters the cache already holds a version of, that is, clusters some
+ * connection asked for.
  */
 export const encodeEndpointsAhead = (push: PushContext, cache: ResourceCache, hosts: Iterable<string>): void => {
   for (const host of hosts) {
     const names = hostClusterNames(push, host).filter((name) => cache.holds(TypeUrl.Endpoint, name))
-    if (names.length > 0) resourcesFor(push, cache, TypeUrl.Endpoint, { wildcard: false, names })
+    if (names.length > 0) changedClusters(push, cache, names)
   }
 }
 
@@ -202,18 +203,20 @@ const digestOf = (resources: ReadonlyArray<EncodedResource>): string => {
 /**
  * The changed clusters of a derived PushContext, looked up once per context: the sets of every
  * connection watching a changed host contain the same few clusters. Undefined when one of
- * `names` does not exist in `push`.
+ * `names` does not exist in `push`. Kept per input, which decides a context's content: the
+ * context prepared inside the debounce window (whose clusters `encodeEndpointsAhead` looks up)
+ * and the same context stamped with its push version share it.
  */
-const changedByContext = new WeakMap<PushContext, WeakMap<ResourceCache, Map<string, EncodedResource>>>()
+const changedByContext = new WeakMap<PushContextInput, WeakMap<ResourceCache, Map<string, EncodedResource>>>()
 const changedClusters = (
   push: PushContext,
   cache: ResourceCache,
   names: ReadonlyArray<string>,
 ): ReadonlyMap<string, EncodedResource> | undefined => {
-  let byCache = changedByContext.get(push)
+  let byCache = changedByContext.get(push.input)
   if (byCache === undefined) {
     byCache = new WeakMap()
-    changedByContext.set(push, byCache)
+    changedByContext.set(push.input, byCache)
   }
   let known = byCache.get(cache)
   if (known === undefined) {

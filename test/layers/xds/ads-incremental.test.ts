@@ -148,9 +148,12 @@ describe("ADS incremental PushContext", () => {
       expect(hostClusterNames(makePushContext(moved), ECHO)).toHaveLength(3)
       expect((yield* server.cacheStats).misses - encoded).toBe(1)
       expect((yield* server.pushStats).pushes).toBe(pushes)
+      const looked = (yield* server.cacheStats).hits
       yield* holds("10.0.0.3")
       expect((yield* server.pushStats).pushes).toBe(pushes + 1)
+      // the push takes the cluster as looked up in the window: no encode, no cache lookup
       expect((yield* server.cacheStats).misses - encoded).toBe(1)
+      expect((yield* server.cacheStats).hits).toBe(looked)
     }).pipe(Effect.provide(metricsLayer("test"))),
   )
 })
