@@ -52,6 +52,7 @@ import { makePushDispatcher, type PushSlicing } from "../../services/xds/push-di
 import type { PushRequest } from "../../services/xds/push-request.js"
 import { makeTokenBucket, reserve } from "../../services/xds/rate-limit.js"
 import {
+  deltaEntry,
   deltaResponse,
   encodeEndpointsAhead,
   type NonceSource,
@@ -294,14 +295,17 @@ export const makeXdsServer = (
       prepared =
         hosts === undefined || base.input !== before ? undefined : derivePushContext(base, next, hosts, base.version)
       // Its changed clusters are encoded now too, when some connection watches them: they are
-      // what the push would build first.
+      // what the push would build first. So are their entries in either protocol's responses.
       if (
         prepared !== undefined &&
         hosts !== undefined &&
         sharable(TypeUrl.Endpoint) &&
         endpointWatchers.watched(hosts)
-      )
-        encodeEndpointsAhead(prepared, cache, hosts)
+      ) {
+        const encoded = encodeEndpointsAhead(prepared, cache, hosts)
+        protos.encodeAhead.sotw(encoded.map((r) => r.resource))
+        protos.encodeAhead.delta(encoded.map(deltaEntry))
+      }
     }
     let debug = yield* debugLogged
     /** Whether a named watch can be affected by the hosts a (merged) push request changed. */

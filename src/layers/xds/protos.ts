@@ -45,6 +45,14 @@ export interface XdsProtos {
   /** AggregatedDiscoveryService: StreamAggregatedResources and DeltaAggregatedResources. */
   readonly ads: ServiceDefinition
   readonly codec: XdsCodecShape
+  /**
+   * Encodes, for each protocol's responses, resource entries they will carry: SotW `Any`
+   * messages and delta `Resource` entries (see `SharingEncoder.encodeAhead`).
+   */
+  readonly encodeAhead: {
+    readonly sotw: (resources: ReadonlyArray<object>) => void
+    readonly delta: (resources: ReadonlyArray<object>) => void
+  }
 }
 
 let loaded: XdsProtos | undefined
@@ -71,12 +79,19 @@ export const loadXdsProtos = (): XdsProtos => {
   const methods = wire[ADS] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>
   const sotw = methods.StreamAggregatedResources!
   // Responses share the encoding of their resources across connections (response-encoding.ts).
+  const encoders = new Map(
+    Object.entries(methods).map(([name, method]) => [name, sharingResourceEncoding(method.responseSerialize)]),
+  )
   const ads = Object.fromEntries(
     Object.entries(methods).map(([name, method]) => [
       name,
-      { ...method, responseSerialize: sharingResourceEncoding(method.responseSerialize) },
+      { ...method, responseSerialize: encoders.get(name)!.serialize },
     ]),
   ) as unknown as ServiceDefinition
+  const encodeAhead = {
+    sotw: encoders.get("StreamAggregatedResources")!.encodeAhead,
+    delta: encoders.get("DeltaAggregatedResources")!.encodeAhead,
+  }
   // Decoding (debug pages, tests) needs the JSON flavour, which expands Any values. Parsing the
   // protos costs hundreds of milliseconds, so the second parse waits for the first decode
   // instead of slowing every start-up.
@@ -139,7 +154,7 @@ export const loadXdsProtos = (): XdsProtos => {
     return decoded.resources?.[0] ?? {}
   }
 
-  loaded = { ads, codec: { encode, decode } }
+  loaded = { ads, codec: { encode, decode }, encodeAhead }
   return loaded
 }
 

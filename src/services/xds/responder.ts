@@ -26,13 +26,23 @@ export const resourcesFor = (
  * derives the next PushContext inside the debounce window): the push then takes them as they
  * are (see `changedClusters`) instead of building, looking up and encoding them before its first
  * response. Only clusters the cache already holds a version of, that is, clusters some
- * connection asked for.
+ * connection asked for. Returns them, for the response encoders to encode their entries too.
  */
-export const encodeEndpointsAhead = (push: PushContext, cache: ResourceCache, hosts: Iterable<string>): void => {
+export const encodeEndpointsAhead = (
+  push: PushContext,
+  cache: ResourceCache,
+  hosts: Iterable<string>,
+): ReadonlyArray<EncodedResource> => {
+  const encoded: Array<EncodedResource> = []
   for (const host of hosts) {
     const names = hostClusterNames(push, host).filter((name) => cache.holds(TypeUrl.Endpoint, name))
-    if (names.length > 0) changedClusters(push, cache, names)
+    const found = names.length > 0 ? changedClusters(push, cache, names) : undefined
+    for (const name of names) {
+      const resource = found?.get(name)
+      if (resource !== undefined) encoded.push(resource)
+    }
   }
+  return encoded
 }
 
 /** What every connection watching the same names of a type gets from one PushContext. */
@@ -277,7 +287,7 @@ export const sotwResponse = (
  * resource gets the same object, so its encoding is shared (response-encoding.ts).
  */
 const deltaEntries = new WeakMap<EncodedResource, DeltaResource>()
-const deltaEntry = (r: EncodedResource): DeltaResource => {
+export const deltaEntry = (r: EncodedResource): DeltaResource => {
   let entry = deltaEntries.get(r)
   if (entry === undefined) {
     entry = { name: r.name, version: r.version, resource: r.resource }

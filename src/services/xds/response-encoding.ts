@@ -57,10 +57,20 @@ const sameFields = (a: Record<string, unknown>, b: Record<string, unknown>): boo
   return true
 }
 
+export interface SharingEncoder<M> {
+  /** The method's response serializer, encoding each resource once. */
+  readonly serialize: (message: M) => Buffer
+  /**
+   * Encodes resource objects now that responses will carry (an endpoint change inside the
+   * debounce window): the push's first response then only encodes its own fields.
+   */
+  readonly encodeAhead: (resources: ReadonlyArray<object>) => void
+}
+
 /** Wraps a method's response serializer so that the resources of a response are encoded once. */
 export const sharingResourceEncoding = <M extends WithResources>(
   serialize: (message: M) => Buffer,
-): ((message: M) => Buffer) => {
+): SharingEncoder<M> => {
   /** Resource object → its encoded entry of field 2 (tag, length, message). */
   const entries = new WeakMap<object, Buffer>()
   /** Resources array (shared by every connection watching the same names) → all its entries. */
@@ -105,12 +115,17 @@ export const sharingResourceEncoding = <M extends WithResources>(
       return Buffer.concat([serialize({ ...message, resources: [] }), section])
     return Buffer.concat([sharedScalars(message, resources), nonceField(nonce), section])
   }
-  return (message) => {
-    let bytes = messages.get(message)
-    if (bytes === undefined) {
-      bytes = encode(message)
-      messages.set(message, bytes)
-    }
-    return bytes
+  return {
+    serialize: (message) => {
+      let bytes = messages.get(message)
+      if (bytes === undefined) {
+        bytes = encode(message)
+        messages.set(message, bytes)
+      }
+      return bytes
+    },
+    encodeAhead: (resources) => {
+      for (const resource of resources) entry(resource)
+    },
   }
 }

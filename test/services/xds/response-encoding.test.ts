@@ -16,7 +16,7 @@ const cluster = (i: number) => ({ type_url: TypeUrl.Cluster, value: Buffer.from(
 
 describe("sharing resource encoding", () => {
   it("a SotW response decodes to the same message as one encoded whole", () => {
-    const serialize = sharingResourceEncoding(sotw.responseSerialize)
+    const { serialize } = sharingResourceEncoding(sotw.responseSerialize)
     const message = { version_info: "v7", type_url: TypeUrl.Cluster, nonce: "n1", resources: [1, 2, 3].map(cluster) }
     expect(sotw.responseDeserialize(serialize(message))).toEqual(
       sotw.responseDeserialize(sotw.responseSerialize(message)),
@@ -26,7 +26,7 @@ describe("sharing resource encoding", () => {
   })
 
   it("a delta response with removals decodes to the same message as one encoded whole", () => {
-    const serialize = sharingResourceEncoding(delta.responseSerialize)
+    const { serialize } = sharingResourceEncoding(delta.responseSerialize)
     const message = {
       system_version_info: "v2",
       type_url: TypeUrl.Endpoint,
@@ -44,7 +44,7 @@ describe("sharing resource encoding", () => {
 
   it("encodes a response object once however many streams it is written to", () => {
     let calls = 0
-    const serialize = sharingResourceEncoding((message: object) => {
+    const { serialize } = sharingResourceEncoding((message: object) => {
       calls++
       return sotw.responseSerialize(message)
     })
@@ -57,9 +57,26 @@ describe("sharing resource encoding", () => {
     expect(serialize({ ...message }).equals(first)).toBe(true)
   })
 
+  it("resources encoded ahead are not encoded again by the responses that carry them", () => {
+    let calls = 0
+    const { serialize, encodeAhead } = sharingResourceEncoding((message: object) => {
+      calls++
+      return sotw.responseSerialize(message)
+    })
+    const resources = [cluster(1), cluster(2)]
+    encodeAhead(resources)
+    expect(calls).toBe(2)
+    const message = { version_info: "v1", type_url: TypeUrl.Cluster, nonce: "a", resources }
+    const bytes = serialize(message)
+    expect(calls).toBe(3) // only the response's own fields
+    expect(sotw.responseDeserialize(bytes)).toEqual(sotw.responseDeserialize(sotw.responseSerialize(message)))
+    encodeAhead(resources)
+    expect(calls).toBe(3)
+  })
+
   it("encodes each resource once, and a shared resources array once, however many responses carry it", () => {
     let calls = 0
-    const serialize = sharingResourceEncoding((message: object) => {
+    const { serialize } = sharingResourceEncoding((message: object) => {
       calls++
       return sotw.responseSerialize(message)
     })
@@ -80,7 +97,7 @@ describe("sharing resource encoding", () => {
   })
 
   it("nonces of any length and text, and removals that differ per response, decode as encoded whole", () => {
-    const serialize = sharingResourceEncoding(delta.responseSerialize)
+    const { serialize } = sharingResourceEncoding(delta.responseSerialize)
     const resources = [{ name: "c1", version: "d1", resource: cluster(1) }]
     for (const [nonce, removed] of [
       ["x".repeat(127), []],
