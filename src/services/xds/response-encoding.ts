@@ -6,7 +6,7 @@
  * costs the encoding of its few scalar fields and a copy.
  *
  * The rest of a response is shared too: every connection pushed in one push gets the same
- * version and type, so those fields are encoded once per distinct value and only the nonce
+ * version and type, so those fields are encoded once per type and version and only the nonce
  * (field 5 of both messages) is written per response, by hand: a tag byte, a length, the text.
  *
  * A response object is encoded once however many connections it is written to: a push gives
@@ -84,20 +84,17 @@ export const sharingResourceEncoding = <M extends WithResources>(
     return bytes
   }
   /**
-   * The fields other than resources and nonce, encoded, per resources array: the responses of
-   * one push that carry the same shared array carry the same version and type too (compared
-   * field by field; a differing one is encoded afresh and kept instead).
+   * The fields other than resources and nonce, encoded, the last ones per type: the responses
+   * of one push to a type carry the same version and type whatever resources they carry
+   * (compared field by field; a differing one is encoded afresh and kept instead).
    */
-  const scalars = new WeakMap<
-    ReadonlyArray<object>,
-    { readonly rest: Record<string, unknown>; readonly bytes: Buffer }
-  >()
-  const sharedScalars = (message: M, resources: ReadonlyArray<object>): Buffer => {
+  const scalars = new Map<unknown, { readonly rest: Record<string, unknown>; readonly bytes: Buffer }>()
+  const sharedScalars = (message: M): Buffer => {
     const { nonce: _own, ...rest } = { ...message, resources: [] } as unknown as Record<string, unknown>
-    const held = scalars.get(resources)
+    const held = scalars.get(rest.type_url)
     if (held !== undefined && sameFields(held.rest, rest)) return held.bytes
     const bytes = serialize(rest as unknown as M)
-    scalars.set(resources, { rest, bytes })
+    scalars.set(rest.type_url, { rest, bytes })
     return bytes
   }
   /** Whole responses: a push sends one response object to every connection due the same one. */
@@ -113,7 +110,7 @@ export const sharingResourceEncoding = <M extends WithResources>(
     const nonce = message.nonce
     if (typeof nonce !== "string" || nonce === "")
       return Buffer.concat([serialize({ ...message, resources: [] }), section])
-    return Buffer.concat([sharedScalars(message, resources), nonceField(nonce), section])
+    return Buffer.concat([sharedScalars(message), nonceField(nonce), section])
   }
   return {
     serialize: (message) => {

@@ -86,13 +86,18 @@ describe("sharing resource encoding", () => {
     for (const nonce of ["b", "c", "d"])
       serialize({ version_info: "v1", type_url: TypeUrl.Cluster, nonce, resources: shared })
     expect(calls).toBe(3) // the same version and type: only each nonce is written, by hand
-    // another array holding the same resources reuses their encodings (its own fields are encoded once)
+    // another array holding the same resources reuses their encodings, and the same fields too
     const again = serialize({ version_info: "v1", type_url: TypeUrl.Cluster, nonce: "a", resources: [...shared] })
-    expect(calls).toBe(4)
+    expect(calls).toBe(3)
     expect(again.equals(first)).toBe(true)
     // a new version is encoded once
     serialize({ version_info: "v2", type_url: TypeUrl.Cluster, nonce: "e", resources: shared })
-    serialize({ version_info: "v2", type_url: TypeUrl.Cluster, nonce: "f", resources: shared })
+    serialize({ version_info: "v2", type_url: TypeUrl.Cluster, nonce: "f", resources: [...shared] })
+    expect(calls).toBe(4)
+    // another type keeps its own fields: going back to the first type encodes nothing new
+    serialize({ version_info: "v2", type_url: TypeUrl.Endpoint, nonce: "g", resources: shared })
+    expect(calls).toBe(5)
+    serialize({ version_info: "v2", type_url: TypeUrl.Cluster, nonce: "h", resources: shared })
     expect(calls).toBe(5)
   })
 
