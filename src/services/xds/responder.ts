@@ -70,6 +70,26 @@ interface SharedResponses {
   sotw: DiscoveryResponse | undefined
 }
 
+/** The value of (`key`, `cache`) in a memo kept per object and cache, made on first use. */
+const memoOf = <K extends object, V>(
+  memo: WeakMap<K, WeakMap<ResourceCache, V>>,
+  key: K,
+  cache: ResourceCache,
+  make: () => V,
+): V => {
+  let byCache = memo.get(key)
+  if (byCache === undefined) {
+    byCache = new WeakMap()
+    memo.set(key, byCache)
+  }
+  let value = byCache.get(cache)
+  if (value === undefined) {
+    value = make()
+    byCache.set(cache, value)
+  }
+  return value
+}
+
 /**
  * Resolved sets per (PushContext, cache, type, watched names): after a change the connections
  * watching the same names would otherwise each generate, resolve, digest and copy the same
@@ -132,16 +152,7 @@ const resolvedSet = (
   }
   if (!share || (typeUrl === TypeUrl.Listener && names.some(isInboundListenerName)))
     return { ...build(undefined), shared: false }
-  let byCache = resolvedSets.get(push)
-  if (byCache === undefined) {
-    byCache = new WeakMap()
-    resolvedSets.set(push, byCache)
-  }
-  let byWatch = byCache.get(cache)
-  if (byWatch === undefined) {
-    byWatch = new Map()
-    byCache.set(cache, byWatch)
-  }
+  const byWatch = memoOf(resolvedSets, push, cache, () => new Map())
   // Keyed by the names' joined text as memoised per names array: a push looks its set up once
   // per connection, and a key built afresh each time would be copied and hashed each time.
   const kind = wildcard ? `${typeUrl}*` : typeUrl
@@ -223,16 +234,7 @@ const changedClusters = (
   cache: ResourceCache,
   names: ReadonlyArray<string>,
 ): ReadonlyMap<string, EncodedResource> | undefined => {
-  let byCache = changedByContext.get(push.input)
-  if (byCache === undefined) {
-    byCache = new WeakMap()
-    changedByContext.set(push.input, byCache)
-  }
-  let known = byCache.get(cache)
-  if (known === undefined) {
-    known = new Map()
-    byCache.set(cache, known)
-  }
+  const known = memoOf(changedByContext, push.input, cache, () => new Map<string, EncodedResource>())
   const missing = names.filter((name) => !known.has(name))
   if (missing.length === 0) return known
   const fresh = resourcesFor(push, cache, TypeUrl.Endpoint, { wildcard: false, names: missing })
@@ -358,19 +360,8 @@ const deltaPushResponses = new WeakMap<
   PushContext,
   WeakMap<ResourceCache, Map<string, Omit<DeltaResponse, "sharedReads">>>
 >()
-const pushResponsesOf = (push: PushContext, cache: ResourceCache) => {
-  let byCache = deltaPushResponses.get(push)
-  if (byCache === undefined) {
-    byCache = new WeakMap()
-    deltaPushResponses.set(push, byCache)
-  }
-  let responses = byCache.get(cache)
-  if (responses === undefined) {
-    responses = new Map()
-    byCache.set(cache, responses)
-  }
-  return responses
-}
+const pushResponsesOf = (push: PushContext, cache: ResourceCache) =>
+  memoOf(deltaPushResponses, push, cache, () => new Map())
 
 export interface ProxyInfo {
   readonly id: string
