@@ -56,10 +56,10 @@ interface ResolvedSet {
 
 /**
  * A nonce, or how to make one. A push passes a maker: the connections it sends the same
- * response (for SotW the same set; for delta the same resources sent and removed) then get one response object, nonce
- * included, which the response serializer encodes once for all of them. A nonce only has to
- * be unique within a stream, and each such object is built for one PushContext, so no stream
- * is sent one nonce for two different responses.
+ * response (for SotW the same set; for delta the same resources sent and removed) then get one
+ * response object, nonce included, which the response serializer encodes once for all of them.
+ * A nonce only has to be unique within a stream, and each such object is built for one
+ * PushContext, so no stream is sent one nonce for two different responses.
  */
 export type NonceSource = string | (() => string)
 
