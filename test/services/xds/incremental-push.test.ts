@@ -409,6 +409,7 @@ describe("one response object per push and content", () => {
       nonce,
       false,
     )
+    expect(c.response?.type_url).toBe(TypeUrl.Cluster)
     expect(c.response).not.toBe(a.response)
   })
 })
