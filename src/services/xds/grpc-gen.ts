@@ -632,7 +632,13 @@ export const generate = (push: PushContext, typeUrl: string, sub: Subscription):
  * What identifies a resource set, to tell whether a response would change anything: its
  * versions in order. A version is the digest of the encoded resource, name included, so this is
  * exact without hashing again (a push's first hash costs tens of microseconds on a cold CPU).
- * Kept once per shared set (responder.ts), which every watch of it refers to.
+ * A long text is hashed after all: every watch keeps the digest it was sent, and a watch of
+ * thousands of resources would otherwise keep kilobytes.
  */
-export const setDigest = (resources: ReadonlyArray<{ readonly version: string }>): string =>
-  resources.map((r) => r.version).join(",")
+export const setDigest = (resources: ReadonlyArray<{ readonly version: string }>): string => {
+  const versions = resources.map((r) => r.version).join(",")
+  return versions.length <= MAX_PLAIN_SET_DIGEST ? versions : digest(versions)
+}
+
+/** About 30 versions: the sets of a proxy watching a few services stay unhashed. */
+const MAX_PLAIN_SET_DIGEST = 512

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { loadXdsProtos } from "../../../src/layers/xds/protos.js"
 import { makeResourceCache } from "../../../src/services/xds/cache.js"
-import { clusterName, generate } from "../../../src/services/xds/grpc-gen.js"
+import { clusterName, generate, setDigest } from "../../../src/services/xds/grpc-gen.js"
 import { changedHosts, defaultPushContextOptions, makePushContext } from "../../../src/services/xds/push-context.js"
 import { TypeUrl } from "../../../src/services/xds/type-urls.js"
 import { diffInputs } from "../../../src/services/xds/updates.js"
@@ -360,5 +360,22 @@ describe("changed hosts", () => {
     expect(changedHosts(p1, makePushContext(a, { ...defaultPushContextOptions, drainingLabel: "" }))).toBeUndefined()
     expect(hostOfResourceName(p1, clusterName(OTHER, 80, "v1"))).toBe(OTHER)
     expect(hostOfResourceName(p1, `${ECHO}:80`)).toBe(ECHO)
+  })
+})
+
+describe("set digest", () => {
+  const versions = (n: number, salt = "") =>
+    Array.from({ length: n }, (_, i) => ({ version: `${salt}v${i}`.padEnd(16, "x") }))
+
+  it("is the versions in order for a small set, exact without hashing", () => {
+    expect(setDigest(versions(2))).toBe(`${"v0".padEnd(16, "x")},${"v1".padEnd(16, "x")}`)
+    expect(setDigest(versions(2).reverse())).not.toBe(setDigest(versions(2)))
+  })
+
+  it("is hashed for a large set, so that a watch keeps a short text", () => {
+    const large = setDigest(versions(100))
+    expect(large).toHaveLength(16)
+    expect(setDigest(versions(100, "y"))).not.toBe(large)
+    expect(setDigest(versions(100))).toBe(large)
   })
 })
