@@ -161,6 +161,25 @@ describe("webhooks on --httpsAddr with the CA-issued certificate (PILOT_CERT_PRO
     expect(metrics).toContain('mesh_validation_http_error{status="405"} 1')
   })
 
+  it("labels caller-chosen resource names it does not know as `unknown`: 200 bogus names, one series", async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 4 })
+    try {
+      for (let i = 0; i < 200; i++) {
+        const body = JSON.parse(review(`uid-bogus-${i}`, [100]))
+        body.request.resource = { group: `g${i}.evil`, version: `v${i}`, resource: `r${i}${"x".repeat(200)}` }
+        const answer = await call(port, rootPem, { body: JSON.stringify(body), agent })
+        expect(answer.status).toBe(200)
+      }
+    } finally {
+      agent.destroy()
+    }
+    const series = (await metricsText(monitoring))
+      .split("\n")
+      .filter((line) => line.startsWith("mesh_validation_passed{"))
+    expect(series).toContain('mesh_validation_passed{group="unknown",version="unknown",resource="unknown"} 200')
+    expect(series.length).toBeLessThanOrEqual(2)
+  })
+
   it("answers an oversized body with 413", async () => {
     const answer = await call(port, rootPem, { body: "x".repeat(6 * 1024 * 1024 + 1) })
     expect(answer.status).toBe(413)

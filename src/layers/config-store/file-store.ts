@@ -7,19 +7,26 @@
  *   an event without a name, or on a hidden path (ConfigMap-style `..data` swaps), rescans
  *   the whole tree, re-reading only files whose size, mtime or inode changed. If the watcher
  *   cannot start (or fails), the store polls the tree instead.
- * - Files and directories whose name starts with `.` are skipped.
- * - A bad file (YAML error, schema error, unreadable) is logged in scope `file` with file,
- *   document and field, counted in `mesh_validation_config_load_error` (once per failed load of
- *   a file) and `mesh_validation_failed` (once per rejected document), and keeps serving its last
- *   valid version (see src/services/config-store/snapshot.ts). Fixing it clears the error.
+ * - Files and directories whose name starts with `.` are skipped. Links are followed, each real
+ *   directory walked once: a link looping back is skipped with one warning (see walkConfigTree).
+ * - Files are parsed one after the other in slices of documents, yielding to the event loop
+ *   every PARSE_SLICE_MILLIS, so /ready, xDS and the webhook keep answering during a large load.
+ *   Files over the size limit are refused unread (see config-model/yaml-limits.ts).
+ * - A bad file (YAML error, schema error, unreadable, too large) is logged in scope `file` with
+ *   file, document and field (at most MAX_LOGGED_ISSUES_PER_FILE issues and a count of the rest,
+ *   and not again while its issues stay the same), counted in `mesh_validation_config_load_error`
+ *   (once per failed load of a file) and `mesh_validation_failed` (once per rejected document),
+ *   and keeps serving its last valid version (see src/services/config-store/snapshot.ts).
+ *   Fixing it clears the error.
  */
 import type { Dirent, Stats } from "node:fs"
 import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { Data, Duration, Effect, Layer, Ref, Schedule, type Scope, Stream } from "effect"
-import { parseConfigDocuments } from "../../services/config-model/parse.js"
+import { parseConfigSteps } from "../../services/config-model/parse.js"
 import { formatIssue, type ValidationIssue } from "../../services/config-model/resource.js"
+import { oversizedFileProblem } from "../../services/config-model/yaml-limits.js"
 import { ConfigStore, type ConfigStoreShape } from "../../services/config-store/config-store.js"
 import { makeConfigStoreCore } from "../../services/config-store/memory.js"
 import type { ConfigSnapshot, FileParseResult, FileUpdate } from "../../services/config-store/snapshot.js"
@@ -65,43 +72,120 @@ interface CachedFile {
   readonly size: number
   readonly mtimeMs: number
   readonly ino: number
-  readonly text: string
+  readonly dev: number
+  /** `undefined`: not read, being over the size limit. */
+  readonly text: string | undefined
+}
+
+/** Longest run of parsing before the event loop gets a turn (ms). */
+export const PARSE_SLICE_MILLIS = 20
+
+/** Issues of one file logged per load; the rest are counted in one more line. */
+export const MAX_LOGGED_ISSUES_PER_FILE = 3
+
+/**
+ * A pause to call between pieces of work: it yields to the event loop (I/O, timers) once
+ * `sliceMillis` of work have passed since the last yield, and costs nothing otherwise.
+ */
+const slicer = (sliceMillis: number): (() => Promise<void>) => {
+  let since = performance.now()
+  return async () => {
+    if (performance.now() - since < sliceMillis) return
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    since = performance.now()
+  }
 }
 
 const errnoOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error ? String((error as { code: unknown }).code) : undefined
 
+/** A directory link the walk did not follow because it leads back to a directory above it. */
+export interface SymlinkLoop {
+  /** The link, as reached under the walked directory. */
+  readonly link: string
+  /** The real path of the directory it leads back to. */
+  readonly target: string
+}
+
+export interface ConfigTree {
+  /** Every config file (absolute paths as reached, sorted), each real file once. */
+  readonly files: ReadonlyArray<string>
+  /** Directory links that loop, sorted by link. */
+  readonly loops: ReadonlyArray<SymlinkLoop>
+}
+
 /** Every config file under `dir` (absolute paths, sorted); a missing directory is empty. */
 export const listConfigFiles = (dir: string): Effect.Effect<ReadonlyArray<string>> =>
-  Effect.promise(() => walkConfigFiles(dir))
+  Effect.map(
+    Effect.promise(() => walkConfigTree(dir)),
+    (tree) => tree.files,
+  )
 
-const walkConfigFiles = async (dir: string): Promise<Array<string>> => {
-  const out: Array<string> = []
-  const walk = async (current: string): Promise<void> => {
+/** Identity of a file or directory whatever path reaches it. */
+const identityOf = (stats: Stats): string => `${stats.dev}:${stats.ino}`
+
+/**
+ * Walks `dir` for config files, following links. Links make the tree a graph, so every real
+ * directory (device + inode) is walked once: a link back to a directory being walked (`ln -s .
+ * loop`) is a loop, skipped and reported; a second way into a directory already walked adds
+ * nothing. A file reached through several paths (links, hard links) is listed once, under the
+ * first path met. The walk is depth-first in name order, so the path kept is the same every time;
+ * links are taken after the real entries of a directory, so a real path wins over a link to it.
+ */
+export const walkConfigTree = async (dir: string): Promise<ConfigTree> => {
+  const files: Array<string> = []
+  const loops: Array<SymlinkLoop> = []
+  const seenFiles = new Set<string>()
+  const walkedDirs = new Set<string>()
+  const walk = async (current: string, stats: Stats, ancestors: ReadonlySet<string>): Promise<void> => {
+    const id = identityOf(stats)
+    walkedDirs.add(id)
     let entries: Array<Dirent>
     try {
       entries = await fsp.readdir(current, { withFileTypes: true })
     } catch {
       return
     }
-    await Promise.all(
-      entries.map(async (entry) => {
-        if (entry.name.startsWith(".")) return
-        const full = path.join(current, entry.name)
-        let isDir = entry.isDirectory()
-        let isFile = entry.isFile()
-        if (entry.isSymbolicLink()) {
-          const target = await fsp.stat(full).catch(() => undefined)
-          isDir = target?.isDirectory() ?? false
-          isFile = target?.isFile() ?? false
-        }
-        if (isDir) await walk(full)
-        else if (isFile && isConfigFile(entry.name)) out.push(full)
-      }),
+    const visible = entries.filter((entry) => !entry.name.startsWith("."))
+    // Stat in parallel (the slow part), then visit in a fixed order.
+    const targets = await Promise.all(
+      visible.map((entry) => fsp.stat(path.join(current, entry.name)).catch(() => undefined)),
     )
+    const order = visible
+      .map((entry, i) => ({ entry, stats: targets[i] }))
+      .sort((a, b) =>
+        a.entry.isSymbolicLink() !== b.entry.isSymbolicLink()
+          ? a.entry.isSymbolicLink()
+            ? 1
+            : -1
+          : a.entry.name < b.entry.name
+            ? -1
+            : a.entry.name > b.entry.name
+              ? 1
+              : 0,
+      )
+    const inside = new Set(ancestors).add(id)
+    for (const { entry, stats: target } of order) {
+      if (target === undefined) continue
+      const full = path.join(current, entry.name)
+      if (target.isDirectory()) {
+        const targetId = identityOf(target)
+        if (inside.has(targetId)) {
+          loops.push({ link: full, target: await fsp.realpath(full).catch(() => full) })
+        } else if (!walkedDirs.has(targetId)) {
+          await walk(full, target, inside)
+        }
+      } else if (target.isFile() && isConfigFile(entry.name)) {
+        const fileId = identityOf(target)
+        if (seenFiles.has(fileId)) continue
+        seenFiles.add(fileId)
+        files.push(full)
+      }
+    }
   }
-  await walk(dir)
-  return out.sort()
+  const root = await fsp.stat(dir).catch(() => undefined)
+  if (root?.isDirectory() === true) await walk(dir, root, new Set())
+  return { files: files.sort(), loops: loops.sort((a, b) => (a.link < b.link ? -1 : a.link > b.link ? 1 : 0)) }
 }
 
 const unreadable = (file: string, error: unknown): FileParseResult => ({
@@ -208,25 +292,44 @@ export const makeFileConfigStore = (
     const cache = new Map<string, CachedFile>()
     const lock = yield* Effect.makeSemaphore(1)
 
+    /** A file read and needing a parse, or an update already known (unreadable, too large). */
+    type Read =
+      | { readonly file: string; readonly text: string }
+      | { readonly file: string; readonly update: FileUpdate }
+
     /** Reads one file if it changed; `undefined` = unchanged, `null` = gone. */
-    const readFile = async (file: string, force: boolean): Promise<FileUpdate | undefined | null> => {
+    const readFile = async (file: string): Promise<Read | undefined | null> => {
       let stats: Stats
       try {
         stats = await fsp.stat(file)
       } catch (error) {
         if (errnoOf(error) === "ENOENT" || errnoOf(error) === "ENOTDIR") return null
-        return { file, result: unreadable(file, error) }
+        return { file, update: { file, result: unreadable(file, error) } }
       }
       if (!stats.isFile()) return null
       const cached = cache.get(file)
       if (
-        !force &&
         cached !== undefined &&
         cached.size === stats.size &&
         cached.mtimeMs === stats.mtimeMs &&
-        cached.ino === stats.ino
+        cached.ino === stats.ino &&
+        cached.dev === stats.dev
       ) {
         return undefined
+      }
+      const identity = { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, dev: stats.dev }
+      // Too large to read at all: refused from its size, and remembered so that it is not
+      // reported again until it changes.
+      const oversized = oversizedFileProblem(stats.size)
+      if (oversized !== undefined) {
+        cache.set(file, { ...identity, text: undefined })
+        return {
+          file,
+          update: {
+            file,
+            result: { resources: [], issues: [{ file, documentIndex: 0, path: "", message: oversized }] },
+          },
+        }
       }
       let text: string
       try {
@@ -234,69 +337,133 @@ export const makeFileConfigStore = (
       } catch (error) {
         if (errnoOf(error) === "ENOENT") return null
         cache.delete(file)
-        return { file, result: unreadable(file, error) }
+        return { file, update: { file, result: unreadable(file, error) } }
       }
-      cache.set(file, { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, text })
+      cache.set(file, { ...identity, text })
       if (cached !== undefined && cached.text === text) return undefined
-      return { file, result: parseConfigDocuments(file, text) }
+      return { file, text }
     }
 
-    const collectUpdates = (pending: PendingReload): Effect.Effect<ReadonlyArray<FileUpdate>> =>
+    /**
+     * The cached path of the file `changed` is another path of (a link to it, reached by the walk
+     * under another name), or `changed` itself: a file is read under one path only.
+     */
+    const canonicalPath = async (changed: string): Promise<string> => {
+      if (cache.has(changed)) return changed
+      const stats = await fsp.stat(changed).catch(() => undefined)
+      if (stats === undefined) return changed
+      for (const [file, cached] of cache) {
+        if (cached.ino !== stats.ino || cached.dev !== stats.dev) continue
+        // Still that file (an inode is reused once its file is deleted)?
+        const current = await fsp.stat(file).catch(() => undefined)
+        if (current?.ino === stats.ino && current.dev === stats.dev) return file
+      }
+      return changed
+    }
+
+    const collectUpdates = (
+      pending: PendingReload,
+    ): Effect.Effect<{ readonly updates: ReadonlyArray<FileUpdate>; readonly loops: ReadonlyArray<SymlinkLoop> }> =>
       Effect.promise(async () => {
-        const full = pending.full || [...pending.paths].some((p) => isHiddenBelow(root, p) || !p.startsWith(root))
-        let candidates: Array<string>
+        let full = pending.full || [...pending.paths].some((p) => isHiddenBelow(root, p) || !p.startsWith(root))
+        const candidates = new Set<string>()
         const gone = new Set<string>()
-        if (full) {
-          const present = new Set(await walkConfigFiles(root))
-          for (const file of cache.keys()) if (!present.has(file)) gone.add(file)
-          candidates = [...present]
-        } else {
-          candidates = []
+        if (!full) {
           for (const changed of pending.paths) {
             const stats = await fsp.stat(changed).catch(() => undefined)
             if (stats?.isDirectory()) {
-              const below = await walkConfigFiles(changed)
-              const present = new Set(below)
-              for (const file of cache.keys())
-                if (file.startsWith(`${changed}${path.sep}`) && !present.has(file)) gone.add(file)
-              candidates.push(...below)
-            } else if (stats === undefined) {
+              // A directory (or a link to one) appeared or changed: only a walk from the root
+              // knows which real directories are already walked and which links loop.
+              full = true
+              break
+            }
+            if (stats === undefined) {
               for (const file of cache.keys())
                 if (file === changed || file.startsWith(`${changed}${path.sep}`)) gone.add(file)
             } else if (isConfigFile(changed)) {
-              candidates.push(changed)
+              candidates.add(await canonicalPath(changed))
             }
           }
         }
-        const results = await Promise.all(candidates.map((file) => readFile(file, false)))
+        let loops: ReadonlyArray<SymlinkLoop> = []
+        if (full) {
+          candidates.clear()
+          gone.clear()
+          const tree = await walkConfigTree(root)
+          loops = tree.loops
+          for (const file of tree.files) candidates.add(file)
+          for (const file of cache.keys()) if (!candidates.has(file)) gone.add(file)
+        }
+        const ordered = [...candidates].sort()
+        const reads = await Promise.all(ordered.map(readFile))
         const updates: Array<FileUpdate> = []
-        results.forEach((r, i) => {
-          if (r === null) gone.add(candidates[i] as string)
-          else if (r !== undefined) updates.push(r)
-        })
+        // Parsing is the slow part: one file after the other, in slices, giving the event loop
+        // back between slices so that /ready, xDS and the webhook keep answering.
+        const pause = slicer(PARSE_SLICE_MILLIS)
+        for (const [i, read] of reads.entries()) {
+          if (read === null) gone.add(ordered[i] as string)
+          else if (read !== undefined && "update" in read) updates.push(read.update)
+          else if (read !== undefined) {
+            const steps = parseConfigSteps(read.file, read.text)
+            for (let step = steps.next(); ; step = steps.next()) {
+              if (step.done === true) {
+                updates.push({ file: read.file, result: step.value })
+                break
+              }
+              await pause()
+            }
+          }
+          await pause()
+        }
         for (const file of gone) {
           cache.delete(file)
           updates.push({ file, result: undefined })
         }
-        return updates.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0))
+        return { updates: updates.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)), loops }
+      })
+
+    /** Per file, the issues last logged: the same problems are not logged again on every reload. */
+    const loggedIssues = new Map<string, string>()
+    const warnedLoops = new Set<string>()
+
+    const logFileIssues = (file: string, issues: ReadonlyArray<ValidationIssue>) =>
+      Effect.gen(function* () {
+        const signature = issues.map(formatIssue).join("\n")
+        if (loggedIssues.get(file) === signature) return false
+        loggedIssues.set(file, signature)
+        yield* Effect.forEach(issues.slice(0, MAX_LOGGED_ISSUES_PER_FILE), logIssue, { discard: true })
+        const more = issues.length - MAX_LOGGED_ISSUES_PER_FILE
+        if (more > 0) {
+          yield* Effect.logError(
+            `invalid configuration: ... and ${more} more issue${more === 1 ? "" : "s"} in this file (meshctl validate -f ${file} lists them all)`,
+          ).pipe(Effect.annotateLogs({ file }))
+        }
+        return true
       })
 
     const reload = (pending: PendingReload = { full: true, paths: new Set() }) =>
       lock
         .withPermits(1)(
           Effect.gen(function* () {
-            const updates = yield* collectUpdates(pending)
+            const { updates, loops } = yield* collectUpdates(pending)
+            for (const loop of loops) {
+              if (warnedLoops.has(loop.link)) continue
+              warnedLoops.add(loop.link)
+              yield* Effect.logWarning(
+                `${loop.link}: symbolic link loops back to ${loop.target}; not followed (the files there are read once, under their own path)`,
+              ).pipe(Effect.annotateLogs({ file: loop.link }))
+            }
             if (updates.length === 0) return yield* core.store.snapshot
             const before = yield* core.store.snapshot
             const result = yield* core.apply(updates)
             for (const update of updates) {
               const issues = update.result?.issues ?? []
+              if (issues.length === 0) loggedIssues.delete(update.file)
               if (issues.length > 0) {
                 loadErrors.inc()
                 validationFailed.inc(new Set(issues.map((i) => i.documentIndex)).size)
-                yield* Effect.forEach(issues, logIssue, { discard: true })
                 const entry = result.snapshot.files.get(update.file)
-                if (entry?.stale === true) {
+                if ((yield* logFileIssues(update.file, issues)) && entry?.stale === true) {
                   yield* Effect.logWarning(
                     `${update.file}: keeping the last valid version of this file (${entry.served.length} resources) until it is fixed`,
                   ).pipe(Effect.annotateLogs({ file: update.file }))
@@ -309,12 +476,21 @@ export const makeFileConfigStore = (
                 ).pipe(Effect.annotateLogs({ file: update.file }))
               }
             }
+            let conflicts = 0
             for (const [key, conflict] of result.snapshot.conflicts) {
               const old = before.conflicts.get(key)
               if (old !== undefined && old.winner === conflict.winner && old.ignored.length === conflict.ignored.length)
                 continue
+              // A file copied next to itself duplicates every resource: a few lines and a count.
+              if (++conflicts > MAX_LOGGED_ISSUES_PER_FILE) continue
               yield* Effect.logWarning(
                 `${key} is defined more than once; serving ${conflict.winner.source?.file ?? "?"} document ${conflict.winner.source?.documentIndex ?? 0}, ignoring ${conflict.ignored.map((r) => `${r.source?.file ?? "?"} document ${r.source?.documentIndex ?? 0}`).join(", ")}`,
+              )
+            }
+            if (conflicts > MAX_LOGGED_ISSUES_PER_FILE) {
+              const more = conflicts - MAX_LOGGED_ISSUES_PER_FILE
+              yield* Effect.logWarning(
+                `... and ${more} more resource${more === 1 ? " is" : "s are"} defined more than once; the first definition (by file path, then document) is served`,
               )
             }
             if (result.changes.length > 0) {

@@ -5,10 +5,12 @@
 import { Either, type Schema } from "effect"
 import { CORE_SCHEMA, loadAll } from "js-yaml"
 import { parseAllDocuments } from "yaml"
+import { documentBatches } from "./document-batches.js"
 import { decodeAll, renderPath } from "./issues.js"
 import { apiVersionOf, type KindInfo, kindsNamed, lookupKind } from "./kinds.js"
 import type { ConfigResource, ResourceMeta, ValidationIssue } from "./resource.js"
 import { labelKeyProblem, labelValueProblem } from "./schemas/common.js"
+import { aliasExpansion, MAX_ALIAS_EXPANSION_NODES, oversizedFileProblem } from "./yaml-limits.js"
 
 export interface ParsedDocuments {
   readonly resources: ReadonlyArray<ConfigResource>
@@ -274,48 +276,117 @@ const addDocument = (
   for (const issue of result.issues) issues.push(issue)
 }
 
+/** Longest text of a YAML error kept in an issue (the parser quotes whole tokens: binary junk). */
+const MAX_ERROR_TEXT = 160
+
+const clip = (text: string): string => (text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}…` : text)
+
+/** What reading a file has used so far of its bounds (see yaml-limits.ts). */
+interface Budget {
+  aliasNodes: number
+}
+
 /**
- * Parses a (multi-document) YAML text. Empty documents are skipped; the document index counts
- * every document of the stream, empty ones included, from 0.
+ * Parses one batch of whole documents (see document-batches.ts) into `resources` / `issues`, the
+ * documents numbered from `firstDocument` and lines from `lineOffset + 1`; returns the number
+ * of documents of the batch, empty ones included.
  *
- * Fast path: js-yaml reads the whole text (several times faster than the `yaml` library). When it
+ * Fast path: js-yaml reads the batch (several times faster than the `yaml` library). When it
  * cannot, the `yaml` library reads it document by document, so syntax errors are reported per
- * document with their line, and the valid documents of the file are still validated.
+ * document with their line, and the valid documents are still validated.
  */
-export const parseConfigDocuments = (file: string, text: string): ParsedDocuments => {
-  const resources: Array<ConfigResource> = []
-  const issues: Array<ValidationIssue> = []
+const parseBatch = (
+  file: string,
+  text: string,
+  firstDocument: number,
+  lineOffset: number,
+  budget: Budget,
+  resources: Array<ConfigResource>,
+  issues: Array<ValidationIssue>,
+): number => {
   const fast = fastDocuments(text)
   if (fast !== undefined) {
-    for (let documentIndex = 0; documentIndex < fast.length; documentIndex++)
-      addDocument(file, documentIndex, fast[documentIndex], resources, issues)
-    return { resources, issues }
+    for (let i = 0; i < fast.length; i++) addDocument(file, firstDocument + i, fast[i], resources, issues)
+    return fast.length
   }
   const documents = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true, merge: true })
   const list = Array.isArray(documents) ? documents : []
-  list.forEach((document, documentIndex) => {
+  list.forEach((document, i) => {
+    const documentIndex = firstDocument + i
     if (document.errors.length > 0) {
-      for (const error of document.errors) {
-        const line = error.linePos?.[0]?.line
-        const reason = error.message.split("\n")[0] ?? error.message
-        issues.push({
-          file,
-          documentIndex,
-          path: "",
-          message: `YAML syntax error${line !== undefined ? ` at line ${line}` : ""}: ${reason.replace(/ at line \d+, column \d+:?$/, "")}`,
-        })
-      }
+      // The first error says what is wrong; the ones after it are mostly its echo (a binary file
+      // has hundreds): one issue per document, with how many more there are.
+      const [error] = document.errors
+      const line = error?.linePos?.[0]?.line
+      const reason = clip((error?.message.split("\n")[0] ?? "").replace(/ at line \d+, column \d+:?$/, ""))
+      const more = document.errors.length - 1
+      issues.push({
+        file,
+        documentIndex,
+        path: "",
+        message: `YAML syntax error${line !== undefined ? ` at line ${line + lineOffset}` : ""}: ${reason}${more > 0 ? ` (and ${more} more YAML error${more === 1 ? "" : "s"} in this document)` : ""}`,
+      })
       return
     }
     if (document.contents === null) return
+    const added = aliasExpansion(document)
+    if (added > budget.aliasNodes) {
+      issues.push({
+        file,
+        documentIndex,
+        path: "",
+        message: `YAML aliases expand ${Number.isFinite(added) ? `to ${added} more nodes` : "without end (an alias inside its own anchor)"}, over the limit of ${MAX_ALIAS_EXPANSION_NODES} nodes added by aliases in one file: document not read`,
+      })
+      return
+    }
+    budget.aliasNodes -= added
     let value: unknown
     try {
-      value = document.toJS({ maxAliasCount: 1000 })
+      value = document.toJS({ maxAliasCount: -1 })
     } catch (error) {
-      issues.push({ file, documentIndex, path: "", message: `YAML error: ${String(error)}` })
+      issues.push({ file, documentIndex, path: "", message: `YAML error: ${clip(String(error))}` })
       return
     }
     addDocument(file, documentIndex, value, resources, issues)
   })
+  return list.length
+}
+
+/**
+ * Parses a (multi-document) YAML text, a batch of documents per step: the caller may yield to
+ * other work between steps (the file store does, so a large file does not stall serving). Empty
+ * documents are skipped; the document index counts every document of the stream, empty ones
+ * included, from 0. A text over MAX_CONFIG_FILE_BYTES is not parsed; aliases may add at most
+ * MAX_ALIAS_EXPANSION_NODES nodes to the file (see yaml-limits.ts).
+ */
+export function* parseConfigSteps(file: string, text: string): Generator<void, ParsedDocuments, void> {
+  const resources: Array<ConfigResource> = []
+  const issues: Array<ValidationIssue> = []
+  const oversized = oversizedFileProblem(Buffer.byteLength(text, "utf8"))
+  if (oversized !== undefined) {
+    issues.push({ file, documentIndex: 0, path: "", message: oversized })
+    return { resources, issues }
+  }
+  const budget: Budget = { aliasNodes: MAX_ALIAS_EXPANSION_NODES }
+  let documentIndex = 0
+  for (const batch of documentBatches(text)) {
+    try {
+      documentIndex += parseBatch(file, batch.text, documentIndex, batch.lineOffset, budget, resources, issues)
+    } catch (error) {
+      // Parsers and validators recurse: a document nested thousands deep overflows the stack.
+      issues.push({ file, documentIndex, path: "", message: `cannot read YAML: ${clip(String(error))}` })
+      return { resources, issues }
+    }
+    yield
+  }
   return { resources, issues }
+}
+
+/** Parses a (multi-document) YAML text at once (see parseConfigSteps). */
+export const parseConfigDocuments = (file: string, text: string): ParsedDocuments => {
+  const steps = parseConfigSteps(file, text)
+  for (;;) {
+    const step = steps.next()
+    if (step.done === true) return step.value
+  }
 }

@@ -11,7 +11,7 @@
  * read at all (method, content type, size, JSON, not an AdmissionReview) is an HTTP error
  * counted by status.
  */
-import { lookupKind } from "../config-model/kinds.js"
+import { allKinds, lookupKind } from "../config-model/kinds.js"
 import { validateDocument } from "../config-model/parse.js"
 import type { ValidationIssue } from "../config-model/resource.js"
 
@@ -66,9 +66,33 @@ const httpError = (status: number, message: string): WebhookReply => ({
 
 const text = (value: unknown): string => (typeof value === "string" ? value : "")
 
+/** The label value of a `request.resource` the schema registry does not know. */
+export const UNKNOWN_RESOURCE_LABEL = "unknown"
+
+const UNKNOWN_RESOURCE: ReviewedResource = {
+  group: UNKNOWN_RESOURCE_LABEL,
+  version: UNKNOWN_RESOURCE_LABEL,
+  resource: UNKNOWN_RESOURCE_LABEL,
+}
+
+/** Whether a registered kind is served as `group/version/resource` (a group alias and any accepted version count). */
+const isKnownResource = ({ group, version, resource }: ReviewedResource): boolean =>
+  allKinds().some(
+    (info) =>
+      info.plural === resource &&
+      (info.group === group || info.aliasGroups.includes(group)) &&
+      info.versions.includes(version),
+  )
+
+/**
+ * `request.resource` as metric labels. The caller chooses these strings, so only a resource the
+ * schema registry knows becomes label values as given; anything else (bogus, missing, oversized)
+ * is one `unknown` series, so a caller cannot grow the metrics without bound.
+ */
 const reviewedResource = (request: Record<string, unknown>): ReviewedResource => {
   const resource = isRecord(request.resource) ? request.resource : {}
-  return { group: text(resource.group), version: text(resource.version), resource: text(resource.resource) }
+  const reviewed = { group: text(resource.group), version: text(resource.version), resource: text(resource.resource) }
+  return isKnownResource(reviewed) ? reviewed : UNKNOWN_RESOURCE
 }
 
 /** "VirtualService default/reviews" (namespace and name when known). */

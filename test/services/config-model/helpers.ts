@@ -33,3 +33,11 @@ export const problems = (text: string): ReadonlyArray<string> =>
   parseConfigDocuments("test.yaml", text).issues.map((i) => `${i.path === "" ? "-" : i.path}: ${i.message}`)
 
 export const parse = (text: string) => parseConfigDocuments("test.yaml", text)
+
+/** ~30 KB: a VirtualService whose 1,000 anchored routes are aliased 999 times (999k routes once expanded). */
+export const billionLaughs = (name = "laughs"): string => {
+  let text = `apiVersion: networking.mesh.io/v1\nkind: VirtualService\nmetadata: {name: ${name}}\nspec:\n  hosts: [a]\n  http:\n  - route: &r\n`
+  for (let i = 0; i < 1000; i++) text += `    - {destination: {host: r${i}}}\n`
+  for (let i = 0; i < 999; i++) text += "  - route: *r\n"
+  return text
+}

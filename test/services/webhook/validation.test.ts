@@ -103,6 +103,26 @@ describe("validation webhook", () => {
     expect(reply.outcome).toMatchObject({ _tag: "Failed", reason: "unknown_type" })
   })
 
+  it("labels only resources the schema registry knows: 200 bogus resource names are one `unknown` series", () => {
+    const labels = new Set<string>()
+    for (let i = 0; i < 200; i++) {
+      const bogus = review(virtualService(i % 2 === 0 ? [100] : [50, 20])) as { request: Record<string, unknown> }
+      bogus.request.resource = { group: `evil-${i}.example`, version: `v${i}`, resource: `r${i}-${"x".repeat(1000)}` }
+      const outcome = post(bogus).outcome
+      if (outcome._tag === "Passed" || outcome._tag === "Failed") labels.add(JSON.stringify(outcome.resource))
+    }
+    expect([...labels]).toEqual([JSON.stringify({ group: "unknown", version: "unknown", resource: "unknown" })])
+    // Known resources keep their labels, under a group alias and any accepted version too.
+    const known = { group: "networking.istio.io", version: "v1beta1", resource: "destinationrules" }
+    const request = review(virtualService([100])) as { request: Record<string, unknown> }
+    request.request.resource = known
+    expect(post(request).outcome).toEqual({ _tag: "Passed", resource: known })
+    // A missing resource is `unknown` as well.
+    const none = review(virtualService([100])) as { request: Record<string, unknown> }
+    delete none.request.resource
+    expect(post(none).outcome).toMatchObject({ resource: { group: "unknown", resource: "unknown" } })
+  })
+
   it("allows DELETE without validating, counted as an unsupported operation", () => {
     const reply = post(review(null, { operation: "DELETE" }))
     expect(responseOf(reply).response).toEqual({ uid: "e911857d-c318-11e8-bbad-025000000001", allowed: true })

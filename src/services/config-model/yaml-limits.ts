@@ -1,0 +1,69 @@
+/**
+ * Bounds on what one config file may cost to read, so that a single file (hostile or a mistake)
+ * cannot stall or exhaust the control plane:
+ *
+ * - Size: MAX_CONFIG_FILE_BYTES per file. The orchestrator stores one object in at most 1.5 MiB
+ *   and accepts requests of at most 3 MiB; 4 MiB holds any object it would accept, or a
+ *   `kubectl get -o yaml` List of a few hundred, and still parses in well under a second. A
+ *   larger file is almost surely not hand-written config (a dump, a binary, a log).
+ * - Alias expansion: anchors and aliases let a few KB stand for millions of nodes ("billion
+ *   laughs"). The nodes aliases add, over a whole file, are bounded by MAX_ALIAS_EXPANSION_NODES,
+ *   counted on the parsed tree before anything is expanded.
+ */
+import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type Node } from "yaml"
+
+/** Largest config file read (bytes). */
+export const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024
+
+/**
+ * Most nodes that aliases may add to one file once expanded. Reuse by aliases is rare in mesh
+ * config and small (a shared retry policy, a header block): 100,000 nodes is some thousands of
+ * routes, while an expansion to a million routes is refused in milliseconds.
+ */
+export const MAX_ALIAS_EXPANSION_NODES = 100_000
+
+const formatBytes = (bytes: number): string =>
+  bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, "")} MiB` : `${bytes} bytes`
+
+/** Why a file of `size` bytes is not read, or `undefined` when it is within the limit. */
+export const oversizedFileProblem = (size: number): string | undefined =>
+  size > MAX_CONFIG_FILE_BYTES
+    ? `file is ${formatBytes(size)} (${size} bytes), over the limit of ${formatBytes(MAX_CONFIG_FILE_BYTES)} for one config file: split it into smaller files`
+    : undefined
+
+/**
+ * The number of nodes the aliases of `document` add when expanded (expanded size minus written
+ * size), or Infinity for an alias that contains itself. Linear in the size of the written tree:
+ * the expanded size of every anchored node is computed once. Anchors are resolved in document
+ * order, as the `yaml` library resolves them (an alias names the last anchor defined before it).
+ */
+export const aliasExpansion = (document: Document.Parsed): number => {
+  const anchors = new Map<string, Node>()
+  const expanded = new Map<Node, number>()
+  const open = new Set<Node>()
+  let written = 0
+  const size = (node: unknown): number => {
+    if (node === null || node === undefined) return 0
+    if (isAlias(node)) {
+      written += 1
+      const target = anchors.get(node.source)
+      if (target === undefined) return 1
+      if (open.has(target)) return Number.POSITIVE_INFINITY
+      return expanded.get(target) ?? 1
+    }
+    if (isPair(node)) return size(node.key) + size(node.value)
+    if (!isScalar(node) && !isMap(node) && !isSeq(node)) return 0
+    written += 1
+    if (node.anchor !== undefined) anchors.set(node.anchor, node)
+    let total = 1
+    if (isMap(node) || isSeq(node)) {
+      open.add(node)
+      for (const item of node.items) total += size(item)
+      open.delete(node)
+    }
+    expanded.set(node, total)
+    return total
+  }
+  const total = size(document.contents)
+  return total - written
+}
