@@ -6,6 +6,9 @@
  * and the downstream's subscriptions replayed; the downstream stays open. For delta streams the
  * responses are also decoded, to replay the versions the downstream ACKed as
  * `initial_resource_versions`.
+ * A refusal (PERMISSION_DENIED, UNAUTHENTICATED, INVALID_ARGUMENT) is not bridged: the downstream
+ * stream ends with the same status, so the application sees why (`isRefusal`). Repeated causes
+ * are logged once per cause, not once per retry (`causeToLog`).
  */
 import { mkdir, rm } from "node:fs/promises"
 import { dirname } from "node:path"
@@ -13,6 +16,7 @@ import * as grpc from "@grpc/grpc-js"
 import { Duration, Effect, FiberSet, Layer, Ref, Runtime } from "effect"
 import { retrySchedule } from "../../services/agent-identity/identity.js"
 import { superviseUpstream } from "../../services/agent-xds-proxy/reconnect.js"
+import { causeKey, causeToLog, isRefusal, type LoggedCause } from "../../services/agent-xds-proxy/refusal.js"
 import {
   type DeltaRequest,
   type DeltaResponse,
@@ -105,6 +109,14 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
       "The total number of connection errors to meshd",
     )
     const received = yield* Ref.make(false)
+    // proxy-wide: a refused application reconnects on a new downstream stream, which must not
+    // log the same refusal again
+    const lastCause = yield* Ref.make<LoggedCause>(undefined)
+    /** Warns about `message` when its cause is new; at debug level otherwise. */
+    const warnOnce = (key: string, message: string) =>
+      Ref.modify(lastCause, (last) => causeToLog(last, key)).pipe(
+        Effect.flatMap((log) => (log ? Effect.logWarning(message) : Effect.logDebug(`${message} (again)`))),
+      )
     const active = yield* Ref.make(0)
     const runtime = yield* Effect.runtime<never>()
     const fibers = yield* FiberSet.make()
@@ -201,6 +213,7 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
                   ).pipe(withScope("xdsproxy")),
                 )
               }
+              if (!gotResponse) Runtime.runSync(runtime)(Ref.set(lastCause, undefined))
               gotResponse = true
               responses.inc()
               Runtime.runSync(runtime)(Ref.set(received, true))
@@ -227,17 +240,30 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
         const attempt = Effect.gen(function* () {
           const result = yield* connectOnce
           if (downstreamDone) return "downstream-ended" as const
+          const error = result.error
+          const key = causeKey(error?.code, error?.details)
+          if (error !== undefined && isRefusal(error.code)) {
+            if (result.gotResponse) terminations.inc()
+            else failures.inc()
+            yield* warnOnce(
+              key,
+              `upstream ${settings.upstream} refused the ${mode === "sotw" ? "ADS" : "delta ADS"} stream: ${key}; passed to the downstream`,
+            )
+            finish()
+            // the status ends the downstream call as is: the application decides what to do
+            downstream.emit("error", { code: error.code, details: error.details, metadata: error.metadata })
+            return "downstream-ended" as const
+          }
           if (result.gotResponse) {
             terminations.inc()
-            yield* Effect.logWarning(
-              `upstream ${settings.upstream} terminated: ${result.error?.details ?? "stream ended"}; reconnecting`,
+            yield* warnOnce(
+              key,
+              `upstream ${settings.upstream} terminated: ${error?.details ?? "stream ended"}; reconnecting`,
             )
             return "answered" as const
           }
           failures.inc()
-          yield* Effect.logWarning(
-            `upstream ${settings.upstream} connection failed: ${result.error?.details ?? "stream ended"}`,
-          )
+          yield* warnOnce(key, `upstream ${settings.upstream} connection failed: ${error?.details ?? "stream ended"}`)
           return "failed" as const
         })
         const loop = superviseUpstream(attempt, retrySchedule(retry))
