@@ -3,8 +3,9 @@
  * certificate from the real CA (TLS, OIDC token), writes the certificate files and the gRPC
  * bootstrap, and proxies xDS to the real ADS server; a real @grpc/grpc-js-xds application in a
  * child process reads that bootstrap and its RPCs reach the echo backend through the agent's
- * xDS proxy. openssl verifies the files; readiness, `mesh-agent wait` and the metrics page are
- * checked; SIGTERM stops the agent cleanly.
+ * xDS proxy. openssl verifies the files; readiness (before any application connects, as the
+ * hold-application pattern needs), `mesh-agent wait` and the metrics page are checked; SIGTERM
+ * stops the agent cleanly.
  */
 import { execFile } from "node:child_process"
 import { readFileSync } from "node:fs"
@@ -113,10 +114,20 @@ describe("mesh-agent proxy, proxyless gRPC", () => {
     expect(text.stdout).toContain("prime256v1")
   })
 
-  it("is not ready before any xDS response", async () => {
-    const r = await get(readinessPort, "/healthz/ready")
-    expect(r.status).toBe(503)
-    expect(r.body).toContain("no xDS response")
+  it("is ready before the application connects (hold-application: `mesh-agent wait` returns first)", async () => {
+    // no application has opened an xDS stream yet: certificates and the bootstrap are enough
+    const before = (await get(statusPort, "/stats/prometheus")).body
+    expect(before).not.toMatch(/^xds_proxy_requests [1-9]/m)
+    const wait = await run("mesh-agent", [
+      "wait",
+      "--url",
+      `http://127.0.0.1:${readinessPort}/healthz/ready`,
+      "--timeoutSeconds",
+      "10",
+    ])
+    expect(wait.code, wait.stderr).toBe(0)
+    expect((await get(readinessPort, "/healthz/ready")).status).toBe(200)
+    expect((await get(statusPort, "/stats/prometheus")).body).not.toMatch(/^xds_proxy_responses [1-9]/m)
   })
 
   it("a real grpc-js-xds application using the agent's bootstrap reaches the backend through the xDS proxy", async () => {

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { hostname } from "node:os"
 import { join, resolve } from "node:path"
-import { Config, Data, Deferred, Duration, Effect, Either, Layer } from "effect"
+import { Config, Data, Deferred, Duration, Effect, Either, Layer, Ref } from "effect"
 import { writeGrpcBootstrap } from "../../layers/agent-bootstrap/grpc-bootstrap.js"
 import { caClientLayer, hostOf } from "../../layers/agent-identity/ca-client.js"
 import { workloadIdentityLayer } from "../../layers/agent-identity/identity.js"
@@ -37,7 +37,7 @@ import { WORKLOAD_IDENTITY_DIR } from "../../services/agent-sds/sds.js"
 import { parseAppProbers } from "../../services/agent-status/app-probers.js"
 import { drain } from "../../services/agent-status/drain.js"
 import { parsePrometheusAnnotations } from "../../services/agent-status/metrics-merge.js"
-import { AgentReadiness, combine } from "../../services/agent-status/status.js"
+import { AgentReadiness, agentReadiness } from "../../services/agent-status/status.js"
 import { XdsProxy } from "../../services/agent-xds-proxy/xds-proxy.js"
 import { buildInfo } from "../../services/build-info.js"
 import { agentEnv } from "../../services/config/agent-env.js"
@@ -207,6 +207,8 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
 
     const sds = Layer.scopedDiscard(startSdsServer({ socketPath: sdsSocket }))
 
+    // proxyless readiness waits for the bootstrap the application will read
+    const bootstrapWritten = yield* Ref.make(false)
     const bootstrap = writeBootstrap
       ? Layer.effectDiscard(
           Effect.gen(function* () {
@@ -223,6 +225,7 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
                 ...(ttlSeconds > 0 ? { refreshSeconds: Math.min(900, Math.max(1, Math.floor(ttlSeconds / 4))) } : {}),
               }),
             )
+            yield* Ref.set(bootstrapWritten, true)
           }),
         )
       : Layer.empty
@@ -295,13 +298,13 @@ export const proxyAgentLayer = (flags: ProxyAgentFlags) =>
         return AgentReadiness.of({
           check: Effect.gen(function* () {
             const cert = yield* workload.current
-            const now = Date.now()
-            const proxyReady = process_._tag === "Some" ? yield* process_.value.ready : true
-            return combine([
-              [cert.notAfter.getTime() > now, "workload certificate expired"],
-              [yield* proxy.receivedResponse, "no xDS response received yet"],
-              [proxyReady, "proxy not ready"],
-            ])
+            return agentReadiness({
+              proxyless,
+              certificateValid: cert.notAfter.getTime() > Date.now(),
+              bootstrapWritten: yield* Ref.get(bootstrapWritten),
+              xdsResponseReceived: yield* proxy.receivedResponse,
+              proxyReady: process_._tag === "Some" ? yield* process_.value.ready : true,
+            })
           }),
         })
       }),
