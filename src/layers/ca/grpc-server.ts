@@ -3,17 +3,20 @@
  * secure gRPC listener of `--secureGRPCAddr` (src/layers/secure-grpc/listener.ts), which also
  * serves secure ADS. Client certificates are requested but optional: a certificate that verifies
  * against the trust bundle authenticates a renewal; otherwise a bearer token is needed. Every
- * refusal is a gRPC status with a clear message and a counted metric.
+ * refusal is a gRPC status with a clear message and a counted metric; the warning for it is
+ * aggregated per reason (the first at once, then one summary per interval), so a client retrying
+ * a refused request in a loop does not flood the log.
  *
  * `caGrpcServerLayer` is the CA alone on its own listener with a CA-issued serving certificate
  * (tests, benchmarks and the agent fixtures use it).
  */
 import * as grpc from "@grpc/grpc-js"
-import { Cause, Context, Data, Effect, Exit, Layer, Option, Runtime } from "effect"
+import { Cause, Context, Data, type Duration, Effect, Exit, Layer, Option, Runtime } from "effect"
 import type { AuthContext, Authenticator } from "../../services/ca/authenticate.js"
 import { CertificateAuthority, createCertificate } from "../../services/ca/ca.js"
 import { CaRefusal, GrpcCode } from "../../services/ca/errors.js"
 import type { NodeAuthorizer } from "../../services/ca/identity.js"
+import { formatWindow, makeThrottledLogger } from "../../services/logging/log-throttle.js"
 import { Metrics } from "../../services/metrics/metrics.js"
 import type { ListenAddress } from "../../services/net/address.js"
 import { type ListenerTls, peerUris, SecureGrpcListener, secureGrpcListenerLayer } from "../secure-grpc/listener.js"
@@ -27,7 +30,12 @@ export { peerUris }
 export interface CaServiceSettings {
   readonly authenticators: ReadonlyArray<Authenticator>
   readonly nodeAuthorizer: NodeAuthorizer | undefined
+  /** At most one summary of repeated refusal warnings per reason and interval (default 10 s). */
+  readonly refusalLogInterval?: Duration.DurationInput
 }
+
+/** Refusal reasons can quote what the caller sent: bound the text kept per throttling key. */
+const REFUSAL_KEY_MAX = 200
 
 export interface CaServerSettings extends CaServiceSettings {
   /** `--secureGRPCAddr` */
@@ -75,6 +83,11 @@ export const addCaService = (settings: CaServiceSettings) =>
     const metrics = caMetrics(yield* Metrics)
     const listener = yield* SecureGrpcListener
     const runtime = yield* Effect.runtime<never>()
+    const refusalLog = yield* makeThrottledLogger({
+      ...(settings.refusalLogInterval !== undefined ? { interval: settings.refusalLogInterval } : {}),
+      summary: ({ key, count, windowMs }) =>
+        `CreateCertificate refused: ${count} more similar refusals in the last ${formatWindow(windowMs)}: ${key}`,
+    })
 
     const handler: grpc.handleUnaryCall<
       { csr?: string; validity_duration?: number; metadata?: unknown },
@@ -112,7 +125,12 @@ export const addCaService = (settings: CaServiceSettings) =>
         Effect.tapBoth({
           onFailure: (refusal) =>
             Effect.sync(() => countRefusal(metrics, refusal)).pipe(
-              Effect.zipRight(Effect.logWarning(`CreateCertificate refused (${ctx.remoteAddress}): ${refusal.reason}`)),
+              Effect.zipRight(
+                refusalLog.log(
+                  refusal.reason.slice(0, REFUSAL_KEY_MAX),
+                  `CreateCertificate refused (${ctx.remoteAddress}): ${refusal.reason}`,
+                ),
+              ),
             ),
           onSuccess: () => Effect.sync(() => metrics.success.inc()),
         }),
