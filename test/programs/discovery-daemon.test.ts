@@ -12,26 +12,30 @@ let monitoring = ""
 let introspection = ""
 
 beforeAll(async () => {
-  daemon = startDaemon("mesh-discovery", [
-    "discovery",
-    "--registries",
-    "Mock",
-    "--monitoringAddr",
-    "127.0.0.1:0",
-    "--ctrlz_address",
-    "127.0.0.1",
-    "--ctrlz_port",
-    "0",
-    "--grpcAddr",
-    "127.0.0.1:0",
-    "--secureGRPCAddr",
-    "127.0.0.1:0",
-    "--httpAddr",
-    "127.0.0.1:0",
-    "--httpsAddr",
-    "127.0.0.1:0",
-    "--log_as_json",
-  ])
+  daemon = startDaemon(
+    "mesh-discovery",
+    [
+      "discovery",
+      "--registries",
+      "Mock",
+      "--monitoringAddr",
+      "127.0.0.1:0",
+      "--ctrlz_address",
+      "127.0.0.1",
+      "--ctrlz_port",
+      "0",
+      "--grpcAddr",
+      "127.0.0.1:0",
+      "--secureGRPCAddr",
+      "127.0.0.1:0",
+      "--httpAddr",
+      "127.0.0.1:0",
+      "--httpsAddr",
+      "127.0.0.1:0",
+      "--log_as_json",
+    ],
+    { MESH_TEST_SERVICE_PASSWORD: "hunter2-must-not-leak" },
+  )
   monitoring = (await daemon.waitFor(/monitoring listening on ([\d.]+:\d+)/))[1]!
   introspection = (await daemon.waitFor(/introspection listening on ([\d.]+:\d+)/))[1]!
 })
@@ -85,6 +89,15 @@ describe("mesh-discovery discovery", () => {
 
     const proc = (await (await fetch(`http://${introspection}/procj/`)).json()) as { pid: number }
     expect(proc.pid).toBe(daemon.process.pid)
+  })
+
+  it("shows its environment to a local caller with secret-looking values redacted", async () => {
+    const response = await fetch(`http://${introspection}/envj/`)
+    expect(response.status).toBe(200)
+    const env = (await response.json()) as Array<string>
+    expect(env).toContain("MESH_TEST_SERVICE_PASSWORD=<redacted>")
+    expect(JSON.stringify(env)).not.toContain("hunter2-must-not-leak")
+    expect(env.some((line) => line.startsWith("PATH="))).toBe(true)
   })
 
   it("answers the request command on its monitoring port", async () => {
