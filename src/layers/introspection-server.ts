@@ -4,11 +4,15 @@
  *   GET  /scopej/          every scope        GET /procj/  process   GET /memj/   memory
  *   GET  /scopej/<scope>   one scope          GET /envj/   env       GET /argsj/  arguments
  *   PUT  /scopej/<scope>   change a scope     GET /versionj/ build   GET /metricj/ metrics
+ * Changes, the environment and the arguments are served to loopback callers only, and secret-
+ * looking variables are redacted (see services/debug/introspection-access.ts for why).
  */
 import { hostname } from "node:os"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { buildInfo } from "../services/build-info.js"
+import { redactedEnvironment, requiresLocalCaller } from "../services/debug/introspection-access.js"
+import { isLoopback } from "../services/debug/views.js"
 import { Logging, type ScopeState } from "../services/logging/logging.js"
 import { LOG_LEVELS } from "../services/logging/scopes.js"
 import { Metrics } from "../services/metrics/metrics.js"
@@ -114,7 +118,7 @@ export const introspectionRoutes = HttpRouter.empty.pipe(
   ),
   HttpRouter.get(
     "/envj/",
-    Effect.suspend(() => HttpServerResponse.json(Object.entries(process.env).map(([k, v]) => `${k}=${v}`))),
+    Effect.suspend(() => HttpServerResponse.json(redactedEnvironment(process.env))),
   ),
   HttpRouter.get(
     "/argsj/",
@@ -130,5 +134,28 @@ export const introspectionRoutes = HttpRouter.empty.pipe(
   ),
 )
 
-export const introspectionServerLayer = (address: ListenAddress) =>
-  serveRouter("introspection", address, introspectionRoutes).pipe(Layer.annotateLogs("scope", "default"))
+export interface IntrospectionOptions {
+  /** Whether a caller's remote address counts as local; loopback by default (tests inject it). */
+  readonly isLocal?: (remoteAddress: string | undefined) => boolean
+}
+
+/** The routes behind the local-only rule: 403 for a remote caller of a change, env or args. */
+export const guardedIntrospectionRoutes = (isLocal: (remoteAddress: string | undefined) => boolean = isLoopback) =>
+  HttpRouter.use(introspectionRoutes, (handler) =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const path = request.url.split("?")[0] ?? ""
+      return requiresLocalCaller(request.method, path) && !isLocal(Option.getOrUndefined(request.remoteAddress))
+        ? HttpServerResponse.json({ error: `${request.method} ${path} is only served to localhost` }, { status: 403 })
+        : handler
+    }),
+  )
+
+/** `source` names the flags that set `address`, for the bind-failure message. */
+export const introspectionServerLayer = (
+  address: ListenAddress,
+  source = "--ctrlz_address/--ctrlz_port",
+  options: IntrospectionOptions = {},
+) =>
+  serveRouter("introspection", address, guardedIntrospectionRoutes(options.isLocal), source).pipe(
+    Layer.annotateLogs("scope", "default"),
+  )

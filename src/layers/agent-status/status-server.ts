@@ -168,7 +168,9 @@ export const startupRecording = Layer.scoped(
 
 export const statusServersLayer = (options: StatusServerOptions) =>
   Layer.mergeAll(
-    serveRouter("readiness", options.readiness, readinessRoutes),
-    options.agentStatus ? serveRouter("agent status", options.agentStatus, agentStatusRoutes(options)) : Layer.empty,
+    serveRouter("readiness", options.readiness, readinessRoutes, "PROXY_STATUS_PORT"),
+    options.agentStatus
+      ? serveRouter("agent status", options.agentStatus, agentStatusRoutes(options), "STATUS_PORT")
+      : Layer.empty,
     options.stsPort ? stsServerLayer(options.stsPort) : Layer.empty,
   ).pipe(Layer.provide(startupRecording), Layer.annotateLogs("scope", "healthcheck"))

@@ -20,4 +20,4 @@ const routes = HttpRouter.empty.pipe(
 )
 
 export const stsServerLayer = (port: number) =>
-  serveRouter("token exchange (not supported)", { host: "127.0.0.1", port }, routes)
+  serveRouter("token exchange (not supported)", { host: "127.0.0.1", port }, routes, "--stsPort")

@@ -1,19 +1,22 @@
 /**
  * Serves an HttpRouter on a Go-style listen address for as long as the layer lives; the
  * listener closes with the scope (graceful shutdown). Logs the bound address, which matters
- * when the port was 0.
+ * when the port was 0. A bind failure is a ListenError naming `source` (the flag or variable
+ * that set the address), so start-up stops with a message the user can act on.
  */
 import { createServer } from "node:http"
-import { type HttpRouter, HttpServer, type HttpServerError } from "@effect/platform"
+import { type HttpRouter, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import type { ListenAddress } from "../../services/net/address.js"
+import { type ListenError, listenError } from "../../services/net/listen-error.js"
 
 export const serveRouter = <E, R>(
   name: string,
   address: ListenAddress,
   router: HttpRouter.HttpRouter<E, R>,
-): Layer.Layer<never, HttpServerError.ServeError, Exclude<R, HttpServer.HttpServer | HttpRouter.RouteContext>> =>
+  source = `the ${name} listener`,
+): Layer.Layer<never, ListenError, Exclude<R, HttpServer.HttpServer | HttpRouter.RouteContext>> =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const server = yield* HttpServer.HttpServer
@@ -28,6 +31,6 @@ export const serveRouter = <E, R>(
       NodeHttpServer.layer(() => createServer(), {
         port: address.port,
         ...(address.host !== undefined ? { host: address.host } : {}),
-      }),
+      }).pipe(Layer.mapError((error) => listenError(source, address, error.cause))),
     ),
   ) as never

@@ -11,6 +11,7 @@ import type { PeerCertificate, SecureVersion } from "node:tls"
 import * as grpc from "@grpc/grpc-js"
 import { Context, Data, Duration, Effect, Layer, Scope } from "effect"
 import { formatListenAddress, type ListenAddress } from "../../services/net/address.js"
+import { bindReason, describeAddress } from "../../services/net/listen-error.js"
 
 export class SecureGrpcError extends Data.TaggedError("SecureGrpcError")<{ readonly reason: string }> {
   override get message() {
@@ -125,7 +126,9 @@ export const makeSecureGrpcListener = <E, R>(settings: SecureGrpcSettings, sourc
         if (error !== null)
           resume(
             Effect.fail(
-              new SecureGrpcError({ reason: `secure gRPC listener: cannot listen on ${target}: ${error.message}` }),
+              new SecureGrpcError({
+                reason: `--secureGRPCAddr ${describeAddress(settings.address)}: ${bindReason(error)}`,
+              }),
             ),
           )
         else resume(Effect.succeed(port))
