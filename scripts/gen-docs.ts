@@ -3,38 +3,25 @@
  * descriptions) and every environment variable, from the definitions the binaries use.
  * Run with `npm run docs`; a test fails when the committed page drifts from this output.
  */
-import { CliConfig, type Command, HelpDoc } from "@effect/cli"
-import * as Descriptor from "@effect/cli/CommandDescriptor"
-import { HashMap } from "effect"
 import { root as installCni } from "../src/programs/install-cni/command.js"
 import { root as meshAgent } from "../src/programs/mesh-agent/command.js"
 import { root as meshDiscovery } from "../src/programs/mesh-discovery/command.js"
 import { root as meshctl } from "../src/programs/meshctl/command.js"
+import { commandModel } from "../src/programs/shared/cli-model.js"
+import type { CommandModel } from "../src/services/cli/command-model.js"
+import { renderHelp } from "../src/services/cli/help.js"
 import { envTables } from "../src/services/config/binaries-env.js"
 import type { EnvTable } from "../src/services/config/env.js"
 
-const config = CliConfig.make({ showBuiltIns: false })
-const ansi = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g")
-const text = (doc: HelpDoc.HelpDoc) => HelpDoc.toAnsiText(doc).replace(ansi, "").trimEnd()
-
-/**
- * Direct children of a command. `getSubcommands` maps a leaf to itself, so the walk looks at
- * the descriptor's own shape: a `Subcommands` node holds its children, a `Map` wraps one.
- */
-type Node = { readonly _tag: string; readonly children?: ReadonlyArray<Node>; readonly command?: Node }
-const childrenOf = (descriptor: Descriptor.Command<unknown>): ReadonlyArray<Descriptor.Command<unknown>> => {
-  const node = descriptor as unknown as Node
-  if (node._tag === "Map" && node.command !== undefined) return childrenOf(node.command as never)
-  return (node._tag === "Subcommands" ? (node.children ?? []) : []) as never
-}
-const nameOf = (descriptor: Descriptor.Command<unknown>): string =>
-  [...HashMap.keys(Descriptor.getSubcommands(descriptor))][0] ?? ""
-
-const commandSections = (path: string, descriptor: Descriptor.Command<unknown>): Array<string> => {
-  const sections = [`### \`${path}\`\n\n\`\`\`text\n${text(Descriptor.getHelp(descriptor, config))}\n\`\`\`\n`]
-  const children = [...childrenOf(descriptor)].sort((a, b) => nameOf(a).localeCompare(nameOf(b)))
-  for (const child of children)
-    sections.push(...commandSections(`${path} ${[...Descriptor.getNames(child)][0]}`, child))
+// The same help page the binaries print for `--help` (plain, 100 columns).
+const commandSections = (path: ReadonlyArray<CommandModel>): Array<string> => {
+  const command = path[path.length - 1]!
+  const name = path.map((c) => c.name).join(" ")
+  const sections = [
+    `### \`${name}\`\n\n\`\`\`text\n${renderHelp(path, { width: 100, color: false }).trimEnd()}\n\`\`\`\n`,
+  ]
+  const children = [...command.children].sort((a, b) => a.name.localeCompare(b.name))
+  for (const child of children) sections.push(...commandSections([...path, child]))
   return sections
 }
 
@@ -65,7 +52,7 @@ const page = [
   ...binaries.flatMap(([name, root, env]) => [
     `## ${name}`,
     "",
-    ...commandSections(name, (root as unknown as Command.Command<string, never, never, unknown>).descriptor),
+    ...commandSections([commandModel(root)]),
     ...(env === undefined ? [] : [`### Environment variables of \`${name}\`\n`, envSection(env), ""]),
   ]),
 ].join("\n")

@@ -10,6 +10,32 @@ import { Config, type Duration, Effect, Either } from "effect"
 import { parseGoDuration } from "../../services/config/duration.js"
 import { describeConfigError, envVarConfig } from "../../services/config/env.js"
 
+/**
+ * What help shows about a flag that @effect/cli cannot: its default as the user would type it,
+ * and the environment variable that stands in for it. Kept beside the option tree (keyed by the
+ * identity of a pass-through mapping, which survives withDescription/withAlias rebuilding the
+ * tree) rather than in the description, whose first paragraph the completion scripts show.
+ */
+export interface FlagNote {
+  /** As typed on the command line (help quotes string values). */
+  readonly default: string
+  readonly env?: string | undefined
+}
+const flagNotes = new WeakMap<object, FlagNote>()
+
+/** The note attached to an option-tree mapping function, if any (read by the help renderer). */
+export const flagNoteOf = (mapping: unknown): FlagNote | undefined =>
+  typeof mapping === "function" ? flagNotes.get(mapping) : undefined
+
+/** Attaches `note` to `self` for help. */
+export const withNote =
+  (note: FlagNote) =>
+  <A>(self: Options.Options<A>): Options.Options<A> => {
+    const passThrough = (value: A) => Effect.succeed(value)
+    flagNotes.set(passThrough, note)
+    return Options.mapEffect(self, passThrough)
+  }
+
 /** A usage error with a message, as flag validation reports it. */
 export const invalidFlag = (message: string) => ValidationError.invalidValue(HelpDoc.p(message))
 const invalid = invalidFlag
@@ -22,7 +48,8 @@ const invalid = invalidFlag
  */
 export const boolFlag = (name: string, defaultValue = false, env?: string): Options.Options<boolean> => {
   const bare = (Options.boolean(name) as unknown as { readonly options: Options.Options<boolean> }).options
-  if (env === undefined) return bare.pipe(Options.withDefault(defaultValue))
+  const note = withNote({ default: String(defaultValue), env })
+  if (env === undefined) return bare.pipe(Options.withDefault(defaultValue), note)
   return Options.optional(bare).pipe(
     Options.mapEffect((given) =>
       given._tag === "Some"
@@ -31,6 +58,7 @@ export const boolFlag = (name: string, defaultValue = false, env?: string): Opti
             invalid(describeConfigError(error).join("; ")),
           ),
     ),
+    note,
   )
 }
 
@@ -40,12 +68,13 @@ export const boolFlag = (name: string, defaultValue = false, env?: string): Opti
  */
 const rawText = (name: string, defaultValue: string, env?: string): Options.Options<string> => {
   const flag = Options.text(name)
-  if (env === undefined) return flag.pipe(Options.withDefault(defaultValue))
+  const note = withNote({ default: defaultValue, env })
+  if (env === undefined) return flag.pipe(Options.withDefault(defaultValue), note)
   const fromEnv = Config.string(env).pipe(
     Config.option,
     Config.map((value) => (value._tag === "Some" && value.value !== "" ? value.value : defaultValue)),
   )
-  return flag.pipe(Options.withFallbackConfig(fromEnv))
+  return flag.pipe(Options.withFallbackConfig(fromEnv), note)
 }
 
 const source = (name: string, env?: string) => (env === undefined ? `--${name}` : `--${name} (or ${env})`)
@@ -107,6 +136,7 @@ export const choiceFlag = <const C extends ReadonlyArray<string>>(name: string, 
 export const listFlag = (name: string, defaultValue: ReadonlyArray<string> = []) =>
   Options.text(name).pipe(
     Options.repeated,
+    withNote({ default: defaultValue.length === 0 ? "none" : defaultValue.join(",") }),
     Options.map((values) =>
       values.length === 0
         ? [...defaultValue]

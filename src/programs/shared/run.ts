@@ -11,7 +11,10 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { Cause, ConfigError, Effect, Exit, Layer } from "effect"
 import { buildInfo } from "../../services/build-info.js"
+import { checkArgv } from "../../services/cli/argv.js"
+import { renderHelp } from "../../services/cli/help.js"
 import { describeConfigError } from "../../services/config/env.js"
+import { commandModel } from "./cli-model.js"
 
 /** Exit code of usage errors (unknown flag, bad value): the reference's CLI library uses 1. */
 export const USAGE_EXIT_CODE = 1
@@ -23,17 +26,32 @@ const cliEnvironment = Layer.mergeAll(
   NodeFileSystem.layer,
   NodePath.layer,
   NodeTerminal.layer,
-  CliConfig.layer({ showBuiltIns: false }),
+  // Flags are case-sensitive, as in Go: `--configdir` is not `--configDir` (checkArgv says which was meant).
+  CliConfig.layer({ showBuiltIns: false, isCaseSensitive: true }),
 )
+
+/** Help goes to a terminal with bold headings, anywhere else (or with NO_COLOR) as plain text. */
+const helpStyle = () => {
+  const tty = process.stdout.isTTY === true
+  return {
+    width: tty ? Math.max(40, Math.min(process.stdout.columns ?? 80, 100)) : 80,
+    color: tty && (process.env.NO_COLOR ?? "") === "",
+  }
+}
 
 const describeFailure = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause)
   if (failure._tag === "Some") {
     const error = failure.value
     if (ConfigError.isConfigError(error)) return `invalid configuration:\n  ${describeConfigError(error).join("\n  ")}`
-    if (error instanceof Error) return error.message
-    if (typeof error === "object" && error !== null && "message" in error) return String(error.message)
-    return String(error)
+    const message =
+      error instanceof Error
+        ? error.message
+        : typeof error === "object" && error !== null && "message" in error
+          ? String(error.message)
+          : String(error)
+    // An error without a message (a library's bare tagged error) would print as "Error: ".
+    if (message !== "") return message
   }
   return Cause.pretty(cause)
 }
@@ -42,13 +60,29 @@ export const runCli = <Name extends string, E, A>(
   programName: string,
   root: Command.Command<Name, CliApp.CliApp.Environment, E, A>,
 ): void => {
+  // The command line is checked (and help rendered) here first; see services/cli/argv.ts for why.
+  const model = commandModel(root)
+  const checked = checkArgv(model, process.argv.slice(2))
+  if (checked._tag === "Help") {
+    process.stdout.write(renderHelp(checked.path, helpStyle()))
+    return
+  }
+  if (checked._tag === "Usage") {
+    const line = checked.path.map((c) => c.name).join(" ")
+    process.stderr.write(`Error: ${checked.message}\nRun "${line} --help" for usage.\n`)
+    process.exitCode = USAGE_EXIT_CODE
+    return
+  }
+  const argv = [...process.argv.slice(0, 2), ...checked.argv]
   const cli = Command.run(root, { name: programName, version: buildInfo.version })
-  const program = Effect.suspend(() => cli(process.argv)).pipe(
+  const program = Effect.suspend(() => cli(argv)).pipe(
     Effect.provide(cliEnvironment),
     Effect.exit,
     Effect.flatMap((exit) =>
       Effect.sync(() => {
-        if (Exit.isSuccess(exit) || Exit.isInterrupted(exit)) return
+        // A failed listener interrupts its siblings, so the cause holds interruptions too: only
+        // a cause made of interruptions alone (SIGINT/SIGTERM) is a clean stop.
+        if (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) return
         const failure = Cause.failureOption(exit.cause)
         if (failure._tag === "Some" && ValidationError.isValidationError(failure.value)) {
           // @effect/cli has already printed the usage error.
@@ -64,8 +98,15 @@ export const runCli = <Name extends string, E, A>(
 }
 
 /**
- * Bounds graceful shutdown: once SIGTERM or SIGINT arrives, the process exits after `millis`
- * even if some listener refuses to close.
+ * How long after `--shutdownDuration` the exit timer waits: the listeners force-close their
+ * streams at `--shutdownDuration`, and a shutdown completed that way is a clean stop (exit 0);
+ * the timer must not race it.
+ */
+const EXIT_MARGIN_MS = 1000
+
+/**
+ * Bounds graceful shutdown: once SIGTERM or SIGINT arrives, the process exits (1) shortly after
+ * `millis` even if some listener refuses to close.
  */
 export const boundShutdown = (millis: number) =>
   Effect.sync(() => {
@@ -73,7 +114,7 @@ export const boundShutdown = (millis: number) =>
       setTimeout(() => {
         process.stderr.write(`shutdown did not finish within ${millis}ms; exiting\n`)
         process.exit(FAILURE_EXIT_CODE)
-      }, millis).unref()
+      }, millis + EXIT_MARGIN_MS).unref()
     }
     process.once("SIGTERM", arm)
     process.once("SIGINT", arm)
