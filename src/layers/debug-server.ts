@@ -13,6 +13,7 @@ import { ConfigStore } from "../services/config-store/config-store.js"
 import {
   adsz,
   configDump,
+  configWarnings,
   configz,
   DEBUG_ENDPOINTS,
   endpointShardz,
@@ -83,6 +84,13 @@ const debugRoutes = (adminEndpoints: boolean) =>
         const snapshot = yield* Effect.flatMap(ConfigStore, (s) => s.snapshot)
         return json(configz(snapshot.kinds.flatMap((kind) => snapshot.list(kind))))
       }),
+    ),
+    HttpRouter.get(
+      "/debug/config_warnings",
+      Effect.map(
+        Effect.flatMap(XdsServer, (x) => x.pushContext),
+        (push) => json(configWarnings(push)),
+      ),
     ),
     HttpRouter.get(
       "/debug/registryz",
@@ -201,8 +209,10 @@ export const debugServerLayer = (options: DebugServerOptions) =>
         options.enableDebugOnHttp ? HttpRouter.concat(debug) : (router) => router,
       )
       return Layer.mergeAll(
-        serveRouter("monitoring", options.monitoringAddr, monitoring).pipe(Layer.annotateLogs("scope", "monitoring")),
-        serveRouter("http", options.httpAddr, http),
+        serveRouter("monitoring", options.monitoringAddr, monitoring, "--monitoringAddr").pipe(
+          Layer.annotateLogs("scope", "monitoring"),
+        ),
+        serveRouter("http", options.httpAddr, http, "--httpAddr"),
       )
     }),
   )

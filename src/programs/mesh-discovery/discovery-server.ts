@@ -5,6 +5,7 @@
  */
 import { Duration, Effect, Either, Layer, Schedule } from "effect"
 import { debugServerLayer } from "../../layers/debug-server.js"
+import { logConfigWarnings } from "../../layers/discovery/config-warnings.js"
 import { pushContextInputs } from "../../layers/discovery/push-inputs.js"
 import { introspectionServerLayer } from "../../layers/introspection-server.js"
 import { loggingLayer } from "../../layers/logging.js"
@@ -19,6 +20,7 @@ import type { LogSettings } from "../../services/logging/options.js"
 import { discoveryScopes } from "../../services/logging/scopes.js"
 import { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import { Metrics } from "../../services/metrics/metrics.js"
+import { listenError } from "../../services/net/listen-error.js"
 import { xdsServerConfig } from "../../services/xds/config.js"
 import { XdsServer } from "../../services/xds/server.js"
 import { boundShutdown } from "../shared/run.js"
@@ -95,7 +97,14 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
           if (Either.isLeft(authenticators)) return Layer.fail(new CaConfigError({ reason: authenticators.left }))
           const guards = xdsGuards(env, authenticators.right, options)
           const ca = caAuthorityLayer(env, options)
-          const xds = xdsDiscoveryLayer(xdsConfig, pushContextInputs, { plaintextGuard: guards.plaintext })
+          // The inputs' cross-resource warnings (undefined subsets) are logged as they appear.
+          const inputs = pushContextInputs.pipe(logConfigWarnings(xdsConfig.pushContext.domainSuffix))
+          const xds = xdsDiscoveryLayer(xdsConfig, inputs, { plaintextGuard: guards.plaintext }).pipe(
+            // The ADS layer reports a bind failure as "binding <target>: ..."; the user set --grpcAddr.
+            Layer.mapError((error) =>
+              error.message.startsWith("binding ") ? listenError("--grpcAddr", args.grpcAddr, error.cause) : error,
+            ),
+          )
           // The secure listener serves ADS (always) and the CA service (ENABLE_CA_SERVER).
           const secure = secureGrpcLayer(env, options, secureAdsLayer(guards.secure))
           // Webhooks on --httpsAddr, serving the same certificate as the secure listener.

@@ -3,13 +3,15 @@
  * `-f/--filename` takes files, directories (walked recursively for .yaml/.yml/.json) or `-`
  * for stdin, repeated or comma-separated. Prints `"<file>" is valid` for each file without
  * problems (`validation succeed` for stdin), every problem with file, document, resource and
- * field path, and fails when any problem was found.
+ * field path, and fails when any problem was found. Checks across the files follow, as
+ * warnings (`Warning: ...`, after the errors; they do not fail the command): a VirtualService
+ * destination whose subset no DestinationRule of the files defines.
  */
 import { Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import type * as PlatformError from "@effect/platform/Error"
 import { Console, Data, Effect } from "effect"
-import type { ValidationIssue } from "../../services/config-model/resource.js"
+import type { ConfigResource, ValidationIssue } from "../../services/config-model/resource.js"
 import type { LogSettings } from "../../services/logging/options.js"
 
 /** The failure of `meshctl validate`: its message summarises what was found. */
@@ -34,6 +36,8 @@ export interface FileReport {
 export interface ValidateReport {
   readonly files: ReadonlyArray<FileReport>
   readonly readProblems: ReadonlyArray<ReadProblem>
+  /** Cross-resource findings over every valid resource of every file (subset-references.ts). */
+  readonly warnings: ReadonlyArray<ValidationIssue>
 }
 
 const CONFIG_EXTENSIONS = [".yaml", ".yml", ".json"]
@@ -100,6 +104,7 @@ export const validatePaths = (
     const { parseConfigDocuments } = yield* Effect.promise(() => import("../../services/config-model/parse.js"))
     const files: Array<FileReport> = []
     const readProblems: Array<ReadProblem> = []
+    const resources: Array<ConfigResource> = []
     for (const path of paths) {
       const expanded = yield* Effect.either(expand(fs, path))
       if (expanded._tag === "Left") {
@@ -119,16 +124,27 @@ export const validatePaths = (
         }
         const parsed = parseConfigDocuments(file, text.right)
         files.push({ file, resources: parsed.resources.length, issues: parsed.issues })
+        resources.push(...parsed.resources)
       }
     }
-    return { files, readProblems }
+    const { undefinedSubsetWarnings } = yield* Effect.promise(
+      () => import("../../services/config-model/subset-references.js"),
+    )
+    return { files, readProblems, warnings: undefinedSubsetWarnings(resources) }
   })
 
-/** The lines `validate` prints for a report: valid files on stdout, problems on stderr. */
+/**
+ * The lines `validate` prints for a report: valid files on stdout, problems on stderr, and
+ * warnings apart (stderr too, after the problems, each `Warning: ...`).
+ */
 export const renderReport = (
   report: ValidateReport,
   formatIssue: (issue: ValidationIssue) => string,
-): { readonly out: ReadonlyArray<string>; readonly err: ReadonlyArray<string> } => {
+): {
+  readonly out: ReadonlyArray<string>
+  readonly err: ReadonlyArray<string>
+  readonly warn: ReadonlyArray<string>
+} => {
   const out: Array<string> = []
   const err: Array<string> = []
   for (const problem of report.readProblems) err.push(`${problem.file}: cannot read: ${problem.reason}`)
@@ -136,7 +152,8 @@ export const renderReport = (
     if (file.issues.length === 0) out.push(file.file === STDIN ? "validation succeed" : `"${file.file}" is valid`)
     else for (const issue of file.issues) err.push(formatIssue(issue))
   }
-  return { out, err }
+  const warn = report.warnings.map((issue) => `Warning: ${formatIssue(issue)}`)
+  return { out, err, warn }
 }
 
 /** The failure a report amounts to, if any. */
@@ -191,8 +208,9 @@ const runValidate = (filename: ReadonlyArray<string>, readStdin: Effect.Effect<s
     }
     const report = yield* validatePaths(filename, readStdin)
     const { formatIssue } = yield* Effect.promise(() => import("../../services/config-model/resource.js"))
-    const { out, err } = renderReport(report, formatIssue)
+    const { out, err, warn } = renderReport(report, formatIssue)
     for (const line of err) yield* Console.error(line)
+    for (const line of warn) yield* Console.error(line)
     for (const line of out) yield* Console.log(line)
     const failure = reportFailure(report)
     if (failure !== undefined) return yield* failure

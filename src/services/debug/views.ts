@@ -3,6 +3,7 @@
  * from the XdsServer's connection status, the PushContext and the config snapshot.
  */
 import type { ConfigResource } from "../config-model/resource.js"
+import { undefinedSubsetWarnings } from "../config-model/subset-references.js"
 import { generate, type ProtoObject } from "../xds/grpc-gen.js"
 import type { PushContext } from "../xds/push-context.js"
 import type { ConnectionStatus } from "../xds/server.js"
@@ -12,8 +13,15 @@ export const DEBUG_ENDPOINTS: ReadonlyArray<{ readonly name: string; readonly he
   { name: "/debug/list", help: "This list" },
   { name: "/debug/adsz", help: "Connected xDS clients and their watches" },
   { name: "/debug/connections", help: "Connected xDS clients (same as adsz)" },
-  { name: "/debug/syncz", help: "Per proxy and type: nonce sent, nonce acked, version, last NACK" },
+  {
+    name: "/debug/syncz",
+    help: "Per proxy and type: nonce sent, nonce acked, version, last NACK, requested resources not found",
+  },
   { name: "/debug/configz", help: "Configuration resources the server holds" },
+  {
+    name: "/debug/config_warnings",
+    help: "Cross-resource config warnings: route destinations whose subset no DestinationRule defines",
+  },
   { name: "/debug/registryz", help: "Services known to the registries" },
   { name: "/debug/endpointShardz", help: "Endpoints by service" },
   { name: "/debug/config_dump", help: "Resources of one proxy: ?proxyID=<node id>" },
@@ -53,6 +61,12 @@ export interface SyncStatus {
   readonly versionSent: string
   readonly versionAcked: string
   readonly lastError: string
+  /**
+   * What the server could not give this proxy: requested names with no resource and why
+   * ("requested listener foo:80 not found: no service has host foo"). A proxyless client is
+   * only told DEADLINE_EXCEEDED, so this is where to look.
+   */
+  readonly warnings: ReadonlyArray<string>
 }
 
 /** `/debug/syncz`: one row per connection and watched type, like the reference's sync status. */
@@ -70,6 +84,7 @@ export const syncz = (connections: ReadonlyArray<ConnectionStatus>): ReadonlyArr
       versionSent: w.versionSent ?? "",
       versionAcked: w.versionAcked ?? "",
       lastError: w.lastError ?? "",
+      warnings: w.warnings ?? [],
     })),
   )
 
@@ -86,6 +101,23 @@ export const configz = (resources: ReadonlyArray<ConfigResource>) =>
     apiVersion: r.group === "" ? r.version : `${r.group}/${r.version}`,
     metadata: r.meta,
     spec: r.spec,
+  }))
+
+/**
+ * `/debug/config_warnings`: the served config's cross-resource warnings (subset-references.ts),
+ * each with the resource, field and, for file config, where it is.
+ */
+export const configWarnings = (push: PushContext) =>
+  undefinedSubsetWarnings(
+    [...push.input.virtualServices, ...push.input.destinationRules],
+    push.options.domainSuffix,
+  ).map((w) => ({
+    kind: w.kind ?? "",
+    namespace: w.namespace ?? "",
+    name: w.name ?? "",
+    ...(w.file !== "" ? { file: w.file, documentIndex: w.documentIndex } : {}),
+    path: w.path,
+    message: w.message,
   }))
 
 /** `/debug/endpointShardz`: endpoints grouped by service host. */

@@ -14,9 +14,12 @@
  * resource with the same type, name and key was encoded before.
  */
 import type { Endpoint, Service, ServicePort } from "../registry/model.js"
+import { noticeOnce } from "./generator-notices.js"
+import { ignoredFieldsNotice } from "./grpc-ignored.js"
 import { generateInboundListener, type ProxyWorkload, unknownWorkload } from "./grpc-inbound.js"
 import {
   digest,
+  INBOUND_LISTENER_PREFIXES,
   isInboundListenerName,
   lookupService,
   type PushContext,
@@ -370,7 +373,8 @@ const clusterPolicy = (policy: TrafficPolicyView | undefined): Record<string, un
       ...(ch.minimumRingSize !== undefined ? { minimum_ring_size: { value: String(ch.minimumRingSize) } } : {}),
     }
   }
-  // LEAST_REQUEST is not supported by proxyless gRPC clients through lb_policy: ROUND_ROBIN.
+  // @grpc/grpc-js-xds has no least-request balancer (lb_policy ROUND_ROBIN and RING_HASH only):
+  // LEAST_REQUEST and the others are served as ROUND_ROBIN, and said so (grpc-ignored.ts).
   const od = policy?.outlierDetection
   if (od !== undefined) {
     out.outlier_detection = {
@@ -490,6 +494,16 @@ const transportSocket = (tls: ClusterTls): ProtoObject => ({
   },
 })
 
+/** DestinationRule views whose ignored fields were noticed: a push checks each once, cheaply. */
+const noticed = new WeakSet<DestinationRuleView>()
+const noticeIgnoredFields = (dr: DestinationRuleView): void => {
+  if (noticed.has(dr)) return
+  noticed.add(dr)
+  const message = ignoredFieldsNotice(dr.namespace, dr.name, dr.ignored)
+  // Once per text: a reloaded resource with the same content says nothing new.
+  if (message !== undefined) noticeOnce([{ level: "info", scope: "grpcgen", message }])
+}
+
 export const generateClusters = (push: PushContext, sub: Subscription): ReadonlyArray<ResourceSpec> =>
   (sub.wildcard ? clusterNames(push) : sub.names).flatMap((name): ReadonlyArray<ResourceSpec> => {
     const parsed = parseClusterName(name)
@@ -499,6 +513,7 @@ export const generateClusters = (push: PushContext, sub: Subscription): Readonly
     if (service === undefined || sp === undefined) return []
     const dr = push.destinationRuleByHost.get(parsed.host)
     if (parsed.subset !== "" && dr?.subsets.find((s) => s.name === parsed.subset) === undefined) return []
+    if (dr !== undefined && dr.ignored.length > 0) noticeIgnoredFields(dr)
     const policy = policyFor(dr, parsed.subset)
     // Decided up front (cheap): the key holds the outcome, not every endpoint and policy it read.
     const tls = clusterTls(push, service, sp, parsed.subset, policy)
@@ -612,6 +627,73 @@ export const generateEndpoints = (push: PushContext, sub: Subscription): Readonl
       },
     ]
   })
+
+// ---------------------------------------------------------------------------------------------
+// Names that have no resource
+
+const listed = (values: ReadonlyArray<string | number>): string =>
+  values.length === 0 ? "none" : values.map(String).join(", ")
+
+/** Why a `host:port` name (listener or route) has no resource in `push`. */
+const missingHostPort = (push: PushContext, name: string): string => {
+  const hp = splitHostPort(name)
+  if (hp === undefined) return "not of the form host:port"
+  const service = lookupService(push, hp.host)
+  if (service === undefined) return `no service has host ${hp.host}`
+  return `service ${service.hostname} has no port ${hp.port} (ports: ${listed(service.ports.map((p) => p.port))})`
+}
+
+/** Why a cluster name (CDS or EDS) has no resource in `push`. */
+const missingCluster = (push: PushContext, name: string): string => {
+  const parsed = parseClusterName(name)
+  if (parsed === undefined) return "not a cluster name (outbound|<port>|<subset>|<host>)"
+  const service = push.serviceByHost.get(parsed.host)
+  if (service === undefined) return `no service has host ${parsed.host}`
+  if (servicePort(service, parsed.port) === undefined)
+    return `service ${service.hostname} has no port ${parsed.port} (ports: ${listed(service.ports.map((p) => p.port))})`
+  const dr = push.destinationRuleByHost.get(parsed.host)
+  return dr === undefined
+    ? `no DestinationRule for host ${parsed.host} defines subset "${parsed.subset}"`
+    : `DestinationRule ${dr.namespace}/${dr.name} for host ${parsed.host} defines no subset "${parsed.subset}" (subsets: ${listed(dr.subsets.map((s) => s.name))})`
+}
+
+const MISSING_NOUN: Readonly<Record<string, string>> = {
+  [TypeUrl.Listener]: "listener",
+  [TypeUrl.Route]: "route",
+  [TypeUrl.Cluster]: "cluster",
+  [TypeUrl.Endpoint]: "endpoints of cluster",
+}
+
+/**
+ * Why a requested name got no resource: a client dialling a `host:port` the mesh does not know
+ * is only told DEADLINE_EXCEEDED by its library, so the server says it (`/debug/syncz`, `ads`
+ * debug log): "requested listener foo:80 not found: no service has host foo".
+ */
+export const missingResource = (push: PushContext, typeUrl: string, name: string): string => {
+  const noun = MISSING_NOUN[typeUrl] ?? "resource"
+  const why =
+    typeUrl === TypeUrl.Cluster || typeUrl === TypeUrl.Endpoint
+      ? missingCluster(push, name)
+      : isInboundListenerName(name)
+        ? `malformed inbound listener name (expected ${INBOUND_LISTENER_PREFIXES[0]}<ip>:<port>)`
+        : typeUrl === TypeUrl.Listener || typeUrl === TypeUrl.Route
+          ? missingHostPort(push, name)
+          : `unknown type ${typeUrl}`
+  return `requested ${noun} ${name} not found: ${why}`
+}
+
+/** What `missingResource` says for each name of a non-wildcard watch `resources` has no entry for. */
+export const missingResources = (
+  push: PushContext,
+  typeUrl: string,
+  names: ReadonlyArray<string>,
+  resources: ReadonlyArray<{ readonly name: string }>,
+): ReadonlyArray<string> => {
+  // Generators give at most one resource per name: as many as names means none is missing.
+  if (resources.length >= names.length) return []
+  const present = new Set(resources.map((r) => r.name))
+  return names.filter((name) => !present.has(name)).map((name) => missingResource(push, typeUrl, name))
+}
 
 export const generate = (push: PushContext, typeUrl: string, sub: Subscription): ReadonlyArray<ResourceSpec> => {
   switch (typeUrl) {

@@ -13,6 +13,8 @@
  * itself: servers whose namespace and labels select the same policies share the encoded resource.
  */
 // grpc-gen imports this module too; both only call each other's functions after loading.
+
+import { noticeOnce } from "./generator-notices.js"
 import { type ProtoObject, type ResourceSpec, workloadMtlsMode } from "./grpc-gen.js"
 import { applicablePolicies, rbacFilters } from "./grpc-rbac.js"
 import { digest, INBOUND_LISTENER_PREFIXES, type PushContext } from "./push-context.js"
@@ -56,28 +58,6 @@ export const parseInboundName = (name: string): { readonly ip: string; readonly 
   return { ip: m[1]!, port }
 }
 
-// Warnings are about config, not about requests: each is reported once per process. Generation
-// is pure, so they wait here until the ADS server logs them (`takeInboundWarnings`) with the
-// program's logger and scopes.
-const reported = new Set<string>()
-const MAX_REPORTED = 10_000
-let pending: Array<string> = []
-const warnOnce = (warnings: ReadonlyArray<string>): void => {
-  for (const warning of warnings) {
-    if (reported.has(warning)) continue
-    if (reported.size >= MAX_REPORTED) reported.clear()
-    reported.add(warning)
-    pending.push(warning)
-  }
-}
-
-/** The warnings generated since the last call, each reported once per process. */
-export const takeInboundWarnings = (): ReadonlyArray<string> => {
-  const taken = pending
-  pending = []
-  return taken
-}
-
 const downstreamTls: ProtoObject = {
   name: "envoy.transport_sockets.tls",
   typed_config: {
@@ -113,7 +93,14 @@ export const generateInboundListener = (
     workload.labels,
   )
   const rbac = rbacFilters(applicable.policies)
-  warnOnce([...applicable.warnings, ...rbac.warnings])
+  // Generation is pure: what it had to skip is logged by the ADS server (generator-notices.ts).
+  noticeOnce(
+    [...applicable.warnings, ...rbac.warnings].map((message) => ({
+      level: "warning",
+      scope: "authorization",
+      message,
+    })),
+  )
   const filters = [...rbac.filters, { name: "envoy.filters.http.router", typed_config: { "@type": ROUTER_TYPE } }]
   return {
     name,

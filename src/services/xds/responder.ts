@@ -5,7 +5,7 @@
  */
 import type { EncodedResource, ResourceCache } from "./cache.js"
 import { type DeltaWatch, planDelta } from "./delta.js"
-import { generate, hostClusterNames, type Subscription, setDigest } from "./grpc-gen.js"
+import { generate, hostClusterNames, missingResources, type Subscription, setDigest } from "./grpc-gen.js"
 import { type ProxyWorkload, proxyWorkload } from "./grpc-inbound.js"
 import type { AnyMessage, DeltaDiscoveryResponse, DeltaResource, DiscoveryResponse, Node } from "./messages.js"
 import { structToPlain } from "./messages.js"
@@ -52,6 +52,8 @@ interface ResolvedSet {
   readonly bytes: number
   /** The push responses built from a shared set (undefined when the set is not shared). */
   readonly responses: SharedResponses | undefined
+  /** Why each requested name without a resource has none (`missingResource`). */
+  readonly notFound: ReadonlyArray<string>
 }
 
 /**
@@ -148,7 +150,8 @@ const resolvedSet = (
     const resources = resourcesFor(push, cache, typeUrl, { wildcard, names, ...workloadOf(proxy) })
     let bytes = 0
     for (const r of resources) bytes += r.resource.value.length
-    return { resources, messages: resources.map((r) => r.resource), bytes, responses }
+    const notFound = wildcard ? [] : missingResources(push, typeUrl, names, resources)
+    return { resources, messages: resources.map((r) => r.resource), bytes, responses, notFound }
   }
   if (!share || (typeUrl === TypeUrl.Listener && names.some(isInboundListenerName)))
     return { ...build(undefined), shared: false }
@@ -204,7 +207,8 @@ const carriedOver = (
   const resources = set.resources.map((r) => byName.get(r.name) ?? r)
   let bytes = 0
   for (const r of resources) bytes += r.resource.value.length
-  return { resources, messages: resources.map((r) => r.resource), bytes, responses }
+  // The same clusters exist (see above): the same names are missing.
+  return { resources, messages: resources.map((r) => r.resource), bytes, responses, notFound: set.notFound }
 }
 
 /**
@@ -249,6 +253,8 @@ export interface SotwResponse {
   readonly bytes: number
   /** Resources taken from a set resolved for another connection (cache reads saved). */
   readonly sharedReads: number
+  /** Why each requested name without a resource has none, for `/debug/syncz` and the log. */
+  readonly notFound: ReadonlyArray<string>
 }
 
 /**
@@ -281,6 +287,7 @@ export const sotwResponse = (
     digest: digestOf(set.resources),
     bytes: set.bytes,
     sharedReads: set.shared ? set.resources.length : 0,
+    notFound: set.notFound,
   }
 }
 
@@ -306,6 +313,8 @@ export interface DeltaResponse {
   readonly bytes: number
   /** Resources taken from a set resolved for another connection (cache reads saved). */
   readonly sharedReads: number
+  /** Why each subscribed name without a resource has none, for `/debug/syncz` and the log. */
+  readonly notFound: ReadonlyArray<string>
 }
 
 export const deltaResponse = (
@@ -321,12 +330,12 @@ export const deltaResponse = (
   const resources = set.resources
   const plan = planDelta(watch, resources)
   if (plan.send.length === 0 && plan.removed.length === 0 && !force) {
-    return { response: undefined, sent: [], removed: [], bytes: 0, sharedReads: 0 }
+    return { response: undefined, sent: [], removed: [], bytes: 0, sharedReads: 0, notFound: set.notFound }
   }
   const sharedReads = set.shared ? resources.length : 0
   const toSend = new Set(plan.send)
   const sent = resources.filter((r) => toSend.has(r.name))
-  const build = (nonce: string): Omit<DeltaResponse, "sharedReads"> => {
+  const build = (nonce: string): Omit<DeltaResponse, "sharedReads" | "notFound"> => {
     let bytes = 0
     for (const r of sent) bytes += r.resource.value.length
     return {
@@ -342,7 +351,9 @@ export const deltaResponse = (
       bytes,
     }
   }
-  if (typeof nonce === "string" || set.responses === undefined) return { ...build(nonceOf(nonce)), sharedReads }
+  const notFound = set.notFound
+  if (typeof nonce === "string" || set.responses === undefined)
+    return { ...build(nonceOf(nonce)), sharedReads, notFound }
   // What is sent and removed decides the response: connections watching different sets that
   // need the same update (an endpoint change reaching every watcher of one cluster) share it.
   const key = `${watch.typeUrl}\u0000${sent.map((r) => `${r.name} ${r.version}`).join("\n")}\u0000${plan.removed.join("\n")}`
@@ -352,13 +363,13 @@ export const deltaResponse = (
     built = build(nonce())
     responses.set(key, built)
   }
-  return { ...built, sharedReads }
+  return { ...built, sharedReads, notFound }
 }
 
 /** Delta push responses per (PushContext, cache), by what they send and remove. */
 const deltaPushResponses = new WeakMap<
   PushContext,
-  WeakMap<ResourceCache, Map<string, Omit<DeltaResponse, "sharedReads">>>
+  WeakMap<ResourceCache, Map<string, Omit<DeltaResponse, "sharedReads" | "notFound">>>
 >()
 const pushResponsesOf = (push: PushContext, cache: ResourceCache) =>
   memoOf(deltaPushResponses, push, cache, () => new Map())

@@ -35,7 +35,7 @@ export interface XdsServerConfig {
   readonly deltaXds: boolean
   /** Time allowed for streams to close at shutdown (--shutdownDuration). */
   readonly shutdownDuration: Duration.Duration
-  /** PILOT_XDS_SEND_TIMEOUT: a response write taking longer ends its stream (unset or 0 = no limit). */
+  /** PILOT_XDS_SEND_TIMEOUT: a response write taking longer ends its stream (0 = no limit; unset = 5s). */
   readonly sendTimeout?: Duration.Duration
 }
 
@@ -54,6 +54,7 @@ export const defaultXdsServerConfig: XdsServerConfig = {
   pushContext: defaultPushContextOptions,
   deltaXds: true,
   shutdownDuration: Duration.seconds(10),
+  sendTimeout: Duration.seconds(5),
 }
 
 export interface WatchStatus {
@@ -66,6 +67,8 @@ export interface WatchStatus {
   readonly versionAcked?: string
   /** Last NACK's error_detail message (cleared by an ACK). */
   readonly lastError?: string
+  /** Why requested names have no resource ("requested listener foo:80 not found: ..."). */
+  readonly warnings?: ReadonlyArray<string>
 }
 
 export interface ConnectionStatus {

@@ -5,6 +5,7 @@
  */
 import { Either } from "effect"
 import { parseGoDurationNanos } from "../config/duration.js"
+import { ignoredDestinationRuleFields } from "./grpc-ignored.js"
 
 export interface StringMatch {
   readonly exact?: string
@@ -97,6 +98,8 @@ export interface DestinationRuleView {
   readonly host: string
   readonly trafficPolicy?: TrafficPolicyView
   readonly subsets: ReadonlyArray<SubsetView>
+  /** Spec fields proxyless gRPC clients do not get (grpc-ignored.ts); empty when none. */
+  readonly ignored: ReadonlyArray<string>
 }
 
 type Obj = Readonly<Record<string, unknown>>
@@ -284,6 +287,7 @@ export const destinationRuleView = (
       if (so === undefined || name === undefined) return []
       return [defined<SubsetView>({ name, labels: strMap(so.labels), trafficPolicy: trafficPolicy(so.trafficPolicy) })]
     }),
+    ignored: ignoredDestinationRuleFields(spec),
   })
 }
 

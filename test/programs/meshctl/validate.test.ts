@@ -44,6 +44,28 @@ spec:
     - destination: {host: reviews, subset: v2}
       weight: 20
 `
+/** Valid on its own; its second destination names a subset the DestinationRule below lacks. */
+const VS_UNDEFINED_SUBSET = `apiVersion: networking.mesh.io/v1
+kind: VirtualService
+metadata: {name: reviews, namespace: demo}
+spec:
+  hosts: [reviews]
+  http:
+  - route:
+    - destination: {host: reviews, subset: v1}
+      weight: 50
+    - destination: {host: reviews.demo.svc.cluster.local, subset: v3}
+      weight: 50
+`
+const REVIEWS_DR = `apiVersion: networking.mesh.io/v1
+kind: DestinationRule
+metadata: {name: reviews, namespace: demo}
+spec:
+  host: reviews
+  subsets: [{name: v1, labels: {version: v1}}, {name: v2, labels: {version: v2}}]
+`
+const SUBSET_WARNING =
+  'field spec.http[0].route[1].destination.subset: referenced host+subset not found: the DestinationRules for host reviews.demo.svc.cluster.local define no subset "v3" (subsets: v1, v2; requests routed there fail)'
 const UNKNOWN_KIND = `apiVersion: networking.mesh.io/v1
 kind: Frobnicator
 metadata: {name: x}
@@ -60,6 +82,9 @@ beforeAll(() => {
   writeFileSync(join(dir, "mixed", "a-good.yaml"), `${VALID_SE}---\n${VALID_DR}`)
   writeFileSync(join(dir, "mixed", "b-bad.yaml"), `${VALID_SE}---\n${INVALID_VS}---\n${UNKNOWN_KIND}`)
   writeFileSync(join(dir, "syntax.yaml"), "apiVersion: v1\nkind: a: Namespace\n")
+  mkdirSync(join(dir, "subsets"))
+  writeFileSync(join(dir, "subsets", "dr.yaml"), REVIEWS_DR)
+  writeFileSync(join(dir, "subsets", "vs.yaml"), VS_UNDEFINED_SUBSET)
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
@@ -140,6 +165,36 @@ describe("meshctl validate (in process)", () => {
     expect(result.message).toBe("validation failed: 2 problems (1 invalid document and 1 unreadable path) in 2 files")
   })
 
+  it("warns about a route destination whose subset no DestinationRule of the files defines, and passes", async () => {
+    const vs = join(dir, "subsets", "vs.yaml")
+    const result = await runInProcess(["validate", "-f", join(dir, "subsets")])
+    expect(result.ok).toBe(true)
+    expect(result.out).toEqual([`"${join(dir, "subsets", "dr.yaml")}" is valid`, `"${vs}" is valid`])
+    expect(result.err).toEqual([`Warning: ${vs} document 0 VirtualService demo/reviews: ${SUBSET_WARNING}`])
+    // Without any DestinationRule every subset is undefined; with the subset defined there is none.
+    const alone = await runInProcess(["validate", "-f", vs])
+    expect(alone.ok).toBe(true)
+    expect(alone.err).toEqual(
+      ["v1", "v3"].map(
+        (subset, i) =>
+          `Warning: ${vs} document 0 VirtualService demo/reviews: field spec.http[0].route[${i}].destination.subset: referenced host+subset not found: no DestinationRule for host reviews.demo.svc.cluster.local defines subset "${subset}" (requests routed there fail)`,
+      ),
+    )
+    const fixed = await runInProcess(
+      ["validate", "-f", "-"],
+      `${VS_UNDEFINED_SUBSET.replace("v3", "v2")}---\n${REVIEWS_DR}`,
+    )
+    expect(fixed.err).toEqual([])
+  })
+
+  it("prints warnings after the errors, apart from them", async () => {
+    const result = await runInProcess(["validate", "-f", join(dir, "subsets", "vs.yaml"), "-f", join(dir, "mixed")])
+    expect(result.ok).toBe(false)
+    // b-bad.yaml's VirtualService is invalid: only the valid one is checked (no DestinationRule: v1 and v3).
+    expect(result.err.map((line) => line.startsWith("Warning: "))).toEqual([false, false, true, true])
+    expect(result.message).toBe("validation failed: 2 problems (2 invalid documents) in 1 file")
+  })
+
   it("refuses to run without files", async () => {
     const result = await runInProcess(["validate"])
     expect(result.ok).toBe(false)
@@ -180,6 +235,15 @@ describe.concurrent("meshctl validate (process)", () => {
     expect(good.stdout.trim()).toBe("validation succeed")
     const bad = await runBinary(["validate", "-f", "-"], INVALID_VS)
     expect(bad.code).toBe(1)
+  })
+
+  it("exits 0 with a warning for an undefined subset", async () => {
+    const result = await runBinary(["validate", "-f", join(dir, "subsets")])
+    expect(result.code).toBe(0)
+    expect(result.stderr).toContain(
+      `Warning: ${join(dir, "subsets", "vs.yaml")} document 0 VirtualService demo/reviews: ${SUBSET_WARNING}`,
+    )
+    expect(result.stdout).toContain(`"${join(dir, "subsets", "vs.yaml")}" is valid`)
   })
 
   it("validates the example mesh", async () => {

@@ -21,6 +21,7 @@ const connection: ConnectionStatus = {
       versionSent: "v3",
       versionAcked: "v3",
       lastError: "bad route",
+      warnings: ["requested route a:80 not found: no service has host a"],
     },
   ],
 }
@@ -40,6 +41,7 @@ describe("debug views", () => {
         versionSent: "v2",
         versionAcked: "",
         lastError: "",
+        warnings: [],
       },
       {
         proxy: connection.nodeId,
@@ -53,6 +55,7 @@ describe("debug views", () => {
         versionSent: "v3",
         versionAcked: "v3",
         lastError: "bad route",
+        warnings: ["requested route a:80 not found: no service has host a"],
       },
     ])
   })

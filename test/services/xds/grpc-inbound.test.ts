@@ -7,8 +7,9 @@ import { dirname, join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { loadXdsProtos } from "../../../src/layers/xds/protos.js"
 import { makeResourceCache } from "../../../src/services/xds/cache.js"
+import { takeGeneratorNotices } from "../../../src/services/xds/generator-notices.js"
 import { generate, type Subscription } from "../../../src/services/xds/grpc-gen.js"
-import { parseInboundName, proxyWorkload, takeInboundWarnings } from "../../../src/services/xds/grpc-inbound.js"
+import { parseInboundName, proxyWorkload } from "../../../src/services/xds/grpc-inbound.js"
 import {
   changedHosts,
   hostOfResourceName,
@@ -181,13 +182,14 @@ describe("inbound listeners for gRPC servers", () => {
   })
 
   it("skipped policies are reported once, not on every generation", () => {
-    takeInboundWarnings()
+    takeGeneratorNotices()
     const extra = { authorizationPolicies: [authorizationPolicy("audit-once", { action: "AUDIT", rules: [{}] })] }
     listener(extra)
     listener(extra)
-    const reports = takeInboundWarnings().filter((w) => w.includes("default/audit-once: action AUDIT"))
+    const reports = takeGeneratorNotices().filter((w) => w.message.includes("default/audit-once: action AUDIT"))
     expect(reports).toHaveLength(1)
-    expect(takeInboundWarnings()).toEqual([])
+    expect(reports[0]).toMatchObject({ level: "warning", scope: "authorization" })
+    expect(takeGeneratorNotices()).toEqual([])
   })
 
   it("without a known workload only mesh-wide policies apply", () => {
