@@ -29,7 +29,7 @@ interface AnyRequest {
 }
 
 const clientOf = (request: AnyRequest): number | undefined => {
-  const match = /^bench-(\d+)$/.exec(request.node?.id ?? "")
+  const match = /^sidecar~[^~]*~bench-(\d+)\./.exec(request.node?.id ?? "")
   return match === null ? undefined : Number(match[1])
 }
 

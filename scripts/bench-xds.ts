@@ -242,7 +242,12 @@ const runClients = async () => {
       address: `127.0.0.1:${port}`,
       mode,
       decode: false,
-      node: { id: `bench-${client}`, metadata: plainToStruct({ GENERATOR: "grpc" }), locality: { zone: "zone" } },
+      // A node id of the form the server accepts (type~ip~id~domain).
+      node: {
+        id: `sidecar~127.0.0.1~bench-${client}.default~default.svc.cluster.local`,
+        metadata: plainToStruct({ GENERATOR: "grpc" }),
+        locality: { zone: "zone" },
+      },
       onResponse: (event) => {
         if (process.env.BENCH_DEBUG) process.stderr.write(`${client} ${JSON.stringify(event)}\n`)
         bytes += event.bytes

@@ -6,6 +6,12 @@
  * PushContext per push, and the push queue (at most one pending request per connection) with at
  * most `PILOT_PUSH_THROTTLE` connection pushes in flight, as plain calls from the fan-out to the
  * write. Resources are encoded once per distinct output and shared by every stream.
+ *
+ * What a caller sends is bounded: a stream's first request must name a valid node
+ * (INVALID_ARGUMENT otherwise), requests of unknown types are dropped, a stream's queued
+ * requests are bounded with the call paused while its fiber is busy (inbox.ts), a write that a
+ * peer does not take within PILOT_XDS_SEND_TIMEOUT resets its stream (writer.ts), and metric
+ * labels take only known values (request-limits.ts).
  */
 import { randomUUID } from "node:crypto"
 import { availableParallelism } from "node:os"
@@ -22,24 +28,25 @@ import {
   Layer,
   LogLevel,
   Option,
-  Queue,
   type Scope,
   Stream,
 } from "effect"
 import type { AuthContext } from "../../services/ca/authenticate.js"
+import { formatWindow, makeThrottledLogger } from "../../services/logging/log-throttle.js"
 import { Logging, passes, withScope } from "../../services/logging/logging.js"
 import { Metrics } from "../../services/metrics/metrics.js"
 import { makeResourceCache } from "../../services/xds/cache.js"
-import { deltaStatus, sotwStatus } from "../../services/xds/connection-status.js"
+import { deltaStatus, makeNotFoundLog, type NotFoundLog, sotwStatus } from "../../services/xds/connection-status.js"
 import { emptyDeltaState, onDeltaRequest, onDeltaSent } from "../../services/xds/delta.js"
 import { type EndpointWatch, makeEndpointWatchers } from "../../services/xds/endpoint-watchers.js"
-import { takeInboundWarnings } from "../../services/xds/grpc-inbound.js"
+import { takeGeneratorNotices } from "../../services/xds/generator-notices.js"
 import type {
   DeltaDiscoveryRequest,
   DeltaDiscoveryResponse,
   DiscoveryRequest,
   DiscoveryResponse,
 } from "../../services/xds/messages.js"
+import { nodeName, nodeProblem } from "../../services/xds/node-id.js"
 import {
   changedHosts,
   derivePushContext,
@@ -51,6 +58,14 @@ import {
 import { makePushDispatcher, type PushSlicing } from "../../services/xds/push-dispatcher.js"
 import type { PushRequest } from "../../services/xds/push-request.js"
 import { makeTokenBucket, reserve } from "../../services/xds/rate-limit.js"
+import {
+  boundedLabel,
+  nackCodeLabel,
+  quoted,
+  truncate,
+  typeForLog,
+  typeLabel,
+} from "../../services/xds/request-limits.js"
 import {
   deltaEntry,
   deltaResponse,
@@ -69,15 +84,17 @@ import {
   type XdsServerShape,
 } from "../../services/xds/server.js"
 import { emptySotwState, onSotwRequest, onSotwSent, sotwNeedsPush } from "../../services/xds/sotw.js"
-import { PUSH_ORDER, shortType, TypeUrl } from "../../services/xds/type-urls.js"
+import { isKnownType, PUSH_ORDER, shortType, TypeUrl } from "../../services/xds/type-urls.js"
 import { diffInputs } from "../../services/xds/updates.js"
 import { clusterHostsOf, endpointHosts, namedHostsOf } from "../../services/xds/watched-hosts.js"
 import { openGuard, type XdsGrant, type XdsGuard, type XdsRefusal } from "../../services/xds/xds-auth.js"
 import { peerUris } from "../secure-grpc/listener.js"
 import { clearCacheIndexEvery } from "./cache-index.js"
 import { makeDebouncer } from "./debouncer.js"
+import { makeInbox } from "./inbox.js"
 import { loadXdsProtos } from "./protos.js"
-import { makeWriter, type WritableCall, type Writer } from "./writer.js"
+import { endOrReset, resetStream } from "./stream-reset.js"
+import { makeWriters, type WritableCall, type Writer } from "./writer.js"
 import { makeXdsMetrics } from "./xds-metrics.js"
 
 interface Connection {
@@ -180,6 +197,18 @@ const defaultThrottle = (): number => Math.max(10, availableParallelism() * 50)
 const defaultRequestRate = (): number => Math.max(100, availableParallelism() * 100)
 /** How long a new stream over the rate may wait for its token before RESOURCE_EXHAUSTED. */
 const MAX_STREAM_WAIT_MS = 1000
+/**
+ * Delta requests a stream may queue while its fiber is busy (see inbox.ts): the call is paused
+ * at the first, so only what grpc-js had read already can follow it; one more ends the stream.
+ */
+const MAX_PENDING_DELTA = 16
+/**
+ * At shutdown, how long peers may take to read what they were sent before their streams are
+ * reset: a peer that does not read would otherwise keep the server from closing until it is
+ * forced, as late as `--shutdownDuration`.
+ */
+const shutdownGraceMillis = (shutdownDuration: Duration.Duration): number =>
+  Math.min(1000, Duration.toMillis(shutdownDuration) / 4)
 
 /** The ADS service for another listener (the secure one), each stream guarded by `guard`. */
 export interface AdsGrpcServiceShape {
@@ -222,7 +251,7 @@ export const makeXdsServer = (
     const cache = makeResourceCache(protos.codec, config.cache, {
       read: (hit) => metrics.cacheReads.inc({ type: hit ? "hit" : "miss" }),
       evicted: (reason, count) => metrics.cacheEvictions.inc({ type: reason }, count),
-      size: (typeUrl, entries) => metrics.cacheSize.set({ type: shortType(typeUrl) }, entries),
+      size: (typeUrl, entries) => metrics.cacheSize.set({ type: typeLabel(typeUrl) }, entries),
     })
     yield* clearCacheIndexEvery(cache, config.cache.indexClearInterval)
     /**
@@ -240,11 +269,14 @@ export const makeXdsServer = (
     }
     /** What the (pure) generators had to skip in the config, logged once each with our logger. */
     const logGeneratorWarnings = () => {
-      const warnings = takeInboundWarnings()
-      if (warnings.length > 0)
+      const notices = takeGeneratorNotices()
+      if (notices.length > 0)
         runFork(
-          Effect.forEach(warnings, (warning) => Effect.logWarning(warning), { discard: true }).pipe(
-            withScope("authorization"),
+          Effect.forEach(
+            notices,
+            (n) =>
+              (n.level === "info" ? Effect.logInfo(n.message) : Effect.logWarning(n.message)).pipe(withScope(n.scope)),
+            { discard: true },
           ),
         )
     }
@@ -351,6 +383,10 @@ export const makeXdsServer = (
     /** A debug line from a push (plain code): only built when debug lines are written. */
     const logPushDebug = (line: () => string) => {
       if (debug) runFork(Effect.logDebug(line()).pipe(withScope("ads")))
+    }
+    /** Records why a response lacks requested names; says each new reason at debug. */
+    const noteNotFound = (log: NotFoundLog, typeUrl: string, id: string, notFound: ReadonlyArray<string>) => {
+      for (const text of log.record(typeUrl, notFound)) logPushDebug(() => `${text} (connection ${id})`)
     }
 
     /** Ports of a host's service without endpoints, and its unhealthy endpoints. */
@@ -482,41 +518,89 @@ export const makeXdsServer = (
         return true
       })
 
+    /**
+     * Warnings about streams refused, closed or ignored, one line per kind and interval after
+     * the first: a caller that opens thousands of bad streams costs a few lines, not thousands
+     * (the metrics still count each).
+     */
+    const streamLog = yield* makeThrottledLogger({
+      summary: ({ key, count, windowMs }) =>
+        `${count} more xDS streams: ${key} (in the last ${formatWindow(windowMs)})`,
+    })
+    const warnStream = (kind: string, message: string) => streamLog.log(kind, message).pipe(withScope("ads"))
+    const writerOf = yield* makeWriters({
+      sendTimeout: config.sendTimeout ?? Duration.seconds(5),
+      onTimeout: () => metrics.writeTimeout.inc(),
+      warn: (message) => warnStream("closed after a write timeout", message),
+    })
     const writer = <T>(call: grpc.ServerDuplexStream<unknown, T>) =>
-      makeWriter<T>(call as unknown as WritableCall<T>, {
-        sendTimeout: config.sendTimeout ?? Duration.zero,
-        onTimeout: () => metrics.writeTimeout.inc(),
-      })
+      Effect.sync(() => writerOf<T>(call as unknown as WritableCall<T>))
 
     const calls = new Set<grpc.ServerDuplexStream<unknown, unknown>>()
 
     /**
-     * A stream's requests, in order, for its fiber: `next` waits for one (null once the stream
-     * closed), `handled` marks it done. A request that `acceptNow` takes while nothing is waiting
-     * or being handled (an ACK, the most common request by far) never reaches the fiber: with
-     * thousands of proxies ACKing a push, a fiber wake-up per ACK would cost more than the ACK.
+     * Ends a stream with `status`. Its status waits behind what the stream wrote; a peer that
+     * does not read never gets it, so such a stream is reset as well.
      */
-    const inboxOf = <Req>(call: grpc.ServerDuplexStream<Req, unknown>, acceptNow: (request: Req) => boolean) =>
-      Effect.gen(function* () {
-        calls.add(call as grpc.ServerDuplexStream<unknown, unknown>)
-        const inbox = yield* Queue.unbounded<Req | null>()
-        let unfinished = 0
-        call.on("data", (request: Req) => {
-          if (unfinished === 0 && acceptNow(request)) return
-          unfinished++
-          Queue.unsafeOffer(inbox, request)
-        })
-        const close = () => Queue.unsafeOffer(inbox, null)
-        call.on("end", close)
-        call.on("error", close)
-        call.on("close", close)
-        call.on("cancelled", close)
-        return {
-          next: Queue.take(inbox),
-          handled: () => {
-            unfinished--
+    const abort = (call: grpc.ServerDuplexStream<unknown, unknown>, status: Partial<grpc.StatusObject>) => {
+      if (!call.writableEnded) call.emit("error", status)
+      if (call.writableLength > 0) resetStream(call)
+    }
+
+    /**
+     * A stream's requests for its fiber, bounded (see inbox.ts). The first request names the
+     * proxy: its node is taken as it is read (a later request of the same type may replace it
+     * in the queue) and checked at once, as the reference does: a stream whose node cannot be
+     * served is refused with INVALID_ARGUMENT. Requests of a type this server does not serve are
+     * dropped, never kept, answered or made a label; the first one per stream is logged (cut
+     * short), as the reference logs and ignores them.
+     */
+    const inboxOf = <Req extends DiscoveryRequest | DeltaDiscoveryRequest>(
+      call: grpc.ServerDuplexStream<Req, unknown>,
+      protocol: "sotw" | "delta",
+      acceptNow: (request: Req) => boolean,
+    ) =>
+      Effect.sync(() => {
+        const stream = call as grpc.ServerDuplexStream<unknown, unknown>
+        calls.add(stream)
+        let proxy: ProxyInfo | undefined
+        let unknownTypeLogged = false
+        const inbox = makeInbox<Req>(call, {
+          screen: (request) => {
+            if (proxy === undefined) {
+              proxy = proxyInfo(request.node)
+              const problem = nodeProblem(request.node, proxy.metadata)
+              if (problem !== undefined) {
+                runFork(warnStream("refused for their node", `refusing xDS stream from ${call.getPeer()}: ${problem}`))
+                abort(stream, { code: grpc.status.INVALID_ARGUMENT, details: problem })
+                return false
+              }
+            }
+            const typeUrl = request.type_url ?? ""
+            if (isKnownType(typeUrl)) return true
+            if (!unknownTypeLogged) {
+              unknownTypeLogged = true
+              runFork(
+                warnStream(
+                  "ignored requests for unknown types",
+                  `ignoring requests for unknown type ${typeForLog(typeUrl)} from ${call.getPeer()} node=${quoted(proxy.id)}`,
+                ),
+              )
+            }
+            return false
           },
-        }
+          acceptNow,
+          ...(protocol === "sotw" ? { coalesceKey: (request: Req) => request.type_url ?? "" } : {}),
+          // SotW requests coalesce per (known) type: never more than one per type.
+          maxPending: protocol === "sotw" ? PUSH_ORDER.length : MAX_PENDING_DELTA,
+          onOverflow: (pending) => {
+            const details = `too many requests queued: ${pending} while earlier ones were unanswered (at most ${MAX_PENDING_DELTA})`
+            runFork(warnStream("closed for queueing too much", `closing xDS stream from ${call.getPeer()}: ${details}`))
+            abort(stream, { code: grpc.status.RESOURCE_EXHAUSTED, details })
+          },
+        })
+        /** The proxy the stream's first request named (set once the fiber has a request). */
+        return { ...inbox, proxy: () => proxy as ProxyInfo }
       })
 
     /** The stream of each registered connection (for `disconnect`). */
@@ -537,16 +621,52 @@ export const makeXdsServer = (
         callOf.delete(connection.id)
         dispatcher.remove(connection)
         calls.delete(call)
+        forgetRejects(connection.id)
         if (!call.writableEnded) call.end()
         yield* Effect.logDebug(`connection ${connection.id} closed`)
       })
 
-    const recordNack = (proxy: ProxyInfo | undefined, typeUrl: string, error: string) =>
+    /**
+     * The `pilot_xds_*_reject{node,err}` series each connection set, by type. As in the
+     * reference, `node` names the proxy (the `pod.namespace` part of its id) and `err` is the
+     * NACK's status code name, never its message (logged, and shown in `/debug/syncz`). A
+     * plaintext caller chooses its node id, so the label is cut short, a connection holds one
+     * series per type (its latest NACK's), and its series go when it disconnects: the series
+     * are bounded by the open streams, not by every node id ever seen.
+     */
+    const rejectSeries = new Map<string, Map<string, { readonly node: string; readonly err: string }>>()
+    const forgetRejects = (connectionId: string) => {
+      const series = rejectSeries.get(connectionId)
+      if (series === undefined) return
+      rejectSeries.delete(connectionId)
+      for (const [type, labels] of series) metrics.rejects[type]?.remove(labels)
+    }
+
+    const recordNack = (
+      connectionId: string,
+      proxy: ProxyInfo | undefined,
+      typeUrl: string,
+      error: string,
+      code: number | undefined,
+    ) =>
       Effect.gen(function* () {
-        const type = shortType(typeUrl)
+        const type = typeLabel(typeUrl)
         metrics.totalRejects.inc({ type })
-        metrics.rejects[type]?.set({ node: proxy?.id ?? "", err: error.slice(0, 200) }, 1)
-        yield* Effect.logWarning(`${type.toUpperCase()}: ACK ERROR ${proxy?.id ?? ""} ${error}`)
+        const gauge = metrics.rejects[type]
+        if (gauge !== undefined) {
+          const labels = { node: boundedLabel(nodeName(proxy?.id ?? "")), err: nackCodeLabel(code) }
+          let series = rejectSeries.get(connectionId)
+          if (series === undefined) {
+            series = new Map()
+            rejectSeries.set(connectionId, series)
+          }
+          const before = series.get(type)
+          if (before !== undefined && (before.node !== labels.node || before.err !== labels.err)) gauge.remove(before)
+          series.set(type, labels)
+          gauge.set(labels, 1)
+        }
+        // The message is cut short where the request is read (sotw.ts, delta.ts).
+        yield* Effect.logWarning(`${type.toUpperCase()}: ACK ERROR ${quoted(proxy?.id ?? "")} ${error}`)
       })
 
     /** Writes a response of `typeUrl`; once written, counts the push and its send time. */
@@ -554,7 +674,7 @@ export const makeXdsServer = (
       const startedAt = clock.unsafeCurrentTimeMillis()
       write(response, () => {
         metrics.sendTime.observe((clock.unsafeCurrentTimeMillis() - startedAt) / 1000)
-        metrics.pushes.inc({ type: shortType(typeUrl) })
+        metrics.pushes.inc({ type: typeLabel(typeUrl) })
         onWritten()
       })
     }
@@ -583,7 +703,7 @@ export const makeXdsServer = (
     /** Ends a stream the listener's guard refused, with the refusal's status. */
     const refuse = (call: grpc.ServerDuplexStream<unknown, unknown>, refusal: XdsRefusal) =>
       Effect.zipRight(
-        Effect.logWarning(`refusing xDS stream from ${call.getPeer()}: ${refusal.message}`),
+        warnStream("refused by the listener's guard", `refusing xDS stream from ${call.getPeer()}: ${refusal.message}`),
         Effect.sync(() => call.emit("error", { code: refusal.code, details: refusal.message })),
       )
 
@@ -614,6 +734,7 @@ export const makeXdsServer = (
         let refused = false
         const inbox = yield* inboxOf(
           call,
+          "sotw",
           plainAck(
             onSotwRequest,
             () => (proxy === undefined ? undefined : state),
@@ -633,6 +754,7 @@ export const makeXdsServer = (
         const id = `${call.getPeer()}-${++connectionCounter}`
         const connectedAt = yield* Clock.currentTimeMillis
         let proxy: ProxyInfo | undefined
+        const notFound = makeNotFoundLog()
 
         /**
          * Writes the watch's response now (unless `onlyIfChanged` and unchanged); whether it
@@ -650,6 +772,7 @@ export const makeXdsServer = (
           const built = sotwResponse(push, cache, watch, nonce, proxy, sharable(typeUrl))
           countSharedReads(built.sharedReads)
           logGeneratorWarnings()
+          noteNotFound(notFound, typeUrl, id, built.notFound)
           if (onlyIfChanged && !sotwNeedsPush(watch, built.digest)) return false
           state = onSotwSent(state, typeUrl, {
             nonce: built.response.nonce,
@@ -666,7 +789,7 @@ export const makeXdsServer = (
 
         const connection: Connection = {
           id,
-          status: () => sotwStatus(id, call.getPeer(), proxy, connectedAt, state),
+          status: () => sotwStatus(id, call.getPeer(), proxy, connectedAt, state, notFound.byType()),
           affectedBy: (push, request) => {
             for (const w of state.watches.values())
               if ((request.full || w.typeUrl === TypeUrl.Endpoint) && touches(push, request, w.names, w.wildcard))
@@ -693,13 +816,13 @@ export const makeXdsServer = (
         const handle = (request: DiscoveryRequest) =>
           Effect.gen(function* () {
             if (proxy === undefined) {
-              proxy = proxyInfo(request.node)
+              proxy = inbox.proxy()
               if (!(yield* authorized(call as never, grant, proxy))) {
                 refused = true
                 return
               }
               yield* register(connection, call as never)
-              yield* Effect.logInfo(`new connection ${id} node=${proxy.id} generator=${proxy.generator}`)
+              yield* Effect.logInfo(`new connection ${id} node=${proxy.id} generator=${truncate(proxy.generator, 64)}`)
             }
             const typeUrl = request.type_url ?? ""
             const step = onSotwRequest(state, request)
@@ -713,11 +836,13 @@ export const makeXdsServer = (
               : Effect.void
             switch (step.event._tag) {
               case "Nack":
-                yield* recordNack(proxy, typeUrl, step.event.error)
+                yield* recordNack(id, proxy, typeUrl, step.event.error, request.error_detail?.code)
                 break
               case "StaleNonce":
-                metrics.expiredNonce.inc({ type: shortType(typeUrl) })
-                yield* Effect.logDebug(`${shortType(typeUrl).toUpperCase()}: expired nonce ${step.event.nonce} ${id}`)
+                metrics.expiredNonce.inc({ type: typeLabel(typeUrl) })
+                yield* Effect.logDebug(
+                  `${shortType(typeUrl).toUpperCase()}: expired nonce ${quoted(step.event.nonce, 64)} ${id}`,
+                )
                 break
               case "Subscribe":
                 yield* Effect.logDebug(
@@ -752,6 +877,7 @@ export const makeXdsServer = (
         let refused = false
         const inbox = yield* inboxOf(
           call,
+          "delta",
           plainAck(
             onDeltaRequest,
             () => (proxy === undefined ? undefined : state),
@@ -767,6 +893,7 @@ export const makeXdsServer = (
         const id = `${call.getPeer()}-${++connectionCounter}`
         const connectedAt = yield* Clock.currentTimeMillis
         let proxy: ProxyInfo | undefined
+        const notFound = makeNotFoundLog()
 
         /** Writes what changed for the watch now (everything with `force`); whether it wrote. */
         const respond = (
@@ -781,6 +908,7 @@ export const makeXdsServer = (
           const built = deltaResponse(push, cache, watch, nonce, force, proxy, sharable(typeUrl))
           countSharedReads(built.sharedReads)
           logGeneratorWarnings()
+          noteNotFound(notFound, typeUrl, id, built.notFound)
           if (built.response === undefined) return false
           state = onDeltaSent(state, typeUrl, {
             nonce: built.response.nonce,
@@ -799,7 +927,7 @@ export const makeXdsServer = (
 
         const connection: Connection = {
           id,
-          status: () => deltaStatus(id, call.getPeer(), proxy, connectedAt, state),
+          status: () => deltaStatus(id, call.getPeer(), proxy, connectedAt, state, notFound.byType()),
           affectedBy: (push, request) => {
             for (const w of state.watches.values())
               if (
@@ -833,13 +961,15 @@ export const makeXdsServer = (
         const handle = (request: DeltaDiscoveryRequest) =>
           Effect.gen(function* () {
             if (proxy === undefined) {
-              proxy = proxyInfo(request.node)
+              proxy = inbox.proxy()
               if (!(yield* authorized(call as never, grant, proxy))) {
                 refused = true
                 return
               }
               yield* register(connection, call as never)
-              yield* Effect.logInfo(`new delta connection ${id} node=${proxy.id} generator=${proxy.generator}`)
+              yield* Effect.logInfo(
+                `new delta connection ${id} node=${proxy.id} generator=${truncate(proxy.generator, 64)}`,
+              )
             }
             const typeUrl = request.type_url ?? ""
             const step = onDeltaRequest(state, request)
@@ -853,8 +983,9 @@ export const makeXdsServer = (
                   respond(typeUrl, current, randomUUID(), step.event._tag === "Subscribe", written),
                 )
               : Effect.void
-            if (step.event._tag === "Nack") yield* recordNack(proxy, typeUrl, step.event.error)
-            if (step.event._tag === "StaleNonce") metrics.expiredNonce.inc({ type: shortType(typeUrl) })
+            if (step.event._tag === "Nack")
+              yield* recordNack(id, proxy, typeUrl, step.event.error, request.error_detail?.code)
+            if (step.event._tag === "StaleNonce") metrics.expiredNonce.inc({ type: typeLabel(typeUrl) })
             // The next request waits until this answer is written.
             yield* answered
           })
@@ -882,11 +1013,9 @@ export const makeXdsServer = (
         Effect.map(
           Effect.acquireRelease(
             Effect.sync(() => new Set<grpc.ServerDuplexStream<unknown, unknown>>()),
-            // The other listener shuts down after its services: end their streams first.
-            (served) =>
-              Effect.sync(() => {
-                for (const call of served) if (!call.writableEnded) call.end()
-              }),
+            // The other listener shuts down after its services: end their streams first (and
+            // reset those whose peer does not read, which would keep its shutdown waiting).
+            (served) => endOrReset([...served], shutdownGraceMillis(config.shutdownDuration)),
           ),
           (served) => implementation(guard, served),
         ),
@@ -904,21 +1033,26 @@ export const makeXdsServer = (
         })
       }),
       () =>
-        // Finalizers are uninterruptible: the force timer lives in the callback, not in a race.
-        Effect.async<void>((resume) => {
-          for (const call of calls) if (!call.writableEnded) call.end()
-          const timer = setTimeout(
-            () => {
-              server.forceShutdown()
+        Effect.zipRight(
+          // Streams end with their status once their peer took what they were sent; a peer
+          // that does not read within the grace has its streams reset (see stream-reset.ts),
+          // so that the shutdown completes instead of waiting to be forced.
+          endOrReset([...calls], shutdownGraceMillis(config.shutdownDuration)),
+          // Finalizers are uninterruptible: the force timer lives in the callback, not in a race.
+          Effect.async<void>((resume) => {
+            const timer = setTimeout(
+              () => {
+                server.forceShutdown()
+                resume(Effect.void)
+              },
+              Math.min(MAX_TIMER_MS, Duration.toMillis(config.shutdownDuration)),
+            )
+            server.tryShutdown(() => {
+              clearTimeout(timer)
               resume(Effect.void)
-            },
-            Math.min(MAX_TIMER_MS, Duration.toMillis(config.shutdownDuration)),
-          )
-          server.tryShutdown(() => {
-            clearTimeout(timer)
-            resume(Effect.void)
-          })
-        }),
+            })
+          }),
+        ),
     )
     yield* Effect.logInfo(`ADS server listening on ${target.replace(/:\d+$/, `:${port}`)}`).pipe(withScope("ads"))
 

@@ -1,17 +1,22 @@
 /**
- * Writes responses to an ADS stream. `write` hands a response to gRPC at once and calls back
+ * Writes responses to ADS streams. `write` hands a response to gRPC at once and calls back
  * when gRPC has taken it (the message is handed to HTTP/2, within the peer's flow-control
  * window): a push to many streams costs no fiber hop per stream.
  *
- * A peer that stops reading never lets a write complete; with `PILOT_XDS_SEND_TIMEOUT` set,
- * such a write ends the stream with DEADLINE_EXCEEDED (the client reconnects and gets full
- * state again), counts `pilot_xds_write_timeout` and logs, instead of holding a push slot
- * forever. The status is queued behind the stuck data; the server forgets the stream at once
- * (its "error" event closes the stream's inbox), and a peer that never reads again is dropped
- * by keepalive.
+ * A peer that stops reading never lets a write complete, and a push waiting for it would hold
+ * its `PILOT_PUSH_THROTTLE` slot forever. A write not taken within `PILOT_XDS_SEND_TIMEOUT`
+ * (default 5s) ends its stream: `pilot_xds_write_timeout` counts it, a warning names the peer,
+ * every write outstanding on the stream calls back (which frees the push slot), the stream is
+ * ended with DEADLINE_EXCEEDED and its HTTP/2 stream reset (the status alone would wait behind
+ * the stuck data; see stream-reset.ts). The client reconnects and gets full state again.
+ *
+ * Deadlines are kept in one list per server, in the order the writes started (every write has
+ * the same timeout), with one timer for the oldest: a write costs two set operations, not a
+ * timer, and a push to thousands of streams arms one timer.
  */
 import * as grpc from "@grpc/grpc-js"
-import { Duration, Effect, FiberId, Runtime } from "effect"
+import { Duration, Effect, FiberSet, type Scope } from "effect"
+import { resetStream } from "./stream-reset.js"
 
 /** The part of a grpc-js server stream a writer uses. */
 export interface WritableCall<T> {
@@ -25,61 +30,116 @@ export interface WritableCall<T> {
 export interface WriterOptions {
   /** 0 (or less) waits without a limit. */
   readonly sendTimeout: Duration.Duration
-  /** Called once per timed-out write (the metric). */
+  /** Called once per stream ended by a timed-out write (the metric). */
   readonly onTimeout: () => void
+  /** Frees a timed-out stream's HTTP/2 stream; default: `resetStream`. */
+  readonly reset?: (call: WritableCall<never>) => void
+  /** Writes the warning about a timed-out stream; default: a warning line each. */
+  readonly warn?: (message: string) => Effect.Effect<void>
 }
 
 export interface Writer<T> {
   /**
    * Hands `message` to gRPC now; `onWritten` runs once, when gRPC has taken it, at once when
-   * the stream is already closed, or after a timed-out write ended the stream.
+   * the stream is already closed, or when a timed-out write ended the stream.
    */
   readonly write: (message: T, onWritten: () => void) => void
 }
 
-/** A writer for one stream; its send timeouts run on the calling fiber's runtime (and clock). */
-export const makeWriter = <T>(call: WritableCall<T>, options: WriterOptions): Effect.Effect<Writer<T>> =>
-  Effect.map(Effect.runtime<never>(), (runtime) => {
-    const fork = Runtime.runFork(runtime)
-    const limited = Duration.greaterThan(options.sendTimeout, Duration.zero)
-    const timedOut = Effect.gen(function* () {
+interface Outstanding {
+  readonly deadline: number
+  readonly stream: StreamWrites
+  readonly onWritten: () => void
+}
+
+interface StreamWrites {
+  readonly pending: Set<Outstanding>
+  timedOut: boolean
+}
+
+/**
+ * Writers sharing one deadline list; timers run on the calling fiber's runtime (and clock) and
+ * end with the scope.
+ */
+export const makeWriters = (
+  options: WriterOptions,
+): Effect.Effect<<T>(call: WritableCall<T>) => Writer<T>, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const fork = yield* FiberSet.makeRuntime<never>()
+    const clock = yield* Effect.clock
+    const timeoutMillis = Duration.toMillis(options.sendTimeout)
+    const limited = timeoutMillis > 0 && Number.isFinite(timeoutMillis)
+    const reset = options.reset ?? resetStream
+    const warn = options.warn ?? Effect.logWarning
+    /** Outstanding writes of every stream, oldest (earliest deadline) first. */
+    const outstanding = new Set<Outstanding>()
+    let armed = false
+
+    const settle = (entry: Outstanding) => {
+      outstanding.delete(entry)
+      entry.stream.pending.delete(entry)
+      entry.onWritten()
+    }
+
+    const expire = <T>(call: WritableCall<T>, stream: StreamWrites) => {
+      stream.timedOut = true
       options.onTimeout()
-      yield* Effect.logWarning(
-        `timeout writing to ${call.getPeer()} after ${Duration.format(options.sendTimeout)}: closing the stream`,
+      fork(
+        warn(`timeout writing to ${call.getPeer()} after ${Duration.format(options.sendTimeout)}: closing the stream`),
       )
       if (!call.destroyed && !call.writableEnded)
         call.emit("error", { code: grpc.status.DEADLINE_EXCEEDED, details: "timeout sending" })
-    })
-
-    const write = (message: T, onWritten: () => void): void => {
-      if (call.destroyed || call.writableEnded) {
-        onWritten()
-        return
-      }
-      if (!limited) {
-        call.write(message, onWritten)
-        return
-      }
-      // Whichever comes first, the write's callback or the timeout, settles the write.
-      let settled = false
-      const timer = fork(
-        Effect.sleep(options.sendTimeout).pipe(
-          Effect.zipRight(
-            Effect.suspend(() => {
-              if (settled) return Effect.void
-              settled = true
-              return Effect.ensuring(timedOut, Effect.sync(onWritten))
-            }),
-          ),
-        ),
-      )
-      call.write(message, () => {
-        if (settled) return
-        settled = true
-        timer.unsafeInterruptAsFork(FiberId.none)
-        onWritten()
-      })
+      reset(call as WritableCall<never>)
+      // Every write the stream still holds is over: their pushes free their slots now.
+      for (const entry of [...stream.pending]) settle(entry)
     }
 
-    return { write }
+    const calls = new WeakMap<StreamWrites, WritableCall<unknown>>()
+    const sweep = () => {
+      armed = false
+      const now = clock.unsafeCurrentTimeMillis()
+      for (const entry of outstanding) {
+        if (entry.deadline > now) break
+        expire(calls.get(entry.stream)!, entry.stream)
+      }
+      arm()
+    }
+    const arm = () => {
+      if (armed) return
+      const oldest = outstanding.values().next()
+      if (oldest.done === true) return
+      armed = true
+      const wait = Math.max(0, oldest.value.deadline - clock.unsafeCurrentTimeMillis())
+      fork(Effect.sleep(Duration.millis(wait)).pipe(Effect.zipRight(Effect.sync(sweep))))
+    }
+
+    return <T>(call: WritableCall<T>): Writer<T> => {
+      const stream: StreamWrites = { pending: new Set(), timedOut: false }
+      calls.set(stream, call as WritableCall<unknown>)
+      const write = (message: T, onWritten: () => void): void => {
+        if (stream.timedOut || call.destroyed || call.writableEnded) {
+          onWritten()
+          return
+        }
+        if (!limited) {
+          call.write(message, onWritten)
+          return
+        }
+        const entry: Outstanding = { deadline: clock.unsafeCurrentTimeMillis() + timeoutMillis, stream, onWritten }
+        outstanding.add(entry)
+        stream.pending.add(entry)
+        call.write(message, () => {
+          // Settled already when the stream timed out.
+          if (stream.pending.has(entry)) settle(entry)
+        })
+        arm()
+      }
+      return { write }
+    }
   })
+
+/** A writer for one stream (see `makeWriters`). */
+export const makeWriter = <T>(
+  call: WritableCall<T>,
+  options: WriterOptions,
+): Effect.Effect<Writer<T>, never, Scope.Scope> => Effect.map(makeWriters(options), (writerOf) => writerOf(call))

@@ -120,10 +120,11 @@ export const discoveryEnv = {
   PILOT_XDS_CACHE_SIZE: env.int(60000, "Maximum cache entries"),
   PILOT_XDS_CACHE_INDEX_CLEAR_INTERVAL: env.duration("5s", "Cache index clearing interval"),
   PILOT_XDS_CACHE_STATS: env.bool(false, "Cache efficiency metrics"),
-  // Not in the spec's printed table (the reference has it): 0 = writes wait without a limit.
+  // Not in the spec's printed table (the reference has it; its ADS server long used a fixed 5s
+  // send timeout). Without a limit a client that never reads holds a push slot forever.
   PILOT_XDS_SEND_TIMEOUT: env.duration(
-    "0s",
-    "Time allowed for one xDS response write; a stream whose write takes longer is closed",
+    "5s",
+    "Time allowed for one xDS response write; a stream whose write takes longer is closed (0 = no limit)",
   ),
   PILOT_STATUS_UPDATE_INTERVAL: env.duration("500ms", "xDS distribution status update interval"),
   PILOT_STATUS_QPS: env.int(100, "Status update QPS"),

@@ -13,6 +13,7 @@
  */
 import type { DeltaDiscoveryRequest } from "./messages.js"
 import { isNack } from "./messages.js"
+import { nackMessage } from "./request-limits.js"
 import { isWildcardType } from "./type-urls.js"
 
 export interface DeltaWatch {
@@ -77,7 +78,7 @@ export const onDeltaRequest = (state: DeltaState, request: DeltaDiscoveryRequest
     const known = new Map(Object.entries(request.initial_resource_versions ?? {}))
     const watch: DeltaWatch = { typeUrl, subscribed, wildcard, known, pending: new Set(subscribed) }
     if (isNack(request)) {
-      const error = request.error_detail?.message ?? ""
+      const error = nackMessage(request)
       return { state: withWatch(state, { ...watch, lastError: error }), event: { _tag: "Nack", error }, respond: false }
     }
     return {
@@ -92,7 +93,7 @@ export const onDeltaRequest = (state: DeltaState, request: DeltaDiscoveryRequest
     // holds stay as they are, in the same objects (nothing to copy, nothing derived to redo).
     const base: DeltaWatch = { ...previous, ...(nonce !== "" ? { nonceAcked: nonce } : {}) }
     if (isNack(request)) {
-      const error = request.error_detail?.message ?? ""
+      const error = nackMessage(request)
       return { state: withWatch(state, { ...base, lastError: error }), event: { _tag: "Nack", error }, respond: false }
     }
     const { lastError: _cleared, ...acked } = base
@@ -142,7 +143,7 @@ export const onDeltaRequest = (state: DeltaState, request: DeltaDiscoveryRequest
     ...(nonce !== "" ? { nonceAcked: nonce } : {}),
   }
   if (isNack(request)) {
-    const error = request.error_detail?.message ?? ""
+    const error = nackMessage(request)
     return {
       state: withWatch(state, { ...base, lastError: error }),
       event: { _tag: "Nack", error },

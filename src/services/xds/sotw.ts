@@ -11,6 +11,7 @@
  */
 import type { DiscoveryRequest } from "./messages.js"
 import { isNack } from "./messages.js"
+import { nackMessage } from "./request-limits.js"
 import { isWildcardType } from "./type-urls.js"
 
 export interface SotwWatch {
@@ -82,7 +83,7 @@ export const onSotwRequest = (state: SotwState, request: DiscoveryRequest): Sotw
   const nonce = request.response_nonce ?? ""
 
   if (isNack(request)) {
-    const error = request.error_detail?.message ?? ""
+    const error = nackMessage(request)
     // A NACK of a stale response is still only a stale request.
     if (previous !== undefined && nonce !== "" && previous.nonceSent !== undefined && nonce !== previous.nonceSent) {
       return { state, event: { _tag: "StaleNonce", nonce }, respond: false }

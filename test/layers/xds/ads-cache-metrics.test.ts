@@ -29,7 +29,10 @@ const client = (port: number, id: string) =>
   makeAdsClient({
     address: `127.0.0.1:${port}`,
     mode: "sotw",
-    node: { id, metadata: plainToStruct({ GENERATOR: "grpc" }) },
+    node: {
+      id: `sidecar~10.0.0.9~${id}.default~default.svc.cluster.local`,
+      metadata: plainToStruct({ GENERATOR: "grpc" }),
+    },
   })
 
 const heldEds = (c: Effect.Effect.Success<ReturnType<typeof client>>) =>

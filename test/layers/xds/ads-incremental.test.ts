@@ -128,7 +128,10 @@ describe("ADS incremental PushContext", () => {
       const client = yield* makeAdsClient({
         address: `127.0.0.1:${server.port}`,
         mode: "delta",
-        node: { id: "watcher", metadata: plainToStruct({ GENERATOR: "grpc" }) },
+        node: {
+          id: "sidecar~10.0.0.9~watcher.default~default.svc.cluster.local",
+          metadata: plainToStruct({ GENERATOR: "grpc" }),
+        },
       })
       yield* client.subscribe(TypeUrl.Endpoint, [clusterName(ECHO, 80, "v1")])
       const holds = (address: string) =>

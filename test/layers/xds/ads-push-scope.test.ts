@@ -32,7 +32,10 @@ describe("ADS push scope", () => {
           const c = yield* makeAdsClient({
             address: `127.0.0.1:${server.port}`,
             mode: "sotw",
-            node: { id, metadata: plainToStruct({ GENERATOR: "grpc" }) },
+            node: {
+              id: `sidecar~10.0.0.9~${id}.default~default.svc.cluster.local`,
+              metadata: plainToStruct({ GENERATOR: "grpc" }),
+            },
             onResponse: (event) => {
               if (event.typeUrl === TypeUrl.Endpoint) responses[id]++
             },
@@ -65,7 +68,10 @@ describe("ADS push scope", () => {
       const c = yield* makeAdsClient({
         address: `127.0.0.1:${server.port}`,
         mode: "delta",
-        node: { id: "mover", metadata: plainToStruct({ GENERATOR: "grpc" }) },
+        node: {
+          id: "sidecar~10.0.0.9~mover.default~default.svc.cluster.local",
+          metadata: plainToStruct({ GENERATOR: "grpc" }),
+        },
         onResponse: (event) => {
           if (event.typeUrl === TypeUrl.Endpoint) pushes++
         },

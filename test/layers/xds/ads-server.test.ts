@@ -26,7 +26,7 @@ const config = {
 const mesh = weightedMesh({ address: "10.0.0.1", port: 8080 }, { address: "10.0.0.2", port: 8080 })
 
 const node = {
-  id: "test~10.0.0.9~client.default~default.svc.cluster.local",
+  id: "sidecar~10.0.0.9~client.default~default.svc.cluster.local",
   metadata: plainToStruct({ GENERATOR: "grpc" }),
 }
 
@@ -268,7 +268,7 @@ describe("generator warnings", () => {
       const inbound = "xds.mesh.io/grpc/lds/inbound/0.0.0.0:50051"
       for (const id of ["first", "second"]) {
         const c = yield* client(server.port, "sotw", {
-          node: { ...node, id: `${id}~10.0.0.9~s.default~default.svc.cluster.local` },
+          node: { ...node, id: `sidecar~10.0.0.9~${id}.default~default.svc.cluster.local` },
         })
         yield* c.subscribe(TypeUrl.Listener, [inbound])
         yield* c.waitFor((s) => held(s, TypeUrl.Listener).includes(inbound), WAIT)

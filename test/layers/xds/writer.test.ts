@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type * as grpc from "@grpc/grpc-js"
 import { Duration, Effect, Fiber, TestClock } from "effect"
-import { makeWriter, type WritableCall, type Writer } from "../../../src/layers/xds/writer.js"
+import { makeWriter, makeWriters, type WritableCall, type Writer } from "../../../src/layers/xds/writer.js"
 
 /** A stream whose writes complete only when `flush` is called (a peer that stopped reading). */
 const fakeCall = (options: { readonly destroyed?: boolean } = {}) => {
@@ -33,7 +33,7 @@ const sendOf =
     Effect.async<void>((resume) => writer.write(message, () => resume(Effect.void)))
 
 describe("ADS writer (PILOT_XDS_SEND_TIMEOUT)", () => {
-  it.effect("a write that does not complete in time ends the stream and counts a write timeout", () =>
+  it.scoped("a write that does not complete in time ends the stream and counts a write timeout", () =>
     Effect.gen(function* () {
       const f = fakeCall()
       let timeouts = 0
@@ -52,7 +52,7 @@ describe("ADS writer (PILOT_XDS_SEND_TIMEOUT)", () => {
     }),
   )
 
-  it.effect("a write that completes within the timeout neither counts nor ends the stream", () =>
+  it.scoped("a write that completes within the timeout neither counts nor ends the stream", () =>
     Effect.gen(function* () {
       const f = fakeCall()
       let timeouts = 0
@@ -68,7 +68,7 @@ describe("ADS writer (PILOT_XDS_SEND_TIMEOUT)", () => {
     }),
   )
 
-  it.effect("with no timeout (0s, the default) a write waits as long as it takes", () =>
+  it.scoped("with no timeout (0s) a write waits as long as it takes", () =>
     Effect.gen(function* () {
       const f = fakeCall()
       let timeouts = 0
@@ -85,7 +85,7 @@ describe("ADS writer (PILOT_XDS_SEND_TIMEOUT)", () => {
     }),
   )
 
-  it.effect("a destroyed stream is not written to", () =>
+  it.scoped("a destroyed stream is not written to", () =>
     Effect.gen(function* () {
       const f = fakeCall({ destroyed: true })
       let timeouts = 0
@@ -96,11 +96,15 @@ describe("ADS writer (PILOT_XDS_SEND_TIMEOUT)", () => {
     }),
   )
 
-  it.effect("write hands the message over at once and calls back once, on completion or on timeout", () =>
+  it.scoped("write hands the message over at once and calls back once, on completion or on timeout", () =>
     Effect.gen(function* () {
       const f = fakeCall()
       let timeouts = 0
-      const { write } = yield* makeWriter(f.call, { sendTimeout: Duration.seconds(5), onTimeout: () => timeouts++ })
+      const { write } = yield* makeWriter(f.call, {
+        sendTimeout: Duration.seconds(5),
+        onTimeout: () => timeouts++,
+        reset: () => undefined,
+      })
       const written: Array<string> = []
       write("first", () => written.push("first"))
       write("second", () => written.push("second"))
@@ -122,6 +126,43 @@ describe("ADS writer (PILOT_XDS_SEND_TIMEOUT)", () => {
       // its late completion does not call back twice
       f.flush()
       expect(written).toEqual(["first", "second", "third"])
+    }),
+  )
+  it.scoped("a timed-out stream is reset once, every write it holds calls back, and other streams go on", () =>
+    Effect.gen(function* () {
+      const stuck = fakeCall()
+      const healthy = fakeCall()
+      let timeouts = 0
+      const resets: Array<string> = []
+      const writerOf = yield* makeWriters({
+        sendTimeout: Duration.seconds(5),
+        onTimeout: () => timeouts++,
+        reset: (call) => resets.push(call.getPeer()),
+      })
+      const a = writerOf(stuck.call)
+      const b = writerOf(healthy.call)
+      const done: Array<string> = []
+      a.write("a1", () => done.push("a1"))
+      yield* TestClock.adjust("2 seconds")
+      a.write("a2", () => done.push("a2"))
+      b.write("b1", () => done.push("b1"))
+      healthy.flush()
+      yield* TestClock.adjust("3 seconds")
+      yield* settle
+      // both of the stuck stream's writes are over at the first one's deadline: one timeout
+      expect(done).toEqual(["b1", "a1", "a2"])
+      expect(timeouts).toBe(1)
+      expect(resets).toEqual(["ipv4:127.0.0.1:5000"])
+      expect(stuck.errors).toEqual([{ code: 4, details: "timeout sending" }])
+      // later writes to it call back at once and write nothing
+      a.write("a3", () => done.push("a3"))
+      expect(done).toContain("a3")
+      expect(stuck.written).toEqual(["a1", "a2"])
+      b.write("b2", () => done.push("b2"))
+      yield* TestClock.adjust("10 seconds")
+      yield* settle
+      expect(timeouts).toBe(2)
+      expect(healthy.errors).toEqual([{ code: 4, details: "timeout sending" }])
     }),
   )
 })
