@@ -13,6 +13,7 @@ import { Effect, Fiber, FiberSet, Runtime, Stream } from "effect"
 import { type WorkloadCertificate, WorkloadIdentity } from "../../services/agent-identity/identity.js"
 import { SECRET_TYPE_URL, secretFor, secretVersion } from "../../services/agent-sds/sds.js"
 import { withScope } from "../../services/logging/logging.js"
+import { bindReason, ListenError } from "../../services/net/listen-error.js"
 import { xdsProtoIncludeDirs } from "../xds/protos.js"
 
 const SDS = "envoy.service.secret.v3.SecretDiscoveryService"
@@ -186,7 +187,17 @@ export const startSdsServer = (settings: SdsServerSettings) =>
     yield* Effect.acquireRelease(
       Effect.async<void, Error>((resume) => {
         server.bindAsync(`unix://${settings.socketPath}`, grpc.ServerCredentials.createInsecure(), (error) =>
-          resume(error ? Effect.fail(error) : Effect.void),
+          resume(
+            error
+              ? Effect.fail(
+                  new ListenError({
+                    source: "the SDS socket",
+                    address: settings.socketPath,
+                    reason: bindReason(error),
+                  }),
+                )
+              : Effect.void,
+          ),
         )
       }),
       () =>

@@ -34,6 +34,7 @@ import {
 } from "../../services/agent-xds-proxy/xds-proxy.js"
 import { withScope } from "../../services/logging/logging.js"
 import { Metrics } from "../../services/metrics/metrics.js"
+import { bindReason, ListenError } from "../../services/net/listen-error.js"
 import { loadXdsProtos } from "../xds/protos.js"
 
 export interface XdsProxySettings {
@@ -298,7 +299,17 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
     yield* Effect.acquireRelease(
       Effect.async<void, Error>((resume) => {
         server.bindAsync(`unix://${settings.socketPath}`, grpc.ServerCredentials.createInsecure(), (error) =>
-          resume(error ? Effect.fail(error) : Effect.void),
+          resume(
+            error
+              ? Effect.fail(
+                  new ListenError({
+                    source: "the xDS proxy socket",
+                    address: settings.socketPath,
+                    reason: bindReason(error),
+                  }),
+                )
+              : Effect.void,
+          ),
         )
       }),
       () =>

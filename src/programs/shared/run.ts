@@ -14,6 +14,7 @@ import { buildInfo } from "../../services/build-info.js"
 import { checkArgv } from "../../services/cli/argv.js"
 import { renderHelp } from "../../services/cli/help.js"
 import { describeConfigError } from "../../services/config/env.js"
+import { ListenError } from "../../services/net/listen-error.js"
 import { commandModel } from "./cli-model.js"
 
 /** Exit code of usage errors (unknown flag, bad value): the reference's CLI library uses 1. */
@@ -53,6 +54,9 @@ const describeFailure = (cause: Cause.Cause<unknown>): string => {
     // An error without a message (a library's bare tagged error) would print as "Error: ".
     if (message !== "") return message
   }
+  // A listener that could not bind inside a layer that cannot fail (the agent's sockets).
+  const defect = Cause.dieOption(cause)
+  if (defect._tag === "Some" && defect.value instanceof ListenError) return defect.value.message
   return Cause.pretty(cause)
 }
 
