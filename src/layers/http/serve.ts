@@ -28,9 +28,28 @@ export const serveRouter = <E, R>(
   ).pipe(
     Layer.provideMerge(HttpServer.serve(router)),
     Layer.provide(
-      NodeHttpServer.layer(() => createServer(), {
-        port: address.port,
-        ...(address.host !== undefined ? { host: address.host } : {}),
-      }).pipe(Layer.mapError((error) => listenError(source, address, error.cause))),
+      Layer.unwrapScoped(
+        Effect.map(closedEvenIfListeningLate, (server) =>
+          NodeHttpServer.layer(() => server, {
+            port: address.port,
+            ...(address.host !== undefined ? { host: address.host } : {}),
+          }).pipe(Layer.mapError((error) => listenError(source, address, error.cause))),
+        ),
+      ),
     ),
   ) as never
+
+/**
+ * A server that is closed with the scope even when it starts listening after the scope closed.
+ * `listen` resolves its host asynchronously: when a sibling listener fails start-up while this
+ * one is between `listen` and bound, the platform's close comes first (and is refused: not
+ * running yet), the bind completes afterwards, and the process would stay up forever on a
+ * listener nobody owns (a failed start-up that printed its error and never exited).
+ */
+const closedEvenIfListeningLate = Effect.acquireRelease(
+  Effect.sync(() => createServer()),
+  (server) =>
+    Effect.sync(() => {
+      if (!server.listening) server.once("listening", () => server.close())
+    }),
+)

@@ -19,6 +19,8 @@ import { commandModel } from "./cli-model.js"
 
 /** Exit code of usage errors (unknown flag, bad value): the reference's CLI library uses 1. */
 export const USAGE_EXIT_CODE = 1
+/** How long a failed run may take to drain its output before the process is made to exit. */
+const FAILED_EXIT_GRACE_MS = 2000
 /** Exit code of a failure after the command line was accepted (bad environment, bind error, ...). */
 export const FAILURE_EXIT_CODE = 1
 
@@ -95,6 +97,9 @@ export const runCli = <Name extends string, E, A>(
         }
         process.stderr.write(`Error: ${describeFailure(exit.cause)}\n`)
         process.exitCode = FAILURE_EXIT_CODE
+        // Everything the program opened was closed with its scopes; a handle some library still
+        // holds (a bind that completed after its scope closed) must not keep a failed daemon up.
+        setTimeout(() => process.exit(FAILURE_EXIT_CODE), FAILED_EXIT_GRACE_MS).unref()
       }),
     ),
   )
