@@ -3,7 +3,6 @@
  * for turning responses into ACKs or NACKs. Tests, benchmarks, meshctl and the agent use it.
  */
 import { Context, Data, type Duration, type Effect } from "effect"
-import type { ProtoObject } from "../xds/grpc-gen.js"
 import type {
   DeltaDiscoveryRequest,
   DeltaDiscoveryResponse,
@@ -11,6 +10,7 @@ import type {
   DiscoveryResponse,
   Node,
 } from "../xds/messages.js"
+import type { ProtoObject } from "../xds/resource-spec.js"
 
 export interface HeldResource {
   readonly version: string

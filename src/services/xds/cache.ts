@@ -12,9 +12,9 @@
  * each resource stays (a reconnecting proxy needs it).
  */
 import { Context, type Duration } from "effect"
-import type { ProtoObject, ResourceSpec } from "./grpc-gen.js"
 import type { AnyMessage } from "./messages.js"
 import { digest } from "./push-context.js"
+import type { ProtoObject, ResourceSpec } from "./resource-spec.js"
 import { TypeUrl } from "./type-urls.js"
 
 /** Turns resource objects into bytes and back (implemented over the xDS protos by a layer). */

@@ -17,6 +17,7 @@ import type { Endpoint, Service, ServicePort } from "../registry/model.js"
 import { noticeOnce } from "./generator-notices.js"
 import { ignoredFieldsNotice } from "./grpc-ignored.js"
 import { generateInboundListener, type ProxyWorkload, unknownWorkload } from "./grpc-inbound.js"
+import { workloadMtlsMode } from "./mtls-mode.js"
 import {
   digest,
   INBOUND_LISTENER_PREFIXES,
@@ -26,17 +27,9 @@ import {
   resolveHost,
   splitHostPort,
 } from "./push-context.js"
+import type { ProtoObject, ResourceSpec } from "./resource-spec.js"
 import { TypeUrl } from "./type-urls.js"
 import type { DestinationRuleView, Fault, HttpRoute, StringMatch, TrafficPolicyView } from "./views.js"
-
-export type ProtoObject = Readonly<Record<string, unknown>>
-
-export interface ResourceSpec {
-  readonly name: string
-  /** Everything the resource's bytes depend on. */
-  readonly key: string
-  readonly build: () => ProtoObject
-}
 
 export interface Subscription {
   readonly wildcard: boolean
@@ -396,41 +389,6 @@ const clusterPolicy = (policy: TrafficPolicyView | undefined): Record<string, un
 /** The SPIFFE identity of a workload's service account. */
 const spiffeIdentity = (trustDomain: string, namespace: string, serviceAccount: string): string =>
   `spiffe://${trustDomain}/ns/${namespace}/sa/${serviceAccount}`
-
-const inherits = (mode: string | undefined): boolean => mode === undefined || mode === "" || mode === "UNSET"
-
-/**
- * The mTLS mode a workload accepts, by PeerAuthentication: mesh-wide (root namespace, no
- * selector), then namespace-wide, then the oldest policy whose selector matches the workload's
- * labels; at each level a `portLevelMtls` entry for the workload port overrides the policy's
- * mode, and UNSET inherits. PERMISSIVE when nothing applies.
- */
-export const workloadMtlsMode = (
-  push: PushContext,
-  namespace: string,
-  labels: Readonly<Record<string, string>>,
-  port: number | undefined,
-): string => {
-  const policies = push.peerAuthentications
-  const levels = [
-    policies.find((p) => p.namespace === push.options.rootNamespace && p.selector === undefined),
-    policies.find((p) => p.namespace === namespace && p.selector === undefined),
-    policies.find(
-      (p) =>
-        p.namespace === namespace &&
-        p.selector !== undefined &&
-        Object.entries(p.selector).every(([k, v]) => labels[k] === v),
-    ),
-  ]
-  let mode = "PERMISSIVE"
-  for (const policy of levels) {
-    if (policy === undefined) continue
-    if (!inherits(policy.mode)) mode = policy.mode!
-    const own = port !== undefined ? policy.portLevel[String(port)] : undefined
-    if (!inherits(own)) mode = own!
-  }
-  return mode
-}
 
 interface ClusterTls {
   readonly sans: ReadonlyArray<string>

@@ -15,9 +15,10 @@
 // grpc-gen imports this module too; both only call each other's functions after loading.
 
 import { noticeOnce } from "./generator-notices.js"
-import { type ProtoObject, type ResourceSpec, workloadMtlsMode } from "./grpc-gen.js"
 import { applicablePolicies, rbacFilters } from "./grpc-rbac.js"
+import { workloadMtlsMode } from "./mtls-mode.js"
 import { digest, INBOUND_LISTENER_PREFIXES, type PushContext } from "./push-context.js"
+import type { ProtoObject, ResourceSpec } from "./resource-spec.js"
 
 const HCM_TYPE = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
 const DOWNSTREAM_TLS_TYPE = "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext"

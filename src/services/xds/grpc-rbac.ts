@@ -15,7 +15,7 @@
  * makes an ALLOW rule match nothing, and is dropped from a DENY rule so that it denies more
  * rather than less (fail closed). Every such case is reported as a warning.
  */
-import type { ProtoObject } from "./grpc-gen.js"
+import type { ProtoObject } from "./resource-spec.js"
 
 export const RBAC_TYPE = "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC"
 export const RBAC_DENY_FILTER = "envoy.filters.http.rbac.deny"

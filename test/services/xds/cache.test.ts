@@ -5,7 +5,7 @@ import {
   makeResourceCache,
   type XdsCodecShape,
 } from "../../../src/services/xds/cache.js"
-import type { ResourceSpec } from "../../../src/services/xds/grpc-gen.js"
+import type { ResourceSpec } from "../../../src/services/xds/resource-spec.js"
 import { TypeUrl } from "../../../src/services/xds/type-urls.js"
 
 const codec: XdsCodecShape = {

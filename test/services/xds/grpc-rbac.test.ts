@@ -8,7 +8,6 @@ import { dirname, join } from "node:path"
 import { Metadata } from "@grpc/grpc-js"
 import { describe, expect, it } from "vitest"
 import { loadXdsProtos } from "../../../src/layers/xds/protos.js"
-import type { ProtoObject } from "../../../src/services/xds/grpc-gen.js"
 import {
   type AuthorizationPolicyView,
   applicablePolicies,
@@ -19,6 +18,7 @@ import {
   RBAC_TYPE,
   rbacFilters,
 } from "../../../src/services/xds/grpc-rbac.js"
+import type { ProtoObject } from "../../../src/services/xds/resource-spec.js"
 
 const require = createRequire(import.meta.url)
 const xdsRoot = dirname(require.resolve("@grpc/grpc-js-xds/package.json"))
