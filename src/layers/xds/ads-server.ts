@@ -1028,7 +1028,11 @@ export const makeXdsServer = (
       Effect.async<number, XdsServerError>((resume) => {
         server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (error, bound) => {
           if (error !== null)
-            resume(Effect.fail(new XdsServerError({ message: `binding ${target}: ${error.message}`, cause: error })))
+            resume(
+              Effect.fail(
+                new XdsServerError({ message: `binding ${target}: ${error.message}`, cause: error, bindFailed: true }),
+              ),
+            )
           else resume(Effect.succeed(bound))
         })
       }),

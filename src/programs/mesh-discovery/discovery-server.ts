@@ -100,9 +100,9 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
           // The inputs' cross-resource warnings (undefined subsets) are logged as they appear.
           const inputs = pushContextInputs.pipe(logConfigWarnings(xdsConfig.pushContext.domainSuffix))
           const xds = xdsDiscoveryLayer(xdsConfig, inputs, { plaintextGuard: guards.plaintext }).pipe(
-            // The ADS layer reports a bind failure as "binding <target>: ..."; the user set --grpcAddr.
+            // The user set the plaintext ADS listener's address with --grpcAddr.
             Layer.mapError((error) =>
-              error.message.startsWith("binding ") ? listenError("--grpcAddr", args.grpcAddr, error.cause) : error,
+              error.bindFailed === true ? listenError("--grpcAddr", args.grpcAddr, error.cause) : error,
             ),
           )
           // The secure listener serves ADS (always) and the CA service (ENABLE_CA_SERVER).

@@ -106,4 +106,6 @@ export class XdsServer extends Context.Tag("mesh/XdsServer")<XdsServer, XdsServe
 export class XdsServerError extends Data.TaggedError("XdsServerError")<{
   readonly message: string
   readonly cause?: unknown
+  /** The listener could not bind its address (the program names the flag that set it). */
+  readonly bindFailed?: boolean
 }> {}
