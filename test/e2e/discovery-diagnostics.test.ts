@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeAdsClient } from "../../src/layers/xds-client/ads-client.js"
 import { plainToStruct } from "../../src/services/xds/messages.js"
 import { TypeUrl } from "../../src/services/xds/type-urls.js"
+import { proxylessBootstrap } from "../support/discovery.js"
 import { type Daemon, ROOT, startDaemon } from "../support/processes.js"
 
 const UNKNOWN = "nowhere.demo.svc.cluster.local:80"
@@ -85,14 +86,7 @@ beforeAll(async () => {
   await daemon.waitFor(/first configuration received: serving xDS/, 30_000)
 
   const bootstrap = join(dir, "grpc-bootstrap.json")
-  writeFileSync(
-    bootstrap,
-    JSON.stringify({
-      xds_servers: [{ server_uri: ads, channel_creds: [{ type: "insecure" }], server_features: ["xds_v3"] }],
-      // grpc-js-xds 1.14 reads no bootstrap without a node locality.
-      node: { id: NODE_ID, locality: { region: "region1", zone: "zone1" }, metadata: { GENERATOR: "grpc" } },
-    }),
-  )
+  writeFileSync(bootstrap, proxylessBootstrap(ads, NODE_ID))
   client = spawn(process.execPath, [join(ROOT, "test/fixtures/xds/echo-client-repl.mjs"), UNKNOWN], {
     cwd: ROOT,
     env: { ...process.env, GRPC_XDS_BOOTSTRAP: bootstrap },

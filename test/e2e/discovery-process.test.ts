@@ -13,6 +13,7 @@ import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type EchoBackend, startEchoBackend } from "../fixtures/xds/echo-backend.js"
+import { proxylessBootstrap } from "../support/discovery.js"
 import { type Daemon, ROOT, run, startDaemon } from "../support/processes.js"
 
 const TARGET = "reviews.demo.svc.cluster.local:9080"
@@ -116,13 +117,7 @@ beforeAll(async () => {
   if (monitoringIs15014 && !monitoring.endsWith(":15014")) monitoringIs15014 = false
 
   const bootstrap = join(dir, "grpc-bootstrap.json")
-  writeFileSync(
-    bootstrap,
-    JSON.stringify({
-      xds_servers: [{ server_uri: ads, channel_creds: [{ type: "insecure" }], server_features: ["xds_v3"] }],
-      node: { id: NODE_ID, locality: { region: "region1", zone: "zone1" }, metadata: { GENERATOR: "grpc" } },
-    }),
-  )
+  writeFileSync(bootstrap, proxylessBootstrap(ads, NODE_ID))
   client = spawn(process.execPath, [join(ROOT, "test/fixtures/xds/echo-client-repl.mjs"), TARGET], {
     cwd: ROOT,
     env: { ...process.env, GRPC_XDS_BOOTSTRAP: bootstrap },

@@ -8,7 +8,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, expect, it } from "vitest"
-import { discoveryArgs, exampleMeshDir } from "../support/discovery.js"
+import { discoveryArgs, exampleMeshDir, proxylessBootstrap } from "../support/discovery.js"
 import { freePort } from "../support/ports.js"
 import { type Daemon, ROOT, startDaemon } from "../support/processes.js"
 
@@ -46,10 +46,7 @@ it("npm start + node examples/backends.mjs + node examples/client.mjs: the clien
     backends!.once("exit", () => reject(new Error(`backends exited:\n${backendOutput}`)))
   })
 
-  const bootstrap = JSON.stringify({
-    xds_servers: [{ server_uri: ads, channel_creds: [{ type: "insecure" }], server_features: ["xds_v3"] }],
-    node: { id: "sidecar~127.0.0.1~client.demo~demo.svc.cluster.local", locality: {}, metadata: { GENERATOR: "grpc" } },
-  })
+  const bootstrap = proxylessBootstrap(ads, "sidecar~127.0.0.1~client.demo~demo.svc.cluster.local")
   const { GRPC_XDS_BOOTSTRAP: _, ...env } = process.env
   const client = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
     execFile(

@@ -30,3 +30,13 @@ export const exampleMeshDir = (prefix: string): string => {
   cpSync(join(ROOT, "examples/mesh"), join(dir, "mesh"), { recursive: true })
   return dir
 }
+
+/**
+ * A gRPC xDS bootstrap (JSON) for a proxyless client of `serverUri` (insecure channel) as
+ * `nodeId`. grpc-js-xds 1.14 reads no bootstrap without a node locality, so one is always set.
+ */
+export const proxylessBootstrap = (serverUri: string, nodeId: string): string =>
+  JSON.stringify({
+    xds_servers: [{ server_uri: serverUri, channel_creds: [{ type: "insecure" }], server_features: ["xds_v3"] }],
+    node: { id: nodeId, locality: { region: "region1", zone: "zone1" }, metadata: { GENERATOR: "grpc" } },
+  })
