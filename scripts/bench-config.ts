@@ -21,7 +21,7 @@ import type { WorkloadEntrySpec } from "../src/services/config-model/schemas/wor
 import type { ConfigSnapshot } from "../src/services/config-store/snapshot.js"
 import { type Allocation, emptyAllocation } from "../src/services/registry/auto-allocate.js"
 import { type ConversionCache, convertServiceEntries } from "../src/services/registry/service-entry.js"
-import { defaultPushContextOptions, makePushContext, type PushContext } from "../src/services/xds/push-context.js"
+import { defaultPushContextOptions, makePushContext, type PushContext } from "../src/services/xds/model/push-context.js"
 
 const args = process.argv.slice(2)
 const runs = Number(args[args.indexOf("--runs") + 1] || 5) || 5

@@ -34,7 +34,7 @@ import { fileURLToPath } from "node:url"
 import { Effect, Exit, Scope } from "effect"
 import { loadXdsProtos } from "../src/layers/xds/protos.js"
 import { makeAdsClient } from "../src/layers/xds-client/ads-client.js"
-import { TypeUrl } from "../src/services/xds/type-urls.js"
+import { TypeUrl } from "../src/services/xds/protocol/type-urls.js"
 import type { AdsClientShape } from "../src/services/xds-client/client.js"
 
 const arg = (name: string, fallback: string): string => {

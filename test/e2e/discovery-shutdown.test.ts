@@ -6,7 +6,7 @@
 import { rmSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
-import { TypeUrl } from "../../src/services/xds/type-urls.js"
+import { TypeUrl } from "../../src/services/xds/protocol/type-urls.js"
 import { discoveryArgs, exampleMeshDir } from "../support/discovery.js"
 import { type Daemon, startDaemon } from "../support/processes.js"
 import { openRawStream, rawSession } from "../support/raw-ads.js"

@@ -9,7 +9,7 @@
 import { Effect, Stream } from "effect"
 import { formatWarning, undefinedSubsetWarnings } from "../../services/config-model/subset-references.js"
 import { withScope } from "../../services/logging/logging.js"
-import type { PushContextInput } from "../../services/xds/push-context.js"
+import type { PushContextInput } from "../../services/xds/model/push-context.js"
 
 export const logConfigWarnings =
   (domainSuffix: string) =>

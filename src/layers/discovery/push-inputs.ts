@@ -8,7 +8,7 @@ import { Effect, Stream } from "effect"
 import { ConfigStore } from "../../services/config-store/config-store.js"
 import type { ConfigSnapshot } from "../../services/config-store/snapshot.js"
 import { type RegistrySnapshot, ServiceRegistry } from "../../services/registry/registry.js"
-import type { PushContextInput } from "../../services/xds/push-context.js"
+import type { PushContextInput } from "../../services/xds/model/push-context.js"
 
 /** The input of one moment: a config snapshot and a registry snapshot (pure). */
 export const pushContextInput = (config: ConfigSnapshot, registry: RegistrySnapshot): PushContextInput => ({

@@ -4,14 +4,14 @@
  */
 import * as grpc from "@grpc/grpc-js"
 import { Duration, Effect, Layer, Option, Queue, Ref, type Scope, Stream, SubscriptionRef } from "effect"
+import type { ProtoObject } from "../../services/xds/cache/resource-spec.js"
 import type {
   DeltaDiscoveryRequest,
   DeltaDiscoveryResponse,
   DiscoveryRequest,
   DiscoveryResponse,
-} from "../../services/xds/messages.js"
-import type { ProtoObject } from "../../services/xds/resource-spec.js"
-import { isWildcardType } from "../../services/xds/type-urls.js"
+} from "../../services/xds/protocol/messages.js"
+import { isWildcardType } from "../../services/xds/protocol/type-urls.js"
 import {
   AdsClient,
   AdsClientError,

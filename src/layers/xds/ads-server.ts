@@ -35,37 +35,7 @@ import type { AuthContext } from "../../services/ca/authenticate.js"
 import { formatWindow, makeThrottledLogger } from "../../services/logging/log-throttle.js"
 import { Logging, passes, withScope } from "../../services/logging/logging.js"
 import { Metrics } from "../../services/metrics/metrics.js"
-import { makeResourceCache } from "../../services/xds/cache.js"
-import { deltaStatus, makeNotFoundLog, type NotFoundLog, sotwStatus } from "../../services/xds/connection-status.js"
-import { emptyDeltaState, onDeltaRequest, onDeltaSent } from "../../services/xds/delta.js"
-import { type EndpointWatch, makeEndpointWatchers } from "../../services/xds/endpoint-watchers.js"
-import { takeGeneratorNotices } from "../../services/xds/generator-notices.js"
-import type {
-  DeltaDiscoveryRequest,
-  DeltaDiscoveryResponse,
-  DiscoveryRequest,
-  DiscoveryResponse,
-} from "../../services/xds/messages.js"
-import { nodeName, nodeProblem } from "../../services/xds/node-id.js"
-import {
-  changedHosts,
-  derivePushContext,
-  emptyPushContextInput,
-  makePushContext,
-  type PushContext,
-  type PushContextInput,
-} from "../../services/xds/push-context.js"
-import { makePushDispatcher, type PushSlicing } from "../../services/xds/push-dispatcher.js"
-import type { PushRequest } from "../../services/xds/push-request.js"
-import { makeTokenBucket, reserve } from "../../services/xds/rate-limit.js"
-import {
-  boundedLabel,
-  nackCodeLabel,
-  quoted,
-  truncate,
-  typeForLog,
-  typeLabel,
-} from "../../services/xds/request-limits.js"
+import { makeResourceCache } from "../../services/xds/cache/resource-cache.js"
 import {
   deltaEntry,
   deltaResponse,
@@ -75,7 +45,47 @@ import {
   proxyInfo,
   recordDerivation,
   sotwResponse,
-} from "../../services/xds/responder.js"
+} from "../../services/xds/cache/responder.js"
+import { takeGeneratorNotices } from "../../services/xds/grpcgen/generator-notices.js"
+import {
+  changedHosts,
+  derivePushContext,
+  emptyPushContextInput,
+  makePushContext,
+  type PushContext,
+  type PushContextInput,
+} from "../../services/xds/model/push-context.js"
+import {
+  deltaStatus,
+  makeNotFoundLog,
+  type NotFoundLog,
+  sotwStatus,
+} from "../../services/xds/protocol/connection-status.js"
+import { emptyDeltaState, onDeltaRequest, onDeltaSent } from "../../services/xds/protocol/delta.js"
+import type {
+  DeltaDiscoveryRequest,
+  DeltaDiscoveryResponse,
+  DiscoveryRequest,
+  DiscoveryResponse,
+} from "../../services/xds/protocol/messages.js"
+import { nodeName, nodeProblem } from "../../services/xds/protocol/node-id.js"
+import { makeTokenBucket, reserve } from "../../services/xds/protocol/rate-limit.js"
+import {
+  boundedLabel,
+  nackCodeLabel,
+  quoted,
+  truncate,
+  typeForLog,
+  typeLabel,
+} from "../../services/xds/protocol/request-limits.js"
+import { emptySotwState, onSotwRequest, onSotwSent, sotwNeedsPush } from "../../services/xds/protocol/sotw.js"
+import { isKnownType, PUSH_ORDER, shortType, TypeUrl } from "../../services/xds/protocol/type-urls.js"
+import { openGuard, type XdsGrant, type XdsGuard, type XdsRefusal } from "../../services/xds/protocol/xds-auth.js"
+import { type EndpointWatch, makeEndpointWatchers } from "../../services/xds/push/endpoint-watchers.js"
+import { makePushDispatcher, type PushSlicing } from "../../services/xds/push/push-dispatcher.js"
+import type { PushRequest } from "../../services/xds/push/push-request.js"
+import { diffInputs } from "../../services/xds/push/updates.js"
+import { clusterHostsOf, endpointHosts, namedHostsOf } from "../../services/xds/push/watched-hosts.js"
 import {
   type ConnectionStatus,
   XdsServer,
@@ -83,11 +93,6 @@ import {
   XdsServerError,
   type XdsServerShape,
 } from "../../services/xds/server.js"
-import { emptySotwState, onSotwRequest, onSotwSent, sotwNeedsPush } from "../../services/xds/sotw.js"
-import { isKnownType, PUSH_ORDER, shortType, TypeUrl } from "../../services/xds/type-urls.js"
-import { diffInputs } from "../../services/xds/updates.js"
-import { clusterHostsOf, endpointHosts, namedHostsOf } from "../../services/xds/watched-hosts.js"
-import { openGuard, type XdsGrant, type XdsGuard, type XdsRefusal } from "../../services/xds/xds-auth.js"
 import { peerUris } from "../secure-grpc/listener.js"
 import { clearCacheIndexEvery } from "./cache-index.js"
 import { makeDebouncer } from "./debouncer.js"

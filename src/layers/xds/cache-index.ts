@@ -3,7 +3,7 @@
  * superseded versions nobody read since the previous tick. Clock-driven (TestClock in tests).
  */
 import { Duration, Effect, type Scope } from "effect"
-import type { ResourceCache } from "../../services/xds/cache.js"
+import type { ResourceCache } from "../../services/xds/cache/resource-cache.js"
 
 /** Forks the loop into the current scope; an unset or zero interval starts nothing. */
 export const clearCacheIndexEvery = (

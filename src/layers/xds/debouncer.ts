@@ -5,8 +5,8 @@
  * Clock-driven, so tests run it under TestClock.
  */
 import { Duration, Effect, type Scope } from "effect"
-import { bypassesDebounce, type DebounceOptions, debounceDecision } from "../../services/xds/debounce.js"
-import { mergePushRequest, type PushRequest } from "../../services/xds/push-request.js"
+import { bypassesDebounce, type DebounceOptions, debounceDecision } from "../../services/xds/push/debounce.js"
+import { mergePushRequest, type PushRequest } from "../../services/xds/push/push-request.js"
 
 export interface DebouncedPush {
   readonly request: PushRequest

@@ -8,9 +8,9 @@ import { dirname, join } from "node:path"
 import type { ServiceDefinition } from "@grpc/grpc-js"
 import * as protoLoader from "@grpc/proto-loader"
 import { Effect, Layer } from "effect"
-import { XdsCodec, type XdsCodecShape } from "../../services/xds/cache.js"
-import type { ProtoObject } from "../../services/xds/resource-spec.js"
-import { sharingResourceEncoding } from "../../services/xds/response-encoding.js"
+import { XdsCodec, type XdsCodecShape } from "../../services/xds/cache/resource-cache.js"
+import type { ProtoObject } from "../../services/xds/cache/resource-spec.js"
+import { sharingResourceEncoding } from "../../services/xds/cache/response-encoding.js"
 
 /** The protos the ADS server and its codec load (their imports come along). */
 export const xdsProtoFiles = [

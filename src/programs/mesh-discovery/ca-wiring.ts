@@ -49,7 +49,7 @@ import { DEFAULT_TRUST_DOMAIN, SYSTEM_NAMESPACE } from "../../services/constants
 import type { Metrics } from "../../services/metrics/metrics.js"
 import type { ListenAddress } from "../../services/net/address.js"
 import { CIPHER_SUITE_OPENSSL_NAMES } from "../../services/net/cipher-suites.js"
-import { makeXdsGuard, type XdsGuard } from "../../services/xds/xds-auth.js"
+import { makeXdsGuard, type XdsGuard } from "../../services/xds/protocol/xds-auth.js"
 
 export const DEFAULT_CA_STATE_DIR = "./var/lib/meshd/ca"
 

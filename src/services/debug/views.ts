@@ -4,9 +4,9 @@
  */
 import type { ConfigResource } from "../config-model/resource.js"
 import { undefinedSubsetWarnings } from "../config-model/subset-references.js"
-import { generate } from "../xds/grpc-gen.js"
-import type { PushContext } from "../xds/push-context.js"
-import type { ProtoObject } from "../xds/resource-spec.js"
+import type { ProtoObject } from "../xds/cache/resource-spec.js"
+import { generate } from "../xds/grpcgen/grpc-gen.js"
+import type { PushContext } from "../xds/model/push-context.js"
 import type { ConnectionStatus } from "../xds/server.js"
 
 /** The endpoints `/debug/list` names, with what each shows. */

@@ -3,14 +3,14 @@
  * for turning responses into ACKs or NACKs. Tests, benchmarks, meshctl and the agent use it.
  */
 import { Context, Data, type Duration, type Effect } from "effect"
+import type { ProtoObject } from "../xds/cache/resource-spec.js"
 import type {
   DeltaDiscoveryRequest,
   DeltaDiscoveryResponse,
   DiscoveryRequest,
   DiscoveryResponse,
   Node,
-} from "../xds/messages.js"
-import type { ProtoObject } from "../xds/resource-spec.js"
+} from "../xds/protocol/messages.js"
 
 export interface HeldResource {
   readonly version: string

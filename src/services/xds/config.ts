@@ -6,7 +6,7 @@ import type { Duration } from "effect"
 import type { discoveryEnv } from "../config/discovery-env.js"
 import type { EnvValues } from "../config/env.js"
 import type { ListenAddress } from "../net/address.js"
-import { defaultPushContextOptions } from "./push-context.js"
+import { defaultPushContextOptions } from "./model/push-context.js"
 import type { XdsServerConfig } from "./server.js"
 
 export type XdsEnv = Pick<

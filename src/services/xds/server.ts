@@ -3,14 +3,14 @@
  * builds PushContexts, and pushes to every connected client (SotW and delta).
  */
 import { Context, Data, Duration, type Effect } from "effect"
-import { type CacheOptions, type CacheStats, defaultCacheOptions } from "./cache.js"
-import { type DebounceOptions, defaultDebounceOptions } from "./debounce.js"
+import { type CacheOptions, type CacheStats, defaultCacheOptions } from "./cache/resource-cache.js"
 import {
   defaultPushContextOptions,
   type PushContext,
   type PushContextInput,
   type PushContextOptions,
-} from "./push-context.js"
+} from "./model/push-context.js"
+import { type DebounceOptions, defaultDebounceOptions } from "./push/debounce.js"
 
 export interface XdsServerConfig {
   /** Bind host; undefined = every interface. */

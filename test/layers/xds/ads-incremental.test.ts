@@ -9,11 +9,15 @@ import { metricsLayer } from "../../../src/layers/metrics.js"
 import { makeXdsServer } from "../../../src/layers/xds/ads-server.js"
 import { makeAdsClient } from "../../../src/layers/xds-client/ads-client.js"
 import type { Endpoint } from "../../../src/services/registry/model.js"
-import { clusterName, hostClusterNames } from "../../../src/services/xds/grpc-gen.js"
-import { plainToStruct } from "../../../src/services/xds/messages.js"
-import { makePushContext, type PushContext, type PushContextInput } from "../../../src/services/xds/push-context.js"
+import { clusterName, hostClusterNames } from "../../../src/services/xds/grpcgen/grpc-gen.js"
+import {
+  makePushContext,
+  type PushContext,
+  type PushContextInput,
+} from "../../../src/services/xds/model/push-context.js"
+import { plainToStruct } from "../../../src/services/xds/protocol/messages.js"
+import { TypeUrl } from "../../../src/services/xds/protocol/type-urls.js"
 import { defaultXdsServerConfig } from "../../../src/services/xds/server.js"
-import { TypeUrl } from "../../../src/services/xds/type-urls.js"
 import { ECHO, endpoint, input, service, virtualService, weightedMesh } from "../../fixtures/xds/mesh.js"
 import { metricValue } from "../../support/metrics.js"
 

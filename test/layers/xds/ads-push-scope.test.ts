@@ -3,10 +3,10 @@ import { Duration, Effect, Schedule } from "effect"
 import { metricsLayer } from "../../../src/layers/metrics.js"
 import { makeXdsServer } from "../../../src/layers/xds/ads-server.js"
 import { makeAdsClient } from "../../../src/layers/xds-client/ads-client.js"
-import { clusterName } from "../../../src/services/xds/grpc-gen.js"
-import { plainToStruct } from "../../../src/services/xds/messages.js"
+import { clusterName } from "../../../src/services/xds/grpcgen/grpc-gen.js"
+import { plainToStruct } from "../../../src/services/xds/protocol/messages.js"
+import { TypeUrl } from "../../../src/services/xds/protocol/type-urls.js"
 import { defaultXdsServerConfig } from "../../../src/services/xds/server.js"
-import { TypeUrl } from "../../../src/services/xds/type-urls.js"
 import { endpoint, input, service } from "../../fixtures/xds/mesh.js"
 
 const config = {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, HashSet, Queue, TestClock } from "effect"
 import { type DebouncedPush, makeDebouncer } from "../../../src/layers/xds/debouncer.js"
-import { makePushRequest } from "../../../src/services/xds/push-request.js"
+import { makePushRequest } from "../../../src/services/xds/push/push-request.js"
 
 const eds = (name: string) =>
   makePushRequest({

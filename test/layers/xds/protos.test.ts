@@ -1,9 +1,9 @@
 import * as protoLoader from "@grpc/proto-loader"
 import { describe, expect, it } from "vitest"
 import { loadXdsProtos, xdsProtoFiles, xdsProtoLoaderOptions } from "../../../src/layers/xds/protos.js"
-import { generate } from "../../../src/services/xds/grpc-gen.js"
-import { makePushContext } from "../../../src/services/xds/push-context.js"
-import { TypeUrl } from "../../../src/services/xds/type-urls.js"
+import { generate } from "../../../src/services/xds/grpcgen/grpc-gen.js"
+import { makePushContext } from "../../../src/services/xds/model/push-context.js"
+import { TypeUrl } from "../../../src/services/xds/protocol/type-urls.js"
 import { weightedMesh } from "../../fixtures/xds/mesh.js"
 
 // A DiscoveryResponse serializer as proto-loader makes it: the reference encoding of a resource

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { adsz, isLoopback, shortType, syncz } from "../../../src/services/debug/views.js"
+import { TypeUrl } from "../../../src/services/xds/protocol/type-urls.js"
 import type { ConnectionStatus } from "../../../src/services/xds/server.js"
-import { TypeUrl } from "../../../src/services/xds/type-urls.js"
 
 const connection: ConnectionStatus = {
   id: "c1",

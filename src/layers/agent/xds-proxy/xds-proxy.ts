@@ -1,0 +1,332 @@
+/**
+ * The xDS proxy: a gRPC server on the local unix socket (`./etc/mesh/proxy/XDS`) serving both ADS
+ * methods; each downstream stream is paired with one upstream stream to the discovery server.
+ * Messages pass as bytes in both directions (ACKs and NACKs unchanged). A broken upstream is
+ * reopened (at once after a stream that answered, with backoff otherwise: `superviseUpstream`)
+ * and the downstream's subscriptions replayed; the downstream stays open. For delta streams the
+ * responses are also decoded, to replay the versions the downstream ACKed as
+ * `initial_resource_versions`.
+ * A refusal (PERMISSION_DENIED, UNAUTHENTICATED, INVALID_ARGUMENT) is not bridged: the downstream
+ * stream ends with the same status, so the application sees why (`isRefusal`). Repeated causes
+ * are logged once per cause, not once per retry (`causeToLog`).
+ */
+import { mkdir, rm } from "node:fs/promises"
+import { dirname } from "node:path"
+import * as grpc from "@grpc/grpc-js"
+import { Duration, Effect, FiberSet, Layer, Ref, Runtime } from "effect"
+import { retrySchedule } from "../../../services/agent/identity/identity.js"
+import { superviseUpstream } from "../../../services/agent/xds-proxy/reconnect.js"
+import { causeKey, causeToLog, isRefusal, type LoggedCause } from "../../../services/agent/xds-proxy/refusal.js"
+import {
+  type DeltaRequest,
+  type DeltaResponse,
+  deltaReplay,
+  emptyDeltaVersions,
+  emptyReplay,
+  type ReplayState,
+  recordDelta,
+  recordDeltaAnswer,
+  recordDeltaResponse,
+  recordSotw,
+  type SotwRequest,
+  sotwReplay,
+  XdsProxy,
+} from "../../../services/agent/xds-proxy/xds-proxy.js"
+import { withScope } from "../../../services/logging/logging.js"
+import { Metrics } from "../../../services/metrics/metrics.js"
+import { bindReason, ListenError } from "../../../services/net/listen-error.js"
+import { loadXdsProtos } from "../../xds/protos.js"
+
+export interface XdsProxySettings {
+  readonly socketPath: string
+  /** Discovery server `host:port`. */
+  readonly upstream: string
+  /** TLS toward the discovery server; undefined = plaintext (e.g. port 15010). */
+  readonly tls?: { readonly rootCaPem: string; readonly serverName: string }
+  /** Bearer token for the upstream (read per stream); undefined when the file cannot be read. */
+  readonly token?: Effect.Effect<string | undefined>
+  /** Client certificate for upstream mutual TLS (the workload's), when held. */
+  readonly clientCert?: Effect.Effect<{ readonly certPem: string; readonly keyPem: string } | undefined>
+  readonly retry?: { readonly base: Duration.Duration; readonly max: Duration.Duration }
+  /**
+   * HTTP/2 pings on the upstream connection (default 30 s, answered within 10 s: the spec's gRPC
+   * keepalive): a discovery server whose host vanished sends no reset, and without pings the
+   * upstream stream would wait on a dead connection forever instead of reconnecting.
+   */
+  readonly keepalive?: { readonly interval: Duration.Duration; readonly timeout: Duration.Duration }
+}
+
+const SERVICE = "envoy.service.discovery.v3.AggregatedDiscoveryService"
+const METHODS = { sotw: "StreamAggregatedResources", delta: "DeltaAggregatedResources" } as const
+type Mode = keyof typeof METHODS
+
+const identity = (b: Buffer) => b
+
+const rawDefinition = (): grpc.ServiceDefinition =>
+  Object.fromEntries(
+    Object.values(METHODS).map((name) => [
+      name,
+      {
+        path: `/${SERVICE}/${name}`,
+        requestStream: true,
+        responseStream: true,
+        requestSerialize: identity,
+        requestDeserialize: identity,
+        responseSerialize: identity,
+        responseDeserialize: identity,
+        originalName: name,
+      },
+    ]),
+  ) as unknown as grpc.ServiceDefinition
+
+type Codec = {
+  decode: (b: Buffer) => Record<string, unknown>
+  encode: (m: object) => Buffer
+  decodeResponse: (b: Buffer) => Record<string, unknown>
+}
+
+const codecFor = (mode: Mode): Codec => {
+  const method = (loadXdsProtos().ads as unknown as Record<string, grpc.MethodDefinition<object, object>>)[
+    METHODS[mode]
+  ]!
+  return {
+    decode: (b) => method.requestDeserialize(b) as Record<string, unknown>,
+    encode: (m) => method.requestSerialize(m),
+    decodeResponse: (b) => method.responseDeserialize(b) as Record<string, unknown>,
+  }
+}
+
+export const makeXdsProxy = (settings: XdsProxySettings) =>
+  Effect.gen(function* () {
+    const metricsService = yield* Metrics
+    const requests = metricsService.counter("xds_proxy_requests", "The total number of Xds Proxy Requests")
+    const responses = metricsService.counter("xds_proxy_responses", "The total number of Xds Proxy Responses")
+    const failures = metricsService.counter(
+      "meshd_connection_failures",
+      "The total number of connection failures to meshd",
+    )
+    const terminations = metricsService.counter(
+      "meshd_connection_terminations",
+      "The total number of connection errors to meshd",
+    )
+    const received = yield* Ref.make(false)
+    // proxy-wide: a refused application reconnects on a new downstream stream, which must not
+    // log the same refusal again
+    const lastCause = yield* Ref.make<LoggedCause>(undefined)
+    /** Warns about `message` when its cause is new; at debug level otherwise. */
+    const warnOnce = (key: string, message: string) =>
+      Ref.modify(lastCause, (last) => causeToLog(last, key)).pipe(
+        Effect.flatMap((log) => (log ? Effect.logWarning(message) : Effect.logDebug(`${message} (again)`))),
+      )
+    const active = yield* Ref.make(0)
+    const runtime = yield* Effect.runtime<never>()
+    const fibers = yield* FiberSet.make()
+    const retry = settings.retry ?? { base: Duration.millis(100), max: Duration.seconds(5) }
+    const codecs = { sotw: codecFor("sotw"), delta: codecFor("delta") }
+
+    const channelCredentials = Effect.gen(function* () {
+      if (settings.tls === undefined) return grpc.credentials.createInsecure()
+      const cert = settings.clientCert ? yield* settings.clientCert : undefined
+      return grpc.credentials.createSsl(
+        Buffer.from(settings.tls.rootCaPem),
+        cert ? Buffer.from(cert.keyPem) : null,
+        cert ? Buffer.from(cert.certPem) : null,
+      )
+    })
+    const keepalive = settings.keepalive ?? { interval: Duration.seconds(30), timeout: Duration.seconds(10) }
+    const clientOptions: grpc.ClientOptions = {
+      "grpc.keepalive_time_ms": Duration.toMillis(keepalive.interval),
+      "grpc.keepalive_timeout_ms": Duration.toMillis(keepalive.timeout),
+      ...(settings.tls
+        ? {
+            "grpc.ssl_target_name_override": settings.tls.serverName,
+            "grpc.default_authority": settings.tls.serverName,
+          }
+        : {}),
+    }
+
+    /** Serves one downstream stream until it ends. */
+    const serve = (mode: Mode, downstream: grpc.ServerDuplexStream<Buffer, Buffer>) =>
+      Effect.gen(function* () {
+        const codec = codecs[mode]
+        let replay: ReplayState<SotwRequest | DeltaRequest> = emptyReplay()
+        // delta only: the resource versions the downstream has ACKed, for a reconnect
+        let versions = emptyDeltaVersions
+        let upstream: grpc.ClientDuplexStream<Buffer, Buffer> | undefined
+        /** Upstream streams opened for this downstream so far. */
+        let streams = 0
+        let downstreamDone = false
+        let wakeDownstreamDone: (() => void) | undefined
+        const downstreamEnded = new Promise<void>((resolve) => {
+          wakeDownstreamDone = resolve
+        })
+        const finish = () => {
+          downstreamDone = true
+          wakeDownstreamDone?.()
+        }
+        downstream.on("data", (bytes: Buffer) => {
+          requests.inc()
+          try {
+            const message = codec.decode(bytes)
+            if (mode === "sotw") replay = recordSotw(replay as ReplayState<SotwRequest>, message as SotwRequest)
+            else {
+              replay = recordDelta(replay as ReplayState<DeltaRequest>, message as DeltaRequest)
+              versions = recordDeltaAnswer(versions, message as DeltaRequest)
+            }
+          } catch {
+            // undecodable: forwarded as is, the server answers it
+          }
+          upstream?.write(bytes)
+        })
+        downstream.on("end", finish)
+        downstream.on("error", finish)
+        downstream.on("cancelled", finish)
+        downstream.on("close", finish)
+
+        /** One upstream stream: resolves when it ends; `gotResponse` says whether it ever answered. */
+        const connectOnce = Effect.gen(function* () {
+          const creds = yield* channelCredentials
+          const token = settings.token ? yield* settings.token : undefined
+          streams += 1
+          return yield* Effect.async<{ gotResponse: boolean; error?: grpc.ServiceError }>((resume) => {
+            const replayed =
+              mode === "sotw"
+                ? sotwReplay(replay as ReplayState<SotwRequest>)
+                : deltaReplay(replay as ReplayState<DeltaRequest>, versions)
+            const client = new grpc.Client(settings.upstream, creds, clientOptions)
+            const metadata = new grpc.Metadata()
+            if (token !== undefined) metadata.set("authorization", `Bearer ${token}`)
+            const stream = client.makeBidiStreamRequest(`/${SERVICE}/${METHODS[mode]}`, identity, identity, metadata)
+            let gotResponse = false
+            let settled = false
+            const settle = (error?: grpc.ServiceError) => {
+              if (settled) return
+              settled = true
+              if (upstream === stream) upstream = undefined
+              client.close()
+              resume(Effect.succeed({ gotResponse, ...(error ? { error } : {}) }))
+            }
+            stream.on("data", (bytes: Buffer) => {
+              if (!gotResponse && streams > 1) {
+                Runtime.runSync(runtime)(
+                  Effect.logInfo(
+                    `upstream ${settings.upstream} reconnected (stream ${streams}, ${replayed.length} subscriptions replayed)`,
+                  ).pipe(withScope("xdsproxy")),
+                )
+              }
+              if (!gotResponse) Runtime.runSync(runtime)(Ref.set(lastCause, undefined))
+              gotResponse = true
+              responses.inc()
+              Runtime.runSync(runtime)(Ref.set(received, true))
+              if (mode === "delta") {
+                try {
+                  versions = recordDeltaResponse(versions, codec.decodeResponse(bytes) as DeltaResponse)
+                } catch {
+                  // undecodable: passed on all the same, the downstream NACKs it
+                }
+              }
+              if (!downstreamDone) downstream.write(bytes)
+            })
+            stream.on("error", (e: grpc.ServiceError) => settle(e))
+            stream.on("end", () => settle())
+            upstream = stream
+            for (const message of replayed) stream.write(codec.encode(message))
+            return Effect.sync(() => {
+              stream.cancel()
+              settle()
+            })
+          })
+        })
+
+        const attempt = Effect.gen(function* () {
+          const result = yield* connectOnce
+          if (downstreamDone) return "downstream-ended" as const
+          const error = result.error
+          const key = causeKey(error?.code, error?.details)
+          if (error !== undefined && isRefusal(error.code)) {
+            if (result.gotResponse) terminations.inc()
+            else failures.inc()
+            yield* warnOnce(
+              key,
+              `upstream ${settings.upstream} refused the ${mode === "sotw" ? "ADS" : "delta ADS"} stream: ${key}; passed to the downstream`,
+            )
+            finish()
+            // the status ends the downstream call as is: the application decides what to do
+            downstream.emit("error", { code: error.code, details: error.details, metadata: error.metadata })
+            return "downstream-ended" as const
+          }
+          if (result.gotResponse) {
+            terminations.inc()
+            yield* warnOnce(
+              key,
+              `upstream ${settings.upstream} terminated: ${error?.details ?? "stream ended"}; reconnecting`,
+            )
+            return "answered" as const
+          }
+          failures.inc()
+          yield* warnOnce(key, `upstream ${settings.upstream} connection failed: ${error?.details ?? "stream ended"}`)
+          return "failed" as const
+        })
+        const loop = superviseUpstream(attempt, retrySchedule(retry))
+        yield* Ref.update(active, (n) => n + 1)
+        yield* Effect.raceFirst(
+          loop,
+          Effect.promise(() => downstreamEnded),
+        ).pipe(
+          Effect.ensuring(
+            Effect.sync(() => {
+              upstream?.cancel()
+              upstream = undefined
+              if (!downstreamDone) downstream.end()
+            }),
+          ),
+          Effect.ensuring(Ref.update(active, (n) => n - 1)),
+        )
+      }).pipe(withScope("xdsproxy"))
+
+    const run = Runtime.runFork(runtime)
+    const handler = (mode: Mode) => (call: grpc.ServerDuplexStream<Buffer, Buffer>) => {
+      run(FiberSet.run(fibers, serve(mode, call)))
+    }
+
+    const server = new grpc.Server()
+    server.addService(rawDefinition(), {
+      [METHODS.sotw]: handler("sotw"),
+      [METHODS.delta]: handler("delta"),
+    })
+    yield* Effect.promise(() => mkdir(dirname(settings.socketPath), { recursive: true }))
+    yield* Effect.promise(() => rm(settings.socketPath, { force: true }))
+    yield* Effect.acquireRelease(
+      Effect.async<void, Error>((resume) => {
+        server.bindAsync(`unix://${settings.socketPath}`, grpc.ServerCredentials.createInsecure(), (error) =>
+          resume(
+            error
+              ? Effect.fail(
+                  new ListenError({
+                    source: "the xDS proxy socket",
+                    address: settings.socketPath,
+                    reason: bindReason(error),
+                  }),
+                )
+              : Effect.void,
+          ),
+        )
+      }),
+      () =>
+        Effect.async<void>((resume) => {
+          server.tryShutdown(() => resume(Effect.void))
+          // streams are long-lived: do not wait for them
+          setImmediate(() => server.forceShutdown())
+        }).pipe(Effect.zipRight(Effect.promise(() => rm(settings.socketPath, { force: true })))),
+    ).pipe(Effect.orDie)
+    yield* Effect.logInfo(`xDS proxy listening on ${settings.socketPath}, upstream ${settings.upstream}`).pipe(
+      withScope("xdsproxy"),
+    )
+    return XdsProxy.of({
+      socketPath: settings.socketPath,
+      receivedResponse: Ref.get(received),
+      activeStreams: Ref.get(active),
+    })
+  })
+
+export const xdsProxyLayer = (settings: XdsProxySettings) => Layer.scoped(XdsProxy, makeXdsProxy(settings))

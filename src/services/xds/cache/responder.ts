@@ -1,0 +1,401 @@
+/**
+ * Builds ADS responses for one watch from a PushContext, through the shared resource cache:
+ * state-of-the-world (every subscribed resource that exists) and delta (only what changed,
+ * plus explicit removals).
+ */
+
+import { generate, hostClusterNames, missingResources, type Subscription, setDigest } from "../grpcgen/grpc-gen.js"
+import { type ProxyWorkload, proxyWorkload } from "../grpcgen/grpc-inbound.js"
+import { isInboundListenerName, type PushContext, type PushContextInput } from "../model/push-context.js"
+import { type DeltaWatch, planDelta } from "../protocol/delta.js"
+import type {
+  AnyMessage,
+  DeltaDiscoveryResponse,
+  DeltaResource,
+  DiscoveryResponse,
+  Node,
+} from "../protocol/messages.js"
+import { structToPlain } from "../protocol/messages.js"
+import type { SotwWatch } from "../protocol/sotw.js"
+import { TypeUrl } from "../protocol/type-urls.js"
+import { clusterHost } from "../push/watched-hosts.js"
+import type { EncodedResource, ResourceCache } from "./resource-cache.js"
+
+export const resourcesFor = (
+  push: PushContext,
+  cache: ResourceCache,
+  typeUrl: string,
+  sub: Subscription,
+): ReadonlyArray<EncodedResource> => cache.resolve(typeUrl, generate(push, typeUrl, sub))
+
+/**
+ * Encodes the endpoints of `hosts`' clusters into the cache ahead of a push (an endpoint event
+ * derives the next PushContext inside the debounce window): the push then takes them as they
+ * are (see `changedClusters`) instead of building, looking up and encoding them before its first
+ * response. Only clusters the cache already holds a version of, that is, clusters some
+ * connection asked for. Returns them, for the response encoders to encode their entries too.
+ */
+export const encodeEndpointsAhead = (
+  push: PushContext,
+  cache: ResourceCache,
+  hosts: Iterable<string>,
+): ReadonlyArray<EncodedResource> => {
+  const encoded: Array<EncodedResource> = []
+  for (const host of hosts) {
+    const names = hostClusterNames(push, host).filter((name) => cache.holds(TypeUrl.Endpoint, name))
+    const found = names.length > 0 ? changedClusters(push, cache, names) : undefined
+    for (const name of names) {
+      const resource = found?.get(name)
+      if (resource !== undefined) encoded.push(resource)
+    }
+  }
+  return encoded
+}
+
+/** What every connection watching the same names of a type gets from one PushContext. */
+interface ResolvedSet {
+  readonly resources: ReadonlyArray<EncodedResource>
+  readonly messages: ReadonlyArray<AnyMessage>
+  readonly bytes: number
+  /** The push responses built from a shared set (undefined when the set is not shared). */
+  readonly responses: SharedResponses | undefined
+  /** Why each requested name without a resource has none (`missingResource`). */
+  readonly notFound: ReadonlyArray<string>
+}
+
+/**
+ * A nonce, or how to make one. A push passes a maker: the connections it sends the same
+ * response (for SotW the same set; for delta the same resources sent and removed) then get one
+ * response object, nonce included, which the response serializer encodes once for all of them.
+ * A nonce only has to be unique within a stream, and each such object is built for one
+ * PushContext, so no stream is sent one nonce for two different responses.
+ */
+export type NonceSource = string | (() => string)
+
+const nonceOf = (nonce: NonceSource): string => (typeof nonce === "string" ? nonce : nonce())
+
+/** The SotW push response of one shared set (delta push responses are shared per push). */
+interface SharedResponses {
+  sotw: DiscoveryResponse | undefined
+}
+
+/** The value of (`key`, `cache`) in a memo kept per object and cache, made on first use. */
+const memoOf = <K extends object, V>(
+  memo: WeakMap<K, WeakMap<ResourceCache, V>>,
+  key: K,
+  cache: ResourceCache,
+  make: () => V,
+): V => {
+  let byCache = memo.get(key)
+  if (byCache === undefined) {
+    byCache = new WeakMap()
+    memo.set(key, byCache)
+  }
+  let value = byCache.get(cache)
+  if (value === undefined) {
+    value = make()
+    byCache.set(cache, value)
+  }
+  return value
+}
+
+/**
+ * Resolved sets per (PushContext, cache, type, watched names): after a change the connections
+ * watching the same names would otherwise each generate, resolve, digest and copy the same
+ * set. Inbound listeners depend on the requesting workload and are never shared.
+ */
+const resolvedSets = new WeakMap<
+  PushContext,
+  WeakMap<ResourceCache, Map<string, Map<string, ResolvedSet & { readonly shared: true }>>>
+>()
+
+/**
+ * Endpoint-only pushes: the PushContext each one's context was derived from, and the hosts
+ * whose endpoints changed in between. One level deep (recording a derivation forgets the
+ * previous context's own), so a run of pushes does not keep every past context alive.
+ */
+const derivations = new WeakMap<PushContext, { readonly previous: PushContext; readonly hosts: ReadonlySet<string> }>()
+
+/** Records that `next` is `previous` with the endpoints of `hosts` changed (and nothing else). */
+export const recordDerivation = (next: PushContext, previous: PushContext, hosts: ReadonlySet<string>): void => {
+  derivations.delete(previous)
+  derivations.set(next, { previous, hosts })
+}
+
+/** The names of a watch joined, per names array: a push asks for each connection's set. */
+const joined = new WeakMap<ReadonlyArray<string>, string>()
+const joinedNames = (names: ReadonlyArray<string>): string => {
+  let text = joined.get(names)
+  if (text === undefined) {
+    text = names.join("\n")
+    joined.set(names, text)
+  }
+  return text
+}
+
+/** A delta watch's subscribed names in order, per (immutable) set: the same array every push. */
+const sortedSets = new WeakMap<ReadonlySet<string>, ReadonlyArray<string>>()
+const sortedNames = (names: ReadonlySet<string>): ReadonlyArray<string> => {
+  let sorted = sortedSets.get(names)
+  if (sorted === undefined) {
+    sorted = [...names].sort()
+    sortedSets.set(names, sorted)
+  }
+  return sorted
+}
+
+const resolvedSet = (
+  push: PushContext,
+  cache: ResourceCache,
+  typeUrl: string,
+  wildcard: boolean,
+  names: ReadonlyArray<string>,
+  proxy: ProxyInfo | undefined,
+  share: boolean,
+): ResolvedSet & { readonly shared: boolean } => {
+  const build = (responses: SharedResponses | undefined): ResolvedSet => {
+    const resources = resourcesFor(push, cache, typeUrl, { wildcard, names, ...workloadOf(proxy) })
+    let bytes = 0
+    for (const r of resources) bytes += r.resource.value.length
+    const notFound = wildcard ? [] : missingResources(push, typeUrl, names, resources)
+    return { resources, messages: resources.map((r) => r.resource), bytes, responses, notFound }
+  }
+  if (!share || (typeUrl === TypeUrl.Listener && names.some(isInboundListenerName)))
+    return { ...build(undefined), shared: false }
+  const byWatch = memoOf(resolvedSets, push, cache, () => new Map())
+  // Keyed by the names' joined text as memoised per names array: a push looks its set up once
+  // per connection, and a key built afresh each time would be copied and hashed each time.
+  const kind = wildcard ? `${typeUrl}*` : typeUrl
+  let sets = byWatch.get(kind)
+  if (sets === undefined) {
+    sets = new Map()
+    byWatch.set(kind, sets)
+  }
+  const key = joinedNames(names)
+  const set = sets.get(key)
+  if (set !== undefined) return set
+  const responses: SharedResponses = { sotw: undefined }
+  const before = typeUrl === TypeUrl.Endpoint && !wildcard ? previousSet(push, cache, kind, key) : undefined
+  const built = (before !== undefined ? carriedOver(push, cache, before, responses) : undefined) ?? build(responses)
+  sets.set(key, { ...built, shared: true })
+  return { ...built, shared: false }
+}
+
+/** The same set resolved for the context `push` was derived from, if it was. */
+const previousSet = (push: PushContext, cache: ResourceCache, kind: string, key: string) => {
+  const derivation = derivations.get(push)
+  if (derivation === undefined) return undefined
+  const set = resolvedSets.get(derivation.previous)?.get(cache)?.get(kind)?.get(key)
+  return set === undefined ? undefined : { set, hosts: derivation.hosts }
+}
+
+/**
+ * An endpoint set of a derived PushContext, from the same set of the context it was derived
+ * from: only the clusters of the changed hosts are generated and looked up again. A cluster's
+ * endpoints depend on its host's service, DestinationRule and endpoints, and a derived context
+ * changes only the endpoints of its hosts (so no cluster appears or disappears either). Undefined
+ * when that does not hold after all: the set is then resolved whole.
+ */
+const carriedOver = (
+  push: PushContext,
+  cache: ResourceCache,
+  { set, hosts }: { readonly set: ResolvedSet; readonly hosts: ReadonlySet<string> },
+  responses: SharedResponses,
+): ResolvedSet | undefined => {
+  const changed: Array<string> = []
+  for (const r of set.resources) {
+    const host = clusterHost(r.name)
+    if (host === undefined || hosts.has(host)) changed.push(r.name)
+  }
+  // Nothing watched changed: the same resources, and so the same encoded section.
+  if (changed.length === 0) return { ...set, responses }
+  const byName = changedClusters(push, cache, changed)
+  if (byName === undefined) return undefined
+  const resources = set.resources.map((r) => byName.get(r.name) ?? r)
+  let bytes = 0
+  for (const r of resources) bytes += r.resource.value.length
+  // The same clusters exist (see above): the same names are missing.
+  return { resources, messages: resources.map((r) => r.resource), bytes, responses, notFound: set.notFound }
+}
+
+/**
+ * A set's digest, once per resources array (a set carried over unchanged keeps its array). Only
+ * SotW compares digests, so delta pushes never compute one.
+ */
+const digests = new WeakMap<ReadonlyArray<EncodedResource>, string>()
+const digestOf = (resources: ReadonlyArray<EncodedResource>): string => {
+  let text = digests.get(resources)
+  if (text === undefined) {
+    text = setDigest(resources)
+    digests.set(resources, text)
+  }
+  return text
+}
+
+/**
+ * The changed clusters of a derived PushContext, looked up once per context: the sets of every
+ * connection watching a changed host contain the same few clusters. Undefined when one of
+ * `names` does not exist in `push`. Kept per input, which decides a context's content: the
+ * context prepared inside the debounce window (whose clusters `encodeEndpointsAhead` looks up)
+ * and the same context stamped with its push version share it.
+ */
+const changedByContext = new WeakMap<PushContextInput, WeakMap<ResourceCache, Map<string, EncodedResource>>>()
+const changedClusters = (
+  push: PushContext,
+  cache: ResourceCache,
+  names: ReadonlyArray<string>,
+): ReadonlyMap<string, EncodedResource> | undefined => {
+  const known = memoOf(changedByContext, push.input, cache, () => new Map<string, EncodedResource>())
+  const missing = names.filter((name) => !known.has(name))
+  if (missing.length === 0) return known
+  const fresh = resourcesFor(push, cache, TypeUrl.Endpoint, { wildcard: false, names: missing })
+  if (fresh.length !== missing.length) return undefined
+  for (const r of fresh) known.set(r.name, r)
+  return known
+}
+
+export interface SotwResponse {
+  readonly response: DiscoveryResponse
+  readonly digest: string
+  readonly bytes: number
+  /** Resources taken from a set resolved for another connection (cache reads saved). */
+  readonly sharedReads: number
+  /** Why each requested name without a resource has none, for `/debug/syncz` and the log. */
+  readonly notFound: ReadonlyArray<string>
+}
+
+/**
+ * Only the nonce is the connection's own: with `share`, resources, digest and size come from
+ * the set resolved for the first connection watching the same names in this PushContext.
+ */
+export const sotwResponse = (
+  push: PushContext,
+  cache: ResourceCache,
+  watch: SotwWatch,
+  nonce: NonceSource,
+  proxy?: ProxyInfo,
+  share = true,
+): SotwResponse => {
+  const set = resolvedSet(push, cache, watch.typeUrl, watch.wildcard, watch.names, proxy, share)
+  const build = (nonce: string): DiscoveryResponse => ({
+    version_info: push.version,
+    type_url: watch.typeUrl,
+    nonce,
+    resources: set.messages,
+  })
+  let response: DiscoveryResponse
+  if (typeof nonce === "string" || set.responses === undefined) response = build(nonceOf(nonce))
+  else {
+    response = set.responses.sotw ?? build(nonce())
+    set.responses.sotw = response
+  }
+  return {
+    response,
+    digest: digestOf(set.resources),
+    bytes: set.bytes,
+    sharedReads: set.shared ? set.resources.length : 0,
+    notFound: set.notFound,
+  }
+}
+
+/**
+ * The delta `Resource` entry of a cache entry, one object per entry: every connection sent the
+ * resource gets the same object, so its encoding is shared (response-encoding.ts).
+ */
+const deltaEntries = new WeakMap<EncodedResource, DeltaResource>()
+export const deltaEntry = (r: EncodedResource): DeltaResource => {
+  let entry = deltaEntries.get(r)
+  if (entry === undefined) {
+    entry = { name: r.name, version: r.version, resource: r.resource }
+    deltaEntries.set(r, entry)
+  }
+  return entry
+}
+
+export interface DeltaResponse {
+  /** Undefined when nothing changed for this watch. */
+  readonly response: DeltaDiscoveryResponse | undefined
+  readonly sent: ReadonlyArray<{ readonly name: string; readonly version: string }>
+  readonly removed: ReadonlyArray<string>
+  readonly bytes: number
+  /** Resources taken from a set resolved for another connection (cache reads saved). */
+  readonly sharedReads: number
+  /** Why each subscribed name without a resource has none, for `/debug/syncz` and the log. */
+  readonly notFound: ReadonlyArray<string>
+}
+
+export const deltaResponse = (
+  push: PushContext,
+  cache: ResourceCache,
+  watch: DeltaWatch,
+  nonce: NonceSource,
+  force: boolean,
+  proxy?: ProxyInfo,
+  share = true,
+): DeltaResponse => {
+  const set = resolvedSet(push, cache, watch.typeUrl, watch.wildcard, sortedNames(watch.subscribed), proxy, share)
+  const resources = set.resources
+  const plan = planDelta(watch, resources)
+  if (plan.send.length === 0 && plan.removed.length === 0 && !force) {
+    return { response: undefined, sent: [], removed: [], bytes: 0, sharedReads: 0, notFound: set.notFound }
+  }
+  const sharedReads = set.shared ? resources.length : 0
+  const toSend = new Set(plan.send)
+  const sent = resources.filter((r) => toSend.has(r.name))
+  const build = (nonce: string): Omit<DeltaResponse, "sharedReads" | "notFound"> => {
+    let bytes = 0
+    for (const r of sent) bytes += r.resource.value.length
+    return {
+      response: {
+        system_version_info: push.version,
+        type_url: watch.typeUrl,
+        nonce,
+        resources: sent.map(deltaEntry),
+        removed_resources: plan.removed,
+      },
+      sent: sent.map((r) => ({ name: r.name, version: r.version })),
+      removed: plan.removed,
+      bytes,
+    }
+  }
+  const notFound = set.notFound
+  if (typeof nonce === "string" || set.responses === undefined)
+    return { ...build(nonceOf(nonce)), sharedReads, notFound }
+  // What is sent and removed decides the response: connections watching different sets that
+  // need the same update (an endpoint change reaching every watcher of one cluster) share it.
+  const key = `${watch.typeUrl}\u0000${sent.map((r) => `${r.name} ${r.version}`).join("\n")}\u0000${plan.removed.join("\n")}`
+  const responses = pushResponsesOf(push, cache)
+  let built = responses.get(key)
+  if (built === undefined) {
+    built = build(nonce())
+    responses.set(key, built)
+  }
+  return { ...built, sharedReads, notFound }
+}
+
+/** Delta push responses per (PushContext, cache), by what they send and remove. */
+const deltaPushResponses = new WeakMap<
+  PushContext,
+  WeakMap<ResourceCache, Map<string, Omit<DeltaResponse, "sharedReads" | "notFound">>>
+>()
+const pushResponsesOf = (push: PushContext, cache: ResourceCache) =>
+  memoOf(deltaPushResponses, push, cache, () => new Map())
+
+export interface ProxyInfo {
+  readonly id: string
+  /** `grpc` for proxyless gRPC clients. */
+  readonly generator: string
+  readonly metadata: Readonly<Record<string, unknown>>
+  /** Namespace and labels of the workload, for inbound (server) listeners. */
+  readonly workload?: ProxyWorkload
+}
+
+const workloadOf = (proxy: ProxyInfo | undefined): { workload?: ProxyWorkload } =>
+  proxy === undefined ? {} : { workload: proxy.workload ?? proxyWorkload(proxy.id, proxy.metadata) }
+
+export const proxyInfo = (node: Node | null | undefined): ProxyInfo => {
+  const metadata = structToPlain(node?.metadata)
+  const generator = typeof metadata.GENERATOR === "string" ? metadata.GENERATOR : ""
+  const id = node?.id ?? ""
+  return { id, generator, metadata, workload: proxyWorkload(id, metadata) }
+}

@@ -1,0 +1,432 @@
+/**
+ * AuthorizationPolicy → RBAC HTTP filters for proxyless gRPC servers (pure).
+ *
+ * Semantics of the reference mesh: the policies that apply to a workload are those of the root
+ * namespace (mesh-wide) and of the workload's namespace, without a selector or with a
+ * `selector.matchLabels` the workload's labels satisfy. DENY policies become one RBAC filter
+ * (action DENY) placed before the ALLOW filter; when any ALLOW policy applies, a request must
+ * match one of their rules (an ALLOW policy without rules matches nothing, `rules: [{}]`
+ * matches everything); with no ALLOW policy there is no ALLOW filter. AUDIT and CUSTOM are not
+ * enforced by gRPC servers and are skipped.
+ *
+ * Within a rule, `from` entries are alternatives, and so are `to` entries; the fields of one
+ * source/operation and the `when` conditions must all hold; the values of one field are
+ * alternatives. What a gRPC server cannot evaluate (request principals, JWT claims, SNI, ...)
+ * makes an ALLOW rule match nothing, and is dropped from a DENY rule so that it denies more
+ * rather than less (fail closed). Every such case is reported as a warning.
+ */
+import type { ProtoObject } from "../cache/resource-spec.js"
+
+export const RBAC_TYPE = "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC"
+export const RBAC_DENY_FILTER = "envoy.filters.http.rbac.deny"
+export const RBAC_ALLOW_FILTER = "envoy.filters.http.rbac.allow"
+
+// ---------------------------------------------------------------------------------------------
+// View of the spec (read defensively: a field of the wrong shape counts as absent)
+
+type Fields = Readonly<Record<string, ReadonlyArray<string>>>
+
+export interface AuthorizationCondition {
+  readonly key: string
+  readonly values: ReadonlyArray<string>
+  readonly notValues: ReadonlyArray<string>
+}
+
+export interface AuthorizationRule {
+  /** `from[].source`; empty = any source. */
+  readonly from: ReadonlyArray<Fields>
+  /** `to[].operation`; empty = any operation. */
+  readonly to: ReadonlyArray<Fields>
+  readonly when: ReadonlyArray<AuthorizationCondition>
+}
+
+export interface AuthorizationPolicyView {
+  readonly name: string
+  readonly namespace: string
+  /** `selector.matchLabels`; undefined when the policy selects every workload in its scope. */
+  readonly selector?: Readonly<Record<string, string>>
+  /** Whether the policy uses `targetRef(s)` (gateway/waypoint attachment, not for gRPC servers). */
+  readonly targeted: boolean
+  readonly action: string
+  readonly rules: ReadonlyArray<AuthorizationRule>
+}
+
+type Obj = Readonly<Record<string, unknown>>
+const obj = (value: unknown): Obj | undefined =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Obj) : undefined
+const arr = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : [])
+const strings = (value: unknown): ReadonlyArray<string> =>
+  arr(value).flatMap((v) => (typeof v === "string" ? [v] : typeof v === "number" ? [String(v)] : []))
+
+const fields = (value: unknown): Fields => {
+  const out: Record<string, ReadonlyArray<string>> = {}
+  for (const [k, v] of Object.entries(obj(value) ?? {})) {
+    const list = strings(v)
+    if (list.length > 0) out[k] = list
+  }
+  return out
+}
+
+export const authorizationPolicyView = (
+  meta: { readonly name: string; readonly namespace: string },
+  spec: unknown,
+): AuthorizationPolicyView => {
+  const o = obj(spec) ?? {}
+  const labels: Record<string, string> = {}
+  for (const [k, v] of Object.entries(obj(obj(o.selector)?.matchLabels) ?? {})) if (typeof v === "string") labels[k] = v
+  const rules = arr(o.rules).flatMap((r): ReadonlyArray<AuthorizationRule> => {
+    const ro = obj(r)
+    if (ro === undefined) return []
+    return [
+      {
+        from: arr(ro.from).map((f) => fields(obj(f)?.source)),
+        to: arr(ro.to).map((t) => fields(obj(t)?.operation)),
+        when: arr(ro.when).flatMap((c) => {
+          const co = obj(c)
+          if (co === undefined || typeof co.key !== "string") return []
+          return [{ key: co.key, values: strings(co.values), notValues: strings(co.notValues) }]
+        }),
+      },
+    ]
+  })
+  return {
+    name: meta.name,
+    namespace: meta.namespace,
+    ...(Object.keys(labels).length > 0 ? { selector: labels } : {}),
+    targeted: o.targetRef !== undefined || arr(o.targetRefs).length > 0,
+    action: typeof o.action === "string" && o.action !== "" ? o.action : "ALLOW",
+    rules,
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Which policies apply
+
+export interface Applicable {
+  readonly policies: ReadonlyArray<AuthorizationPolicyView>
+  readonly warnings: ReadonlyArray<string>
+}
+
+/** The policies that apply to a workload (namespace + labels), oldest first as given. */
+export const applicablePolicies = (
+  policies: ReadonlyArray<AuthorizationPolicyView>,
+  rootNamespace: string,
+  namespace: string,
+  labels: Readonly<Record<string, string>>,
+): Applicable => {
+  const warnings: Array<string> = []
+  const out = policies.filter((p) => {
+    if (p.namespace !== rootNamespace && p.namespace !== namespace) return false
+    if (p.selector !== undefined && !Object.entries(p.selector).every(([k, v]) => labels[k] === v)) return false
+    if (p.targeted) {
+      warnings.push(`AuthorizationPolicy ${p.namespace}/${p.name}: targetRef(s) do not apply to gRPC servers, ignored`)
+      return false
+    }
+    return true
+  })
+  return { policies: out, warnings }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matchers
+
+const ANY_VALUE = { safe_regex: { regex: ".+" } }
+
+/** `*` (any non-empty), `prefix*`, `*suffix` or an exact value; `prefix` is put before exact/prefix forms. */
+const wildcardMatcher = (value: string, prefix = ""): ProtoObject =>
+  value === "*"
+    ? ANY_VALUE
+    : value.startsWith("*")
+      ? { suffix: value.slice(1) }
+      : value.endsWith("*")
+        ? { prefix: `${prefix}${value.slice(0, -1)}` }
+        : { exact: `${prefix}${value}` }
+
+const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+// A SPIFFE id's namespace as a regular expression over the whole id (any characters, then
+// "/ns/<ns>/", then any characters), with the `*`, `prefix*` and `*suffix` forms of <ns>.
+const namespaceRegex = (value: string): string => {
+  const part =
+    value === "*"
+      ? "[^/]+"
+      : value.startsWith("*")
+        ? `[^/]*${escapeRegex(value.slice(1))}`
+        : value.endsWith("*")
+          ? `${escapeRegex(value.slice(0, -1))}[^/]*`
+          : escapeRegex(value)
+  return `.*/ns/${part}/.*`
+}
+
+const authenticated = (principalName: ProtoObject): ProtoObject => ({
+  authenticated: { principal_name: principalName },
+})
+const principalId = (value: string): ProtoObject => authenticated(wildcardMatcher(value, "spiffe://"))
+const namespaceId = (value: string): ProtoObject => authenticated({ safe_regex: { regex: namespaceRegex(value) } })
+/** `serviceAccounts` entries are `<namespace>/<name>`. */
+const serviceAccountId = (value: string): ProtoObject | undefined => {
+  const [ns, sa, ...rest] = value.split("/")
+  if (ns === undefined || sa === undefined || ns === "" || sa === "" || rest.length > 0) return undefined
+  return authenticated({ safe_regex: { regex: `.*/ns/${escapeRegex(ns)}/sa/${escapeRegex(sa)}` } })
+}
+
+/** `10.0.0.0/8` or a bare address (a host route); undefined when it is neither. */
+export const cidrRange = (value: string): ProtoObject | undefined => {
+  const slash = value.indexOf("/")
+  const address = slash < 0 ? value : value.slice(0, slash)
+  const v6 = address.includes(":")
+  if (!v6 && !/^\d{1,3}(\.\d{1,3}){3}$/.test(address)) return undefined
+  const max = v6 ? 128 : 32
+  const len = slash < 0 ? max : Number(value.slice(slash + 1))
+  if (!Number.isInteger(len) || len < 0 || len > max) return undefined
+  return { address_prefix: address, prefix_len: { value: len } }
+}
+
+const headerMatch = (name: string, value: string): ProtoObject =>
+  value === "*" ? { name, present_match: true } : { name, string_match: wildcardMatcher(value) }
+
+const portNumber = (value: string): number | undefined => {
+  const n = Number(value)
+  return /^\d+$/.test(value) && n > 0 && n <= 65535 ? n : undefined
+}
+
+// ---------------------------------------------------------------------------------------------
+// Combinators over principals (`*_ids`) and permissions (`*_rules`)
+
+interface Algebra {
+  readonly any: ProtoObject
+  readonly and: (items: ReadonlyArray<ProtoObject>) => ProtoObject
+  readonly or: (items: ReadonlyArray<ProtoObject>) => ProtoObject
+  readonly not: (item: ProtoObject) => ProtoObject
+}
+
+const principalAlgebra: Algebra = {
+  any: { any: true },
+  and: (ids) => (ids.length === 1 ? ids[0]! : { and_ids: { ids } }),
+  or: (ids) => (ids.length === 1 ? ids[0]! : { or_ids: { ids } }),
+  not: (id) => ({ not_id: id }),
+}
+
+const permissionAlgebra: Algebra = {
+  any: { any: true },
+  and: (rules) => (rules.length === 1 ? rules[0]! : { and_rules: { rules } }),
+  or: (rules) => (rules.length === 1 ? rules[0]! : { or_rules: { rules } }),
+  not: (rule) => ({ not_rule: rule }),
+}
+
+/** Values of one field or condition: any of `values`, and none of `notValues`. */
+const valuesClause = (
+  algebra: Algebra,
+  values: ReadonlyArray<ProtoObject>,
+  notValues: ReadonlyArray<ProtoObject>,
+): ReadonlyArray<ProtoObject> => [
+  ...(values.length > 0 ? [algebra.or(values)] : []),
+  ...(notValues.length > 0 ? [algebra.not(algebra.or(notValues))] : []),
+]
+
+/** A condition we cannot evaluate: the rule is marked, the clause left out. */
+class Unsupported {
+  constructor(readonly what: string) {}
+}
+
+type Clause = ReadonlyArray<ProtoObject> | Unsupported
+
+const mapAll = (
+  values: ReadonlyArray<string>,
+  f: (v: string) => ProtoObject | undefined,
+  what: string,
+): ReadonlyArray<ProtoObject> | Unsupported => {
+  const out: Array<ProtoObject> = []
+  for (const v of values) {
+    const m = f(v)
+    if (m === undefined) return new Unsupported(`${what} ${JSON.stringify(v)}`)
+    out.push(m)
+  }
+  return out
+}
+
+const clause = (
+  algebra: Algebra,
+  values: ReadonlyArray<string>,
+  notValues: ReadonlyArray<string>,
+  f: (v: string) => ProtoObject | undefined,
+  what: string,
+): Clause => {
+  const yes = mapAll(values, f, what)
+  if (yes instanceof Unsupported) return yes
+  const no = mapAll(notValues, f, what)
+  if (no instanceof Unsupported) return no
+  return valuesClause(algebra, yes, no)
+}
+
+/** Source fields → principal clauses. */
+const sourceClauses = (source: Fields): ReadonlyArray<Clause> => {
+  const get = (k: string) => source[k] ?? []
+  const p = principalAlgebra
+  return [
+    clause(p, get("principals"), get("notPrincipals"), principalId, "principal"),
+    clause(p, get("namespaces"), get("notNamespaces"), namespaceId, "namespace"),
+    clause(p, get("serviceAccounts"), get("notServiceAccounts"), serviceAccountId, "serviceAccount"),
+    clause(p, get("ipBlocks"), get("notIpBlocks"), (v) => opt("direct_remote_ip", cidrRange(v)), "ipBlock"),
+    clause(p, get("remoteIpBlocks"), get("notRemoteIpBlocks"), (v) => opt("remote_ip", cidrRange(v)), "remoteIpBlock"),
+    ...(get("requestPrincipals").length + get("notRequestPrincipals").length > 0
+      ? [new Unsupported("requestPrincipals (JWT) are not available to gRPC servers")]
+      : []),
+  ]
+}
+
+const opt = (field: string, value: ProtoObject | number | undefined): ProtoObject | undefined =>
+  value === undefined ? undefined : { [field]: value }
+
+/** Operation fields → permission clauses. gRPC requests are always POST. */
+const operationClauses = (op: Fields): ReadonlyArray<Clause> => {
+  const get = (k: string) => op[k] ?? []
+  const r = permissionAlgebra
+  const path = (v: string) => ({ url_path: { path: wildcardMatcher(v) } })
+  const host = (v: string) => ({
+    header: { name: ":authority", string_match: { ...wildcardMatcher(v.toLowerCase()), ignore_case: true } },
+  })
+  return [
+    clause(r, get("paths"), get("notPaths"), path, "path"),
+    clause(r, get("methods"), get("notMethods"), (v) => ({ header: headerMatch(":method", v) }), "method"),
+    clause(r, get("ports"), get("notPorts"), (v) => opt("destination_port", portNumber(v)), "port"),
+    clause(r, get("hosts"), get("notHosts"), host, "host"),
+  ]
+}
+
+const HEADER_KEY = /^request\.headers\[([^\]]+)\]$/
+
+/** A `when` condition → a principal or permission clause. */
+const conditionClause = (c: AuthorizationCondition): { readonly principal: boolean; readonly clause: Clause } => {
+  const p = principalAlgebra
+  const r = permissionAlgebra
+  const header = HEADER_KEY.exec(c.key)
+  if (header !== null) {
+    const name = header[1]!.toLowerCase()
+    return {
+      principal: false,
+      clause: clause(r, c.values, c.notValues, (v) => ({ header: headerMatch(name, v) }), c.key),
+    }
+  }
+  switch (c.key) {
+    case "source.principal":
+      return { principal: true, clause: clause(p, c.values, c.notValues, principalId, c.key) }
+    case "source.namespace":
+      return { principal: true, clause: clause(p, c.values, c.notValues, namespaceId, c.key) }
+    case "source.serviceAccount":
+      return { principal: true, clause: clause(p, c.values, c.notValues, serviceAccountId, c.key) }
+    case "source.ip":
+      return {
+        principal: true,
+        clause: clause(p, c.values, c.notValues, (v) => opt("direct_remote_ip", cidrRange(v)), c.key),
+      }
+    case "remote.ip":
+      return { principal: true, clause: clause(p, c.values, c.notValues, (v) => opt("remote_ip", cidrRange(v)), c.key) }
+    case "destination.ip":
+      return {
+        principal: false,
+        clause: clause(r, c.values, c.notValues, (v) => opt("destination_ip", cidrRange(v)), c.key),
+      }
+    case "destination.port":
+      return {
+        principal: false,
+        clause: clause(r, c.values, c.notValues, (v) => opt("destination_port", portNumber(v)), c.key),
+      }
+    default:
+      return { principal: true, clause: new Unsupported(`condition ${c.key} is not available to gRPC servers`) }
+  }
+}
+
+interface RbacPolicy {
+  readonly principals: ReadonlyArray<ProtoObject>
+  readonly permissions: ReadonlyArray<ProtoObject>
+}
+
+/**
+ * One rule → an RBAC policy, or undefined when it can never match. `deny` selects how an
+ * unsupported clause is handled: left out (DENY: denies more) or fatal (ALLOW: allows less).
+ */
+const translateRule = (
+  rule: AuthorizationRule,
+  deny: boolean,
+  warn: (what: string) => void,
+): RbacPolicy | undefined => {
+  let broken = false
+  const keep = (c: Clause): ReadonlyArray<ProtoObject> => {
+    if (!(c instanceof Unsupported)) return c
+    warn(c.what)
+    if (!deny) broken = true
+    return []
+  }
+  const p = principalAlgebra
+  const r = permissionAlgebra
+  // A source/operation whose every field is unsupported (in a DENY rule) matches anything.
+  const froms = rule.from.map((s) => {
+    const parts = sourceClauses(s).flatMap(keep)
+    return parts.length === 0 ? p.any : p.and(parts)
+  })
+  const tos = rule.to.map((o) => {
+    const parts = operationClauses(o).flatMap(keep)
+    return parts.length === 0 ? r.any : r.and(parts)
+  })
+  const principalParts: Array<ProtoObject> = froms.length > 0 ? [p.or(froms)] : []
+  const permissionParts: Array<ProtoObject> = tos.length > 0 ? [r.or(tos)] : []
+  for (const c of rule.when) {
+    const t = conditionClause(c)
+    const parts = keep(t.clause)
+    if (t.principal) principalParts.push(...parts)
+    else permissionParts.push(...parts)
+  }
+  if (broken) return undefined
+  return {
+    principals: [principalParts.length === 0 ? p.any : p.and(principalParts)],
+    permissions: [permissionParts.length === 0 ? r.any : r.and(permissionParts)],
+  }
+}
+
+export interface RbacFilters {
+  /** HTTP filters to put before the router: DENY first, then ALLOW. */
+  readonly filters: ReadonlyArray<ProtoObject>
+  readonly warnings: ReadonlyArray<string>
+}
+
+const filter = (name: string, action: "ALLOW" | "DENY", policies: Record<string, RbacPolicy>): ProtoObject => ({
+  name,
+  typed_config: { "@type": RBAC_TYPE, rules: { action, policies } },
+})
+
+/** The RBAC filters for the policies that apply to a workload. */
+export const rbacFilters = (policies: ReadonlyArray<AuthorizationPolicyView>): RbacFilters => {
+  const warnings: Array<string> = []
+  const deny: Record<string, RbacPolicy> = {}
+  const allow: Record<string, RbacPolicy> = {}
+  let anyDeny = false
+  let anyAllow = false
+  for (const policy of policies) {
+    const id = `${policy.namespace}/${policy.name}`
+    if (policy.action !== "ALLOW" && policy.action !== "DENY") {
+      warnings.push(`AuthorizationPolicy ${id}: action ${policy.action} is not enforced by gRPC servers, skipped`)
+      continue
+    }
+    const isDeny = policy.action === "DENY"
+    if (isDeny) anyDeny = true
+    else anyAllow = true
+    policy.rules.forEach((rule, i) => {
+      const translated = translateRule(rule, isDeny, (what) =>
+        warnings.push(
+          `AuthorizationPolicy ${id} rule ${i}: ${what}; ${isDeny ? "ignored (the rule denies more)" : "the rule matches nothing"}`,
+        ),
+      )
+      if (translated === undefined) return
+      const target = isDeny ? deny : allow
+      target[`ns[${policy.namespace}]-policy[${policy.name}]-rule[${i}]`] = translated
+    })
+  }
+  return {
+    filters: [
+      ...(anyDeny ? [filter(RBAC_DENY_FILTER, "DENY", deny)] : []),
+      ...(anyAllow ? [filter(RBAC_ALLOW_FILTER, "ALLOW", allow)] : []),
+    ],
+    warnings,
+  }
+}

@@ -1,0 +1,411 @@
+/**
+ * PushContext: an immutable snapshot of everything a push reads — services, endpoints,
+ * VirtualServices and DestinationRules — indexed by host, with a fingerprint of each host's
+ * inputs. Generated resources are cached under the fingerprints they depend on, so a resource
+ * whose inputs did not change between pushes is neither regenerated nor re-encoded.
+ */
+import { createHash } from "node:crypto"
+import type { ConfigResource } from "../../config-model/resource.js"
+import type { Endpoint, Service } from "../../registry/model.js"
+import { type AuthorizationPolicyView, authorizationPolicyView } from "../grpcgen/grpc-rbac.js"
+import { replacedRun } from "./replaced-run.js"
+import {
+  type DestinationRuleView,
+  destinationRuleView,
+  type PeerAuthenticationView,
+  peerAuthenticationView,
+  type VirtualServiceView,
+  virtualServiceView,
+} from "./views.js"
+
+/** What the lead's stores hand to the push pipeline. */
+export interface PushContextInput {
+  readonly services: ReadonlyArray<Service>
+  readonly endpoints: ReadonlyArray<Endpoint>
+  readonly virtualServices: ReadonlyArray<ConfigResource>
+  readonly destinationRules: ReadonlyArray<ConfigResource>
+  /** PeerAuthentications, for auto mTLS toward STRICT workloads. */
+  readonly peerAuthentications: ReadonlyArray<ConfigResource>
+  /** AuthorizationPolicies, for the RBAC filters of gRPC servers' inbound listeners. */
+  readonly authorizationPolicies?: ReadonlyArray<ConfigResource>
+}
+
+export const emptyPushContextInput: PushContextInput = {
+  services: [],
+  endpoints: [],
+  virtualServices: [],
+  destinationRules: [],
+  peerAuthentications: [],
+  authorizationPolicies: [],
+}
+
+export interface PushContextOptions {
+  /** DNS domain suffix (`--domain`), for short VirtualService hosts. */
+  readonly domainSuffix: string
+  /** `PILOT_DRAINING_LABEL`; empty disables. */
+  readonly drainingLabel: string
+  /** `PILOT_SEND_UNHEALTHY_ENDPOINTS`. */
+  readonly sendUnhealthyEndpoints: boolean
+  /** Mesh config `enableAutoMtls`: mutual TLS toward STRICT workloads without a DestinationRule TLS setting. */
+  readonly enableAutoMtls: boolean
+  /** Mesh config `trustDomain`, for the SPIFFE identities a client expects of a destination. */
+  readonly trustDomain: string
+  /** Mesh config `rootNamespace`: PeerAuthentications there without a selector are mesh-wide. */
+  readonly rootNamespace: string
+}
+
+export const defaultPushContextOptions: PushContextOptions = {
+  domainSuffix: "cluster.local",
+  drainingLabel: "mesh.io/draining",
+  sendUnhealthyEndpoints: false,
+  enableAutoMtls: true,
+  trustDomain: "cluster.local",
+  rootNamespace: "mesh-system",
+}
+
+export interface PushContext {
+  readonly version: string
+  readonly input: PushContextInput
+  readonly options: PushContextOptions
+  readonly services: ReadonlyArray<Service>
+  readonly serviceByHost: ReadonlyMap<string, Service>
+  readonly endpointsByHost: ReadonlyMap<string, ReadonlyArray<Endpoint>>
+  readonly virtualServiceByHost: ReadonlyMap<string, VirtualServiceView>
+  readonly destinationRuleByHost: ReadonlyMap<string, DestinationRuleView>
+  /** PeerAuthentications, oldest first. */
+  readonly peerAuthentications: ReadonlyArray<PeerAuthenticationView>
+  /** AuthorizationPolicies, oldest first. */
+  readonly authorizationPolicies: ReadonlyArray<AuthorizationPolicyView>
+  /** Fingerprint of one input facet of a host (memoised). */
+  readonly fingerprint: (facet: "service" | "endpoints" | "vs" | "dr", host: string) => string
+}
+
+export const digest = (text: string | Uint8Array): string =>
+  createHash("sha1").update(text).digest("base64url").slice(0, 16)
+
+/** A VirtualService/DestinationRule host as an FQDN: short names are relative to the namespace. */
+export const resolveHost = (host: string, namespace: string, domainSuffix: string): string =>
+  host.includes(".") || host.includes("*") ? host : `${host}.${namespace}.svc.${domainSuffix}`
+
+const byAge = (a: ConfigResource, b: ConfigResource): number => {
+  const ta = a.meta.creationTimestamp ?? ""
+  const tb = b.meta.creationTimestamp ?? ""
+  if (ta !== tb) return ta < tb ? -1 : 1
+  const ka = `${a.meta.namespace}/${a.meta.name}`
+  const kb = `${b.meta.namespace}/${b.meta.name}`
+  return ka < kb ? -1 : ka > kb ? 1 : 0
+}
+
+const jsonOf = (value: unknown): string =>
+  JSON.stringify(value, (_key, v) => (typeof v === "bigint" ? v.toString() : v)) ?? ""
+
+/**
+ * Views are derived from immutable resources, and the config store hands unchanged resources
+ * over as the same objects: remembering each view per object makes a rebuild after a one-file
+ * change cost only the resources of that file.
+ */
+const virtualServiceViews = new WeakMap<ConfigResource, VirtualServiceView>()
+const destinationRuleViews = new WeakMap<ConfigResource, DestinationRuleView>()
+const peerAuthenticationViews = new WeakMap<ConfigResource, PeerAuthenticationView>()
+const authorizationPolicyViews = new WeakMap<ConfigResource, AuthorizationPolicyView>()
+const viewOf = <V>(
+  cache: WeakMap<ConfigResource, V>,
+  resource: ConfigResource,
+  derive: (meta: ConfigResource["meta"], spec: unknown) => V,
+): V => {
+  let view = cache.get(resource)
+  if (view === undefined) {
+    view = derive(resource.meta, resource.spec)
+    cache.set(resource, view)
+  }
+  return view
+}
+
+/**
+ * Fingerprints are memoised per source object, not per PushContext: a derived context shares
+ * the unchanged hosts' objects with its predecessor, and so their fingerprints too.
+ */
+const fingerprints = new WeakMap<object, string>()
+const fingerprintOf =
+  (
+    serviceByHost: ReadonlyMap<string, Service>,
+    endpointsByHost: ReadonlyMap<string, ReadonlyArray<Endpoint>>,
+    virtualServiceByHost: ReadonlyMap<string, VirtualServiceView>,
+    destinationRuleByHost: ReadonlyMap<string, DestinationRuleView>,
+  ) =>
+  (facet: "service" | "endpoints" | "vs" | "dr", host: string): string => {
+    const source: object | undefined =
+      facet === "service"
+        ? serviceByHost.get(host)
+        : facet === "endpoints"
+          ? endpointsByHost.get(host)
+          : facet === "vs"
+            ? virtualServiceByHost.get(host)
+            : destinationRuleByHost.get(host)
+    if (source === undefined) return "-"
+    let value = fingerprints.get(source)
+    if (value === undefined) {
+      value = digest(jsonOf(source))
+      fingerprints.set(source, value)
+    }
+    return value
+  }
+
+export const makePushContext = (
+  input: PushContextInput,
+  options: PushContextOptions = defaultPushContextOptions,
+  version = "1",
+): PushContext => {
+  const serviceByHost = new Map<string, Service>()
+  for (const service of input.services)
+    if (!serviceByHost.has(service.hostname)) serviceByHost.set(service.hostname, service)
+  const services = [...serviceByHost.values()].sort((a, b) => (a.hostname < b.hostname ? -1 : 1))
+
+  const endpointsByHost = new Map<string, Array<Endpoint>>()
+  for (const endpoint of input.endpoints) {
+    const list = endpointsByHost.get(endpoint.hostname)
+    if (list === undefined) endpointsByHost.set(endpoint.hostname, [endpoint])
+    else list.push(endpoint)
+  }
+
+  // The oldest VirtualService / DestinationRule for a host wins (reference conflict rule).
+  const virtualServiceByHost = new Map<string, VirtualServiceView>()
+  for (const resource of [...input.virtualServices].sort(byAge)) {
+    const view = viewOf(virtualServiceViews, resource, virtualServiceView)
+    for (const host of view.hosts) {
+      const fqdn = resolveHost(host, view.namespace, options.domainSuffix)
+      if (!virtualServiceByHost.has(fqdn)) virtualServiceByHost.set(fqdn, view)
+    }
+  }
+  const destinationRuleByHost = new Map<string, DestinationRuleView>()
+  for (const resource of [...input.destinationRules].sort(byAge)) {
+    const view = viewOf(destinationRuleViews, resource, destinationRuleView)
+    if (view.host === "") continue
+    const fqdn = resolveHost(view.host, view.namespace, options.domainSuffix)
+    if (!destinationRuleByHost.has(fqdn)) destinationRuleByHost.set(fqdn, view)
+  }
+
+  const peerAuthentications = [...(input.peerAuthentications ?? [])]
+    .sort(byAge)
+    .map((resource) => viewOf(peerAuthenticationViews, resource, peerAuthenticationView))
+
+  const authorizationPolicies = [...(input.authorizationPolicies ?? [])]
+    .sort(byAge)
+    .map((resource) => viewOf(authorizationPolicyViews, resource, authorizationPolicyView))
+
+  const fingerprint = fingerprintOf(serviceByHost, endpointsByHost, virtualServiceByHost, destinationRuleByHost)
+
+  return {
+    version,
+    input,
+    options,
+    services,
+    serviceByHost,
+    endpointsByHost,
+    virtualServiceByHost,
+    destinationRuleByHost,
+    peerAuthentications,
+    authorizationPolicies,
+    fingerprint,
+  }
+}
+
+/** The endpoints of `hosts` in `endpoints`, grouped by host in their order. */
+const groupByHost = (
+  endpoints: ReadonlyArray<Endpoint>,
+  hosts: ReadonlySet<string>,
+): ReadonlyMap<string, ReadonlyArray<Endpoint>> => {
+  const fresh = new Map<string, Array<Endpoint>>()
+  for (const endpoint of endpoints) {
+    if (!hosts.has(endpoint.hostname)) continue
+    const list = fresh.get(endpoint.hostname)
+    if (list === undefined) fresh.set(endpoint.hostname, [endpoint])
+    else list.push(endpoint)
+  }
+  return fresh
+}
+
+/**
+ * `groupByHost(after, hosts)` without reading every endpoint, when `after` is `before` with a
+ * run of endpoints replaced (what the registry hands over when a service's endpoints change: the
+ * same objects at the same places around the change). Each host's list in `before` (`lists`) is
+ * its endpoints of the common start, of the replaced run, then of the common end; the new list
+ * swaps the run's part. Undefined (scan instead) when that cannot be told from the lists alone:
+ * a host gains endpoints where it had none in the run but had some elsewhere, or its run part is
+ * not found once, in one piece, in its list.
+ */
+export const replacedInPlace = (
+  lists: ReadonlyMap<string, ReadonlyArray<Endpoint>>,
+  before: ReadonlyArray<Endpoint>,
+  after: ReadonlyArray<Endpoint>,
+  hosts: ReadonlySet<string>,
+): ReadonlyMap<string, ReadonlyArray<Endpoint>> | undefined => {
+  const run = replacedRun(before, after)
+  const removed = groupByHost(run.removed, hosts)
+  const added = groupByHost(run.added, hosts)
+  const fresh = new Map<string, ReadonlyArray<Endpoint>>()
+  for (const host of hosts) {
+    const old = lists.get(host) ?? []
+    const out = removed.get(host) ?? []
+    const into = added.get(host) ?? []
+    if (out.length === 0) {
+      if (old.length > 0 && into.length > 0) return undefined
+      if (old.length > 0) fresh.set(host, old)
+      else if (into.length > 0) fresh.set(host, into)
+      continue
+    }
+    const at = old.indexOf(out[0]!)
+    if (at < 0 || old.indexOf(out[0]!, at + 1) >= 0) return undefined
+    for (let i = 0; i < out.length; i++) if (old[at + i] !== out[i]) return undefined
+    const list = [...old.slice(0, at), ...into, ...old.slice(at + out.length)]
+    if (list.length > 0) fresh.set(host, list)
+  }
+  return fresh
+}
+
+/**
+ * The PushContext of `input` when it differs from `previous.input` only in the endpoints of
+ * `hosts` (hostnames; the caller vouches for that, e.g. from the endpoint-only push requests
+ * merged since `previous` was built): every other view and index is shared with `previous`,
+ * and only the endpoint groups of `hosts` are rebuilt. Equal to `makePushContext(input, ...)`
+ * but for the order of `endpointsByHost` entries of hosts that appeared. `previous` is left as
+ * it was: connections still pushing from it keep a consistent snapshot.
+ */
+export const derivePushContext = (
+  previous: PushContext,
+  input: PushContextInput,
+  hosts: ReadonlySet<string>,
+  version: string,
+): PushContext => {
+  const fresh =
+    replacedInPlace(previous.endpointsByHost, previous.input.endpoints, input.endpoints, hosts) ??
+    groupByHost(input.endpoints, hosts)
+  const endpointsByHost = new Map(previous.endpointsByHost)
+  for (const host of hosts) {
+    const list = fresh.get(host)
+    if (list === undefined) endpointsByHost.delete(host)
+    else endpointsByHost.set(host, list)
+  }
+  const fingerprint = fingerprintOf(
+    previous.serviceByHost,
+    endpointsByHost,
+    previous.virtualServiceByHost,
+    previous.destinationRuleByHost,
+  )
+  // The changed hosts' endpoint fingerprints are the first thing a push reads (the cache keys
+  // of their clusters): taken now, when an endpoint event derives the next context ahead of the
+  // push, they are off the push's path.
+  for (const host of hosts) fingerprint("endpoints", host)
+  return { ...previous, version, input, endpointsByHost, fingerprint }
+}
+
+/**
+ * Finds the service a `host:port` listener name (or a VirtualService destination) refers to:
+ * the exact host, `name.namespace` (+`.svc`) completed with the domain suffix, or a unique short name.
+ */
+export const lookupService = (push: PushContext, host: string): Service | undefined => {
+  const exact = push.serviceByHost.get(host)
+  if (exact !== undefined) return exact
+  const suffix = push.options.domainSuffix
+  const completed = push.serviceByHost.get(`${host}.svc.${suffix}`) ?? push.serviceByHost.get(`${host}.${suffix}`)
+  if (completed !== undefined) return completed
+  if (!host.includes(".")) {
+    const matches = push.services.filter((s) => s.hostname.startsWith(`${host}.`))
+    if (matches.length === 1) return matches[0]
+  }
+  return undefined
+}
+
+/** Splits a `host:port` name; undefined when it is not of that form. */
+export const splitHostPort = (name: string): { readonly host: string; readonly port: number } | undefined => {
+  const colon = name.lastIndexOf(":")
+  if (colon <= 0) return undefined
+  const port = Number(name.slice(colon + 1))
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) return undefined
+  return { host: name.slice(0, colon), port }
+}
+
+/**
+ * The pseudo-host of every inbound (server) listener: their bytes read PeerAuthentications and
+ * AuthorizationPolicies, which belong to no service host.
+ */
+export const INBOUND_HOST = "inbound|"
+
+/** Listener names gRPC servers request (`server_listener_resource_name_template` + `ip:port`). */
+export const INBOUND_LISTENER_PREFIXES = ["xds.mesh.io/grpc/lds/inbound/", "xds.istio.io/grpc/lds/inbound/"] as const
+
+export const isInboundListenerName = (name: string): boolean =>
+  INBOUND_LISTENER_PREFIXES.some((prefix) => name.startsWith(prefix))
+
+/**
+ * Hosts whose generated resources may differ between two PushContexts: hosts with a changed
+ * service, endpoints, VirtualService or DestinationRule, plus hosts whose VirtualService routes
+ * to a host whose service changed. Different options mean everything may differ (undefined).
+ */
+export const changedHosts = (before: PushContext, after: PushContext): ReadonlySet<string> | undefined => {
+  if (JSON.stringify(before.options) !== JSON.stringify(after.options)) return undefined
+  // A PeerAuthentication may change the TLS of any cluster.
+  if (
+    before.input.peerAuthentications !== after.input.peerAuthentications &&
+    JSON.stringify(before.peerAuthentications) !== JSON.stringify(after.peerAuthentications)
+  )
+    return undefined
+  const hosts = new Set<string>([
+    ...before.serviceByHost.keys(),
+    ...after.serviceByHost.keys(),
+    ...before.endpointsByHost.keys(),
+    ...after.endpointsByHost.keys(),
+    ...before.virtualServiceByHost.keys(),
+    ...after.virtualServiceByHost.keys(),
+    ...before.destinationRuleByHost.keys(),
+    ...after.destinationRuleByHost.keys(),
+  ])
+  const changed = new Set<string>()
+  // AuthorizationPolicies are read only by inbound listeners.
+  if (
+    before.input.authorizationPolicies !== after.input.authorizationPolicies &&
+    JSON.stringify(before.authorizationPolicies) !== JSON.stringify(after.authorizationPolicies)
+  )
+    changed.add(INBOUND_HOST)
+  const servicesChanged = new Set<string>()
+  // Inputs handed over unchanged (same array) cannot differ: skip fingerprinting them.
+  const same = {
+    service: before.input.services === after.input.services,
+    endpoints: before.input.endpoints === after.input.endpoints,
+    vs: before.input.virtualServices === after.input.virtualServices,
+    dr: before.input.destinationRules === after.input.destinationRules,
+  }
+  const differs = (facet: "service" | "endpoints" | "vs" | "dr", host: string) =>
+    !same[facet] && before.fingerprint(facet, host) !== after.fingerprint(facet, host)
+  for (const host of hosts) {
+    if (differs("service", host)) {
+      changed.add(host)
+      servicesChanged.add(host)
+    } else if (differs("endpoints", host) || differs("vs", host) || differs("dr", host)) {
+      changed.add(host)
+    }
+  }
+  if (servicesChanged.size > 0) {
+    for (const push of [before, after]) {
+      for (const [host, vs] of push.virtualServiceByHost) {
+        const routesToChanged = vs.http.some((r) =>
+          r.route.some((d) => {
+            const dest = resolveHost(d.destination.host, vs.namespace, push.options.domainSuffix)
+            return servicesChanged.has(lookupService(push, dest)?.hostname ?? dest)
+          }),
+        )
+        if (routesToChanged) changed.add(host)
+      }
+    }
+  }
+  return changed
+}
+
+/** The service host a watched resource name refers to (cluster or `host:port` names). */
+export const hostOfResourceName = (push: PushContext, name: string): string | undefined => {
+  if (name.startsWith("outbound|")) return name.split("|")[3]
+  if (isInboundListenerName(name)) return INBOUND_HOST
+  const hp = splitHostPort(name)
+  if (hp === undefined) return undefined
+  return lookupService(push, hp.host)?.hostname ?? hp.host
+}
