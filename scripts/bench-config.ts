@@ -15,9 +15,6 @@ import * as path from "node:path"
 import { Effect, Layer, Logger, LogLevel, Queue } from "effect"
 import { makeFileConfigStore } from "../src/layers/config-store/file-store.js"
 import { metricsLayer } from "../src/layers/metrics.js"
-import type { ConfigResource } from "../src/services/config-model/resource.js"
-import type { ServiceEntrySpec } from "../src/services/config-model/schemas/service-entry.js"
-import type { WorkloadEntrySpec } from "../src/services/config-model/schemas/workload-entry.js"
 import type { ConfigSnapshot } from "../src/services/config-store/snapshot.js"
 import { type Allocation, emptyAllocation } from "../src/services/registry/auto-allocate.js"
 import { type ConversionCache, convertServiceEntries } from "../src/services/registry/service-entry.js"
@@ -358,11 +355,13 @@ const main = Effect.gen(function* () {
   const registryOptions = { clusterId: "Kubernetes", trustDomain: "cluster.local", autoAllocate: true }
   /** Time spent in the registry conversion and in makePushContext, per call (last call). */
   const split = { registry_ms: 0, push_context_ms: 0 }
+  /** The last context built: the next one reuses its views of unchanged resources. */
+  let previous: PushContext | undefined
   const pushContextOf = (snapshot: ConfigSnapshot): PushContext => {
     const t0 = performance.now()
     const conversion = convertServiceEntries(
-      snapshot.list("ServiceEntry") as ReadonlyArray<ConfigResource<ServiceEntrySpec>>,
-      snapshot.list("WorkloadEntry") as ReadonlyArray<ConfigResource<WorkloadEntrySpec>>,
+      snapshot.list("ServiceEntry"),
+      snapshot.list("WorkloadEntry"),
       registryOptions,
       allocation,
       cache,
@@ -378,7 +377,10 @@ const main = Effect.gen(function* () {
         peerAuthentications: snapshot.list("PeerAuthentication"),
       },
       defaultPushContextOptions,
+      "1",
+      previous,
     )
+    previous = push
     split.registry_ms = round(t1 - t0)
     split.push_context_ms = round(performance.now() - t1)
     return push

@@ -42,6 +42,8 @@ import { makeXdsServer } from "../src/layers/xds/ads-server.js"
 import { loadXdsProtos } from "../src/layers/xds/protos.js"
 import { makeAdsClient } from "../src/layers/xds-client/ads-client.js"
 import type { ConfigResource } from "../src/services/config-model/resource.js"
+import type { DestinationRuleSpec } from "../src/services/config-model/schemas/destination-rule.js"
+import type { VirtualServiceSpec } from "../src/services/config-model/schemas/virtual-service.js"
 import type { Endpoint, Service } from "../src/services/registry/model.js"
 import { makeResourceCache } from "../src/services/xds/cache/resource-cache.js"
 import { deltaResponse, sotwResponse } from "../src/services/xds/cache/responder.js"
@@ -119,9 +121,9 @@ const changeEndpointsOf = (
 /** The VirtualServices after svc-i's is edited: the config store keeps every other object. */
 const changeVirtualServiceOf = (
   i: number,
-  virtualServices: ReadonlyArray<ConfigResource>,
+  virtualServices: ReadonlyArray<ConfigResource<VirtualServiceSpec>>,
   generation: number,
-): ReadonlyArray<ConfigResource> => {
+): ReadonlyArray<ConfigResource<VirtualServiceSpec>> => {
   const edited = makeInput(0, generation).virtualServices[i]!
   return virtualServices.map((vs, j) => (j === i ? edited : vs))
 }
@@ -129,8 +131,8 @@ const changeVirtualServiceOf = (
 const makeInput = (endpointGeneration: number, vsGeneration: number): PushContextInput => {
   const services: Array<Service> = []
   const endpoints: Array<Endpoint> = []
-  const virtualServices: Array<ConfigResource> = []
-  const destinationRules: Array<ConfigResource> = []
+  const virtualServices: Array<ConfigResource<VirtualServiceSpec>> = []
+  const destinationRules: Array<ConfigResource<DestinationRuleSpec>> = []
   for (let i = 0; i < SERVICES; i++) {
     services.push({
       hostname: host(i),

@@ -17,7 +17,7 @@ import { join } from "node:path"
 import * as grpc from "@grpc/grpc-js"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { ConfigResource } from "../../src/services/config-model/resource.js"
+import type { ResourceOf } from "../../src/services/config-model/specs.js"
 import type { PushContextInput } from "../../src/services/xds/model/push-context.js"
 import { type ControlPlane, startControlPlane } from "../fixtures/agent/control-plane.js"
 import { EchoClient } from "../fixtures/xds/echo-backend.js"
@@ -75,7 +75,7 @@ const startAgent = async (name: string, serviceAccount: string, extra: Record<st
 
 // Mesh-wide (root namespace) policies: the ADS server does not yet hand the requesting node to
 // the generators, and without it an inbound listener sees only mesh-wide policies.
-const authorizationPolicy = (name: string, spec: unknown): ConfigResource => ({
+const authorizationPolicy = (name: string, spec: unknown): ResourceOf<"AuthorizationPolicy"> => ({
   ...resource("AuthorizationPolicy", name, spec, "mesh-system"),
   group: "security.mesh.io",
 })

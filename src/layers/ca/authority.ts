@@ -7,7 +7,13 @@ import { watch } from "node:fs"
 import { Clock, Duration, Effect, Either, Layer, Option, Random, Schedule, Stream, SubscriptionRef } from "effect"
 import { CertificateAuthority, type CertificateAuthorityShape } from "../../services/ca/ca.js"
 import { CaMaterialError } from "../../services/ca/errors.js"
-import { chainAfterLeaf, createSelfSignedRoot, issueLeaf, type LeafRequest, toPem } from "../../services/ca/material.js"
+import {
+  chainAfterLeaf,
+  createSelfSignedRoot,
+  type LeafRequest,
+  makeLeafIssuer,
+  toPem,
+} from "../../services/ca/material.js"
 import {
   initialDelayMs,
   liveRetiredRoots,
@@ -210,11 +216,13 @@ export const makeCertificateAuthority = (settings: CaSettings) =>
     const material = Effect.map(SubscriptionRef.get(state), (l) => l.material)
     // The issuance path in as few Effect steps as possible: each one costs a few microseconds,
     // which adds up against a signature that takes well under a millisecond.
+    // This CA's own signers, serial batch and last validity.
+    const issuer = makeLeafIssuer()
     const issue = (policy: TtlPolicy, ttlSeconds: number, leaf: Omit<LeafRequest, "ttl" | "nowMs">) =>
       Effect.flatMap(Effect.zip(SubscriptionRef.get(state), Clock.currentTimeMillis), ([loaded, nowMs]) => {
         const ttl = resolveTtl(ttlSeconds, policy)
         if (Either.isLeft(ttl)) return Effect.fail(ttl.left)
-        const cert = issueLeaf(loaded.material, { ...leaf, ttl: ttl.right, nowMs })
+        const cert = issuer.issue(loaded.material, { ...leaf, ttl: ttl.right, nowMs })
         if (Either.isLeft(cert)) return Effect.fail(cert.left)
         return Effect.succeed({ cert: cert.right, chain: [cert.right.pem, ...chainPems(loaded.material)] })
       })

@@ -2,16 +2,18 @@
  * The secure gRPC listener of `--secureGRPCAddr`: one TLS grpc-js server that the CA service
  * and the secure ADS service are added to. It owns the credentials (a serving certificate from a
  * `ServingCertSource`, replaced while serving so rotation never drops a connection), the TLS
- * restrictions (`--tls-cipher-suites`, `COMPLIANCE_POLICY`), binding and shutdown.
+ * restrictions (`--tls-cipher-suites`, `COMPLIANCE_POLICY`) and its bind error; binding and
+ * shutdown are those of every gRPC listener (src/layers/grpc/grpc-listener.ts).
  *
  * Services are added first and the listener bound after (`startSecureGrpcLayer`), so a client
  * never sees the port answer UNIMPLEMENTED while the server is still starting.
  */
 import type { PeerCertificate, SecureVersion } from "node:tls"
 import * as grpc from "@grpc/grpc-js"
-import { Context, Data, Duration, Effect, Layer, Scope } from "effect"
+import { Context, Data, Duration, Effect, Layer, type Scope } from "effect"
 import { formatListenAddress, type ListenAddress } from "../../services/net/address.js"
 import { bindReason, describeAddress } from "../../services/net/listen-error.js"
+import { type GrpcListener, makeGrpcListener } from "../grpc/grpc-listener.js"
 
 export class SecureGrpcError extends Data.TaggedError("SecureGrpcError")<{ readonly reason: string }> {
   override get message() {
@@ -81,17 +83,8 @@ export const peerUris = (cert: PeerCertificate | undefined): ReadonlyArray<strin
     .map((part) => part.slice(4))
 }
 
-export interface SecureGrpcListenerShape {
-  /** Adds a service for the lifetime of the calling scope. */
-  readonly addService: (
-    definition: grpc.ServiceDefinition,
-    implementation: grpc.UntypedServiceImplementation,
-  ) => Effect.Effect<void, never, Scope.Scope>
-  /** Binds the listener (once; later calls return the same port). */
-  readonly start: Effect.Effect<number, SecureGrpcError>
-  /** The bound port, once started. */
-  readonly port: Effect.Effect<number | undefined>
-}
+/** The listener: add services, then `start` it. */
+export type SecureGrpcListenerShape = GrpcListener<SecureGrpcError>
 
 export class SecureGrpcListener extends Context.Tag("mesh/SecureGrpcListener")<
   SecureGrpcListener,
@@ -116,64 +109,19 @@ export const makeSecureGrpcListener = <E, R>(settings: SecureGrpcSettings, sourc
         Effect.catchAll((e) => Effect.logError(`secure gRPC listener: cannot apply a serving certificate: ${e}`)),
       ),
     )
-    const server = new grpc.Server(settings.serverOptions ?? {})
-    const target = formatListenAddress({ host: settings.address.host ?? "0.0.0.0", port: settings.address.port })
-    const scope = yield* Effect.scope
-    let bound: number | undefined
-
-    const bind = Effect.async<number, SecureGrpcError>((resume) => {
-      server.bindAsync(target, credentials, (error, port) => {
-        if (error !== null)
-          resume(
-            Effect.fail(
-              new SecureGrpcError({
-                reason: `--secureGRPCAddr ${describeAddress(settings.address)}: ${bindReason(error)}`,
-              }),
-            ),
-          )
-        else resume(Effect.succeed(port))
-      })
+    const listener: SecureGrpcListenerShape = yield* makeGrpcListener({
+      target: formatListenAddress({ host: settings.address.host ?? "0.0.0.0", port: settings.address.port }),
+      credentials,
+      options: settings.serverOptions ?? {},
+      shutdownTimeout: settings.shutdownTimeout ?? Duration.seconds(5),
+      bindError: (error) =>
+        new SecureGrpcError({
+          reason: `--secureGRPCAddr ${describeAddress(settings.address)}: ${bindReason(error)}`,
+        }),
+      onBound: (port) =>
+        Effect.logInfo(`secure gRPC listener on ${formatListenAddress({ host: settings.address.host, port })} (TLS)`),
     })
-    // Finalizers run uninterruptibly, so a timeout raced against tryShutdown could never win
-    // (open ADS streams keep tryShutdown waiting): the force timer lives in the callback.
-    const shutdown = Effect.async<void>((resume) => {
-      const timer = setTimeout(
-        () => {
-          server.forceShutdown()
-          resume(Effect.void)
-        },
-        Duration.toMillis(settings.shutdownTimeout ?? Duration.seconds(5)),
-      )
-      server.tryShutdown(() => {
-        clearTimeout(timer)
-        resume(Effect.void)
-      })
-    })
-    // Whatever was started is shut down with the listener's scope, not the caller's.
-    const lock = yield* Effect.makeSemaphore(1)
-    const start = lock.withPermits(1)(
-      Effect.gen(function* () {
-        if (bound !== undefined) return bound
-        const port = yield* bind
-        bound = port
-        yield* Scope.addFinalizer(scope, shutdown)
-        yield* Effect.logInfo(
-          `secure gRPC listener on ${formatListenAddress({ host: settings.address.host, port })} (TLS)`,
-        )
-        return port
-      }),
-    )
-
-    const shape: SecureGrpcListenerShape = {
-      addService: (definition, implementation) =>
-        Effect.acquireRelease(
-          Effect.sync(() => server.addService(definition, implementation)),
-          () => Effect.sync(() => server.removeService(definition)),
-        ),
-      start,
-      port: Effect.sync(() => bound),
-    }
-    return shape
+    return listener
   })
 
 export const secureGrpcListenerLayer = <E, R>(

@@ -112,6 +112,7 @@ export const unsignedInteger = (bytes: Uint8Array): Buffer => {
 
 export const smallInteger = (n: number) => tlv(0x02, Buffer.from([n]))
 
+// Shared by every CA in the process: a pure memo of constant OIDs (callers pass literals only).
 const oidCache = new Map<string, Buffer>()
 export const oid = (dotted: string): Buffer => {
   const cached = oidCache.get(dotted)

@@ -104,40 +104,29 @@ const VERSION_3 = der_.tlv(0xa0, der_.smallInteger(2))
 const EMPTY_NAME = der_.seq()
 
 const SERIAL_POOL_BYTES = 4096
-let serialPool: Buffer = Buffer.alloc(0)
-let serialAt = 0
 
 /**
- * A random positive 128-bit serial number as a DER INTEGER, always 18 bytes: the first byte is
- * non-zero without its top bit. Random bytes are drawn from the CSPRNG in batches, which costs
- * a fraction of one draw per certificate.
+ * A source of random positive 128-bit serial numbers as DER INTEGERs, always 18 bytes: the first
+ * byte is non-zero without its top bit. Random bytes are drawn from the CSPRNG in batches, which
+ * costs a fraction of one draw per certificate; the batch is the source's own.
  */
-export const serialInteger = (): Buffer => {
-  if (serialAt + 16 > serialPool.length) {
-    serialPool = randomBytes(SERIAL_POOL_BYTES)
-    serialAt = 0
+export const makeSerialSource = (): (() => Buffer) => {
+  let pool: Buffer = Buffer.alloc(0)
+  let at = 0
+  return () => {
+    if (at + 16 > pool.length) {
+      pool = randomBytes(SERIAL_POOL_BYTES)
+      at = 0
+    }
+    const out = Buffer.allocUnsafe(18)
+    out[0] = 0x02
+    out[1] = 16
+    pool.copy(out, 2, at, at + 16)
+    at += 16
+    out[2] = (out[2]! & 0x7f) | 0x01
+    return out
   }
-  const out = Buffer.allocUnsafe(18)
-  out[0] = 0x02
-  out[1] = 16
-  serialPool.copy(out, 2, serialAt, serialAt + 16)
-  serialAt += 16
-  out[2] = (out[2]! & 0x7f) | 0x01
-  return out
 }
-
-/** The DER Validity of the last leaf: certificates issued in the same second share it. */
-let lastValidity: { readonly notBefore: number; readonly notAfter: number; readonly der: Buffer } | undefined
-const validityDer = (notBefore: Date, notAfter: Date): Buffer => {
-  const nb = notBefore.getTime()
-  const na = notAfter.getTime()
-  if (lastValidity?.notBefore !== nb || lastValidity.notAfter !== na) {
-    lastValidity = { notBefore: nb, notAfter: na, der: der_.seq(der_.time(notBefore), der_.time(notAfter)) }
-  }
-  return lastValidity.der
-}
-
-const signers = new WeakMap<SigningMaterial, Signer>()
 
 /** The subject Name (DER) of a certificate. */
 const subjectDer = (cert: x509.X509Certificate): Buffer => {
@@ -147,9 +136,7 @@ const subjectDer = (cert: x509.X509Certificate): Buffer => {
   return Buffer.from(der_.raw(der, fields[4]!))
 }
 
-const signerOf = (material: SigningMaterial): Signer => {
-  const cached = signers.get(material)
-  if (cached !== undefined) return cached
+const makeSigner = (material: SigningMaterial): Signer => {
   const key = KeyObject.from(material.signingKey)
   const curve = key.asymmetricKeyDetails?.namedCurve
   const [hash, algorithmId] =
@@ -161,7 +148,7 @@ const signerOf = (material: SigningMaterial): Signer => {
   const ski = material.signingCert.getExtension(x509.SubjectKeyIdentifierExtension)
   const authorityKeyId =
     ski === null ? [] : [extension("2.5.29.35", false, der_.seq(der_.tlv(0x80, Buffer.from(ski.keyId, "hex"))))]
-  const signer: Signer = {
+  return {
     key,
     hash,
     algorithmId,
@@ -171,16 +158,59 @@ const signerOf = (material: SigningMaterial): Signer => {
       Math.min(...[material.signingCert, ...material.intermediates, material.root].map((c) => c.notAfter.getTime())),
     ],
   }
-  signers.set(material, signer)
-  return signer
 }
 
 /**
- * Signs a workload (or server) certificate with the material's signing key: empty subject,
+ * Signs workload (or server) certificates with a material's signing key: empty subject,
  * critical SAN with the identities, the workload key usages, AKI of the signing cert.
- * Synchronous, for the issuance path; signLeaf is the Effect form.
+ * Synchronous, for the issuance path.
  */
-export const issueLeaf = (material: SigningMaterial, request: LeafRequest): Either.Either<IssuedLeaf, SignError> => {
+export interface LeafIssuer {
+  readonly issue: (material: SigningMaterial, request: LeafRequest) => Either.Either<IssuedLeaf, SignError>
+}
+
+/**
+ * An issuer keeps what signing reuses between certificates: each material's `Signer`, a batch of
+ * random serial bytes and the DER Validity of the last leaf. A CA owns one, so two CAs in one
+ * process share none of it.
+ */
+export const makeLeafIssuer = (): LeafIssuer => {
+  const serialInteger = makeSerialSource()
+  const signers = new WeakMap<SigningMaterial, Signer>()
+  const signerOf = (material: SigningMaterial): Signer => {
+    let signer = signers.get(material)
+    if (signer === undefined) {
+      signer = makeSigner(material)
+      signers.set(material, signer)
+    }
+    return signer
+  }
+  /** The DER Validity of the last leaf: certificates issued in the same second share it. */
+  let lastValidity: { readonly notBefore: number; readonly notAfter: number; readonly der: Buffer } | undefined
+  const validityDer = (notBefore: Date, notAfter: Date): Buffer => {
+    const nb = notBefore.getTime()
+    const na = notAfter.getTime()
+    if (lastValidity?.notBefore !== nb || lastValidity.notAfter !== na) {
+      lastValidity = { notBefore: nb, notAfter: na, der: der_.seq(der_.time(notBefore), der_.time(notAfter)) }
+    }
+    return lastValidity.der
+  }
+  const state: IssuerState = { signerOf, serialInteger, validityDer }
+  return { issue: (material, request) => issueWith(state, material, request) }
+}
+
+/** What an issuer keeps, as `issueWith` uses it. */
+interface IssuerState {
+  readonly signerOf: (material: SigningMaterial) => Signer
+  readonly serialInteger: () => Buffer
+  readonly validityDer: (notBefore: Date, notAfter: Date) => Buffer
+}
+
+const issueWith = (
+  { signerOf, serialInteger, validityDer }: IssuerState,
+  material: SigningMaterial,
+  request: LeafRequest,
+): Either.Either<IssuedLeaf, SignError> => {
   try {
     const signer = signerOf(material)
     const { notBefore, notAfter } = validityWindow(request.nowMs, request.ttl, signer.chainNotAfter)
@@ -209,8 +239,9 @@ export const issueLeaf = (material: SigningMaterial, request: LeafRequest): Eith
   }
 }
 
+/** One certificate, as an Effect, from a fresh issuer (tests, tools): a CA keeps a `LeafIssuer`. */
 export const signLeaf = (material: SigningMaterial, request: LeafRequest): Effect.Effect<IssuedLeaf, SignError> =>
-  Effect.suspend(() => issueLeaf(material, request))
+  Effect.suspend(() => makeLeafIssuer().issue(material, request))
 
 export interface RootParams {
   readonly trustDomain: string

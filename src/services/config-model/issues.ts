@@ -2,8 +2,8 @@
  * Turns Effect Schema parse failures into field-path issues (`spec.http[0].route[1].weight`),
  * and runs the cross-field checks a failed decode skipped.
  */
-import { Either, ParseResult, Schema, SchemaAST } from "effect"
-import { fastDecode, NOT_DECODED } from "./fast-decode.js"
+import { Either, Option, ParseResult, Schema, SchemaAST } from "effect"
+import { fastDecode } from "./fast-decode.js"
 import { CrossFieldCheck, type CrossFieldCheckFn } from "./schemas/common.js"
 
 export interface FieldProblem {
@@ -71,6 +71,7 @@ export const parseErrorProblems = (error: ParseResult.ParseError): ReadonlyArray
 // ---------------------------------------------------------------------------------------------
 // Second pass: cross-field checks over values whose own decode failed further down.
 
+// Safe to share between servers: a memo of immutable Schema ASTs, not of any input.
 const stripped = new WeakMap<SchemaAST.AST, SchemaAST.AST>()
 
 /** The same schema without refinements: only shapes, types and transformations (defaults). */
@@ -196,6 +197,7 @@ type EitherDecoder = (
 ) => Either.Either<unknown, ParseResult.ParseError>
 
 /** One decoder per schema, built on first use (Schema.decodeUnknownEither compiles the AST each call). */
+// Safe to share between servers: compiled once per (immutable) schema, whatever it decodes.
 const decoders = new WeakMap<Schema.Schema<unknown, unknown>, EitherDecoder>()
 
 const decoderOf = (schema: Schema.Schema<unknown, unknown>): EitherDecoder => {
@@ -212,17 +214,6 @@ const LENIENT_FIRST: SchemaAST.ParseOptions = { errors: "first", onExcessPropert
 const STRICT_ALL: SchemaAST.ParseOptions = { errors: "all", onExcessProperty: "error" }
 const LENIENT_ALL: SchemaAST.ParseOptions = { errors: "all", onExcessProperty: "ignore" }
 
-/** `MESH_VERIFY_FAST_DECODE=1`: every decode also runs Effect's decoder and throws when they differ (tests). */
-const VERIFY_FAST_DECODE = typeof process !== "undefined" && process.env.MESH_VERIFY_FAST_DECODE === "1"
-
-const verifyFastDecode = (fast: unknown, effect: Either.Either<unknown, ParseResult.ParseError>): void => {
-  if (fast === NOT_DECODED) return
-  if (Either.isLeft(effect)) throw new Error("fast decode accepted a value Effect's decoder rejects")
-  const a = JSON.stringify(fast)
-  const b = JSON.stringify(effect.right)
-  if (a !== b) throw new Error(`fast decode differs from Effect's decoder:\n${a}\n${b}`)
-}
-
 /**
  * Decodes `input` with every problem reported: schema problems (types, required and unknown
  * fields, value rules) and then every cross-field check whose value is well-typed, even when a
@@ -238,11 +229,9 @@ export const decodeAll = <A>(
   input: unknown,
   options: { readonly strict: boolean },
 ): Either.Either<A, ReadonlyArray<FieldProblem>> => {
-  const fast = fastDecode(schema.ast, input, options.strict ? STRICT_FIRST : LENIENT_FIRST)
+  const fast = fastDecode(schema, input, options.strict ? STRICT_FIRST : LENIENT_FIRST)
+  if (Option.isSome(fast)) return Either.right(fast.value)
   const decode = decoderOf(schema as Schema.Schema<unknown, unknown>)
-  if (VERIFY_FAST_DECODE)
-    verifyFastDecode(fast, decode(structuredClone(input), options.strict ? STRICT_FIRST : LENIENT_FIRST))
-  if (fast !== NOT_DECODED) return Either.right(fast as A)
   const first = decode(input, options.strict ? STRICT_FIRST : LENIENT_FIRST)
   if (Either.isRight(first)) return Either.right(first.right as A)
   const decoded = decode(input, options.strict ? STRICT_ALL : LENIENT_ALL)

@@ -20,6 +20,7 @@ import { Telemetry } from "./schemas/telemetry.js"
 import { VirtualService as VirtualServiceSchema } from "./schemas/virtual-service.js"
 import { WasmPlugin } from "./schemas/wasm-plugin.js"
 import { WorkloadEntry, WorkloadGroup } from "./schemas/workload-entry.js"
+import type { KnownKind, SpecByKind } from "./specs.js"
 
 export const NETWORKING_GROUP = "networking.mesh.io"
 export const SECURITY_GROUP = "security.mesh.io"
@@ -56,26 +57,33 @@ export interface KindInfo {
    * Rules that need the resource's metadata as well as its decoded spec (its namespace, its
    * annotations). `path` is absolute (`spec.exportTo`, `metadata.annotations`).
    */
-  readonly resourceCheck?: (spec: unknown, meta: ResourceMeta, report: (path: string, message: string) => void) => void
+  readonly resourceCheck?: ResourceCheck<unknown>
 }
+
+/** A rule on a decoded spec of type `S` and the resource's metadata; `path` is absolute. */
+export type ResourceCheck<S> = (spec: S, meta: ResourceMeta, report: (path: string, message: string) => void) => void
 
 /** The dry-run annotation: AuthorizationPolicy only (upstream spelling accepted). */
 export const DRY_RUN_ANNOTATIONS = [`${MESH_DOMAIN}/dry-run`, "istio.io/dry-run"] as const
 
 const GO_BOOLEANS = new Set(["1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False"])
 
+/**
+ * The dry-run annotation: refused, or checked against the action (`actionOf`, the kinds that
+ * allow it: AuthorizationPolicy).
+ */
 const dryRunCheck =
-  (allowed: boolean) =>
-  (spec: unknown, meta: ResourceMeta, report: (path: string, message: string) => void): void => {
+  <S>(actionOf?: (spec: S) => string): ResourceCheck<S> =>
+  (spec, meta, report) => {
     for (const key of DRY_RUN_ANNOTATIONS) {
       const value = meta.annotations[key]
       if (value === undefined) continue
       const path = `metadata.annotations[${JSON.stringify(key)}]`
-      if (!allowed) {
+      if (actionOf === undefined) {
         report(path, `${meta.namespace}/${meta.name} has unsupported annotation ${key}, please remove the annotation`)
         continue
       }
-      const action = (spec as { readonly action?: string }).action ?? "ALLOW"
+      const action = actionOf(spec)
       if (action !== "ALLOW" && action !== "DENY") {
         report(path, `the annotation ${key} currently only supports action ALLOW/DENY, found action ${action}`)
       } else if (!GO_BOOLEANS.has(value)) {
@@ -86,9 +94,10 @@ const dryRunCheck =
 
 /** exportTo rules that need the namespace: `.` and the namespace itself name the same thing. */
 const exportToCheck =
-  (destinationRule: boolean) =>
-  (spec: unknown, meta: ResourceMeta, report: (path: string, message: string) => void): void => {
-    const s = spec as { readonly exportTo?: ReadonlyArray<string>; readonly workloadSelector?: unknown }
+  (
+    destinationRule: boolean,
+  ): ResourceCheck<{ readonly exportTo?: ReadonlyArray<string>; readonly workloadSelector?: unknown }> =>
+  (s, meta, report) => {
     const exportTo = s.exportTo ?? []
     if (exportTo.includes(".") && exportTo.includes(meta.namespace)) {
       report("spec.exportTo", `duplicate entries in exportTo: . and current namespace ${meta.namespace}`)
@@ -104,18 +113,24 @@ const exportToCheck =
   }
 
 const both =
-  (...checks: ReadonlyArray<NonNullable<KindInfo["resourceCheck"]>>): NonNullable<KindInfo["resourceCheck"]> =>
+  <S>(...checks: ReadonlyArray<ResourceCheck<S>>): ResourceCheck<S> =>
   (spec, meta, report) => {
     for (const check of checks) check(spec, meta, report)
   }
 
-const meshKind = (
+/**
+ * A kind's schema decodes to the spec type consumers read it as (specs.ts `SpecByKind`): the
+ * kind constructors check it, so a resource's `spec` is its schema's Type.
+ */
+type SchemaOf<K extends KnownKind> = Schema.Schema.AnyNoContext & { readonly Type: SpecByKind[K] }
+
+const meshKind = <K extends KnownKind>(
   group: string,
   alias: string,
-  kind: string,
+  kind: K,
   plural: string,
-  schema: Schema.Schema.AnyNoContext,
-  extra: Partial<Pick<KindInfo, "nameProblem" | "resourceCheck">> = {},
+  schema: SchemaOf<K>,
+  extra: { readonly nameProblem?: KindInfo["nameProblem"]; readonly resourceCheck?: ResourceCheck<SpecByKind[K]> } = {},
 ): KindInfo => ({
   group,
   kind,
@@ -127,15 +142,16 @@ const meshKind = (
   body: "spec",
   schema,
   strict: true,
-  resourceCheck: dryRunCheck(false),
-  ...extra,
+  ...(extra.nameProblem !== undefined ? { nameProblem: extra.nameProblem } : {}),
+  // parse.ts runs the check on the value `schema` decoded, of type SpecByKind[K].
+  resourceCheck: (extra.resourceCheck ?? dryRunCheck()) as ResourceCheck<unknown>,
 })
 
-const orchestratorKind = (
-  kind: string,
+const orchestratorKind = <K extends KnownKind>(
+  kind: K,
   plural: string,
   body: ReadonlyArray<string>,
-  schema: Schema.Schema.AnyNoContext,
+  schema: SchemaOf<K>,
   options: { group?: string; namespaced?: boolean } = {},
 ): KindInfo => ({
   group: options.group ?? CORE_GROUP,
@@ -155,15 +171,15 @@ const SEC_ALIAS = "security.istio.io"
 
 const kindInfos: Array<KindInfo> = [
   meshKind(NETWORKING_GROUP, NET_ALIAS, "ServiceEntry", "serviceentries", ServiceEntry, {
-    resourceCheck: both(dryRunCheck(false), exportToCheck(false)),
+    resourceCheck: both(dryRunCheck(), exportToCheck(false)),
   }),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "WorkloadEntry", "workloadentries", WorkloadEntry),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "WorkloadGroup", "workloadgroups", WorkloadGroup),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "DestinationRule", "destinationrules", DestinationRule, {
-    resourceCheck: both(dryRunCheck(false), exportToCheck(true)),
+    resourceCheck: both(dryRunCheck(), exportToCheck(true)),
   }),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "VirtualService", "virtualservices", VirtualServiceSchema, {
-    resourceCheck: both(dryRunCheck(false), exportToCheck(false)),
+    resourceCheck: both(dryRunCheck(), exportToCheck(false)),
   }),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "Gateway", "gateways", Gateway, { nameProblem: gatewayNameProblem }),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "Sidecar", "sidecars", Sidecar),
@@ -172,7 +188,7 @@ const kindInfos: Array<KindInfo> = [
   meshKind(SECURITY_GROUP, SEC_ALIAS, "PeerAuthentication", "peerauthentications", PeerAuthentication),
   meshKind(SECURITY_GROUP, SEC_ALIAS, "RequestAuthentication", "requestauthentications", RequestAuthentication),
   meshKind(SECURITY_GROUP, SEC_ALIAS, "AuthorizationPolicy", "authorizationpolicies", AuthorizationPolicy, {
-    resourceCheck: dryRunCheck(true),
+    resourceCheck: dryRunCheck((policy) => policy.action),
   }),
   meshKind(TELEMETRY_GROUP, "telemetry.istio.io", "Telemetry", "telemetries", Telemetry),
   meshKind(EXTENSIONS_GROUP, "extensions.istio.io", "WasmPlugin", "wasmplugins", WasmPlugin),
@@ -185,6 +201,7 @@ const kindInfos: Array<KindInfo> = [
   orchestratorKind("Namespace", "namespaces", ["spec", "status"], Namespace, { namespaced: false }),
 ]
 
+// The static kind table, indexed at load: the same for every server (only `registerKind` changes it).
 const byGroupKind = new Map<string, KindInfo>()
 const groupAliases = new Map<string, string>()
 

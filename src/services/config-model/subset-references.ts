@@ -11,12 +11,8 @@
  * logs them (scope `analysis`) and shows them at `/debug/config_warnings`.
  */
 import type { ConfigResource, ValidationIssue } from "./resource.js"
-
-type Obj = Readonly<Record<string, unknown>>
-const obj = (value: unknown): Obj | undefined =>
-  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Obj) : undefined
-const arr = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : [])
-const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
+import type { Destination, VirtualServiceSpec } from "./schemas/virtual-service.js"
+import { isKind } from "./specs.js"
 
 /** A short host is relative to the resource's namespace, as the reference resolves it. */
 const fqdn = (host: string, namespace: string, domainSuffix: string): string =>
@@ -38,26 +34,32 @@ interface RuleSubsets {
 }
 
 /** Where destinations sit in a VirtualService spec, as field paths. */
-const destinations = (spec: Obj): ReadonlyArray<{ readonly path: string; readonly destination: Obj }> => {
-  const out: Array<{ path: string; destination: Obj }> = []
-  const routes = (section: "http" | "tcp" | "tls") =>
-    arr(spec[section]).forEach((value, i) => {
-      const route = obj(value)
-      arr(route?.route).forEach((r, j) => {
-        const destination = obj(obj(r)?.destination)
-        if (destination !== undefined) out.push({ path: `spec.${section}[${i}].route[${j}].destination`, destination })
-      })
-      if (section !== "http") return
-      const mirror = obj(route?.mirror)
-      if (mirror !== undefined) out.push({ path: `spec.http[${i}].mirror`, destination: mirror })
-      arr(route?.mirrors).forEach((m, j) => {
-        const destination = obj(obj(m)?.destination)
-        if (destination !== undefined) out.push({ path: `spec.http[${i}].mirrors[${j}].destination`, destination })
-      })
+const destinations = (
+  spec: VirtualServiceSpec,
+): ReadonlyArray<{ readonly path: string; readonly destination: Destination }> => {
+  const out: Array<{ path: string; destination: Destination }> = []
+  const routes = (
+    section: "http" | "tcp" | "tls",
+    i: number,
+    route: ReadonlyArray<{ readonly destination: Destination }> | undefined,
+  ): void => {
+    route?.forEach(({ destination }, j) => {
+      out.push({ path: `spec.${section}[${i}].route[${j}].destination`, destination })
     })
-  routes("http")
-  routes("tcp")
-  routes("tls")
+  }
+  spec.http?.forEach((http, i) => {
+    routes("http", i, http.route)
+    if (http.mirror !== undefined) out.push({ path: `spec.http[${i}].mirror`, destination: http.mirror })
+    http.mirrors?.forEach(({ destination }, j) => {
+      out.push({ path: `spec.http[${i}].mirrors[${j}].destination`, destination })
+    })
+  })
+  spec.tcp?.forEach((tcp, i) => {
+    routes("tcp", i, tcp.route)
+  })
+  spec.tls?.forEach((tls, i) => {
+    routes("tls", i, tls.route)
+  })
   return out
 }
 
@@ -73,29 +75,23 @@ export const undefinedSubsetWarnings = (
   const exact = new Map<string, Array<RuleSubsets>>()
   const wildcards: Array<RuleSubsets> = []
   for (const r of resources) {
-    if (r.kind !== "DestinationRule") continue
-    const spec = obj(r.spec)
-    const host = str(spec?.host)
-    if (spec === undefined || host === undefined || host === "") continue
+    if (!isKind(r, "DestinationRule") || r.spec.host === "") continue
     const rule: RuleSubsets = {
-      host: fqdn(host, r.meta.namespace, domainSuffix),
+      host: fqdn(r.spec.host, r.meta.namespace, domainSuffix),
       namespace: r.meta.namespace,
-      exportTo: arr(spec.exportTo).flatMap((e) => (typeof e === "string" ? [e] : [])),
-      subsets: new Set(arr(spec.subsets).flatMap((s) => str(obj(s)?.name) ?? [])),
+      exportTo: r.spec.exportTo ?? [],
+      subsets: new Set((r.spec.subsets ?? []).map((s) => s.name)),
     }
     if (rule.host.includes("*")) wildcards.push(rule)
     else exact.set(rule.host, [...(exact.get(rule.host) ?? []), rule])
   }
   const warnings: Array<ValidationIssue> = []
   for (const r of resources) {
-    if (r.kind !== "VirtualService") continue
-    const spec = obj(r.spec)
-    if (spec === undefined) continue
-    for (const { path, destination } of destinations(spec)) {
-      const subset = str(destination.subset)
-      const host = str(destination.host)
-      if (subset === undefined || subset === "" || host === undefined) continue
-      const target = fqdn(host, r.meta.namespace, domainSuffix)
+    if (!isKind(r, "VirtualService")) continue
+    for (const { path, destination } of destinations(r.spec)) {
+      const subset = destination.subset
+      if (subset === undefined || subset === "") continue
+      const target = fqdn(destination.host, r.meta.namespace, domainSuffix)
       const covering = [
         ...(exact.get(target) ?? []),
         ...wildcards.filter((rule) => hostCovers(rule.host, target)),

@@ -15,6 +15,7 @@
  */
 import type { ConfigResource, ValidationIssue } from "../config-model/resource.js"
 import { resourceKey } from "../config-model/resource.js"
+import type { KnownKind, ResourceOf } from "../config-model/specs.js"
 
 /** The result of parsing one file (the shape of `parseConfigDocuments`). */
 export interface FileParseResult {
@@ -113,6 +114,7 @@ const conflictIssue = (winner: ConfigResource, loser: ConfigResource): Validatio
 })
 
 const EMPTY_KIND: ReadonlyMap<string, ConfigResource> = new Map()
+// Safe to share between servers: a pure memo of immutable snapshot maps (sorted once per map).
 const sortedCache = new WeakMap<ReadonlyMap<string, ConfigResource>, ReadonlyArray<ConfigResource>>()
 
 /** An immutable, consistent view of every served resource. */
@@ -141,6 +143,9 @@ export class ConfigSnapshot {
     return n
   }
 
+  /** The served resource of a kind, namespace and name; typed by its kind's schema for known kinds. */
+  get<K extends KnownKind>(kind: K, namespace: string, name: string): ResourceOf<K> | undefined
+  get(kind: string, namespace: string, name: string): ConfigResource | undefined
   get(kind: string, namespace: string, name: string): ConfigResource | undefined {
     return this.byKind.get(kind)?.get(`${kind}/${namespace}/${name}`)
   }
@@ -150,7 +155,13 @@ export class ConfigSnapshot {
     return this.byKind.get(kind)?.get(key)
   }
 
-  /** Served resources of a kind, sorted by namespace then name; optionally one namespace only. */
+  /**
+   * Served resources of a kind, sorted by namespace then name; optionally one namespace only.
+   * A known kind's resources come typed by its schema (specs.ts): parse.ts gives a resource its
+   * kind only once its spec decoded with that kind's schema.
+   */
+  list<K extends KnownKind>(kind: K, namespace?: string): ReadonlyArray<ResourceOf<K>>
+  list(kind: string, namespace?: string): ReadonlyArray<ConfigResource>
   list(kind: string, namespace?: string): ReadonlyArray<ConfigResource> {
     const map = this.byKind.get(kind) ?? EMPTY_KIND
     let sorted = sortedCache.get(map)

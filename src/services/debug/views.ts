@@ -158,7 +158,8 @@ export const configDump = (
       typeUrl: w.typeUrl,
       versionSent: w.versionSent ?? "",
       versionAcked: w.versionAcked ?? "",
-      resources: generate(push, w.typeUrl, { wildcard: w.wildcard, names: w.names }).map((spec) => ({
+      // The config dump shows resources; what generating them noticed is the ADS server's to log.
+      resources: generate(push, w.typeUrl, { wildcard: w.wildcard, names: w.names }).resources.map((spec) => ({
         name: spec.name,
         resource: spec.build(),
       })),

@@ -20,7 +20,7 @@ describe("xDS codec", () => {
     const push = makePushContext(weightedMesh({ address: "10.0.0.1", port: 8080 }, { address: "10.0.0.2", port: 8080 }))
     let checked = 0
     for (const typeUrl of [TypeUrl.Cluster, TypeUrl.Endpoint, TypeUrl.Listener, TypeUrl.Route]) {
-      for (const spec of generate(push, typeUrl, { wildcard: true, names: [] })) {
+      for (const spec of generate(push, typeUrl, { wildcard: true, names: [] }).resources) {
         const resource = spec.build()
         const bytes = Buffer.from(codec.encode(typeUrl, resource))
         const wrapped = sotw.responseSerialize({ resources: [{ ...resource, "@type": typeUrl }] })

@@ -63,6 +63,14 @@ export interface CacheStats {
   readonly evictions: number
 }
 
+/**
+ * A slot for state kept per cache by code that reads through it (the responder's memo tables and
+ * generator notice log): the slot object is the key, `make` builds the state on first use.
+ */
+export interface CacheLocal<T> {
+  readonly make: () => T
+}
+
 export interface ResourceCache {
   readonly resolve: (typeUrl: string, specs: ReadonlyArray<ResourceSpec>) => ReadonlyArray<EncodedResource>
   /** Whether some version of the resource is cached (it was asked for before). */
@@ -71,6 +79,11 @@ export interface ResourceCache {
   readonly clear: () => void
   /** Drops superseded versions not read since the previous call; returns how many. */
   readonly clearIndex: () => number
+  /**
+   * This cache's state in `slot`: what is memoised over its entries lives and dies with it, so
+   * two servers in one process, each with its own cache, share nothing.
+   */
+  readonly local: <T>(slot: CacheLocal<T>) => T
 }
 
 interface Entry {
@@ -96,6 +109,7 @@ export const makeResourceCache = (
   let encodedBytes = 0
   let evictions = 0
   const countStats = options.stats === true
+  const locals = new Map<CacheLocal<unknown>, unknown>()
   const resize = (typeUrl: string, by: number) => {
     const n = (sizeByType.get(typeUrl) ?? 0) + by
     sizeByType.set(typeUrl, n)
@@ -181,5 +195,13 @@ export const makeResourceCache = (
       for (const typeUrl of sizeByType.keys()) resize(typeUrl, -(sizeByType.get(typeUrl) ?? 0))
     },
     clearIndex,
+    local: <T>(slot: CacheLocal<T>): T => {
+      let state = locals.get(slot) as T | undefined
+      if (state === undefined) {
+        state = slot.make()
+        locals.set(slot, state)
+      }
+      return state
+    },
   }
 }

@@ -2,8 +2,13 @@
  * Builds ADS responses for one watch from a PushContext, through the shared resource cache:
  * state-of-the-world (every subscribed resource that exists) and delta (only what changed,
  * plus explicit removals).
+ *
+ * What it memoises (sets shared by connections, derivations, digests, delta entries) and the
+ * generators' notices live in the cache it is given (`ResourceCache.local`), not in this module:
+ * two servers in one process, each with its own cache, share none of it.
  */
 
+import { type GeneratorNotice, makeNoticeLog, type NoticeLog } from "../grpcgen/generator-notices.js"
 import { generate, hostClusterNames, missingResources, type Subscription, setDigest } from "../grpcgen/grpc-gen.js"
 import { type ProxyWorkload, proxyWorkload } from "../grpcgen/grpc-inbound.js"
 import { isInboundListenerName, type PushContext, type PushContextInput } from "../model/push-context.js"
@@ -19,14 +24,26 @@ import { structToPlain } from "../protocol/messages.js"
 import type { SotwWatch } from "../protocol/sotw.js"
 import { TypeUrl } from "../protocol/type-urls.js"
 import { clusterHost } from "../push/watched-hosts.js"
-import type { EncodedResource, ResourceCache } from "./resource-cache.js"
+import type { CacheLocal, EncodedResource, ResourceCache } from "./resource-cache.js"
 
+/** The resources of a subscription, through the cache; what generating them noticed goes to its log. */
 export const resourcesFor = (
   push: PushContext,
   cache: ResourceCache,
   typeUrl: string,
   sub: Subscription,
-): ReadonlyArray<EncodedResource> => cache.resolve(typeUrl, generate(push, typeUrl, sub))
+): ReadonlyArray<EncodedResource> => {
+  const generated = generate(push, typeUrl, sub)
+  if (generated.warnings.length > 0) stateOf(cache).notices.report(generated.warnings)
+  return cache.resolve(typeUrl, generated.resources)
+}
+
+/**
+ * The generator notices reported through `cache` since the last call, each text once per cache
+ * (so once per server), for the server to log.
+ */
+export const takeGeneratorNotices = (cache: ResourceCache): ReadonlyArray<GeneratorNotice> =>
+  stateOf(cache).notices.take()
 
 /**
  * Encodes the endpoints of `hosts`' clusters into the cache ahead of a push (an endpoint event
@@ -40,10 +57,11 @@ export const encodeEndpointsAhead = (
   cache: ResourceCache,
   hosts: Iterable<string>,
 ): ReadonlyArray<EncodedResource> => {
+  const state = stateOf(cache)
   const encoded: Array<EncodedResource> = []
   for (const host of hosts) {
     const names = hostClusterNames(push, host).filter((name) => cache.holds(TypeUrl.Endpoint, name))
-    const found = names.length > 0 ? changedClusters(push, cache, names) : undefined
+    const found = names.length > 0 ? changedClusters(state, push, cache, names) : undefined
     for (const name of names) {
       const resource = found?.get(name)
       if (resource !== undefined) encoded.push(resource)
@@ -79,72 +97,100 @@ interface SharedResponses {
   sotw: DiscoveryResponse | undefined
 }
 
-/** The value of (`key`, `cache`) in a memo kept per object and cache, made on first use. */
-const memoOf = <K extends object, V>(
-  memo: WeakMap<K, WeakMap<ResourceCache, V>>,
-  key: K,
-  cache: ResourceCache,
-  make: () => V,
-): V => {
-  let byCache = memo.get(key)
-  if (byCache === undefined) {
-    byCache = new WeakMap()
-    memo.set(key, byCache)
-  }
-  let value = byCache.get(cache)
+/** Delta push responses by what they send and remove (see `deltaResponse`). */
+type DeltaPushResponse = Omit<DeltaResponse, "sharedReads" | "notFound">
+
+/**
+ * What the responder keeps per cache (one per server): memo tables over that cache's entries and
+ * the PushContexts pushed through it, and the server's generator notices. Weak where keyed by a
+ * context, watch or entry, so a run of pushes keeps only what is still referenced.
+ */
+interface ResponderState {
+  /**
+   * Resolved sets per (PushContext, type, watched names): after a change the connections
+   * watching the same names would otherwise each generate, resolve, digest and copy the same
+   * set. Inbound listeners depend on the requesting workload and are never shared.
+   */
+  readonly resolvedSets: WeakMap<PushContext, Map<string, Map<string, ResolvedSet & { readonly shared: true }>>>
+  /**
+   * Endpoint-only pushes: the PushContext each one's context was derived from, and the hosts
+   * whose endpoints changed in between. One level deep (recording a derivation forgets the
+   * previous context's own), so a run of pushes does not keep every past context alive.
+   */
+  readonly derivations: WeakMap<PushContext, { readonly previous: PushContext; readonly hosts: ReadonlySet<string> }>
+  /** The names of a watch joined, per names array: a push asks for each connection's set. */
+  readonly joined: WeakMap<ReadonlyArray<string>, string>
+  /** A delta watch's subscribed names in order, per (immutable) set: the same array every push. */
+  readonly sortedSets: WeakMap<ReadonlySet<string>, ReadonlyArray<string>>
+  /**
+   * A set's digest, once per resources array (a set carried over unchanged keeps its array). Only
+   * SotW compares digests, so delta pushes never compute one.
+   */
+  readonly digests: WeakMap<ReadonlyArray<EncodedResource>, string>
+  /**
+   * The changed clusters of a derived PushContext, looked up once per context: the sets of every
+   * connection watching a changed host contain the same few clusters. Kept per input, which
+   * decides a context's content: the context prepared inside the debounce window (whose clusters
+   * `encodeEndpointsAhead` looks up) and the same context stamped with its push version share it.
+   */
+  readonly changedByContext: WeakMap<PushContextInput, Map<string, EncodedResource>>
+  /** The delta `Resource` entry of each cache entry (see `deltaEntry`). */
+  readonly deltaEntries: WeakMap<EncodedResource, DeltaResource>
+  /** Delta push responses per PushContext, by what they send and remove. */
+  readonly deltaPushResponses: WeakMap<PushContext, Map<string, DeltaPushResponse>>
+  /** What the generators noticed in the config, each text once for this server. */
+  readonly notices: NoticeLog
+}
+
+/** The responder's slot in each cache (a constant key: the state itself is the cache's). */
+const responderState: CacheLocal<ResponderState> = {
+  make: () => ({
+    resolvedSets: new WeakMap(),
+    derivations: new WeakMap(),
+    joined: new WeakMap(),
+    sortedSets: new WeakMap(),
+    digests: new WeakMap(),
+    changedByContext: new WeakMap(),
+    deltaEntries: new WeakMap(),
+    deltaPushResponses: new WeakMap(),
+    notices: makeNoticeLog(),
+  }),
+}
+const stateOf = (cache: ResourceCache): ResponderState => cache.local(responderState)
+
+/** The value of `key` in `memo`, made on first use. */
+const memoOf = <K extends object, V>(memo: WeakMap<K, V>, key: K, make: () => V): V => {
+  let value = memo.get(key)
   if (value === undefined) {
     value = make()
-    byCache.set(cache, value)
+    memo.set(key, value)
   }
   return value
 }
 
 /**
- * Resolved sets per (PushContext, cache, type, watched names): after a change the connections
- * watching the same names would otherwise each generate, resolve, digest and copy the same
- * set. Inbound listeners depend on the requesting workload and are never shared.
+ * Records, in `cache`'s responder state, that `next` is `previous` with the endpoints of `hosts`
+ * changed (and nothing else): the sets resolved through `cache` for `previous` are carried over.
  */
-const resolvedSets = new WeakMap<
-  PushContext,
-  WeakMap<ResourceCache, Map<string, Map<string, ResolvedSet & { readonly shared: true }>>>
->()
-
-/**
- * Endpoint-only pushes: the PushContext each one's context was derived from, and the hosts
- * whose endpoints changed in between. One level deep (recording a derivation forgets the
- * previous context's own), so a run of pushes does not keep every past context alive.
- */
-const derivations = new WeakMap<PushContext, { readonly previous: PushContext; readonly hosts: ReadonlySet<string> }>()
-
-/** Records that `next` is `previous` with the endpoints of `hosts` changed (and nothing else). */
-export const recordDerivation = (next: PushContext, previous: PushContext, hosts: ReadonlySet<string>): void => {
+export const recordDerivation = (
+  cache: ResourceCache,
+  next: PushContext,
+  previous: PushContext,
+  hosts: ReadonlySet<string>,
+): void => {
+  const { derivations } = stateOf(cache)
   derivations.delete(previous)
   derivations.set(next, { previous, hosts })
 }
 
-/** The names of a watch joined, per names array: a push asks for each connection's set. */
-const joined = new WeakMap<ReadonlyArray<string>, string>()
-const joinedNames = (names: ReadonlyArray<string>): string => {
-  let text = joined.get(names)
-  if (text === undefined) {
-    text = names.join("\n")
-    joined.set(names, text)
-  }
-  return text
-}
+const joinedNames = (state: ResponderState, names: ReadonlyArray<string>): string =>
+  memoOf(state.joined, names, () => names.join("\n"))
 
-/** A delta watch's subscribed names in order, per (immutable) set: the same array every push. */
-const sortedSets = new WeakMap<ReadonlySet<string>, ReadonlyArray<string>>()
-const sortedNames = (names: ReadonlySet<string>): ReadonlyArray<string> => {
-  let sorted = sortedSets.get(names)
-  if (sorted === undefined) {
-    sorted = [...names].sort()
-    sortedSets.set(names, sorted)
-  }
-  return sorted
-}
+const sortedNames = (state: ResponderState, names: ReadonlySet<string>): ReadonlyArray<string> =>
+  memoOf(state.sortedSets, names, () => [...names].sort())
 
 const resolvedSet = (
+  state: ResponderState,
   push: PushContext,
   cache: ResourceCache,
   typeUrl: string,
@@ -162,7 +208,7 @@ const resolvedSet = (
   }
   if (!share || (typeUrl === TypeUrl.Listener && names.some(isInboundListenerName)))
     return { ...build(undefined), shared: false }
-  const byWatch = memoOf(resolvedSets, push, cache, () => new Map())
+  const byWatch = memoOf(state.resolvedSets, push, () => new Map())
   // Keyed by the names' joined text as memoised per names array: a push looks its set up once
   // per connection, and a key built afresh each time would be copied and hashed each time.
   const kind = wildcard ? `${typeUrl}*` : typeUrl
@@ -171,21 +217,22 @@ const resolvedSet = (
     sets = new Map()
     byWatch.set(kind, sets)
   }
-  const key = joinedNames(names)
+  const key = joinedNames(state, names)
   const set = sets.get(key)
   if (set !== undefined) return set
   const responses: SharedResponses = { sotw: undefined }
-  const before = typeUrl === TypeUrl.Endpoint && !wildcard ? previousSet(push, cache, kind, key) : undefined
-  const built = (before !== undefined ? carriedOver(push, cache, before, responses) : undefined) ?? build(responses)
+  const before = typeUrl === TypeUrl.Endpoint && !wildcard ? previousSet(state, push, kind, key) : undefined
+  const built =
+    (before !== undefined ? carriedOver(state, push, cache, before, responses) : undefined) ?? build(responses)
   sets.set(key, { ...built, shared: true })
   return { ...built, shared: false }
 }
 
 /** The same set resolved for the context `push` was derived from, if it was. */
-const previousSet = (push: PushContext, cache: ResourceCache, kind: string, key: string) => {
-  const derivation = derivations.get(push)
+const previousSet = (state: ResponderState, push: PushContext, kind: string, key: string) => {
+  const derivation = state.derivations.get(push)
   if (derivation === undefined) return undefined
-  const set = resolvedSets.get(derivation.previous)?.get(cache)?.get(kind)?.get(key)
+  const set = state.resolvedSets.get(derivation.previous)?.get(kind)?.get(key)
   return set === undefined ? undefined : { set, hosts: derivation.hosts }
 }
 
@@ -197,6 +244,7 @@ const previousSet = (push: PushContext, cache: ResourceCache, kind: string, key:
  * when that does not hold after all: the set is then resolved whole.
  */
 const carriedOver = (
+  state: ResponderState,
   push: PushContext,
   cache: ResourceCache,
   { set, hosts }: { readonly set: ResolvedSet; readonly hosts: ReadonlySet<string> },
@@ -209,7 +257,7 @@ const carriedOver = (
   }
   // Nothing watched changed: the same resources, and so the same encoded section.
   if (changed.length === 0) return { ...set, responses }
-  const byName = changedClusters(push, cache, changed)
+  const byName = changedClusters(state, push, cache, changed)
   if (byName === undefined) return undefined
   const resources = set.resources.map((r) => byName.get(r.name) ?? r)
   let bytes = 0
@@ -218,34 +266,20 @@ const carriedOver = (
   return { resources, messages: resources.map((r) => r.resource), bytes, responses, notFound: set.notFound }
 }
 
-/**
- * A set's digest, once per resources array (a set carried over unchanged keeps its array). Only
- * SotW compares digests, so delta pushes never compute one.
- */
-const digests = new WeakMap<ReadonlyArray<EncodedResource>, string>()
-const digestOf = (resources: ReadonlyArray<EncodedResource>): string => {
-  let text = digests.get(resources)
-  if (text === undefined) {
-    text = setDigest(resources)
-    digests.set(resources, text)
-  }
-  return text
-}
+const digestOf = (state: ResponderState, resources: ReadonlyArray<EncodedResource>): string =>
+  memoOf(state.digests, resources, () => setDigest(resources))
 
 /**
- * The changed clusters of a derived PushContext, looked up once per context: the sets of every
- * connection watching a changed host contain the same few clusters. Undefined when one of
- * `names` does not exist in `push`. Kept per input, which decides a context's content: the
- * context prepared inside the debounce window (whose clusters `encodeEndpointsAhead` looks up)
- * and the same context stamped with its push version share it.
+ * The changed clusters of a derived PushContext, once per context input (`changedByContext`).
+ * Undefined when one of `names` does not exist in `push`.
  */
-const changedByContext = new WeakMap<PushContextInput, WeakMap<ResourceCache, Map<string, EncodedResource>>>()
 const changedClusters = (
+  state: ResponderState,
   push: PushContext,
   cache: ResourceCache,
   names: ReadonlyArray<string>,
 ): ReadonlyMap<string, EncodedResource> | undefined => {
-  const known = memoOf(changedByContext, push.input, cache, () => new Map<string, EncodedResource>())
+  const known = memoOf(state.changedByContext, push.input, () => new Map<string, EncodedResource>())
   const missing = names.filter((name) => !known.has(name))
   if (missing.length === 0) return known
   const fresh = resourcesFor(push, cache, TypeUrl.Endpoint, { wildcard: false, names: missing })
@@ -276,7 +310,8 @@ export const sotwResponse = (
   proxy?: ProxyInfo,
   share = true,
 ): SotwResponse => {
-  const set = resolvedSet(push, cache, watch.typeUrl, watch.wildcard, watch.names, proxy, share)
+  const state = stateOf(cache)
+  const set = resolvedSet(state, push, cache, watch.typeUrl, watch.wildcard, watch.names, proxy, share)
   const build = (nonce: string): DiscoveryResponse => ({
     version_info: push.version,
     type_url: watch.typeUrl,
@@ -291,7 +326,7 @@ export const sotwResponse = (
   }
   return {
     response,
-    digest: digestOf(set.resources),
+    digest: digestOf(state, set.resources),
     bytes: set.bytes,
     sharedReads: set.shared ? set.resources.length : 0,
     notFound: set.notFound,
@@ -302,15 +337,9 @@ export const sotwResponse = (
  * The delta `Resource` entry of a cache entry, one object per entry: every connection sent the
  * resource gets the same object, so its encoding is shared (response-encoding.ts).
  */
-const deltaEntries = new WeakMap<EncodedResource, DeltaResource>()
-export const deltaEntry = (r: EncodedResource): DeltaResource => {
-  let entry = deltaEntries.get(r)
-  if (entry === undefined) {
-    entry = { name: r.name, version: r.version, resource: r.resource }
-    deltaEntries.set(r, entry)
-  }
-  return entry
-}
+export const deltaEntry = (cache: ResourceCache, r: EncodedResource): DeltaResource => entryOf(stateOf(cache), r)
+const entryOf = (state: ResponderState, r: EncodedResource): DeltaResource =>
+  memoOf(state.deltaEntries, r, () => ({ name: r.name, version: r.version, resource: r.resource }))
 
 export interface DeltaResponse {
   /** Undefined when nothing changed for this watch. */
@@ -333,7 +362,9 @@ export const deltaResponse = (
   proxy?: ProxyInfo,
   share = true,
 ): DeltaResponse => {
-  const set = resolvedSet(push, cache, watch.typeUrl, watch.wildcard, sortedNames(watch.subscribed), proxy, share)
+  const state = stateOf(cache)
+  const names = sortedNames(state, watch.subscribed)
+  const set = resolvedSet(state, push, cache, watch.typeUrl, watch.wildcard, names, proxy, share)
   const resources = set.resources
   const plan = planDelta(watch, resources)
   if (plan.send.length === 0 && plan.removed.length === 0 && !force) {
@@ -342,7 +373,7 @@ export const deltaResponse = (
   const sharedReads = set.shared ? resources.length : 0
   const toSend = new Set(plan.send)
   const sent = resources.filter((r) => toSend.has(r.name))
-  const build = (nonce: string): Omit<DeltaResponse, "sharedReads" | "notFound"> => {
+  const build = (nonce: string): DeltaPushResponse => {
     let bytes = 0
     for (const r of sent) bytes += r.resource.value.length
     return {
@@ -350,7 +381,7 @@ export const deltaResponse = (
         system_version_info: push.version,
         type_url: watch.typeUrl,
         nonce,
-        resources: sent.map(deltaEntry),
+        resources: sent.map((r) => entryOf(state, r)),
         removed_resources: plan.removed,
       },
       sent: sent.map((r) => ({ name: r.name, version: r.version })),
@@ -364,7 +395,7 @@ export const deltaResponse = (
   // What is sent and removed decides the response: connections watching different sets that
   // need the same update (an endpoint change reaching every watcher of one cluster) share it.
   const key = `${watch.typeUrl}\u0000${sent.map((r) => `${r.name} ${r.version}`).join("\n")}\u0000${plan.removed.join("\n")}`
-  const responses = pushResponsesOf(push, cache)
+  const responses = memoOf(state.deltaPushResponses, push, () => new Map<string, DeltaPushResponse>())
   let built = responses.get(key)
   if (built === undefined) {
     built = build(nonce())
@@ -372,14 +403,6 @@ export const deltaResponse = (
   }
   return { ...built, sharedReads, notFound }
 }
-
-/** Delta push responses per (PushContext, cache), by what they send and remove. */
-const deltaPushResponses = new WeakMap<
-  PushContext,
-  WeakMap<ResourceCache, Map<string, Omit<DeltaResponse, "sharedReads" | "notFound">>>
->()
-const pushResponsesOf = (push: PushContext, cache: ResourceCache) =>
-  memoOf(deltaPushResponses, push, cache, () => new Map())
 
 export interface ProxyInfo {
   readonly id: string

@@ -27,7 +27,7 @@ import {
 } from "../model/push-context.js"
 import type { DestinationRuleView, Fault, HttpRoute, StringMatch, TrafficPolicyView } from "../model/views.js"
 import { TypeUrl } from "../protocol/type-urls.js"
-import { noticeOnce } from "./generator-notices.js"
+import { type Generated, type GeneratorNotice, noNotices } from "./generator-notices.js"
 import { ignoredFieldsNotice } from "./grpc-ignored.js"
 import { generateInboundListener, type ProxyWorkload, unknownWorkload } from "./grpc-inbound.js"
 
@@ -161,41 +161,45 @@ const resolveListener = (
   return { service, port: hp.port }
 }
 
-export const generateListeners = (push: PushContext, sub: Subscription): ReadonlyArray<ResourceSpec> =>
+export const generateListeners = (push: PushContext, sub: Subscription): Generated => {
+  let warnings = noNotices
   // A wildcard request (a client) never includes inbound listeners: servers ask for theirs by name.
-  (sub.wildcard ? [...listenerNames(push), ...sub.names.filter(isInboundListenerName)] : sub.names).flatMap(
-    (name): ReadonlyArray<ResourceSpec> => {
-      if (isInboundListenerName(name)) {
-        const inbound = generateInboundListener(push, name, sub.workload ?? unknownWorkload)
-        return inbound === undefined ? [] : [inbound]
-      }
-      const target = resolveListener(push, name)
-      if (target === undefined) return []
-      const host = target.service.hostname
-      const vs = push.virtualServiceByHost.get(host)
-      const withFault = vs?.http.some(hasFault) ?? false
-      return [
-        {
+  const resources = (
+    sub.wildcard ? [...listenerNames(push), ...sub.names.filter(isInboundListenerName)] : sub.names
+  ).flatMap((name): ReadonlyArray<ResourceSpec> => {
+    if (isInboundListenerName(name)) {
+      const inbound = generateInboundListener(push, name, sub.workload ?? unknownWorkload)
+      if (inbound.warnings.length > 0) warnings = [...warnings, ...inbound.warnings]
+      return inbound.resources
+    }
+    const target = resolveListener(push, name)
+    if (target === undefined) return []
+    const host = target.service.hostname
+    const vs = push.virtualServiceByHost.get(host)
+    const withFault = vs?.http.some(hasFault) ?? false
+    return [
+      {
+        name,
+        key: `${withFault ? "f" : "-"}`,
+        build: () => ({
           name,
-          key: `${withFault ? "f" : "-"}`,
-          build: () => ({
-            name,
+          api_listener: {
             api_listener: {
-              api_listener: {
-                "@type": HCM_TYPE,
-                stat_prefix: name,
-                rds: { config_source: { ads: {}, resource_api_version: "V3" }, route_config_name: name },
-                http_filters: [
-                  ...(withFault ? [{ name: FAULT_FILTER, typed_config: { "@type": FAULT_TYPE } }] : []),
-                  { name: ROUTER_FILTER, typed_config: { "@type": ROUTER_TYPE } },
-                ],
-              },
+              "@type": HCM_TYPE,
+              stat_prefix: name,
+              rds: { config_source: { ads: {}, resource_api_version: "V3" }, route_config_name: name },
+              http_filters: [
+                ...(withFault ? [{ name: FAULT_FILTER, typed_config: { "@type": FAULT_TYPE } }] : []),
+                { name: ROUTER_FILTER, typed_config: { "@type": ROUTER_TYPE } },
+              ],
             },
-          }),
-        },
-      ]
-    },
-  )
+          },
+        }),
+      },
+    ]
+  })
+  return { resources, warnings }
+}
 
 // ---------------------------------------------------------------------------------------------
 // RDS
@@ -452,18 +456,25 @@ const transportSocket = (tls: ClusterTls): ProtoObject => ({
   },
 })
 
-/** DestinationRule views whose ignored fields were noticed: a push checks each once, cheaply. */
-const noticed = new WeakSet<DestinationRuleView>()
-const noticeIgnoredFields = (dr: DestinationRuleView): void => {
-  if (noticed.has(dr)) return
-  noticed.add(dr)
-  const message = ignoredFieldsNotice(dr.namespace, dr.name, dr.ignored)
-  // Once per text: a reloaded resource with the same content says nothing new.
-  if (message !== undefined) noticeOnce([{ level: "info", scope: "grpcgen", message }])
+/**
+ * The notice of a DestinationRule view's ignored fields, built once per view: a push reads it for
+ * every cluster of the rule's host. Safe to share between servers: a pure function of an
+ * immutable view (which server reports it, and once, is the server's notice log).
+ */
+const ignoredNotices = new WeakMap<DestinationRuleView, GeneratorNotice | null>()
+const ignoredFieldsOf = (dr: DestinationRuleView): GeneratorNotice | null => {
+  let notice = ignoredNotices.get(dr)
+  if (notice === undefined) {
+    const message = ignoredFieldsNotice(dr.namespace, dr.name, dr.ignored)
+    notice = message === undefined ? null : { level: "info", scope: "grpcgen", message }
+    ignoredNotices.set(dr, notice)
+  }
+  return notice
 }
 
-export const generateClusters = (push: PushContext, sub: Subscription): ReadonlyArray<ResourceSpec> =>
-  (sub.wildcard ? clusterNames(push) : sub.names).flatMap((name): ReadonlyArray<ResourceSpec> => {
+export const generateClusters = (push: PushContext, sub: Subscription): Generated => {
+  let warnings = noNotices
+  const resources = (sub.wildcard ? clusterNames(push) : sub.names).flatMap((name): ReadonlyArray<ResourceSpec> => {
     const parsed = parseClusterName(name)
     if (parsed === undefined) return []
     const service = push.serviceByHost.get(parsed.host)
@@ -471,7 +482,11 @@ export const generateClusters = (push: PushContext, sub: Subscription): Readonly
     if (service === undefined || sp === undefined) return []
     const dr = push.destinationRuleByHost.get(parsed.host)
     if (parsed.subset !== "" && dr?.subsets.find((s) => s.name === parsed.subset) === undefined) return []
-    if (dr !== undefined && dr.ignored.length > 0) noticeIgnoredFields(dr)
+    if (dr !== undefined && dr.ignored.length > 0) {
+      // Once per rule here (its clusters share it); once per text is the notice log's.
+      const notice = ignoredFieldsOf(dr)
+      if (notice !== null && !warnings.includes(notice)) warnings = [...warnings, notice]
+    }
     const policy = policyFor(dr, parsed.subset)
     // Decided up front (cheap): the key holds the outcome, not every endpoint and policy it read.
     const tls = clusterTls(push, service, sp, parsed.subset, policy)
@@ -494,6 +509,8 @@ export const generateClusters = (push: PushContext, sub: Subscription): Readonly
       },
     ]
   })
+  return { resources, warnings }
+}
 
 // ---------------------------------------------------------------------------------------------
 // EDS
@@ -653,18 +670,19 @@ export const missingResources = (
   return names.filter((name) => !present.has(name)).map((name) => missingResource(push, typeUrl, name))
 }
 
-export const generate = (push: PushContext, typeUrl: string, sub: Subscription): ReadonlyArray<ResourceSpec> => {
+/** The specs of a type for a subscription, with what generating them had to say about the config. */
+export const generate = (push: PushContext, typeUrl: string, sub: Subscription): Generated => {
   switch (typeUrl) {
     case TypeUrl.Cluster:
       return generateClusters(push, sub)
     case TypeUrl.Endpoint:
-      return generateEndpoints(push, sub)
+      return { resources: generateEndpoints(push, sub), warnings: noNotices }
     case TypeUrl.Listener:
       return generateListeners(push, sub)
     case TypeUrl.Route:
-      return generateRoutes(push, sub)
+      return { resources: generateRoutes(push, sub), warnings: noNotices }
     default:
-      return []
+      return { resources: [], warnings: noNotices }
   }
 }
 

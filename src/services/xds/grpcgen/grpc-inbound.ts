@@ -17,7 +17,7 @@
 import type { ProtoObject, ResourceSpec } from "../cache/resource-spec.js"
 import { workloadMtlsMode } from "../model/mtls-mode.js"
 import { digest, INBOUND_LISTENER_PREFIXES, type PushContext } from "../model/push-context.js"
-import { noticeOnce } from "./generator-notices.js"
+import { type Generated, type GeneratorNotice, noNotices } from "./generator-notices.js"
 import { applicablePolicies, rbacFilters } from "./grpc-rbac.js"
 
 const HCM_TYPE = "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
@@ -77,13 +77,9 @@ const downstreamTls: ProtoObject = {
   },
 }
 
-export const generateInboundListener = (
-  push: PushContext,
-  name: string,
-  workload: ProxyWorkload,
-): ResourceSpec | undefined => {
+export const generateInboundListener = (push: PushContext, name: string, workload: ProxyWorkload): Generated => {
   const address = parseInboundName(name)
-  if (address === undefined) return undefined
+  if (address === undefined) return { resources: [], warnings: noNotices }
   // Decided up front: the key holds the outcome (mode, filters), not every policy it read.
   const mode = workloadMtlsMode(push, workload.namespace, workload.labels, address.port)
   const strict = mode === "STRICT"
@@ -94,16 +90,14 @@ export const generateInboundListener = (
     workload.labels,
   )
   const rbac = rbacFilters(applicable.policies)
-  // Generation is pure: what it had to skip is logged by the ADS server (generator-notices.ts).
-  noticeOnce(
-    [...applicable.warnings, ...rbac.warnings].map((message) => ({
-      level: "warning",
-      scope: "authorization",
-      message,
-    })),
-  )
+  // Generation is pure: what it had to skip is returned, for the ADS server to log (generator-notices.ts).
+  const skipped = [...applicable.warnings, ...rbac.warnings]
+  const warnings =
+    skipped.length === 0
+      ? noNotices
+      : skipped.map((message): GeneratorNotice => ({ level: "warning", scope: "authorization", message }))
   const filters = [...rbac.filters, { name: "envoy.filters.http.router", typed_config: { "@type": ROUTER_TYPE } }]
-  return {
+  const resource: ResourceSpec = {
     name,
     key: [strict ? "mtls" : "plain", digest(JSON.stringify(rbac.filters))].join(","),
     build: () => ({
@@ -137,4 +131,5 @@ export const generateInboundListener = (
       ],
     }),
   }
+  return { resources: [resource], warnings }
 }

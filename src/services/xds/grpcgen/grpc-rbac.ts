@@ -15,6 +15,7 @@
  * makes an ALLOW rule match nothing, and is dropped from a DENY rule so that it denies more
  * rather than less (fail closed). Every such case is reported as a warning.
  */
+import type { AuthorizationPolicySpec } from "../../config-model/schemas/authorization-policy.js"
 import type { ProtoObject } from "../cache/resource-spec.js"
 
 export const RBAC_TYPE = "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC"
@@ -22,7 +23,7 @@ export const RBAC_DENY_FILTER = "envoy.filters.http.rbac.deny"
 export const RBAC_ALLOW_FILTER = "envoy.filters.http.rbac.allow"
 
 // ---------------------------------------------------------------------------------------------
-// View of the spec (read defensively: a field of the wrong shape counts as absent)
+// View of the decoded spec
 
 type Fields = Readonly<Record<string, ReadonlyArray<string>>>
 
@@ -51,51 +52,35 @@ export interface AuthorizationPolicyView {
   readonly rules: ReadonlyArray<AuthorizationRule>
 }
 
-type Obj = Readonly<Record<string, unknown>>
-const obj = (value: unknown): Obj | undefined =>
-  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Obj) : undefined
-const arr = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : [])
-const strings = (value: unknown): ReadonlyArray<string> =>
-  arr(value).flatMap((v) => (typeof v === "string" ? [v] : typeof v === "number" ? [String(v)] : []))
+type Rule = NonNullable<AuthorizationPolicySpec["rules"]>[number]
 
-const fields = (value: unknown): Fields => {
+/** The fields of a source/operation with at least one value; the values are alternatives. */
+const fields = (section: Readonly<Record<string, ReadonlyArray<string> | undefined>> | undefined): Fields => {
   const out: Record<string, ReadonlyArray<string>> = {}
-  for (const [k, v] of Object.entries(obj(value) ?? {})) {
-    const list = strings(v)
-    if (list.length > 0) out[k] = list
-  }
+  for (const [k, values] of Object.entries(section ?? {}))
+    if (values !== undefined && values.length > 0) out[k] = values
   return out
 }
 
+const rule = (spec: Rule): AuthorizationRule => ({
+  from: (spec.from ?? []).map((f) => fields(f.source)),
+  to: (spec.to ?? []).map((t) => fields(t.operation)),
+  when: (spec.when ?? []).map((c) => ({ key: c.key, values: c.values ?? [], notValues: c.notValues ?? [] })),
+})
+
 export const authorizationPolicyView = (
   meta: { readonly name: string; readonly namespace: string },
-  spec: unknown,
+  spec: AuthorizationPolicySpec,
 ): AuthorizationPolicyView => {
-  const o = obj(spec) ?? {}
-  const labels: Record<string, string> = {}
-  for (const [k, v] of Object.entries(obj(obj(o.selector)?.matchLabels) ?? {})) if (typeof v === "string") labels[k] = v
-  const rules = arr(o.rules).flatMap((r): ReadonlyArray<AuthorizationRule> => {
-    const ro = obj(r)
-    if (ro === undefined) return []
-    return [
-      {
-        from: arr(ro.from).map((f) => fields(obj(f)?.source)),
-        to: arr(ro.to).map((t) => fields(obj(t)?.operation)),
-        when: arr(ro.when).flatMap((c) => {
-          const co = obj(c)
-          if (co === undefined || typeof co.key !== "string") return []
-          return [{ key: co.key, values: strings(co.values), notValues: strings(co.notValues) }]
-        }),
-      },
-    ]
-  })
+  const labels = spec.selector?.matchLabels ?? {}
   return {
     name: meta.name,
     namespace: meta.namespace,
     ...(Object.keys(labels).length > 0 ? { selector: labels } : {}),
-    targeted: o.targetRef !== undefined || arr(o.targetRefs).length > 0,
-    action: typeof o.action === "string" && o.action !== "" ? o.action : "ALLOW",
-    rules,
+    targeted: spec.targetRef !== undefined || (spec.targetRefs?.length ?? 0) > 0,
+    // The schema defaults the action; a resource built by hand (tests, embedders) may leave it out.
+    action: spec.action ?? "ALLOW",
+    rules: (spec.rules ?? []).map(rule),
   }
 }
 

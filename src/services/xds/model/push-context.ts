@@ -6,6 +6,10 @@
  */
 import { createHash } from "node:crypto"
 import type { ConfigResource } from "../../config-model/resource.js"
+import type { AuthorizationPolicySpec } from "../../config-model/schemas/authorization-policy.js"
+import type { DestinationRuleSpec } from "../../config-model/schemas/destination-rule.js"
+import type { PeerAuthenticationSpec } from "../../config-model/schemas/peer-authentication.js"
+import type { VirtualServiceSpec } from "../../config-model/schemas/virtual-service.js"
 import type { Endpoint, Service } from "../../registry/model.js"
 import { type AuthorizationPolicyView, authorizationPolicyView } from "../grpcgen/grpc-rbac.js"
 import { replacedRun } from "./replaced-run.js"
@@ -22,12 +26,12 @@ import {
 export interface PushContextInput {
   readonly services: ReadonlyArray<Service>
   readonly endpoints: ReadonlyArray<Endpoint>
-  readonly virtualServices: ReadonlyArray<ConfigResource>
-  readonly destinationRules: ReadonlyArray<ConfigResource>
+  readonly virtualServices: ReadonlyArray<ConfigResource<VirtualServiceSpec>>
+  readonly destinationRules: ReadonlyArray<ConfigResource<DestinationRuleSpec>>
   /** PeerAuthentications, for auto mTLS toward STRICT workloads. */
-  readonly peerAuthentications: ReadonlyArray<ConfigResource>
+  readonly peerAuthentications: ReadonlyArray<ConfigResource<PeerAuthenticationSpec>>
   /** AuthorizationPolicies, for the RBAC filters of gRPC servers' inbound listeners. */
-  readonly authorizationPolicies?: ReadonlyArray<ConfigResource>
+  readonly authorizationPolicies?: ReadonlyArray<ConfigResource<AuthorizationPolicySpec>>
 }
 
 export const emptyPushContextInput: PushContextInput = {
@@ -78,7 +82,35 @@ export interface PushContext {
   readonly authorizationPolicies: ReadonlyArray<AuthorizationPolicyView>
   /** Fingerprint of one input facet of a host (memoised). */
   readonly fingerprint: (facet: "service" | "endpoints" | "vs" | "dr", host: string) => string
+  /** What this context derived from its inputs, shared with the contexts built from it. */
+  readonly memo: PushContextMemo
 }
+
+/**
+ * What a PushContext derives from its immutable inputs, remembered per input object: the view of
+ * each resource and the fingerprint of each host's sources. The config store and the registry
+ * hand unchanged resources and services over as the same objects, so a context built from a
+ * `previous` one shares its memo and a rebuild after a one-file change derives only the
+ * resources of that file. A cache, not state: every value is a pure function of its key, and
+ * the entries go with their keys. Contexts built without a `previous` start a memo of their
+ * own: two servers in one process share nothing.
+ */
+export interface PushContextMemo {
+  readonly virtualServices: WeakMap<ConfigResource<VirtualServiceSpec>, VirtualServiceView>
+  readonly destinationRules: WeakMap<ConfigResource<DestinationRuleSpec>, DestinationRuleView>
+  readonly peerAuthentications: WeakMap<ConfigResource<PeerAuthenticationSpec>, PeerAuthenticationView>
+  readonly authorizationPolicies: WeakMap<ConfigResource<AuthorizationPolicySpec>, AuthorizationPolicyView>
+  /** By source object (a service, a host's endpoint list, a view): a derived context shares them. */
+  readonly fingerprints: WeakMap<object, string>
+}
+
+const makeMemo = (): PushContextMemo => ({
+  virtualServices: new WeakMap(),
+  destinationRules: new WeakMap(),
+  peerAuthentications: new WeakMap(),
+  authorizationPolicies: new WeakMap(),
+  fingerprints: new WeakMap(),
+})
 
 export const digest = (text: string | Uint8Array): string =>
   createHash("sha1").update(text).digest("base64url").slice(0, 16)
@@ -99,35 +131,23 @@ const byAge = (a: ConfigResource, b: ConfigResource): number => {
 const jsonOf = (value: unknown): string =>
   JSON.stringify(value, (_key, v) => (typeof v === "bigint" ? v.toString() : v)) ?? ""
 
-/**
- * Views are derived from immutable resources, and the config store hands unchanged resources
- * over as the same objects: remembering each view per object makes a rebuild after a one-file
- * change cost only the resources of that file.
- */
-const virtualServiceViews = new WeakMap<ConfigResource, VirtualServiceView>()
-const destinationRuleViews = new WeakMap<ConfigResource, DestinationRuleView>()
-const peerAuthenticationViews = new WeakMap<ConfigResource, PeerAuthenticationView>()
-const authorizationPolicyViews = new WeakMap<ConfigResource, AuthorizationPolicyView>()
-const viewOf = <V>(
-  cache: WeakMap<ConfigResource, V>,
-  resource: ConfigResource,
-  derive: (meta: ConfigResource["meta"], spec: unknown) => V,
+/** The view of `resource`, derived once per resource object (see PushContextMemo). */
+const viewOf = <S, V>(
+  views: WeakMap<ConfigResource<S>, V>,
+  resource: ConfigResource<S>,
+  derive: (meta: ConfigResource["meta"], spec: S) => V,
 ): V => {
-  let view = cache.get(resource)
+  let view = views.get(resource)
   if (view === undefined) {
     view = derive(resource.meta, resource.spec)
-    cache.set(resource, view)
+    views.set(resource, view)
   }
   return view
 }
 
-/**
- * Fingerprints are memoised per source object, not per PushContext: a derived context shares
- * the unchanged hosts' objects with its predecessor, and so their fingerprints too.
- */
-const fingerprints = new WeakMap<object, string>()
 const fingerprintOf =
   (
+    fingerprints: WeakMap<object, string>,
     serviceByHost: ReadonlyMap<string, Service>,
     endpointsByHost: ReadonlyMap<string, ReadonlyArray<Endpoint>>,
     virtualServiceByHost: ReadonlyMap<string, VirtualServiceView>,
@@ -151,11 +171,18 @@ const fingerprintOf =
     return value
   }
 
+/**
+ * The PushContext of `input`. With `previous` (the context it replaces), the views and
+ * fingerprints of inputs handed over unchanged are taken from it, not derived again; `previous`
+ * is left as it was.
+ */
 export const makePushContext = (
   input: PushContextInput,
   options: PushContextOptions = defaultPushContextOptions,
   version = "1",
+  previous?: PushContext,
 ): PushContext => {
+  const memo = previous?.memo ?? makeMemo()
   const serviceByHost = new Map<string, Service>()
   for (const service of input.services)
     if (!serviceByHost.has(service.hostname)) serviceByHost.set(service.hostname, service)
@@ -171,7 +198,7 @@ export const makePushContext = (
   // The oldest VirtualService / DestinationRule for a host wins (reference conflict rule).
   const virtualServiceByHost = new Map<string, VirtualServiceView>()
   for (const resource of [...input.virtualServices].sort(byAge)) {
-    const view = viewOf(virtualServiceViews, resource, virtualServiceView)
+    const view = viewOf(memo.virtualServices, resource, virtualServiceView)
     for (const host of view.hosts) {
       const fqdn = resolveHost(host, view.namespace, options.domainSuffix)
       if (!virtualServiceByHost.has(fqdn)) virtualServiceByHost.set(fqdn, view)
@@ -179,7 +206,7 @@ export const makePushContext = (
   }
   const destinationRuleByHost = new Map<string, DestinationRuleView>()
   for (const resource of [...input.destinationRules].sort(byAge)) {
-    const view = viewOf(destinationRuleViews, resource, destinationRuleView)
+    const view = viewOf(memo.destinationRules, resource, destinationRuleView)
     if (view.host === "") continue
     const fqdn = resolveHost(view.host, view.namespace, options.domainSuffix)
     if (!destinationRuleByHost.has(fqdn)) destinationRuleByHost.set(fqdn, view)
@@ -187,13 +214,19 @@ export const makePushContext = (
 
   const peerAuthentications = [...(input.peerAuthentications ?? [])]
     .sort(byAge)
-    .map((resource) => viewOf(peerAuthenticationViews, resource, peerAuthenticationView))
+    .map((resource) => viewOf(memo.peerAuthentications, resource, peerAuthenticationView))
 
   const authorizationPolicies = [...(input.authorizationPolicies ?? [])]
     .sort(byAge)
-    .map((resource) => viewOf(authorizationPolicyViews, resource, authorizationPolicyView))
+    .map((resource) => viewOf(memo.authorizationPolicies, resource, authorizationPolicyView))
 
-  const fingerprint = fingerprintOf(serviceByHost, endpointsByHost, virtualServiceByHost, destinationRuleByHost)
+  const fingerprint = fingerprintOf(
+    memo.fingerprints,
+    serviceByHost,
+    endpointsByHost,
+    virtualServiceByHost,
+    destinationRuleByHost,
+  )
 
   return {
     version,
@@ -207,6 +240,7 @@ export const makePushContext = (
     peerAuthentications,
     authorizationPolicies,
     fingerprint,
+    memo,
   }
 }
 
@@ -287,6 +321,7 @@ export const derivePushContext = (
     else endpointsByHost.set(host, list)
   }
   const fingerprint = fingerprintOf(
+    previous.memo.fingerprints,
     previous.serviceByHost,
     endpointsByHost,
     previous.virtualServiceByHost,

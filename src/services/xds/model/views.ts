@@ -1,10 +1,16 @@
 /**
- * Small typed views of the VirtualService and DestinationRule specs the gRPC generators read
- * (field names as in the reference networking API). Views read defensively: a field of the
- * wrong shape counts as absent, so generators never throw on a spec the schemas let through.
+ * The VirtualService, DestinationRule and PeerAuthentication specs as the gRPC generators read
+ * them, derived from the decoded (typed) specs: durations as nanoseconds, defaults applied,
+ * empty matches dropped, and the DestinationRule fields gRPC clients ignore listed. A PushContext
+ * derives each view once per resource (push-context.ts).
  */
 import { Either } from "effect"
 import { parseGoDurationNanos } from "../../config/duration.js"
+import type { ResourceMeta } from "../../config-model/resource.js"
+import type { StringMatch as StringMatchSpec } from "../../config-model/schemas/common.js"
+import type { DestinationRuleSpec, TrafficPolicy } from "../../config-model/schemas/destination-rule.js"
+import type { PeerAuthenticationSpec } from "../../config-model/schemas/peer-authentication.js"
+import type { HTTPRoute, VirtualServiceSpec } from "../../config-model/schemas/virtual-service.js"
 import { ignoredDestinationRuleFields } from "../grpcgen/grpc-ignored.js"
 
 export interface StringMatch {
@@ -102,195 +108,6 @@ export interface DestinationRuleView {
   readonly ignored: ReadonlyArray<string>
 }
 
-type Obj = Readonly<Record<string, unknown>>
-const obj = (value: unknown): Obj | undefined =>
-  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Obj) : undefined
-const arr = (value: unknown): ReadonlyArray<unknown> => (Array.isArray(value) ? value : [])
-const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
-const num = (value: unknown): number | undefined =>
-  typeof value === "number" && Number.isFinite(value)
-    ? value
-    : typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value))
-      ? Number(value)
-      : undefined
-const bool = (value: unknown): boolean | undefined => (typeof value === "boolean" ? value : undefined)
-const nanos = (value: unknown): bigint | undefined => {
-  const text = str(value)
-  if (text === undefined) return undefined
-  const parsed = parseGoDurationNanos(text)
-  return Either.isRight(parsed) ? parsed.right : undefined
-}
-const strMap = (value: unknown): Record<string, string> => {
-  const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(obj(value) ?? {})) if (typeof v === "string") out[k] = v
-  return out
-}
-/** Copies only defined values, keeping exactOptionalPropertyTypes happy. */
-const defined = <T extends object>(value: { [K in keyof T]: T[K] | undefined }): T => {
-  const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = v
-  return out as T
-}
-
-const stringMatch = (value: unknown): StringMatch | undefined => {
-  const o = obj(value)
-  if (o === undefined) return undefined
-  const m = defined<StringMatch>({ exact: str(o.exact), prefix: str(o.prefix), regex: str(o.regex) })
-  return Object.keys(m).length === 0 ? undefined : m
-}
-
-const matchMap = (value: unknown): Record<string, StringMatch> => {
-  const out: Record<string, StringMatch> = {}
-  for (const [k, v] of Object.entries(obj(value) ?? {})) {
-    const m = stringMatch(v)
-    if (m !== undefined) out[k] = m
-  }
-  return out
-}
-
-const percent = (value: unknown): Percent | undefined => {
-  const v = num(obj(value)?.value)
-  return v === undefined ? undefined : { value: v }
-}
-
-const fault = (value: unknown): Fault | undefined => {
-  const o = obj(value)
-  if (o === undefined) return undefined
-  const d = obj(o.delay)
-  const a = obj(o.abort)
-  const delayNanos = d !== undefined ? nanos(d.fixedDelay) : undefined
-  const delay =
-    d !== undefined && delayNanos !== undefined
-      ? defined<NonNullable<Fault["delay"]>>({
-          fixedDelayNanos: delayNanos,
-          percentage: percent(d.percentage) ?? (num(d.percent) !== undefined ? { value: num(d.percent)! } : undefined),
-        })
-      : undefined
-  const abort =
-    a !== undefined
-      ? defined<NonNullable<Fault["abort"]>>({
-          httpStatus: num(a.httpStatus),
-          grpcStatus: str(a.grpcStatus),
-          percentage: percent(a.percentage),
-        })
-      : undefined
-  const f = defined<Fault>({
-    delay,
-    abort:
-      abort !== undefined && (abort.httpStatus !== undefined || abort.grpcStatus !== undefined) ? abort : undefined,
-  })
-  return f.delay === undefined && f.abort === undefined ? undefined : f
-}
-
-const httpRoute = (value: unknown): HttpRoute | undefined => {
-  const o = obj(value)
-  if (o === undefined) return undefined
-  const route = arr(o.route).flatMap((r): ReadonlyArray<RouteDestination> => {
-    const ro = obj(r)
-    const d = obj(ro?.destination)
-    const host = str(d?.host)
-    if (ro === undefined || d === undefined || host === undefined) return []
-    const destination = defined<Destination>({ host, subset: str(d.subset), port: num(obj(d.port)?.number) })
-    return [defined<RouteDestination>({ destination, weight: num(ro.weight) })]
-  })
-  const r = obj(o.retries)
-  const attempts = r !== undefined ? num(r.attempts) : undefined
-  return defined<HttpRoute>({
-    name: str(o.name),
-    match: arr(o.match).flatMap((m) => {
-      const mo = obj(m)
-      if (mo === undefined) return []
-      return [
-        defined<HttpMatch>({
-          uri: stringMatch(mo.uri),
-          headers: matchMap(mo.headers),
-          queryParams: matchMap(mo.queryParams),
-        }),
-      ]
-    }),
-    route,
-    timeoutNanos: nanos(o.timeout),
-    retries:
-      r !== undefined && attempts !== undefined
-        ? defined<Retries>({ attempts, perTryTimeoutNanos: nanos(r.perTryTimeout), retryOn: str(r.retryOn) })
-        : undefined,
-    fault: fault(o.fault),
-  })
-}
-
-export const virtualServiceView = (
-  meta: { readonly name: string; readonly namespace: string },
-  spec: unknown,
-): VirtualServiceView => {
-  const o = obj(spec) ?? {}
-  return {
-    name: meta.name,
-    namespace: meta.namespace,
-    hosts: arr(o.hosts).flatMap((h) => (typeof h === "string" ? [h] : [])),
-    http: arr(o.http).flatMap((h) => {
-      const r = httpRoute(h)
-      return r === undefined ? [] : [r]
-    }),
-  }
-}
-
-const trafficPolicy = (value: unknown): TrafficPolicyView | undefined => {
-  const o = obj(value)
-  if (o === undefined) return undefined
-  const lb = obj(o.loadBalancer)
-  const ch = obj(lb?.consistentHash)
-  const od = obj(o.outlierDetection)
-  const pool = obj(o.connectionPool)
-  return defined<TrafficPolicyView>({
-    loadBalancer:
-      lb !== undefined
-        ? defined<LoadBalancerView>({
-            simple: str(lb.simple),
-            consistentHash:
-              ch !== undefined
-                ? defined<NonNullable<LoadBalancerView["consistentHash"]>>({
-                    httpHeaderName: str(ch.httpHeaderName),
-                    useSourceIp: bool(ch.useSourceIp),
-                    minimumRingSize: num(ch.minimumRingSize) ?? num(obj(ch.ringHash)?.minimumRingSize),
-                  })
-                : undefined,
-          })
-        : undefined,
-    outlierDetection:
-      od !== undefined
-        ? defined<OutlierDetectionView>({
-            consecutive5xxErrors: num(od.consecutive5xxErrors),
-            consecutiveGatewayErrors: num(od.consecutiveGatewayErrors),
-            intervalNanos: nanos(od.interval),
-            baseEjectionTimeNanos: nanos(od.baseEjectionTime),
-            maxEjectionPercent: num(od.maxEjectionPercent),
-          })
-        : undefined,
-    maxRequests: num(obj(pool?.http)?.http2MaxRequests) ?? num(obj(pool?.tcp)?.maxConnections),
-    tlsMode: str(obj(o.tls)?.mode),
-  })
-}
-
-export const destinationRuleView = (
-  meta: { readonly name: string; readonly namespace: string },
-  spec: unknown,
-): DestinationRuleView => {
-  const o = obj(spec) ?? {}
-  return defined<DestinationRuleView>({
-    name: meta.name,
-    namespace: meta.namespace,
-    host: str(o.host) ?? "",
-    trafficPolicy: trafficPolicy(o.trafficPolicy),
-    subsets: arr(o.subsets).flatMap((s) => {
-      const so = obj(s)
-      const name = str(so?.name)
-      if (so === undefined || name === undefined) return []
-      return [defined<SubsetView>({ name, labels: strMap(so.labels), trafficPolicy: trafficPolicy(so.trafficPolicy) })]
-    }),
-    ignored: ignoredDestinationRuleFields(spec),
-  })
-}
-
 export interface PeerAuthenticationView {
   readonly name: string
   readonly namespace: string
@@ -302,23 +119,172 @@ export interface PeerAuthenticationView {
   readonly portLevel: Readonly<Record<string, string>>
 }
 
-export const peerAuthenticationView = (
-  meta: { readonly name: string; readonly namespace: string },
-  spec: unknown,
-): PeerAuthenticationView => {
-  const o = obj(spec) ?? {}
-  const selector = obj(o.selector)
-  const labels = strMap(selector?.matchLabels)
-  const portLevel: Record<string, string> = {}
-  for (const [port, value] of Object.entries(obj(o.portLevelMtls) ?? {})) {
-    const mode = str(obj(value)?.mode)
-    if (mode !== undefined) portLevel[port] = mode
+type Meta = Pick<ResourceMeta, "name" | "namespace">
+
+/**
+ * Copies only defined values: views leave absent fields out (exactOptionalPropertyTypes), and
+ * their key order is fixed here, whatever the order of the spec's keys (views are fingerprinted).
+ */
+const defined = <T extends object>(value: { [K in keyof T]: T[K] | undefined }): T => {
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = v
+  return out as T
+}
+
+/** Durations are validated by the schema (common.ts `Duration`): parsing cannot fail on them. */
+const nanos = (duration: string | undefined): bigint | undefined => {
+  if (duration === undefined) return undefined
+  const parsed = parseGoDurationNanos(duration)
+  return Either.isRight(parsed) ? parsed.right : undefined
+}
+
+/** `Percent.value` is any number to the schema (YAML `.nan` included): only a finite one counts. */
+const percent = (value: { readonly value?: number } | undefined): Percent | undefined =>
+  value?.value !== undefined && Number.isFinite(value.value) ? { value: value.value } : undefined
+
+/** A match with none of exact/prefix/regex (`{}` is valid) matches as if absent. */
+const stringMatch = (match: StringMatchSpec | undefined): StringMatch | undefined =>
+  match === undefined || (match.exact === undefined && match.prefix === undefined && match.regex === undefined)
+    ? undefined
+    : defined<StringMatch>({ exact: match.exact, prefix: match.prefix, regex: match.regex })
+
+const matchMap = (matches: Readonly<Record<string, StringMatchSpec>> | undefined): Record<string, StringMatch> => {
+  const out: Record<string, StringMatch> = {}
+  for (const [name, match] of Object.entries(matches ?? {})) {
+    const m = stringMatch(match)
+    if (m !== undefined) out[name] = m
   }
+  return out
+}
+
+const fault = (spec: HTTPRoute["fault"]): Fault | undefined => {
+  if (spec === undefined) return undefined
+  const d = spec.delay
+  const a = spec.abort
+  const delayNanos = nanos(d?.fixedDelay)
+  const delay =
+    d !== undefined && delayNanos !== undefined
+      ? defined<NonNullable<Fault["delay"]>>({
+          fixedDelayNanos: delayNanos,
+          percentage: percent(d.percentage) ?? (d.percent !== undefined ? { value: d.percent } : undefined),
+        })
+      : undefined
+  // An abort needs a status gRPC clients can return (an HTTP/2 error alone is not one).
+  const abort =
+    a !== undefined && (a.httpStatus !== undefined || a.grpcStatus !== undefined)
+      ? defined<NonNullable<Fault["abort"]>>({
+          httpStatus: a.httpStatus,
+          grpcStatus: a.grpcStatus,
+          percentage: percent(a.percentage),
+        })
+      : undefined
+  return delay === undefined && abort === undefined ? undefined : defined<Fault>({ delay, abort })
+}
+
+const httpRoute = (spec: HTTPRoute): HttpRoute => {
+  const retries = spec.retries
+  return defined<HttpRoute>({
+    name: spec.name,
+    match: (spec.match ?? []).map((m) =>
+      defined<HttpMatch>({
+        uri: stringMatch(m.uri),
+        headers: matchMap(m.headers),
+        queryParams: matchMap(m.queryParams),
+      }),
+    ),
+    route: (spec.route ?? []).map(({ destination, weight }) =>
+      defined<RouteDestination>({
+        destination: defined<Destination>({
+          host: destination.host,
+          subset: destination.subset,
+          port: destination.port?.number,
+        }),
+        weight,
+      }),
+    ),
+    timeoutNanos: nanos(spec.timeout),
+    retries:
+      retries?.attempts !== undefined
+        ? defined<Retries>({
+            attempts: retries.attempts,
+            perTryTimeoutNanos: nanos(retries.perTryTimeout),
+            retryOn: retries.retryOn,
+          })
+        : undefined,
+    fault: fault(spec.fault),
+  })
+}
+
+export const virtualServiceView = (meta: Meta, spec: VirtualServiceSpec): VirtualServiceView => ({
+  name: meta.name,
+  namespace: meta.namespace,
+  hosts: spec.hosts ?? [],
+  http: (spec.http ?? []).map(httpRoute),
+})
+
+const trafficPolicy = (policy: TrafficPolicy | undefined): TrafficPolicyView | undefined => {
+  if (policy === undefined) return undefined
+  const lb = policy.loadBalancer
+  const ch = lb?.consistentHash
+  const od = policy.outlierDetection
+  const pool = policy.connectionPool
+  return defined<TrafficPolicyView>({
+    loadBalancer:
+      lb !== undefined
+        ? defined<LoadBalancerView>({
+            simple: lb.simple,
+            consistentHash:
+              ch !== undefined
+                ? defined<NonNullable<LoadBalancerView["consistentHash"]>>({
+                    httpHeaderName: ch.httpHeaderName,
+                    useSourceIp: ch.useSourceIp,
+                    minimumRingSize: ch.minimumRingSize ?? ch.ringHash?.minimumRingSize,
+                  })
+                : undefined,
+          })
+        : undefined,
+    outlierDetection:
+      od !== undefined
+        ? defined<OutlierDetectionView>({
+            consecutive5xxErrors: od.consecutive5xxErrors,
+            consecutiveGatewayErrors: od.consecutiveGatewayErrors,
+            intervalNanos: nanos(od.interval),
+            baseEjectionTimeNanos: nanos(od.baseEjectionTime),
+            maxEjectionPercent: od.maxEjectionPercent,
+          })
+        : undefined,
+    maxRequests: pool?.http?.http2MaxRequests ?? pool?.tcp?.maxConnections,
+    tlsMode: policy.tls?.mode,
+  })
+}
+
+export const destinationRuleView = (meta: Meta, spec: DestinationRuleSpec): DestinationRuleView =>
+  defined<DestinationRuleView>({
+    name: meta.name,
+    namespace: meta.namespace,
+    host: spec.host,
+    trafficPolicy: trafficPolicy(spec.trafficPolicy),
+    subsets: (spec.subsets ?? []).map((subset) =>
+      defined<SubsetView>({
+        name: subset.name,
+        labels: subset.labels ?? {},
+        trafficPolicy: trafficPolicy(subset.trafficPolicy),
+      }),
+    ),
+    ignored: ignoredDestinationRuleFields(spec),
+  })
+
+export const peerAuthenticationView = (meta: Meta, spec: PeerAuthenticationSpec): PeerAuthenticationView => {
+  const labels = spec.selector?.matchLabels ?? {}
+  const portLevel: Record<string, string> = {}
+  for (const [port, mtls] of Object.entries(spec.portLevelMtls ?? {}))
+    if (mtls.mode !== undefined) portLevel[port] = mtls.mode
   return defined<PeerAuthenticationView>({
     name: meta.name,
     namespace: meta.namespace,
-    selector: selector !== undefined && Object.keys(labels).length > 0 ? labels : undefined,
-    mode: str(obj(o.mtls)?.mode),
+    // An empty selector selects every workload: the policy is namespace- or mesh-wide.
+    selector: Object.keys(labels).length > 0 ? labels : undefined,
+    mode: spec.mtls?.mode,
     portLevel,
   })
 }

@@ -133,3 +133,17 @@ describe("resource cache metrics", () => {
     expect(cache.holds(TypeUrl.Cluster, "e")).toBe(false)
   })
 })
+
+describe("resource cache locals (state kept per cache by code reading through it)", () => {
+  it("makes a slot's state once per cache, and never shares it between caches", () => {
+    let made = 0
+    const slot = { make: () => ({ n: ++made }) }
+    const a = makeResourceCache(codec, options)
+    const b = makeResourceCache(codec, options)
+    expect(a.local(slot)).toBe(a.local(slot))
+    expect(b.local(slot)).not.toBe(a.local(slot))
+    expect(made).toBe(2)
+    // Another slot is another state, in the same cache.
+    expect(a.local({ make: () => ({ n: 0 }) })).not.toBe(a.local(slot))
+  })
+})

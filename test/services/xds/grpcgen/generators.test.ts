@@ -27,7 +27,7 @@ const codec = loadXdsProtos().codec
 const all = { wildcard: true, names: [] }
 
 const build = (push: ReturnType<typeof makePushContext>, typeUrl: string, names?: ReadonlyArray<string>) =>
-  generate(push, typeUrl, names === undefined ? all : { wildcard: false, names }).map((spec) => {
+  generate(push, typeUrl, names === undefined ? all : { wildcard: false, names }).resources.map((spec) => {
     const obj = spec.build()
     // every generated resource must survive the real protos
     const decoded = codec.decode(typeUrl, codec.encode(typeUrl, obj))
@@ -327,13 +327,13 @@ describe("encode once", () => {
       endpoints: [endpoint(ECHO, "10.0.0.1", 1), endpoint("other.default.svc.cluster.local", "10.0.0.9", 1)],
     })
     const p1 = makePushContext(a, undefined, "1")
-    const first = cache.resolve(TypeUrl.Endpoint, generate(p1, TypeUrl.Endpoint, all))
-    for (let i = 0; i < 100; i++) cache.resolve(TypeUrl.Endpoint, generate(p1, TypeUrl.Endpoint, all))
+    const first = cache.resolve(TypeUrl.Endpoint, generate(p1, TypeUrl.Endpoint, all).resources)
+    for (let i = 0; i < 100; i++) cache.resolve(TypeUrl.Endpoint, generate(p1, TypeUrl.Endpoint, all).resources)
     expect(cache.stats().misses).toBe(2)
     // an endpoint change of one host re-encodes only that host's resource
     const b = { ...a, endpoints: [endpoint(ECHO, "10.0.0.2", 1), a.endpoints[1]!] }
     const p2 = makePushContext(b, undefined, "2")
-    const second = cache.resolve(TypeUrl.Endpoint, generate(p2, TypeUrl.Endpoint, all))
+    const second = cache.resolve(TypeUrl.Endpoint, generate(p2, TypeUrl.Endpoint, all).resources)
     expect(cache.stats().misses).toBe(3)
     expect(second[1]).toBe(first[1])
     expect(second[0]!.version).not.toBe(first[0]!.version)

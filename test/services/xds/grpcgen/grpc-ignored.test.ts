@@ -3,14 +3,15 @@
  * scope `grpcgen`): a second push of the same resource says nothing new, a changed one does.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { takeGeneratorNotices } from "../../../../src/services/xds/grpcgen/generator-notices.js"
+import type { DestinationRuleSpec } from "../../../../src/services/config-model/schemas/destination-rule.js"
+import { makeNoticeLog } from "../../../../src/services/xds/grpcgen/generator-notices.js"
 import { generate } from "../../../../src/services/xds/grpcgen/grpc-gen.js"
 import { ignoredDestinationRuleFields } from "../../../../src/services/xds/grpcgen/grpc-ignored.js"
 import { makePushContext } from "../../../../src/services/xds/model/push-context.js"
 import { TypeUrl } from "../../../../src/services/xds/protocol/type-urls.js"
 import { destinationRule, ECHO, endpoint, input, service } from "../../../fixtures/xds/mesh.js"
 
-const spec = {
+const spec: DestinationRuleSpec = {
   host: "echo",
   trafficPolicy: {
     loadBalancer: { simple: "LEAST_REQUEST" },
@@ -27,10 +28,16 @@ const mesh = (drSpec: unknown) =>
     destinationRules: [destinationRule("echo", drSpec)],
   })
 
-const clusters = (drSpec: unknown) =>
-  generate(makePushContext(mesh(drSpec)), TypeUrl.Cluster, { wildcard: true, names: [] })
+/** One server's notice log, fed what each generation returns (as the responder does). */
+const log = makeNoticeLog()
 
-const grpcgen = () => takeGeneratorNotices().filter((n) => n.scope === "grpcgen")
+const clusters = (drSpec: unknown) => {
+  const generated = generate(makePushContext(mesh(drSpec)), TypeUrl.Cluster, { wildcard: true, names: [] })
+  log.report(generated.warnings)
+  return generated.resources
+}
+
+const grpcgen = () => log.take().filter((n) => n.scope === "grpcgen")
 
 describe("DestinationRule fields proxyless gRPC clients ignore", () => {
   it("lists dropped and changed fields, not the ones the generator maps", () => {
@@ -50,7 +57,7 @@ describe("DestinationRule fields proxyless gRPC clients ignore", () => {
   })
 
   it("are noticed once per resource at info: the second push of the same resource repeats nothing", () => {
-    takeGeneratorNotices()
+    log.take()
     clusters(spec)
     const first = grpcgen()
     expect(first).toHaveLength(1)
@@ -70,7 +77,7 @@ describe("DestinationRule fields proxyless gRPC clients ignore", () => {
   })
 
   it("a DestinationRule the client gets whole says nothing", () => {
-    takeGeneratorNotices()
+    log.take()
     clusters({ host: "echo", trafficPolicy: { loadBalancer: { consistentHash: { minimumRingSize: 1024 } } } })
     expect(grpcgen()).toEqual([])
   })

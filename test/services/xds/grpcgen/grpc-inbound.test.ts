@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest"
 import { loadXdsProtos } from "../../../../src/layers/xds/protos.js"
 import { makeResourceCache } from "../../../../src/services/xds/cache/resource-cache.js"
 import { proxyInfo, sotwResponse } from "../../../../src/services/xds/cache/responder.js"
-import { takeGeneratorNotices } from "../../../../src/services/xds/grpcgen/generator-notices.js"
+import { makeNoticeLog } from "../../../../src/services/xds/grpcgen/generator-notices.js"
 import { generate, type Subscription } from "../../../../src/services/xds/grpcgen/grpc-gen.js"
 import { parseInboundName, proxyWorkload } from "../../../../src/services/xds/grpcgen/grpc-inbound.js"
 import {
@@ -57,9 +57,14 @@ const sub = (
   workload: { namespace, labels },
 })
 
+/** One server's notice log, fed what each generation returns (as the responder does). */
+const notices = makeNoticeLog()
+
 /** Generates, encodes, and has grpc-js-xds validate the listener; returns the decoded object. */
 const listener = (extra: Partial<PushContextInput>, s: Subscription = sub([NAME])): J => {
-  const specs = generate(makePushContext(mesh(extra)), TypeUrl.Listener, s)
+  const generated = generate(makePushContext(mesh(extra)), TypeUrl.Listener, s)
+  notices.report(generated.warnings)
+  const specs = generated.resources
   expect(specs).toHaveLength(1)
   const bytes = codec.encode(TypeUrl.Listener, specs[0]!.build())
   const validated = ListenerResourceType.get().decode(
@@ -170,31 +175,34 @@ describe("inbound listeners for gRPC servers", () => {
     ]) {
       expect(parseInboundName(bad)).toBeUndefined()
     }
-    expect(generate(makePushContext(mesh()), TypeUrl.Listener, sub(["xds.mesh.io/grpc/lds/inbound/x:1"]))).toEqual([])
+    expect(
+      generate(makePushContext(mesh()), TypeUrl.Listener, sub(["xds.mesh.io/grpc/lds/inbound/x:1"])).resources,
+    ).toEqual([])
     const v6 = listener({}, sub(["xds.mesh.io/grpc/lds/inbound/[::]:50051"]))
     expect(v6.address.socket_address).toMatchObject({ address: "::", port_value: 50051 })
   })
 
   it("a wildcard request gets client listeners only; a named one gets both kinds", () => {
     const push = makePushContext(mesh())
-    expect(generate(push, TypeUrl.Listener, { wildcard: true, names: [] }).map((s) => s.name)).toEqual([`${ECHO}:80`])
-    expect(generate(push, TypeUrl.Listener, sub([`${ECHO}:80`, NAME])).map((s) => s.name)).toEqual([`${ECHO}:80`, NAME])
+    const names = (s: Subscription) => generate(push, TypeUrl.Listener, s).resources.map((r) => r.name)
+    expect(names({ wildcard: true, names: [] })).toEqual([`${ECHO}:80`])
+    expect(names(sub([`${ECHO}:80`, NAME]))).toEqual([`${ECHO}:80`, NAME])
   })
 
   it("skipped policies are reported once, not on every generation", () => {
-    takeGeneratorNotices()
+    notices.take()
     const extra = { authorizationPolicies: [authorizationPolicy("audit-once", { action: "AUDIT", rules: [{}] })] }
     listener(extra)
     listener(extra)
-    const reports = takeGeneratorNotices().filter((w) => w.message.includes("default/audit-once: action AUDIT"))
+    const reports = notices.take().filter((w) => w.message.includes("default/audit-once: action AUDIT"))
     expect(reports).toHaveLength(1)
     expect(reports[0]).toMatchObject({ level: "warning", scope: "authorization" })
-    expect(takeGeneratorNotices()).toEqual([])
+    expect(notices.take()).toEqual([])
   })
 
   it("without a known workload only mesh-wide policies apply", () => {
     const push = makePushContext(mesh({ peerAuthentications: [strict("default")] }))
-    const [spec] = generate(push, TypeUrl.Listener, { wildcard: false, names: [NAME] })
+    const [spec] = generate(push, TypeUrl.Listener, { wildcard: false, names: [NAME] }).resources
     expect((spec!.build() as J).filter_chains[0].transport_socket).toBeUndefined()
   })
 })
@@ -211,7 +219,7 @@ describe("encode once for inbound listeners", () => {
     const push = makePushContext(mesh(policies))
     const cache = makeResourceCache(codec)
     const resolve = (labels: Record<string, string>, namespace = "default") =>
-      cache.resolve(TypeUrl.Listener, generate(push, TypeUrl.Listener, sub([NAME], namespace, labels)))[0]!
+      cache.resolve(TypeUrl.Listener, generate(push, TypeUrl.Listener, sub([NAME], namespace, labels)).resources)[0]!
     const a = resolve({ app: "echo", version: "v1" })
     const b = resolve({ app: "other", version: "v1" })
     expect(b).toBe(a)

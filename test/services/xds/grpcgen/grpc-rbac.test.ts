@@ -8,6 +8,9 @@ import { dirname, join } from "node:path"
 import { Metadata } from "@grpc/grpc-js"
 import { describe, expect, it } from "vitest"
 import { loadXdsProtos } from "../../../../src/layers/xds/protos.js"
+import { validateDocument } from "../../../../src/services/config-model/parse.js"
+import type { AuthorizationPolicySpec } from "../../../../src/services/config-model/schemas/authorization-policy.js"
+import { isKind } from "../../../../src/services/config-model/specs.js"
 import type { ProtoObject } from "../../../../src/services/xds/cache/resource-spec.js"
 import {
   type AuthorizationPolicyView,
@@ -90,8 +93,9 @@ const info = (r: Request) => {
 const allows = (policies: ReadonlyArray<AuthorizationPolicyView>, r: Request): boolean =>
   rbacFilters(policies).filters.every((f) => engine(f).apply(info(r)))
 
+/** Specs as given (the RBAC translation is under test, not the schema's rules). */
 const policy = (name: string, spec: unknown, namespace = "default") =>
-  authorizationPolicyView({ name, namespace }, spec)
+  authorizationPolicyView({ name, namespace }, spec as AuthorizationPolicySpec)
 
 const SLEEP = "spiffe://cluster.local/ns/default/sa/sleep"
 const PROD = "spiffe://cluster.local/ns/prod/sa/api"
@@ -317,23 +321,38 @@ describe("which policies apply", () => {
     ])
   })
 
-  it("the view reads defensively: wrong shapes count as absent", () => {
-    const v = authorizationPolicyView(
-      { name: "x", namespace: "default" },
-      {
-        action: 3,
-        selector: { matchLabels: { a: 1 } },
-        rules: ["nope", { from: "x", when: [{ key: 1 }, { key: "k" }] }],
-      },
-    )
-    expect(v).toEqual({
+  it("the view reads the decoded spec: wrong shapes never reach it, absent fields read as empty", () => {
+    // What a defensive reader had to skip, the schema refuses before any view is built.
+    const refused = validateDocument("policies.yaml", 0, {
+      apiVersion: "security.mesh.io/v1",
+      kind: "AuthorizationPolicy",
+      metadata: { name: "x" },
+      spec: { action: 3, selector: { matchLabels: { a: 1 } }, rules: ["nope", { from: "x", when: [{ key: 1 }] }] },
+    })
+    expect(refused.resource).toBeUndefined()
+    const decoded = (spec: unknown) => {
+      const { resource } = validateDocument("policies.yaml", 0, {
+        apiVersion: "security.mesh.io/v1",
+        kind: "AuthorizationPolicy",
+        metadata: { name: "x" },
+        spec,
+      })
+      if (resource === undefined || !isKind(resource, "AuthorizationPolicy")) throw new Error("not decoded")
+      return resource.spec
+    }
+    expect(
+      authorizationPolicyView(
+        { name: "x", namespace: "default" },
+        decoded({ rules: [{ when: [{ key: "source.ip", values: ["10.0.0.1"] }] }] }),
+      ),
+    ).toEqual({
       name: "x",
       namespace: "default",
       targeted: false,
       action: "ALLOW",
-      rules: [{ from: [], to: [], when: [{ key: "k", values: [], notValues: [] }] }],
+      rules: [{ from: [], to: [], when: [{ key: "source.ip", values: ["10.0.0.1"], notValues: [] }] }],
     })
-    expect(authorizationPolicyView({ name: "y", namespace: "n" }, undefined).rules).toEqual([])
+    expect(authorizationPolicyView({ name: "y", namespace: "n" }, decoded({})).rules).toEqual([])
   })
 
   it("cidrRange: addresses, prefixes, and bad input", () => {

@@ -117,7 +117,7 @@ const encodedAll = (push: PushContext) =>
     generate(push, typeUrl, {
       wildcard: false,
       names: typeUrl === TypeUrl.Listener || typeUrl === TypeUrl.Route ? HOSTS.map((h) => `${h}:80`) : allClusters,
-    }).map((spec) => ({ name: spec.name, key: spec.key, bytes: codec.encode(typeUrl, spec.build()) })),
+    }).resources.map((spec) => ({ name: spec.name, key: spec.key, bytes: codec.encode(typeUrl, spec.build()) })),
   )
 
 describe("diffInputs on endpoint changes", () => {
@@ -431,7 +431,7 @@ describe("endpoint sets carried over to a derived PushContext", () => {
       const cache = makeResourceCache(codec)
       const before = sotwResponse(previous, cache, watch, "n1")
       const derived = derivePushContext(previous, change.next, new Set([change.host]), "2")
-      recordDerivation(derived, previous, new Set([change.host]))
+      recordDerivation(cache, derived, previous, new Set([change.host]))
       const reads = cache.stats().hits + cache.stats().misses
       const after = sotwResponse(derived, cache, watch, "n2")
       // three clusters per host (no subset, v1, v2)
@@ -450,7 +450,7 @@ describe("endpoint sets carried over to a derived PushContext", () => {
     const cache = makeResourceCache(codec)
     const change = changes[0]!
     const derived = derivePushContext(previous, change.next, new Set([change.host]), "2")
-    recordDerivation(derived, previous, new Set([change.host]))
+    recordDerivation(cache, derived, previous, new Set([change.host]))
     sotwResponse(derived, cache, watch, "n1")
     expect(cache.stats().hits + cache.stats().misses).toBe(allClusters.length)
   })
@@ -461,7 +461,7 @@ describe("endpoint sets carried over to a derived PushContext", () => {
     const before = sotwResponse(previous, cache, names, "n1")
     const change = changes[0]!
     const derived = derivePushContext(previous, change.next, new Set([change.host]), "2")
-    recordDerivation(derived, previous, new Set([change.host]))
+    recordDerivation(cache, derived, previous, new Set([change.host]))
     const after = sotwResponse(derived, cache, names, "n2")
     expect(after.response.resources).toBe(before.response.resources)
     expect(after.response.version_info).toBe("2")

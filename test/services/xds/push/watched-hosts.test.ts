@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest"
 import { makePushContext } from "../../../../src/services/xds/model/push-context.js"
 import { makePushRequest } from "../../../../src/services/xds/push/push-request.js"
-import { clusterHostsOf, endpointHosts, namedHostsOf } from "../../../../src/services/xds/push/watched-hosts.js"
+import { endpointHosts, makeWatchedHosts } from "../../../../src/services/xds/push/watched-hosts.js"
 import { input, service } from "../../../fixtures/xds/mesh.js"
 
 describe("watched hosts", () => {
   it("maps cluster names to their hosts once per names object", () => {
+    const { clusterHostsOf } = makeWatchedHosts()
     const names = ["outbound|80|v1|echo.demo.svc.cluster.local", "outbound|9080||reviews.demo.svc.cluster.local"]
     const hosts = clusterHostsOf(names)
     expect([...(hosts ?? [])].sort()).toEqual(["echo.demo.svc.cluster.local", "reviews.demo.svc.cluster.local"])
@@ -13,6 +14,7 @@ describe("watched hosts", () => {
   })
 
   it("gives up on names that are not cluster names", () => {
+    const { clusterHostsOf } = makeWatchedHosts()
     expect(clusterHostsOf(["outbound|80|v1|echo.demo.svc.cluster.local", "echo.demo.svc.cluster.local:80"])).toBe(
       undefined,
     )
@@ -36,6 +38,7 @@ describe("watched hosts", () => {
   })
 
   it("maps listener names to service hosts once per names object while the services stay the same", () => {
+    const { namedHostsOf } = makeWatchedHosts()
     const echo = "echo.demo.svc.cluster.local"
     const services = [service(echo, [80], "demo")]
     const push = makePushContext(input({ services }))
@@ -52,5 +55,16 @@ describe("watched hosts", () => {
     )
     // a name that is no resource name at all: any change may concern the watch
     expect(namedHostsOf(push, ["not a name"])).toBe(null)
+  })
+
+  it("keeps its memos per instance: two servers share none", () => {
+    const [a, b] = [makeWatchedHosts(), makeWatchedHosts()]
+    const names = ["outbound|80|v1|echo.demo.svc.cluster.local"]
+    expect(a.clusterHostsOf(names)).toBe(a.clusterHostsOf(names))
+    expect(b.clusterHostsOf(names)).not.toBe(a.clusterHostsOf(names))
+    expect(b.clusterHostsOf(names)).toEqual(a.clusterHostsOf(names))
+    const push = makePushContext(input({ services: [service("echo.demo.svc.cluster.local", [80], "demo")] }))
+    const listeners = ["echo.demo.svc.cluster.local:80"]
+    expect(b.namedHostsOf(push, listeners)).not.toBe(a.namedHostsOf(push, listeners))
   })
 })

@@ -1,0 +1,230 @@
+/**
+ * One ADS stream, either protocol: its requests handled one at a time by its fiber, its pushes
+ * written by the fan-out as plain calls. What differs between state of the world and delta (the
+ * pure step functions of services/xds/protocol, how a response is built and recorded) comes in
+ * a `StreamProtocol` value (sotw-stream.ts, delta-stream.ts); the gRPC side (admission, the
+ * bounded inbox, the writer) in a `StreamChannel` (grpc-service.ts).
+ *
+ * The stream's state is changed only by plain code that never yields between reading and
+ * writing it, so requests and pushes need no lock: each response is written in the same step
+ * that records it, and a request's answer is written in the step that changes the state.
+ */
+import { randomUUID } from "node:crypto"
+import { Clock, Effect } from "effect"
+import type { NonceSource, ProxyInfo } from "../../services/xds/cache/responder.js"
+import type { PushContext } from "../../services/xds/model/push-context.js"
+import { makeNotFoundLog } from "../../services/xds/protocol/connection-status.js"
+import { truncate, typeLabel } from "../../services/xds/protocol/request-limits.js"
+import { PUSH_ORDER, TypeUrl } from "../../services/xds/protocol/type-urls.js"
+import type { PushRequest } from "../../services/xds/push/push-request.js"
+import type { WatchedHosts } from "../../services/xds/push/watched-hosts.js"
+import type { Connection } from "./connections.js"
+import type {
+  BuiltResponse,
+  StreamChannel,
+  StreamEnv,
+  StreamEvent,
+  StreamProtocol,
+  StreamRequest,
+  StreamWatch,
+} from "./stream-protocol.js"
+
+/**
+ * Runs `write` now: it says whether it wrote, and when it did, calls back once what it wrote is
+ * written. The effect waits for that callback.
+ */
+const writtenNow = (write: (onWritten: () => void) => boolean): Effect.Effect<void> => {
+  let finished = false
+  let wake: (() => void) | undefined
+  const done = () => {
+    finished = true
+    wake?.()
+  }
+  if (!write(done)) done()
+  return Effect.async<void>((resume) => {
+    if (finished) resume(Effect.void)
+    else wake = () => resume(Effect.void)
+  })
+}
+
+/** Whether a named watch can be affected by the hosts a (merged) push request changed. */
+const touches = (
+  watchedHosts: WatchedHosts,
+  push: PushContext,
+  request: PushRequest,
+  names: Iterable<string>,
+  wildcard: boolean,
+): boolean => {
+  const hosts = request.changedHosts
+  if (wildcard || hosts === undefined) return true
+  const watched = watchedHosts.clusterHostsOf(names) ?? watchedHosts.namedHostsOf(push, names)
+  if (watched === null) return true
+  const [fewer, more] = hosts.size <= watched.size ? [hosts, watched] : [watched, hosts]
+  for (const host of fewer) if (more.has(host)) return true
+  return false
+}
+
+/**
+ * Serves one stream until it closes or is refused: its first request names the proxy, which
+ * is authorized and registered for pushes; every request is stepped, and answered when its
+ * step says so, before the next is taken. The stream is unregistered when the loop ends.
+ */
+export const serveStream = <
+  Req extends StreamRequest,
+  Res,
+  State,
+  Watch extends StreamWatch,
+  Event extends StreamEvent,
+  Built extends BuiltResponse<Res>,
+>(
+  protocol: StreamProtocol<Req, Res, State, Watch, Event, Built>,
+  env: StreamEnv,
+  channel: StreamChannel<Req, Res>,
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const { id } = channel
+    const { clock, metrics } = env
+    let state = protocol.empty
+    let proxy: ProxyInfo | undefined
+    let refused = false
+    const notFound = makeNotFoundLog()
+
+    /** Writes a response of `typeUrl`; once written, counts the push and its send time. */
+    const writeObserved = (response: Res, typeUrl: string, onWritten: () => void) => {
+      const startedAt = clock.unsafeCurrentTimeMillis()
+      channel.write(response, () => {
+        metrics.sendTime.observe((clock.unsafeCurrentTimeMillis() - startedAt) / 1000)
+        metrics.pushes.inc({ type: typeLabel(typeUrl) })
+        onWritten()
+      })
+    }
+
+    /**
+     * Builds the watch's response and writes it now, unless the protocol finds nothing to send;
+     * whether it wrote. A push passes a nonce maker (see `NonceSource`), a request's answer a nonce.
+     */
+    const respond = (
+      typeUrl: string,
+      push: PushContext,
+      nonce: NonceSource,
+      reply: Event | undefined,
+      onWritten: () => void,
+    ): boolean => {
+      const watch = protocol.watches(state).get(typeUrl)
+      if (watch === undefined) return false
+      const built = protocol.build(push, watch, nonce, reply, proxy, env.cache, env.sharable(typeUrl))
+      env.built(built.sharedReads)
+      for (const text of notFound.record(typeUrl, built.notFound)) env.pushDebug(() => `${text} (connection ${id})`)
+      const next = protocol.sent(state, watch, built, push, reply)
+      if (next === undefined) return false
+      state = next
+      // Names that were pending are answered now: the connection may leave the "any" index.
+      if (protocol.due(watch)) env.reindex(connection)
+      writeObserved(built.response as Res, typeUrl, onWritten)
+      env.pushDebug(() => protocol.pushLine(typeUrl, id, built))
+      return true
+    }
+
+    const connectedAt = yield* Clock.currentTimeMillis
+    const connection: Connection = {
+      id,
+      status: () => protocol.status(id, channel.peer(), proxy, connectedAt, state, notFound.byType()),
+      affectedBy: (push, request) => {
+        for (const w of protocol.watches(state).values())
+          if (
+            (request.full || w.typeUrl === TypeUrl.Endpoint) &&
+            (touches(env.hosts, push, request, protocol.names(w), w.wildcard) || protocol.due(w))
+          )
+            return true
+        return false
+      },
+      endpointWatch: () => {
+        const w = protocol.watches(state).get(TypeUrl.Endpoint)
+        if (w === undefined) return undefined
+        // A watch that is answered on the next push whatever it changed is asked on every one.
+        return w.wildcard || protocol.due(w) ? "any" : (env.hosts.clusterHostsOf(protocol.names(w)) ?? "any")
+      },
+      /** Writes every watched type the request can affect, in push order (incremental: EDS only). */
+      startPush: (request, done) => {
+        const push = env.current()
+        let outstanding = 1
+        const written = () => {
+          if (--outstanding > 0) return
+          metrics.convergence.observe(Math.max(0, clock.unsafeCurrentTimeMillis() - request.start) / 1000)
+          done()
+        }
+        for (const typeUrl of PUSH_ORDER) {
+          if (!request.full && typeUrl !== TypeUrl.Endpoint) continue
+          const watch = protocol.watches(state).get(typeUrl)
+          if (watch === undefined || !touches(env.hosts, push, request, protocol.names(watch), watch.wildcard)) continue
+          outstanding++
+          if (!respond(typeUrl, push, randomUUID, undefined, written)) outstanding--
+        }
+        written()
+      },
+      end: channel.end,
+    }
+
+    /**
+     * Once the proxy is known, a request that only acknowledges (it changes nothing but the
+     * acknowledged versions: nothing to answer, nothing to log) is applied where it is read.
+     */
+    const acceptNow = (request: Req): boolean => {
+      if (proxy === undefined) return false
+      const next = protocol.step(state, request)
+      if (next.event._tag !== "Ack" || next.respond) return false
+      state = next.state
+      env.reindex(connection)
+      return true
+    }
+    const inbox = yield* channel.open(acceptNow)
+
+    const handle = (request: Req) =>
+      Effect.gen(function* () {
+        if (proxy === undefined) {
+          proxy = inbox.proxy()
+          if (!(yield* channel.authorize(proxy))) {
+            refused = true
+            return
+          }
+          env.register(connection)
+          yield* Effect.logInfo(
+            `${protocol.newConnection} ${id} node=${proxy.id} generator=${truncate(proxy.generator, 64)}`,
+          )
+        }
+        const typeUrl = request.type_url ?? ""
+        const step = protocol.step(state, request)
+        state = step.state
+        // Map the watched names to hosts now, not in the next push's fan-out.
+        for (const w of protocol.watches(state).values()) env.hosts.clusterHostsOf(protocol.names(w))
+        env.reindex(connection)
+        // Answered in the same step as the state change: no push can come in between.
+        const answered = step.respond
+          ? writtenNow((written) => respond(typeUrl, env.current(), randomUUID(), step.event, written))
+          : Effect.void
+        const event: StreamEvent = step.event
+        if (event._tag === "Nack") yield* env.nacks.record(id, proxy, typeUrl, event.error, request.error_detail?.code)
+        else if (event._tag === "StaleNonce") metrics.expiredNonce.inc({ type: typeLabel(typeUrl) })
+        const line = protocol.requestLine(step.event, typeUrl, id, request)
+        if (line !== undefined) yield* Effect.logDebug(line)
+        // The next request waits until this answer is written.
+        yield* answered
+      })
+
+    const unregister = Effect.suspend(() => {
+      env.unregister(connection)
+      env.nacks.forget(id)
+      channel.end()
+      return Effect.logDebug(`connection ${id} closed`)
+    })
+
+    yield* Effect.gen(function* () {
+      for (;;) {
+        const request = yield* inbox.next
+        if (request === null) return
+        yield* handle(request)
+        inbox.handled()
+        if (refused) return
+      }
+    }).pipe(Effect.ensuring(unregister))
+  })

@@ -1,0 +1,148 @@
+/**
+ * What the stream loop (stream-loop.ts) is parameterised by: a `StreamProtocol` per protocol
+ * (the pure step functions and how a response is built and recorded), the `StreamEnv` every
+ * stream of a server shares, and the `StreamChannel` of one stream's transport.
+ */
+import type { Clock, Effect } from "effect"
+import type { ResourceCache } from "../../services/xds/cache/resource-cache.js"
+import type { NonceSource, ProxyInfo } from "../../services/xds/cache/responder.js"
+import type { PushContext } from "../../services/xds/model/push-context.js"
+import type { NotFoundByType } from "../../services/xds/protocol/connection-status.js"
+import type { Status } from "../../services/xds/protocol/messages.js"
+import type { WatchedHosts } from "../../services/xds/push/watched-hosts.js"
+import type { ConnectionStatus } from "../../services/xds/server.js"
+import type { Connection } from "./connections.js"
+import type { Inbox } from "./inbox.js"
+import type { NackSeries } from "./nack-series.js"
+import type { XdsMetrics } from "./xds-metrics.js"
+
+/** What the step functions of both protocols say a request was. */
+export type StreamEvent =
+  | { readonly _tag: "Subscribe"; readonly reconnect: boolean }
+  | { readonly _tag: "Ack" }
+  | { readonly _tag: "Nack"; readonly error: string }
+  | { readonly _tag: "StaleNonce"; readonly nonce: string }
+
+export interface StreamRequest {
+  readonly type_url?: string
+  readonly error_detail?: Status | null
+}
+
+export interface StreamWatch {
+  readonly typeUrl: string
+  readonly wildcard: boolean
+}
+
+/** A built response: `response` is undefined when there is nothing to send. */
+export interface BuiltResponse<Res> {
+  readonly response: Res | undefined
+  /** Resources taken from a set resolved for another connection (cache reads saved). */
+  readonly sharedReads: number
+  /** Why each requested name without a resource has none. */
+  readonly notFound: ReadonlyArray<string>
+}
+
+/**
+ * What one protocol brings to the stream loop. `reply` is the event of the request being
+ * answered, or undefined for a push.
+ */
+export interface StreamProtocol<
+  Req extends StreamRequest,
+  Res,
+  State,
+  Watch extends StreamWatch,
+  Event extends StreamEvent,
+  Built extends BuiltResponse<Res>,
+> {
+  /** The log scope of its streams. */
+  readonly logScope: string
+  /** How the log names its new streams ("new connection", "new delta connection"). */
+  readonly newConnection: string
+  /**
+   * How a busy stream's requests queue (inbox.ts): one per type URL, the latest replacing the one
+   * before (only the latest matters), or each as it came (their changes add up).
+   */
+  readonly coalescePerType: boolean
+  /** Queued requests a stream may hold (after coalescing); one more ends it. */
+  readonly maxPending: number
+  readonly empty: State
+  readonly step: (
+    state: State,
+    request: Req,
+  ) => { readonly state: State; readonly event: Event; readonly respond: boolean }
+  readonly watches: (state: State) => ReadonlyMap<string, Watch>
+  /** The names a push compares with the hosts it changed. */
+  readonly names: (watch: Watch) => Iterable<string>
+  /** Whether the next push answers the watch whatever it changed (delta: names still pending). */
+  readonly due: (watch: Watch) => boolean
+  readonly build: (
+    push: PushContext,
+    watch: Watch,
+    nonce: NonceSource,
+    reply: Event | undefined,
+    proxy: ProxyInfo | undefined,
+    cache: ResourceCache,
+    share: boolean,
+  ) => Built
+  /** The state once `built` is sent; undefined when it is not to be sent. */
+  readonly sent: (
+    state: State,
+    watch: Watch,
+    built: Built,
+    push: PushContext,
+    reply: Event | undefined,
+  ) => State | undefined
+  /** The debug line of a push's response. */
+  readonly pushLine: (typeUrl: string, id: string, built: Built) => string
+  /** The debug line of a request, if its protocol logs one. */
+  readonly requestLine: (event: Event, typeUrl: string, id: string, request: Req) => string | undefined
+  readonly status: (
+    id: string,
+    peer: string,
+    proxy: ProxyInfo | undefined,
+    connectedAt: number,
+    state: State,
+    notFound: NotFoundByType,
+  ) => ConnectionStatus
+}
+
+/** What every stream of a server shares. */
+export interface StreamEnv {
+  /** The PushContext a request is answered from. */
+  readonly current: () => PushContext
+  readonly register: (connection: Connection) => void
+  readonly unregister: (connection: Connection) => void
+  readonly reindex: (connection: Connection) => void
+  readonly cache: ResourceCache
+  /** Which hosts the streams' watched names stand for, memoised for this server. */
+  readonly hosts: WatchedHosts
+  /** Whether responses of a type may share the sets resolved for other connections. */
+  readonly sharable: (typeUrl: string) => boolean
+  /** After each response built: counts its shared reads, logs what the generators noticed. */
+  readonly built: (sharedReads: number) => void
+  /** A debug line from plain code: only built when debug lines are written. */
+  readonly pushDebug: (line: () => string) => void
+  readonly nacks: NackSeries
+  readonly metrics: Pick<XdsMetrics, "sendTime" | "pushes" | "convergence" | "expiredNonce">
+  /** Pushes run as plain calls (write callbacks, no fibers): they read the clock directly. */
+  readonly clock: Clock.Clock
+}
+
+/** A stream's inbox; `proxy` is the proxy its first request named (set once it is taken). */
+export interface ProxyInbox<Req> extends Inbox<Req> {
+  readonly proxy: () => ProxyInfo
+}
+
+/** The transport side of one stream. */
+export interface StreamChannel<Req, Res> {
+  readonly id: string
+  readonly peer: () => string
+  /** Opens the stream's inbox; `acceptNow` takes plain ACKs where they are read. */
+  readonly open: (acceptNow: (request: Req) => boolean) => Effect.Effect<ProxyInbox<Req>>
+  /** Hands a response to the transport; `onWritten` once it was taken (see writer.ts). */
+  readonly write: (response: Res, onWritten: () => void) => void
+  /** Whether the caller may act as `proxy`; the stream is ended when it may not. */
+  readonly authorize: (proxy: ProxyInfo) => Effect.Effect<boolean>
+  /** Ends the stream, unless it ended already. */
+  readonly end: () => void
+}

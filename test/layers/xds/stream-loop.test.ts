@@ -1,0 +1,210 @@
+/**
+ * The one ADS stream loop, driven by a fake protocol and in-memory streams (no sockets): what
+ * state-of-the-world and delta streams both get from it.
+ */
+import { EventEmitter } from "node:events"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber } from "effect"
+import type { Connection } from "../../../src/layers/xds/connections.js"
+import { makeInbox } from "../../../src/layers/xds/inbox.js"
+import { serveStream } from "../../../src/layers/xds/stream-loop.js"
+import type { StreamEnv, StreamEvent, StreamProtocol } from "../../../src/layers/xds/stream-protocol.js"
+import type { ProxyInfo } from "../../../src/services/xds/cache/responder.js"
+import type { PushContext } from "../../../src/services/xds/model/push-context.js"
+import { TypeUrl } from "../../../src/services/xds/protocol/type-urls.js"
+import { makePushDispatcher } from "../../../src/services/xds/push/push-dispatcher.js"
+import { makePushRequest } from "../../../src/services/xds/push/push-request.js"
+import { makeWatchedHosts } from "../../../src/services/xds/push/watched-hosts.js"
+
+interface Req {
+  readonly type_url: string
+  /** The nonce of the response it acknowledges; absent = a new watch. */
+  readonly response_nonce?: string
+}
+interface Res {
+  readonly typeUrl: string
+  readonly nonce: string
+}
+interface Watch {
+  readonly typeUrl: string
+  readonly wildcard: boolean
+  readonly nonceSent?: string
+}
+interface State {
+  readonly watches: ReadonlyMap<string, Watch>
+}
+interface Built {
+  readonly response: Res
+  readonly sharedReads: number
+  readonly notFound: ReadonlyArray<string>
+}
+
+const withWatch = (state: State, watch: Watch): State => ({ watches: new Map(state.watches).set(watch.typeUrl, watch) })
+
+/** A protocol in miniature: a request without a nonce subscribes (answered), one with a nonce ACKs. */
+const fakeProtocol: StreamProtocol<Req, Res, State, Watch, StreamEvent, Built> = {
+  logScope: "ads",
+  newConnection: "new connection",
+  coalescePerType: false,
+  maxPending: 16,
+  empty: { watches: new Map() },
+  step: (state, request) =>
+    request.response_nonce === undefined
+      ? {
+          state: withWatch(state, { typeUrl: request.type_url, wildcard: true }),
+          event: { _tag: "Subscribe", reconnect: false },
+          respond: true,
+        }
+      : { state, event: { _tag: "Ack" }, respond: false },
+  watches: (state) => state.watches,
+  names: () => [],
+  due: () => false,
+  build: (_push, watch, nonce) => ({
+    response: { typeUrl: watch.typeUrl, nonce: typeof nonce === "string" ? nonce : nonce() },
+    sharedReads: 0,
+    notFound: [],
+  }),
+  sent: (state, watch, built) => withWatch(state, { ...watch, nonceSent: built.response.nonce }),
+  pushLine: () => "",
+  requestLine: () => undefined,
+  status: (id, peer, proxy, connectedAt) => ({
+    id,
+    peer,
+    nodeId: proxy?.id ?? "",
+    generator: "",
+    delta: false,
+    connectedAt,
+    watches: [],
+  }),
+}
+
+const proxy: ProxyInfo = { id: "sidecar~10.0.0.1~a.default~default.svc.cluster.local", generator: "grpc", metadata: {} }
+
+/** An in-memory stream: the test sends its requests and takes its writes, each write held until released. */
+const fakeStream = (id: string) => {
+  const call = Object.assign(new EventEmitter(), { pause: () => {}, resume: () => {} })
+  const writes: Array<{ readonly response: Res; readonly written: () => void }> = []
+  let ended = false
+  let opened = false
+  return {
+    id,
+    writes,
+    ended: () => ended,
+    opened: () => opened,
+    send: (request: Req) => call.emit("data", request),
+    close: () => call.emit("end"),
+    channel: {
+      id,
+      peer: () => id,
+      open: (acceptNow: (request: Req) => boolean) =>
+        Effect.sync(() => {
+          opened = true
+          return {
+            ...makeInbox<Req>(call, { screen: () => true, acceptNow, maxPending: 16, onOverflow: () => {} }),
+            proxy: () => proxy,
+          }
+        }),
+      write: (response: Res, written: () => void) => writes.push({ response, written }),
+      authorize: () => Effect.succeed(true),
+      end: () => {
+        ended = true
+      },
+    },
+  }
+}
+
+const noop = { observe: () => {}, inc: () => {} }
+
+/** A server's shared part around a push queue of `throttle` slots; registered connections by id. */
+const makeEnv = (throttle: number) =>
+  Effect.gen(function* () {
+    const registered = new Map<string, Connection>()
+    const dispatcher = makePushDispatcher<Connection>(
+      throttle,
+      (connection, request, done) => connection.startPush(request, done),
+      () => {},
+      { sliceMillis: Number.POSITIVE_INFINITY, now: () => 0, defer: (next) => setImmediate(next) },
+    )
+    const env: StreamEnv = {
+      current: () => ({ version: "v1" }) as unknown as PushContext,
+      register: (connection) => registered.set(connection.id, connection),
+      unregister: (connection) => {
+        registered.delete(connection.id)
+        dispatcher.remove(connection)
+      },
+      reindex: () => {},
+      cache: {} as never,
+      hosts: makeWatchedHosts(),
+      sharable: () => true,
+      built: () => {},
+      pushDebug: () => {},
+      nacks: { record: () => Effect.void, forget: () => {} },
+      metrics: { sendTime: noop, pushes: noop, convergence: noop, expiredNonce: noop } as never,
+      clock: yield* Effect.clock,
+    }
+    return { env, registered, dispatcher }
+  })
+
+/** Lets the stream fibers run until `done` holds (they only wait for the test, never for time). */
+const until = (done: () => boolean, turns = 1000): Effect.Effect<void> =>
+  Effect.suspend(() =>
+    done()
+      ? Effect.void
+      : turns === 0
+        ? Effect.dieMessage("the stream fibers stopped short")
+        : Effect.zipRight(Effect.yieldNow(), until(done, turns - 1)),
+  )
+
+const fullPush = makePushRequest({ full: true, reason: "config", start: 0 })
+
+describe("ADS stream loop", () => {
+  it.effect("takes the next request only once the answer to the previous one was written", () =>
+    Effect.gen(function* () {
+      const { env } = yield* makeEnv(1)
+      const stream = fakeStream("a")
+      const fiber = yield* Effect.fork(serveStream(fakeProtocol, env, stream.channel))
+      yield* until(stream.opened)
+      stream.send({ type_url: TypeUrl.Cluster })
+      yield* until(() => stream.writes.length === 1)
+      // The CDS answer is not taken yet: the EDS request waits behind it.
+      stream.send({ type_url: TypeUrl.Endpoint })
+      yield* Effect.repeatN(Effect.yieldNow(), 20)
+      expect(stream.writes.map((w) => w.response.typeUrl)).toEqual([TypeUrl.Cluster])
+      stream.writes[0]?.written()
+      yield* until(() => stream.writes.length === 2)
+      expect(stream.writes[1]?.response.typeUrl).toBe(TypeUrl.Endpoint)
+      stream.writes[1]?.written()
+      stream.close()
+      yield* Fiber.join(fiber)
+    }),
+  )
+
+  it.effect("a closed stream ends its loop and frees its push slot for the next connection", () =>
+    Effect.gen(function* () {
+      const { env, registered, dispatcher } = yield* makeEnv(1)
+      const a = fakeStream("a")
+      const b = fakeStream("b")
+      const fiberA = yield* Effect.fork(serveStream(fakeProtocol, env, a.channel))
+      yield* Effect.fork(serveStream(fakeProtocol, env, b.channel))
+      for (const stream of [a, b]) {
+        yield* until(stream.opened)
+        stream.send({ type_url: TypeUrl.Cluster })
+        yield* until(() => stream.writes.length === 1)
+        stream.writes[0]?.written()
+      }
+      yield* until(() => registered.size === 2)
+      // A's push is never taken by its peer: it holds the only slot, and B's push waits.
+      dispatcher.enqueue(registered.get("a")!, fullPush)
+      dispatcher.enqueue(registered.get("b")!, fullPush)
+      expect([a.writes.length, b.writes.length]).toEqual([2, 1])
+      expect(dispatcher.pending()).toBe(1)
+
+      a.close()
+      yield* Fiber.join(fiberA)
+      expect(a.ended()).toBe(true)
+      expect([...registered.keys()]).toEqual(["b"])
+      yield* until(() => b.writes.length === 2)
+      expect(dispatcher.pending()).toBe(0)
+    }),
+  )
+})

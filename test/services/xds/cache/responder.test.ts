@@ -1,0 +1,93 @@
+/**
+ * Two servers in one process share nothing: what the responder memoises (shared sets,
+ * derivations, delta entries) and the generator notices it collects live in each server's
+ * resource cache, not in the module.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { loadXdsProtos } from "../../../../src/layers/xds/protos.js"
+import { makeResourceCache } from "../../../../src/services/xds/cache/resource-cache.js"
+import {
+  deltaEntry,
+  recordDerivation,
+  sotwResponse,
+  takeGeneratorNotices,
+} from "../../../../src/services/xds/cache/responder.js"
+import { clusterName } from "../../../../src/services/xds/grpcgen/grpc-gen.js"
+import { derivePushContext, makePushContext } from "../../../../src/services/xds/model/push-context.js"
+import { TypeUrl } from "../../../../src/services/xds/protocol/type-urls.js"
+import { destinationRule, ECHO, endpoint, input, service } from "../../../fixtures/xds/mesh.js"
+
+const codec = loadXdsProtos().codec
+const OTHER = "other.default.svc.cluster.local"
+
+const base = input({
+  services: [service(ECHO), service(OTHER)],
+  endpoints: [endpoint(ECHO, "10.0.0.1", 8080), endpoint(OTHER, "10.0.0.9", 8080)],
+  destinationRules: [
+    // LEAST_REQUEST is served as ROUND_ROBIN: the generator notices it (info, scope grpcgen).
+    destinationRule("echo", { host: ECHO, trafficPolicy: { loadBalancer: { simple: "LEAST_REQUEST" } } }),
+  ],
+})
+const names = [clusterName(ECHO, 80), clusterName(OTHER, 80)].sort()
+const clusters = { typeUrl: TypeUrl.Cluster, names, wildcard: false }
+const endpoints = { typeUrl: TypeUrl.Endpoint, names, wildcard: false }
+const reads = (cache: ReturnType<typeof makeResourceCache>) => cache.stats().hits + cache.stats().misses
+
+describe("two servers' responders share nothing", () => {
+  it("the same generator notice is reported by each server, once each", () => {
+    const push = makePushContext(base, undefined, "1")
+    const a = makeResourceCache(codec)
+    const b = makeResourceCache(codec)
+    sotwResponse(push, a, clusters, "n1")
+    sotwResponse(push, b, clusters, "n1")
+    const fromA = takeGeneratorNotices(a)
+    const fromB = takeGeneratorNotices(b)
+    expect(fromA).toHaveLength(1)
+    expect(fromA[0]).toMatchObject({ level: "info", scope: "grpcgen" })
+    expect(fromA[0]!.message).toMatch(/^DestinationRule default\/echo: proxyless gRPC clients ignore/)
+    expect(fromB).toEqual(fromA)
+    // The next push through either server says nothing new: the text was reported there.
+    const next = makePushContext(base, undefined, "2")
+    sotwResponse(next, a, clusters, "n2")
+    sotwResponse(next, b, clusters, "n2", undefined, false)
+    expect(takeGeneratorNotices(a)).toEqual([])
+    expect(takeGeneratorNotices(b)).toEqual([])
+  })
+
+  it("a set resolved through one cache is not shared with another", () => {
+    const push = makePushContext(base, undefined, "1")
+    const a = makeResourceCache(codec)
+    const b = makeResourceCache(codec)
+    expect(sotwResponse(push, a, clusters, "n1").sharedReads).toBe(0)
+    expect(sotwResponse(push, b, clusters, "n2").sharedReads).toBe(0)
+    expect(reads(b)).toBe(names.length)
+    // Within one cache the set is shared as before.
+    expect(sotwResponse(push, a, clusters, "n3").sharedReads).toBe(names.length)
+  })
+
+  it("a derivation recorded for one cache is not used by the other", () => {
+    const previous = makePushContext(base, undefined, "1")
+    const next = { ...base, endpoints: [endpoint(ECHO, "10.0.0.2", 8080), base.endpoints[1]!] }
+    const derived = derivePushContext(previous, next, new Set([ECHO]), "2")
+    const a = makeResourceCache(codec)
+    const b = makeResourceCache(codec)
+    sotwResponse(previous, a, endpoints, "n1")
+    sotwResponse(previous, b, endpoints, "n1")
+    recordDerivation(a, derived, previous, new Set([ECHO]))
+    const [beforeA, beforeB] = [reads(a), reads(b)]
+    sotwResponse(derived, a, endpoints, "n2")
+    sotwResponse(derived, b, endpoints, "n2")
+    // a carries the set over (only echo's cluster is resolved again); b resolves it whole.
+    expect(reads(a) - beforeA).toBe(1)
+    expect(reads(b) - beforeB).toBe(names.length)
+  })
+
+  it("delta entries are one object per entry within a cache, not across caches", () => {
+    const a = makeResourceCache(codec)
+    const b = makeResourceCache(codec)
+    const [resource] = a.resolve(TypeUrl.Cluster, [{ name: "x", key: "k", build: () => ({ name: "x" }) }])
+    expect(deltaEntry(a, resource!)).toBe(deltaEntry(a, resource!))
+    expect(deltaEntry(b, resource!)).not.toBe(deltaEntry(a, resource!))
+    expect(deltaEntry(b, resource!)).toEqual(deltaEntry(a, resource!))
+  })
+})
