@@ -6,8 +6,9 @@
  * METRICS_LOCALHOST_ACCESS_ONLY. Publishes `pilot_info` at start.
  */
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Layer, Option, Ref } from "effect"
+import { Effect, Layer, Option, Ref, Schedule } from "effect"
 import { buildInfo } from "../services/build-info.js"
+import { MonitoringConfig } from "../services/config/discovery-config.js"
 import { allKinds } from "../services/config-model/kinds.js"
 import { ConfigStore } from "../services/config-store/config-store.js"
 import {
@@ -216,3 +217,28 @@ export const debugServerLayer = (options: DebugServerOptions) =>
       )
     }),
   )
+
+/** The debug and monitoring listeners from `MonitoringConfig`. */
+export const layer = Layer.unwrapEffect(
+  Effect.map(MonitoringConfig, (config) =>
+    debugServerLayer({
+      httpAddr: config.httpAddr,
+      monitoringAddr: config.monitoringAddr,
+      enableDebugOnHttp: config.ENABLE_DEBUG_ON_HTTP,
+      adminEndpoints: config.UNSAFE_ENABLE_ADMIN_ENDPOINTS,
+      metricsLocalhostOnly: config.METRICS_LOCALHOST_ACCESS_ONLY,
+    }),
+  ),
+)
+
+/** `meshd_uptime_seconds`, refreshed every few seconds. */
+export const uptimeLayer = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const metrics = yield* Metrics
+    const uptime = metrics.gauge("meshd_uptime_seconds", "Current mesh server uptime in seconds")
+    yield* Effect.sync(() => uptime.set(process.uptime())).pipe(
+      Effect.repeat(Schedule.spaced("5 seconds")),
+      Effect.forkScoped,
+    )
+  }),
+)

@@ -11,6 +11,7 @@ import { hostname } from "node:os"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Option, Schema } from "effect"
 import { buildInfo } from "../services/build-info.js"
+import { MonitoringConfig } from "../services/config/discovery-config.js"
 import { redactedEnvironment, requiresLocalCaller } from "../services/debug/introspection-access.js"
 import { isLoopback } from "../services/debug/views.js"
 import { Logging, type ScopeState } from "../services/logging/logging.js"
@@ -159,3 +160,8 @@ export const introspectionServerLayer = (
   serveRouter("introspection", address, guardedIntrospectionRoutes(options.isLocal), source).pipe(
     Layer.annotateLogs("scope", "default"),
   )
+
+/** The introspection facility on `--ctrlz_address`/`--ctrlz_port` from `MonitoringConfig`. */
+export const layer = Layer.unwrapEffect(
+  Effect.map(MonitoringConfig, (config) => introspectionServerLayer(config.introspectionAddr)),
+)

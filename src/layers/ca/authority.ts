@@ -6,7 +6,9 @@
 import { watch } from "node:fs"
 import { Clock, Duration, Effect, Either, Layer, Option, Random, Schedule, Stream, SubscriptionRef } from "effect"
 import { CertificateAuthority, type CertificateAuthorityShape } from "../../services/ca/ca.js"
-import { CaMaterialError } from "../../services/ca/errors.js"
+import { CaConfig } from "../../services/ca/config.js"
+import { MIN_RSA_BITS } from "../../services/ca/csr.js"
+import { CaConfigError, CaMaterialError } from "../../services/ca/errors.js"
 import {
   chainAfterLeaf,
   createSelfSignedRoot,
@@ -14,13 +16,8 @@ import {
   makeLeafIssuer,
   toPem,
 } from "../../services/ca/material.js"
-import {
-  initialDelayMs,
-  liveRetiredRoots,
-  type RotationSettings,
-  rotationEnabled,
-  shouldRotate,
-} from "../../services/ca/rotation.js"
+import { initialDelayMs, liveRetiredRoots, rotationEnabled, shouldRotate } from "../../services/ca/rotation.js"
+import { type CaSettings, caSettingsFromConfig } from "../../services/ca/settings.js"
 import { resolveTtl, type TtlPolicy } from "../../services/ca/ttl.js"
 import { subtle } from "../../services/ca/x509.js"
 import { Metrics } from "../../services/metrics/metrics.js"
@@ -35,22 +32,7 @@ import {
 import { generateEcKey } from "./keys.js"
 import { type CaMetrics, caMetrics } from "./metrics.js"
 
-export interface CaSettings {
-  readonly trustDomain: string
-  /** `ROOT_CA_DIR`: a plugged-in CA, when its files are there. */
-  readonly rootCaDir: string
-  /** Where the self-signed root and its key are kept across restarts. */
-  readonly stateDir: string
-  /** `MESHCA_SELF_SIGNED_CA_RSA_KEY_SIZE` */
-  readonly rsaKeySize: number
-  /** `MESHCA_SELF_SIGNED_CA_CERT_TTL` */
-  readonly selfSignedTtl: Duration.Duration
-  readonly rotation: RotationSettings
-  /** `DEFAULT_WORKLOAD_CERT_TTL`, `MAX_WORKLOAD_CERT_TTL` */
-  readonly policy: TtlPolicy
-  /** Settling delay after a change in the plugged-in CA directory before reloading. */
-  readonly reloadDelay?: Duration.Duration
-}
+export type { CaSettings }
 
 const GAUGE_REFRESH = Duration.minutes(1)
 
@@ -263,3 +245,19 @@ export const certificateAuthorityLayer = (
   settings: CaSettings,
 ): Layer.Layer<CertificateAuthority, CaMaterialError, Metrics> =>
   Layer.scoped(CertificateAuthority, makeCertificateAuthority(settings))
+
+/** The CA of `mesh-discovery` from `CaConfig`; a self-signed root key below MIN_RSA_BITS fails start-up. */
+export const layer: Layer.Layer<CertificateAuthority, CaConfigError | CaMaterialError, Metrics | CaConfig> =
+  Layer.unwrapEffect(
+    Effect.map(
+      CaConfig,
+      (config): Layer.Layer<CertificateAuthority, CaConfigError | CaMaterialError, Metrics> =>
+        config.MESHCA_SELF_SIGNED_CA_RSA_KEY_SIZE < MIN_RSA_BITS
+          ? Layer.fail(
+              new CaConfigError({
+                reason: `MESHCA_SELF_SIGNED_CA_RSA_KEY_SIZE=${config.MESHCA_SELF_SIGNED_CA_RSA_KEY_SIZE} is below ${MIN_RSA_BITS}`,
+              }),
+            )
+          : certificateAuthorityLayer(caSettingsFromConfig(config)),
+    ),
+  )

@@ -6,6 +6,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Effect, Layer, Runtime } from "effect"
+import { SecureGrpcServing } from "../../services/ca/callers.js"
+import { WebhookConfig } from "../../services/config/discovery-config.js"
 import { Metrics } from "../../services/metrics/metrics.js"
 import type { ListenAddress } from "../../services/net/address.js"
 import {
@@ -135,5 +137,18 @@ export const webhookServerLayer = (
         send(res, { status: 404, contentType: "text/plain; charset=utf-8", body: `no webhook at ${path}\n` })
       }
       return httpsServerLayer({ address: settings.address, name: "webhook" }, handler)
+    }),
+  )
+
+/**
+ * The webhooks from `WebhookConfig`, serving the secure gRPC listener's certificate. They bind
+ * once that listener has (`SecureGrpcServing`): a bind failure here must not interrupt its bind.
+ */
+export const layer: Layer.Layer<never, HttpsServerError, WebhookConfig | SecureGrpcServing | ServingCert | Metrics> =
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      yield* SecureGrpcServing
+      const config = yield* WebhookConfig
+      return webhookServerLayer({ address: config.httpsAddr, injectEnabled: config.INJECT_ENABLED })
     }),
   )

@@ -1,10 +1,13 @@
 /**
  * Builds the ADS server configuration from the `discovery` flags and the spec's environment
- * variables (spec 000 §4.3, §4.4).
+ * variables (spec 000 §4.3, §4.4); `XdsConfig` is the same inputs as a service.
  */
-import type { Duration } from "effect"
-import type { discoveryEnv } from "../config/discovery-env.js"
+import { Duration, Either } from "effect"
+import { discoveryEnv } from "../config/discovery-env.js"
+import { parseGoDuration } from "../config/duration.js"
 import type { EnvValues } from "../config/env.js"
+import { EnvConfig } from "../config/env-config.js"
+import { Ports } from "../constants.js"
 import type { ListenAddress } from "../net/address.js"
 import { defaultPushContextOptions } from "./model/push-context.js"
 import type { XdsServerConfig } from "./server.js"
@@ -90,3 +93,47 @@ export const xdsServerConfig = (
   shutdownDuration: flags.shutdownDuration,
   sendTimeout: env.PILOT_XDS_SEND_TIMEOUT,
 })
+
+/**
+ * `XdsConfig`: the push, cache and protocol variables of `discoveryEnv`, the `discovery` flags
+ * of the ADS listener and the mesh config fields the generators read; `xdsServerConfigOf` turns
+ * it into the ADS server configuration.
+ */
+export class XdsConfig extends EnvConfig<XdsConfig, XdsFlags & XdsMesh>()("mesh/XdsConfig", {
+  table: discoveryEnv,
+  names: [
+    "MESH_DELTA_XDS",
+    "PILOT_DEBOUNCE_AFTER",
+    "PILOT_DEBOUNCE_MAX",
+    "PILOT_ENABLE_EDS_DEBOUNCE",
+    "PILOT_PUSH_THROTTLE",
+    "PILOT_MAX_REQUESTS_PER_SECOND",
+    "PILOT_ENABLE_XDS_CACHE",
+    "PILOT_ENABLE_CDS_CACHE",
+    "PILOT_ENABLE_RDS_CACHE",
+    "PILOT_XDS_CACHE_SIZE",
+    "PILOT_XDS_CACHE_INDEX_CLEAR_INTERVAL",
+    "PILOT_XDS_CACHE_STATS",
+    "PILOT_XDS_SEND_TIMEOUT",
+    "MESH_GPRC_MAXRECVMSGSIZE",
+    "MESH_GPRC_MAXSTREAMS",
+    "PILOT_DRAINING_LABEL",
+    "PILOT_SEND_UNHEALTHY_ENDPOINTS",
+  ],
+  // The defaults of the `discovery` flags and of the mesh config.
+  fields: {
+    grpcAddr: { host: undefined, port: Ports.xdsPlaintext },
+    keepaliveInterval: Duration.seconds(30),
+    keepaliveTimeout: Duration.seconds(10),
+    keepaliveMaxServerConnectionAge: Either.getOrThrow(parseGoDuration("2562047h47m16.854775807s")),
+    shutdownDuration: Duration.seconds(10),
+    domain: "cluster.local",
+    enableAutoMtls: defaultPushContextOptions.enableAutoMtls,
+    trustDomain: defaultPushContextOptions.trustDomain,
+    rootNamespace: defaultPushContextOptions.rootNamespace,
+  },
+}) {}
+
+/** The ADS server configuration of an `XdsConfig`. */
+export const xdsServerConfigOf = (config: typeof XdsConfig.Service): XdsServerConfig =>
+  xdsServerConfig(config, config, config)

@@ -1,0 +1,90 @@
+/**
+ * Config services derived from env tables (`EnvConfig`): `layerFromEnv` reads only the slice,
+ * with the table's parsing and error texts; `layer(overrides)` reads nothing.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigError, ConfigProvider, Duration, Effect, Layer } from "effect"
+import { MonitoringConfig, WebhookConfig } from "../../../src/services/config/discovery-config.js"
+import { describeConfigError } from "../../../src/services/config/env.js"
+import { XdsConfig, xdsServerConfigOf } from "../../../src/services/xds/config.js"
+
+const withEnv = (vars: Record<string, string>) =>
+  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(vars))))
+
+describe("EnvConfig", () => {
+  it.effect("layerFromEnv reads the slice and merges the given fields over the defaults", () =>
+    Effect.gen(function* () {
+      const config = yield* XdsConfig.pipe(
+        Effect.provide(
+          XdsConfig.layerFromEnv({ domain: "example.local" }).pipe(
+            Layer.provide(withEnv({ PILOT_DEBOUNCE_AFTER: "250ms", MESH_DELTA_XDS: "false" })),
+          ),
+        ),
+      )
+      expect(Duration.toMillis(config.PILOT_DEBOUNCE_AFTER)).toBe(250)
+      expect(config.MESH_DELTA_XDS).toBe(false)
+      expect(config.domain).toBe("example.local")
+      expect(config.grpcAddr).toEqual({ host: undefined, port: 15010 })
+      // Only the slice is read: a variable of another subsystem is not in it.
+      expect("ENABLE_CA_SERVER" in config).toBe(false)
+    }),
+  )
+
+  it.effect("layerFromEnv takes fields known only at start-up from an effect", () =>
+    Effect.gen(function* () {
+      const config = yield* WebhookConfig.pipe(
+        Effect.provide(
+          WebhookConfig.layerFromEnv(Effect.succeed({ httpsAddr: { host: "127.0.0.1", port: 0 } })).pipe(
+            Layer.provide(withEnv({ INJECT_ENABLED: "0" })),
+          ),
+        ),
+      )
+      expect(config).toEqual({ INJECT_ENABLED: false, httpsAddr: { host: "127.0.0.1", port: 0 } })
+    }),
+  )
+
+  it.effect("a bad variable fails with the table's text, every bad one reported", () =>
+    Effect.gen(function* () {
+      const error = yield* XdsConfig.pipe(
+        Effect.provide(
+          XdsConfig.layerFromEnv().pipe(
+            Layer.provide(withEnv({ PILOT_DEBOUNCE_AFTER: "soon", PILOT_PUSH_THROTTLE: "many" })),
+          ),
+        ),
+        Effect.flip,
+      )
+      expect(ConfigError.isConfigError(error)).toBe(true)
+      expect(describeConfigError(error as ConfigError.ConfigError)).toEqual([
+        'environment variable PILOT_DEBOUNCE_AFTER: expected a duration such as 100ms, 30s or 1h0m0s, got "soon"',
+        'environment variable PILOT_PUSH_THROTTLE: expected an integer, got "many"',
+      ])
+    }),
+  )
+
+  it.effect("layer(overrides) starts from the table's defaults and reads no environment", () =>
+    Effect.gen(function* () {
+      const config = yield* XdsConfig.pipe(
+        Effect.provide(XdsConfig.layer({ PILOT_XDS_CACHE_SIZE: 10, trustDomain: "example.org" })),
+        // An environment that would fail if it were read.
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["PILOT_DEBOUNCE_AFTER", "soon"]]))),
+      )
+      const server = xdsServerConfigOf(config)
+      expect(server.cache.maxSize).toBe(10)
+      expect(server.pushContext.trustDomain).toBe("example.org")
+      expect(Duration.toMillis(server.debounce.debounceAfter)).toBe(100)
+      expect(server.maxRecvMsgSize).toBe(4194304)
+      expect(server.port).toBe(15010)
+    }),
+  )
+
+  it("defaults the monitoring listeners to the spec's ports and switches", () => {
+    expect(MonitoringConfig.defaults()).toEqual({
+      ENABLE_DEBUG_ON_HTTP: true,
+      UNSAFE_ENABLE_ADMIN_ENDPOINTS: false,
+      METRICS_LOCALHOST_ACCESS_ONLY: false,
+      httpAddr: { host: undefined, port: 8080 },
+      monitoringAddr: { host: undefined, port: 15014 },
+      introspectionAddr: { host: "localhost", port: 9876 },
+    })
+  })
+})
