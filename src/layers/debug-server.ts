@@ -176,7 +176,7 @@ const debugRoutes = (adminEndpoints: boolean) =>
 const gate = <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
   HttpRouter.empty.pipe(HttpRouter.all("/debug/*", localOnly(router)))
 
-export const debugServerLayer = (options: DebugServerOptions) =>
+export const layerWith = (options: DebugServerOptions) =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
       const metrics = yield* Metrics
@@ -221,7 +221,7 @@ export const debugServerLayer = (options: DebugServerOptions) =>
 /** The debug and monitoring listeners from `MonitoringConfig`. */
 export const layer = Layer.unwrapEffect(
   Effect.map(MonitoringConfig, (config) =>
-    debugServerLayer({
+    layerWith({
       httpAddr: config.httpAddr,
       monitoringAddr: config.monitoringAddr,
       enableDebugOnHttp: config.ENABLE_DEBUG_ON_HTTP,
@@ -232,7 +232,7 @@ export const layer = Layer.unwrapEffect(
 )
 
 /** `meshd_uptime_seconds`, refreshed every few seconds. */
-export const uptimeLayer = Layer.scopedDiscard(
+export const layerUptime = Layer.scopedDiscard(
   Effect.gen(function* () {
     const metrics = yield* Metrics
     const uptime = metrics.gauge("meshd_uptime_seconds", "Current mesh server uptime in seconds")

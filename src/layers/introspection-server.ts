@@ -152,7 +152,7 @@ export const guardedIntrospectionRoutes = (isLocal: (remoteAddress: string | und
   )
 
 /** `source` names the flags that set `address`, for the bind-failure message. */
-export const introspectionServerLayer = (
+export const layerWith = (
   address: ListenAddress,
   source = "--ctrlz_address/--ctrlz_port",
   options: IntrospectionOptions = {},
@@ -162,6 +162,4 @@ export const introspectionServerLayer = (
   )
 
 /** The introspection facility on `--ctrlz_address`/`--ctrlz_port` from `MonitoringConfig`. */
-export const layer = Layer.unwrapEffect(
-  Effect.map(MonitoringConfig, (config) => introspectionServerLayer(config.introspectionAddr)),
-)
+export const layer = Layer.unwrapEffect(Effect.map(MonitoringConfig, (config) => layerWith(config.introspectionAddr)))

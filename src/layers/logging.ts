@@ -53,7 +53,7 @@ const spanStack = (context: FiberRefs.FiberRefs): string => {
 }
 
 /** Builds the Logging service and the logger that obeys it. */
-export const loggingLayer = (settings: LogSettings, scopes: ReadonlyArray<string>): Layer.Layer<Logging> => {
+export const layer = (settings: LogSettings, scopes: ReadonlyArray<string>): Layer.Layer<Logging> => {
   const names = scopes.filter((scope) => scope !== "all")
   const state = new Map<
     string,

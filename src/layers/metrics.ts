@@ -33,7 +33,7 @@ export const makeMetrics = (component: string) => {
 }
 
 /** One registry per process, labelled with the component name in `mesh_build`. */
-export const metricsLayer = (component: string): Layer.Layer<Metrics> =>
+export const layer = (component: string): Layer.Layer<Metrics> =>
   Layer.effect(
     Metrics,
     Effect.sync(() => makeMetrics(component)),

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
-import { introspectionServerLayer } from "../../src/layers/introspection-server.js"
-import { loggingLayer } from "../../src/layers/logging.js"
-import { metricsLayer } from "../../src/layers/metrics.js"
+import { layerWith as introspectionServerLayer } from "../../src/layers/introspection-server.js"
+import { layer as loggingLayer } from "../../src/layers/logging.js"
+import { layer as metricsLayer } from "../../src/layers/metrics.js"
 import { REDACTED } from "../../src/services/debug/introspection-access.js"
 import { resolveLogSettings } from "../../src/services/logging/options.js"
 import { discoveryScopes } from "../../src/services/logging/scopes.js"

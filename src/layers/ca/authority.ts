@@ -241,9 +241,7 @@ export const makeCertificateAuthority = (settings: CaSettings) =>
   })
 
 /** The CA from settings; fails at start-up on a broken plugged-in CA or unwritable state. */
-export const certificateAuthorityLayer = (
-  settings: CaSettings,
-): Layer.Layer<CertificateAuthority, CaMaterialError, Metrics> =>
+export const layerWith = (settings: CaSettings): Layer.Layer<CertificateAuthority, CaMaterialError, Metrics> =>
   Layer.scoped(CertificateAuthority, makeCertificateAuthority(settings))
 
 /** The CA of `mesh-discovery` from `CaConfig`; a self-signed root key below MIN_RSA_BITS fails start-up. */
@@ -258,6 +256,6 @@ export const layer: Layer.Layer<CertificateAuthority, CaConfigError | CaMaterial
                 reason: `MESHCA_SELF_SIGNED_CA_RSA_KEY_SIZE=${config.MESHCA_SELF_SIGNED_CA_RSA_KEY_SIZE} is below ${MIN_RSA_BITS}`,
               }),
             )
-          : certificateAuthorityLayer(caSettingsFromConfig(config)),
+          : layerWith(caSettingsFromConfig(config)),
     ),
   )

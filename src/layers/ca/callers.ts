@@ -72,7 +72,7 @@ export const xdsGuards = (
 }
 
 /** `CaAuthenticators` from `CaConfig`; a malformed `JWT_RULE` or node account list fails start-up. */
-export const caAuthenticatorsLayer: Layer.Layer<CaAuthenticators, CaConfigError, CaConfig> = Layer.effect(
+export const layerAuthenticators: Layer.Layer<CaAuthenticators, CaConfigError, CaConfig> = Layer.effect(
   CaAuthenticators,
   Effect.gen(function* () {
     const config = yield* CaConfig
@@ -85,7 +85,7 @@ export const caAuthenticatorsLayer: Layer.Layer<CaAuthenticators, CaConfigError,
 )
 
 /** `XdsGuards` from `CaConfig` and the shared authenticators. */
-export const xdsGuardsLayer: Layer.Layer<XdsGuards, never, CaConfig | CaAuthenticators> = Layer.effect(
+export const layerXdsGuards: Layer.Layer<XdsGuards, never, CaConfig | CaAuthenticators> = Layer.effect(
   XdsGuards,
   Effect.gen(function* () {
     const config = yield* CaConfig

@@ -7,7 +7,7 @@
  * aggregated per reason (the first at once, then one summary per interval), so a client retrying
  * a refused request in a loop does not flood the log.
  *
- * `caGrpcServerLayer` is the CA alone on its own listener with a CA-issued serving certificate
+ * `layerServer` is the CA alone on its own listener with a CA-issued serving certificate
  * (tests, benchmarks and the agent fixtures use it).
  */
 import * as grpc from "@grpc/grpc-js"
@@ -19,7 +19,12 @@ import type { NodeAuthorizer } from "../../services/ca/identity.js"
 import { formatWindow, makeThrottledLogger } from "../../services/logging/log-throttle.js"
 import { Metrics } from "../../services/metrics/metrics.js"
 import type { ListenAddress } from "../../services/net/address.js"
-import { type ListenerTls, peerUris, SecureGrpcListener, secureGrpcListenerLayer } from "../secure-grpc/listener.js"
+import {
+  type ListenerTls,
+  peerUris,
+  SecureGrpcListener,
+  layer as secureGrpcListenerLayer,
+} from "../secure-grpc/listener.js"
 import { caIssuedCertSource } from "../secure-grpc/serving-cert.js"
 import { type CaMetrics, caMetrics } from "./metrics.js"
 import { caServiceDefinition, structStrings } from "./proto.js"
@@ -155,7 +160,7 @@ export const addCaService = (settings: CaServiceSettings) =>
   })
 
 /** The CA service on the secure gRPC listener (which the caller builds and starts). */
-export const caServiceLayer = (
+export const layer = (
   settings: CaServiceSettings,
 ): Layer.Layer<never, never, SecureGrpcListener | CertificateAuthority | Metrics> =>
   Layer.scopedDiscard(addCaService(settings))
@@ -164,7 +169,7 @@ export const caServiceLayer = (
  * The CA alone on its own TLS listener, serving with a certificate it issues for `dnsNames`
  * (re-issued when the CA changes and at half of its lifetime).
  */
-export const caGrpcServerLayer = (
+export const layerServer = (
   settings: CaServerSettings,
 ): Layer.Layer<CaGrpcServer, CaServerError, CertificateAuthority | Metrics> => {
   const listener = secureGrpcListenerLayer(
@@ -174,6 +179,6 @@ export const caGrpcServerLayer = (
   const started = Layer.effect(
     CaGrpcServer,
     Effect.flatMap(SecureGrpcListener, (l) => l.start).pipe(Effect.map((port) => ({ port }))),
-  ).pipe(Layer.provide(caServiceLayer(settings)))
+  ).pipe(Layer.provide(layer(settings)))
   return Layer.provide(started, listener).pipe(Layer.mapError((e) => new CaServerError({ reason: e.reason })))
 }

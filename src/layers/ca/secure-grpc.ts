@@ -11,18 +11,18 @@ import { CaAuthenticators, SecureGrpcServing, XdsGuards } from "../../services/c
 import { CaConfig } from "../../services/ca/config.js"
 import type { CaConfigError, CaMaterialError } from "../../services/ca/errors.js"
 import type { Metrics } from "../../services/metrics/metrics.js"
-import { type SecureGrpcError, SecureGrpcListener, secureGrpcListenerLayer } from "../secure-grpc/listener.js"
+import { type SecureGrpcError, SecureGrpcListener, layer as secureGrpcListenerLayer } from "../secure-grpc/listener.js"
 import { ServingCert } from "../secure-grpc/serving-cert.js"
 import { AdsGrpcService } from "../xds/ads-server.js"
 import * as Authority from "./authority.js"
-import { caAuthenticatorsLayer } from "./callers.js"
-import { caServiceLayer } from "./grpc-server.js"
-import { servingCertLayer } from "./serving-cert.js"
+import { layerAuthenticators as caAuthenticatorsLayer } from "./callers.js"
+import { layer as caServiceLayer } from "./grpc-server.js"
+import { layer as servingCertLayer } from "./serving-cert.js"
 
 const off = Layer.succeed(SecureGrpcServing, { port: undefined })
 
 /** The secure listener with the CA service (per `ENABLE_CA_SERVER`) and `services`. */
-export const secureGrpcLayer = <R = never>(
+export const layer = <R = never>(
   services?: Layer.Layer<never, never, R>,
 ): Layer.Layer<
   SecureGrpcServing,
@@ -65,25 +65,24 @@ export const secureGrpcLayer = <R = never>(
   )
 
 /** Secure ADS on the secure listener, every stream through the secure xDS guard. */
-export const secureAdsLayer: Layer.Layer<never, never, SecureGrpcListener | AdsGrpcService | XdsGuards> =
-  Layer.scopedDiscard(
-    Effect.gen(function* () {
-      const ads = yield* AdsGrpcService
-      const listener = yield* SecureGrpcListener
-      const guards = yield* XdsGuards
-      yield* listener.addService(ads.definition, yield* ads.serve(guards.secure))
-    }),
-  )
+export const layerAds: Layer.Layer<never, never, SecureGrpcListener | AdsGrpcService | XdsGuards> = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const ads = yield* AdsGrpcService
+    const listener = yield* SecureGrpcListener
+    const guards = yield* XdsGuards
+    yield* listener.addService(ads.definition, yield* ads.serve(guards.secure))
+  }),
+)
 
 /**
  * The CertificateAuthority and, when `ENABLE_CA_SERVER` is true, the CreateCertificate service
  * on its own secure listener (no ADS), from `CaConfig` alone.
  */
-export const caLayer: Layer.Layer<
+export const layerCaOnly: Layer.Layer<
   CertificateAuthority | SecureGrpcServing,
   CaConfigError | CaMaterialError | SecureGrpcError,
   CaConfig | Metrics
-> = secureGrpcLayer().pipe(
+> = layer().pipe(
   Layer.provideMerge(servingCertLayer),
   Layer.provideMerge(Layer.merge(Authority.layer, caAuthenticatorsLayer)),
 )

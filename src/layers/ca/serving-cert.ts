@@ -63,21 +63,18 @@ export const servingCertSourceFromConfig = (
 }
 
 /** `ServingCert` from `CaConfig`: the source run once and shared by every listener that serves it. */
-export const servingCertLayer: Layer.Layer<
-  ServingCert,
-  CaConfigError | SecureGrpcError,
-  CaConfig | CertificateAuthority
-> = Layer.unwrapEffect(
-  Effect.map(CaConfig, (config): Layer.Layer<ServingCert, CaConfigError | SecureGrpcError, CertificateAuthority> => {
-    const tls = caServerTls(config.COMPLIANCE_POLICY, config.cipherSuites)
-    if (Either.isLeft(tls)) return Layer.fail(new CaConfigError({ reason: tls.left }))
-    const source = servingCertSourceFromConfig(config)
-    if (Either.isLeft(source)) return Layer.fail(new CaConfigError({ reason: source.left }))
-    const from = source.right
-    if (from === undefined) return Layer.succeed(ServingCert, { source: undefined, tls: tls.right })
-    return Layer.scoped(
-      ServingCert,
-      Effect.map(shareServingCertSource(from), (shared) => ({ source: shared, tls: tls.right })),
-    )
-  }),
-)
+export const layer: Layer.Layer<ServingCert, CaConfigError | SecureGrpcError, CaConfig | CertificateAuthority> =
+  Layer.unwrapEffect(
+    Effect.map(CaConfig, (config): Layer.Layer<ServingCert, CaConfigError | SecureGrpcError, CertificateAuthority> => {
+      const tls = caServerTls(config.COMPLIANCE_POLICY, config.cipherSuites)
+      if (Either.isLeft(tls)) return Layer.fail(new CaConfigError({ reason: tls.left }))
+      const source = servingCertSourceFromConfig(config)
+      if (Either.isLeft(source)) return Layer.fail(new CaConfigError({ reason: source.left }))
+      const from = source.right
+      if (from === undefined) return Layer.succeed(ServingCert, { source: undefined, tls: tls.right })
+      return Layer.scoped(
+        ServingCert,
+        Effect.map(shareServingCertSource(from), (shared) => ({ source: shared, tls: tls.right })),
+      )
+    }),
+  )

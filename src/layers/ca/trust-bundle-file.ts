@@ -22,7 +22,7 @@ export const writeTrustBundle = (path: string, pem: string) =>
   })
 
 /** Keeps `path` equal to the CA's trust bundle (PEM). */
-export const trustBundleFileLayer = (path: string): Layer.Layer<never, CaMaterialError, CertificateAuthority> =>
+export const layer = (path: string): Layer.Layer<never, CaMaterialError, CertificateAuthority> =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const ca = yield* CertificateAuthority

@@ -38,7 +38,7 @@ export interface DiscoveryInputsOptions {
 
 export type DiscoveryInputs = ConfigStore | MeshWatcher | ServiceRegistry | MockRegistry
 
-export const discoveryInputsLayer = (
+export const layer = (
   options: DiscoveryInputsOptions,
 ): Layer.Layer<DiscoveryInputs, OrchestratorNotConfiguredError, Metrics> => {
   const registryOptions = {

@@ -5,7 +5,7 @@
  * restrictions (`--tls-cipher-suites`, `COMPLIANCE_POLICY`) and its bind error; binding and
  * shutdown are those of every gRPC listener (src/layers/grpc/grpc-listener.ts).
  *
- * Services are added first and the listener bound after (`startSecureGrpcLayer`), so a client
+ * Services are added first and the listener bound after (`layerStart`), so a client
  * never sees the port answer UNIMPLEMENTED while the server is still starting.
  */
 import type { PeerCertificate, SecureVersion } from "node:tls"
@@ -124,13 +124,13 @@ export const makeSecureGrpcListener = <E, R>(settings: SecureGrpcSettings, sourc
     return listener
   })
 
-export const secureGrpcListenerLayer = <E, R>(
+export const layer = <E, R>(
   settings: SecureGrpcSettings,
   source: ServingCertSource<E, R>,
 ): Layer.Layer<SecureGrpcListener, E, Exclude<R, Scope.Scope>> =>
   Layer.scoped(SecureGrpcListener, makeSecureGrpcListener(settings, source))
 
 /** Binds the listener; build it after every layer that adds a service. */
-export const startSecureGrpcLayer: Layer.Layer<never, SecureGrpcError, SecureGrpcListener> = Layer.effectDiscard(
+export const layerStart: Layer.Layer<never, SecureGrpcError, SecureGrpcListener> = Layer.effectDiscard(
   Effect.flatMap(SecureGrpcListener, (listener) => listener.start),
 )

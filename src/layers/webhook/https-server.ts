@@ -113,7 +113,7 @@ export const makeHttpsServer = (settings: HttpsServerSettings, handler: HttpsHan
     return port
   })
 
-export const httpsServerLayer = (
+export const layer = (
   settings: HttpsServerSettings,
   handler: HttpsHandler,
 ): Layer.Layer<never, HttpsServerError, ServingCert> => Layer.scopedDiscard(makeHttpsServer(settings, handler))

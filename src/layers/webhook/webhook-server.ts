@@ -18,7 +18,7 @@ import {
   type WebhookRequest,
 } from "../../services/webhook/validation.js"
 import type { ServingCert } from "../secure-grpc/serving-cert.js"
-import { type HttpsServerError, httpsServerLayer } from "./https-server.js"
+import { type HttpsServerError, layer as httpsServerLayer } from "./https-server.js"
 
 export interface WebhookSettings {
   /** `--httpsAddr` */
@@ -62,9 +62,7 @@ const readBody = (req: IncomingMessage, done: (body: string | "too-large") => vo
   })
 }
 
-export const webhookServerLayer = (
-  settings: WebhookSettings,
-): Layer.Layer<never, HttpsServerError, ServingCert | Metrics> =>
+export const layerWith = (settings: WebhookSettings): Layer.Layer<never, HttpsServerError, ServingCert | Metrics> =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
       const metrics = yield* Metrics
@@ -149,6 +147,6 @@ export const layer: Layer.Layer<never, HttpsServerError, WebhookConfig | SecureG
     Effect.gen(function* () {
       yield* SecureGrpcServing
       const config = yield* WebhookConfig
-      return webhookServerLayer({ address: config.httpsAddr, injectEnabled: config.INJECT_ENABLED })
+      return layerWith({ address: config.httpsAddr, injectEnabled: config.INJECT_ENABLED })
     }),
   )

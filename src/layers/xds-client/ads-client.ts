@@ -277,5 +277,5 @@ export const makeAdsClient = (options: AdsClientOptions): Effect.Effect<AdsClien
     } satisfies AdsClientShape
   })
 
-export const adsClientLayer = (options: AdsClientOptions): Layer.Layer<AdsClient, AdsClientError> =>
+export const layer = (options: AdsClientOptions): Layer.Layer<AdsClient, AdsClientError> =>
   Layer.scoped(AdsClient, makeAdsClient(options))

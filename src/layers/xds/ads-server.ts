@@ -190,7 +190,7 @@ export const makeXdsServer = (
  * element a full snapshot of services, endpoints and config), refusing streams until the first
  * has arrived; every later change is diffed, debounced and pushed.
  */
-export const xdsDiscoveryLayer = <E, R>(
+export const layerDiscovery = <E, R>(
   config: XdsServerConfig,
   inputs: Stream.Stream<PushContextInput, E, R>,
   options: AdsServerOptions = {},
@@ -212,7 +212,7 @@ export const xdsDiscoveryLayer = <E, R>(
   )
 
 /** The ADS server as a scoped layer (needs Metrics). */
-export const xdsServerLayer = (
+export const layer = (
   config: XdsServerConfig,
   initial: PushContextInput = emptyPushContextInput,
 ): Layer.Layer<XdsServer, XdsServerError, Metrics> => Layer.scoped(XdsServer, makeXdsServer(config, initial))

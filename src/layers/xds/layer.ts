@@ -1,5 +1,5 @@
 /**
- * The ADS server of `mesh-discovery` from `XdsConfig`: `xdsDiscoveryLayer` following the
+ * The ADS server of `mesh-discovery` from `XdsConfig`: `layerDiscovery` (ads-server.ts) following the
  * PushContext inputs (their cross-resource warnings logged as they appear), plaintext streams
  * through the plaintext xDS guard; a bind failure names `--grpcAddr`.
  */
@@ -10,7 +10,7 @@ import { XdsConfig, xdsServerConfigOf } from "../../services/xds/config.js"
 import { XdsServer } from "../../services/xds/server.js"
 import { logConfigWarnings } from "../discovery/config-warnings.js"
 import { pushContextInputs } from "../discovery/push-inputs.js"
-import { xdsDiscoveryLayer } from "./ads-server.js"
+import { layerDiscovery as xdsDiscoveryLayer } from "./ads-server.js"
 
 export const layer = Layer.unwrapEffect(
   Effect.gen(function* () {
@@ -27,7 +27,7 @@ export const layer = Layer.unwrapEffect(
 )
 
 /** Tells the user where to point a proxyless gRPC client once the ADS server is bound. */
-export const announceLayer = Layer.effectDiscard(
+export const layerAnnounce = Layer.effectDiscard(
   Effect.gen(function* () {
     const xds = yield* XdsServer
     const host = (yield* XdsConfig).grpcAddr.host ?? "127.0.0.1"

@@ -158,7 +158,7 @@ export const loadXdsProtos = (): XdsProtos => {
   return loaded
 }
 
-export const xdsCodecLayer: Layer.Layer<XdsCodec> = Layer.effect(
+export const layer: Layer.Layer<XdsCodec> = Layer.effect(
   XdsCodec,
   Effect.sync(() => loadXdsProtos().codec),
 )

@@ -155,7 +155,7 @@ export const iptablesCommand = (logging: Options.Options<LogSettings>) =>
   Command.make("mesh-iptables", { ...iptablesFlags, logging }, ({ logging: settings, ...flags }) =>
     Effect.gen(function* () {
       const { proxyUser, ...envValues } = yield* iptablesEnvConfig
-      const [{ runMeshIptables }, { loggingLayer }, { withScope }] = yield* Effect.promise(() =>
+      const [{ runMeshIptables }, { layer: loggingLayer }, { withScope }] = yield* Effect.promise(() =>
         Promise.all([
           import("../../layers/iptables/run.js"),
           import("../../layers/logging.js"),

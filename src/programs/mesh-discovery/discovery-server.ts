@@ -6,14 +6,17 @@
  */
 import { Duration, Effect, Layer } from "effect"
 import * as Authority from "../../layers/ca/authority.js"
-import { caAuthenticatorsLayer, xdsGuardsLayer } from "../../layers/ca/callers.js"
-import { secureAdsLayer, secureGrpcLayer } from "../../layers/ca/secure-grpc.js"
-import { servingCertLayer } from "../../layers/ca/serving-cert.js"
+import {
+  layerAuthenticators as caAuthenticatorsLayer,
+  layerXdsGuards as xdsGuardsLayer,
+} from "../../layers/ca/callers.js"
+import { layerAds as secureAdsLayer, layer as secureGrpcLayer } from "../../layers/ca/secure-grpc.js"
+import { layer as servingCertLayer } from "../../layers/ca/serving-cert.js"
 import * as DebugServer from "../../layers/debug-server.js"
 import * as Introspection from "../../layers/introspection-server.js"
-import { loggingLayer } from "../../layers/logging.js"
-import { metricsLayer } from "../../layers/metrics.js"
-import { discoveryInputsLayer } from "../../layers/registry/discovery-inputs.js"
+import { layer as loggingLayer } from "../../layers/logging.js"
+import { layer as metricsLayer } from "../../layers/metrics.js"
+import { layer as discoveryInputsLayer } from "../../layers/registry/discovery-inputs.js"
 import * as Webhook from "../../layers/webhook/webhook-server.js"
 import * as Xds from "../../layers/xds/layer.js"
 import { discoveryEnv } from "../../services/config/discovery-env.js"
@@ -43,9 +46,9 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
     const servers = Layer.mergeAll(
       Webhook.layer,
       DebugServer.layer,
-      DebugServer.uptimeLayer,
+      DebugServer.layerUptime,
       Introspection.layer,
-      Xds.announceLayer,
+      Xds.layerAnnounce,
     ).pipe(
       Layer.provide(grpc),
       Layer.provide(discoveryConfigLayer(args)),

@@ -201,7 +201,7 @@ const kindInfos: Array<KindInfo> = [
   orchestratorKind("Namespace", "namespaces", ["spec", "status"], Namespace, { namespaced: false }),
 ]
 
-// The static kind table, indexed at load: the same for every server (only `registerKind` changes it).
+// The static kind table, indexed once at load and never changed: safe to share between servers.
 const byGroupKind = new Map<string, KindInfo>()
 const groupAliases = new Map<string, string>()
 
@@ -214,14 +214,6 @@ const index = (info: KindInfo): void => {
 }
 
 for (const info of kindInfos) index(info)
-
-/** Registers (or replaces) a kind, e.g. for tests or embedders adding their own. */
-export const registerKind = (info: KindInfo): void => {
-  const existing = kindInfos.findIndex((k) => k.group === info.group && k.kind === info.kind)
-  if (existing >= 0) kindInfos[existing] = info
-  else kindInfos.push(info)
-  index(info)
-}
 
 /** All registered kinds. */
 export const allKinds = (): ReadonlyArray<KindInfo> => kindInfos

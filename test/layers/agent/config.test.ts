@@ -11,7 +11,7 @@ import { Duration, Effect, Layer } from "effect"
 import * as GrpcBootstrap from "../../../src/layers/agent/bootstrap/layer.js"
 import * as Identity from "../../../src/layers/agent/identity/layer.js"
 import * as Setup from "../../../src/layers/agent/setup.js"
-import { metricsLayer } from "../../../src/layers/metrics.js"
+import { layer as metricsLayer } from "../../../src/layers/metrics.js"
 import { WorkloadIdentity } from "../../../src/services/agent/identity/identity.js"
 import { AgentConfig } from "../../../src/services/config/agent-config.js"
 import { makeFakeCa } from "./identity/fake-ca.js"
@@ -43,7 +43,7 @@ const fakeCa = Layer.unwrapEffect(Effect.map(makeFakeCa(Duration.hours(1)), (ca)
 
 describe("AgentConfig.layer", () => {
   it.layer(
-    Layer.mergeAll(Identity.workloadLayer.pipe(Layer.provide(fakeCa)), GrpcBootstrap.layer).pipe(
+    Layer.mergeAll(Identity.layerWorkload.pipe(Layer.provide(fakeCa)), GrpcBootstrap.layer).pipe(
       Layer.provideMerge(Setup.layer),
       Layer.provide(proxyless),
       Layer.provide(metricsLayer("test")),

@@ -6,9 +6,12 @@ import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
 import * as Authority from "../../../src/layers/ca/authority.js"
-import { caAuthenticatorsLayer, xdsGuardsLayer } from "../../../src/layers/ca/callers.js"
+import {
+  layerAuthenticators as caAuthenticatorsLayer,
+  layerXdsGuards as xdsGuardsLayer,
+} from "../../../src/layers/ca/callers.js"
 import { servingCertSourceFromConfig } from "../../../src/layers/ca/serving-cert.js"
-import { metricsLayer } from "../../../src/layers/metrics.js"
+import { layer as metricsLayer } from "../../../src/layers/metrics.js"
 import { CertificateAuthority } from "../../../src/services/ca/ca.js"
 import { CaAuthenticators, XdsGuards } from "../../../src/services/ca/callers.js"
 import { CaConfig } from "../../../src/services/ca/config.js"

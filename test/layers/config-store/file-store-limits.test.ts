@@ -13,7 +13,7 @@ import {
   makeFileConfigStore,
   walkConfigTree,
 } from "../../../src/layers/config-store/file-store.js"
-import { metricsLayer } from "../../../src/layers/metrics.js"
+import { layer as metricsLayer } from "../../../src/layers/metrics.js"
 import { MAX_CONFIG_FILE_BYTES } from "../../../src/services/config-model/yaml-limits.js"
 import { awaitEvent } from "../../../src/services/config-store/memory.js"
 import { billionLaughs } from "../../services/config-model/helpers.js"

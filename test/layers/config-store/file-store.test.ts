@@ -9,7 +9,7 @@ import {
   makeFileConfigStore,
   type PendingReload,
 } from "../../../src/layers/config-store/file-store.js"
-import { metricsLayer } from "../../../src/layers/metrics.js"
+import { layer as metricsLayer } from "../../../src/layers/metrics.js"
 import type { ConfigChangeEvent } from "../../../src/services/config-store/config-store.js"
 import { ConfigStore } from "../../../src/services/config-store/config-store.js"
 import { awaitEvent } from "../../../src/services/config-store/memory.js"

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Logger } from "effect"
-import { metricsLayer } from "../../../src/layers/metrics.js"
+import { layer as metricsLayer } from "../../../src/layers/metrics.js"
 import { makeXdsServer } from "../../../src/layers/xds/ads-server.js"
 import { makeAdsClient } from "../../../src/layers/xds-client/ads-client.js"
 import { Metrics } from "../../../src/services/metrics/metrics.js"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Schedule } from "effect"
-import { metricsLayer } from "../../../src/layers/metrics.js"
+import { layer as metricsLayer } from "../../../src/layers/metrics.js"
 import { makeXdsServer } from "../../../src/layers/xds/ads-server.js"
 import { makeAdsClient } from "../../../src/layers/xds-client/ads-client.js"
 import { clusterName } from "../../../src/services/xds/grpcgen/grpc-gen.js"

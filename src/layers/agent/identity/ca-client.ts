@@ -81,5 +81,5 @@ export const makeCaClient = (settings: CaClientSettings) => {
   return CaClient.of({ sign })
 }
 
-export const caClientLayer = (settings: CaClientSettings): Layer.Layer<CaClient> =>
+export const layer = (settings: CaClientSettings): Layer.Layer<CaClient> =>
   Layer.sync(CaClient, () => makeCaClient(settings))

@@ -229,5 +229,4 @@ export const makeWorkloadIdentity = (settings: IdentitySettings) =>
   )
 
 /** Requires CaClient unless `mountedDir` is set (then provide any CaClient, e.g. `noCaClient`). */
-export const workloadIdentityLayer = (settings: IdentitySettings) =>
-  Layer.scoped(WorkloadIdentity, makeWorkloadIdentity(settings))
+export const layer = (settings: IdentitySettings) => Layer.scoped(WorkloadIdentity, makeWorkloadIdentity(settings))

@@ -7,8 +7,8 @@ import { resolve } from "node:path"
 import { Effect, Layer } from "effect"
 import { AgentConfig } from "../../../services/config/agent-config.js"
 import { AgentSetup } from "../setup.js"
-import { caClientLayer, hostOf } from "./ca-client.js"
-import { workloadIdentityLayer } from "./identity.js"
+import { layer as caClientLayer, hostOf } from "./ca-client.js"
+import { layer as workloadIdentityLayer } from "./identity.js"
 import { DEFAULT_MOUNTED_WATCH } from "./mounted.js"
 
 /** The CA client toward `CA_ADDR` (else the discovery address). */
@@ -26,7 +26,7 @@ export const caClientFromConfig = Layer.unwrapEffect(
 )
 
 /** The workload identity from any `CaClient` (tests give a fake one). */
-export const workloadLayer = Layer.unwrapEffect(
+export const layerWorkload = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* AgentConfig
     const setup = yield* AgentSetup
@@ -46,4 +46,4 @@ export const workloadLayer = Layer.unwrapEffect(
   }),
 )
 
-export const layer = workloadLayer.pipe(Layer.provide(caClientFromConfig))
+export const layer = layerWorkload.pipe(Layer.provide(caClientFromConfig))

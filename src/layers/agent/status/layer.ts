@@ -12,9 +12,9 @@ import { AgentConfig } from "../../../services/config/agent-config.js"
 import { GrpcBootstrapWritten } from "../bootstrap/layer.js"
 import { AgentProxy } from "../proxy/layer.js"
 import { AgentSetup } from "../setup.js"
-import { statusServersLayer } from "./status-server.js"
+import { layer as statusServersLayer } from "./status-server.js"
 
-export const readinessLayer = Layer.effect(
+export const layerReadiness = Layer.effect(
   AgentReadiness,
   Effect.gen(function* () {
     const setup = yield* AgentSetup
@@ -50,4 +50,4 @@ export const layer = Layer.unwrapEffect(
       stsPort: config.stsPort,
     })
   }),
-).pipe(Layer.provide(readinessLayer))
+).pipe(Layer.provide(layerReadiness))

@@ -17,7 +17,7 @@ import type { ListenAddress } from "../../../services/net/address.js"
 import { serveRouter } from "../../http/serve.js"
 import { runAppProbe } from "./app-probe.js"
 import { mergedMetricsResponse } from "./merged-metrics.js"
-import { stsServerLayer } from "./sts-server.js"
+import { layer as stsServerLayer } from "./sts-server.js"
 
 const ready = HttpRouter.get(
   "/healthz/ready",
@@ -166,7 +166,7 @@ export const startupRecording = Layer.scoped(
   }).pipe(withScope("healthcheck")),
 )
 
-export const statusServersLayer = (options: StatusServerOptions) =>
+export const layer = (options: StatusServerOptions) =>
   Layer.mergeAll(
     serveRouter("readiness", options.readiness, readinessRoutes, "PROXY_STATUS_PORT"),
     options.agentStatus

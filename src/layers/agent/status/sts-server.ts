@@ -19,5 +19,5 @@ const routes = HttpRouter.empty.pipe(
   HttpRouter.all(STS_PATH, Effect.succeed(HttpServerResponse.unsafeJson(NOT_SUPPORTED, { status: 501 }))),
 )
 
-export const stsServerLayer = (port: number) =>
+export const layer = (port: number) =>
   serveRouter("token exchange (not supported)", { host: "127.0.0.1", port }, routes, "--stsPort")

@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises"
 import { Effect, Layer } from "effect"
 import { WorkloadIdentity } from "../../../services/agent/identity/identity.js"
 import { AgentSetup } from "../setup.js"
-import { xdsProxyLayer } from "./xds-proxy.js"
+import { layer as xdsProxyLayer } from "./xds-proxy.js"
 
 const readToken = (path: string) =>
   Effect.promise(() =>

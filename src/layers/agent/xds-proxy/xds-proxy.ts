@@ -329,4 +329,4 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
     })
   })
 
-export const xdsProxyLayer = (settings: XdsProxySettings) => Layer.scoped(XdsProxy, makeXdsProxy(settings))
+export const layer = (settings: XdsProxySettings) => Layer.scoped(XdsProxy, makeXdsProxy(settings))

@@ -11,7 +11,7 @@ import { Context, Duration, Effect, Exit, Fiber, Layer, Logger, Queue, Stream, T
 import { writeCertFiles } from "../../../../src/layers/agent/identity/files.js"
 import { type IdentitySettings, makeWorkloadIdentity } from "../../../../src/layers/agent/identity/identity.js"
 import type { MountedWatch } from "../../../../src/layers/agent/identity/mounted.js"
-import { metricsLayer } from "../../../../src/layers/metrics.js"
+import { layer as metricsLayer } from "../../../../src/layers/metrics.js"
 import {
   CERT_FILES,
   type WorkloadCertificate,

@@ -11,7 +11,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as grpc from "@grpc/grpc-js"
 import { Duration, Effect, Layer, Logger } from "effect"
 import { makeXdsProxy } from "../../../../src/layers/agent/xds-proxy/xds-proxy.js"
-import { metricsLayer } from "../../../../src/layers/metrics.js"
+import { layer as metricsLayer } from "../../../../src/layers/metrics.js"
 
 const PATH = "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources"
 const identity = (b: Buffer) => b
