@@ -5,15 +5,13 @@
  * external provider owns it and this server does not start.
  */
 import { existsSync } from "node:fs"
-import { mkdir, rm } from "node:fs/promises"
-import { dirname } from "node:path"
 import * as grpc from "@grpc/grpc-js"
 import * as protoLoader from "@grpc/proto-loader"
 import { Effect, Fiber, FiberSet, Runtime, Stream } from "effect"
 import { type WorkloadCertificate, WorkloadIdentity } from "../../../services/agent/identity/identity.js"
 import { SECRET_TYPE_URL, secretFor, secretVersion } from "../../../services/agent/sds/sds.js"
 import { withScope } from "../../../services/logging/logging.js"
-import { bindReason, ListenError } from "../../../services/net/listen-error.js"
+import { bindUnixSocket } from "../../grpc/unix-socket.js"
 import { xdsProtoIncludeDirs } from "../../xds/protos.js"
 
 const SDS = "envoy.service.secret.v3.SecretDiscoveryService"
@@ -183,28 +181,7 @@ export const startSdsServer = (settings: SdsServerSettings) =>
 
     const server = new grpc.Server()
     server.addService(sdsServiceDefinition(), { StreamSecrets: sotw, DeltaSecrets: delta, FetchSecrets: fetch })
-    yield* Effect.promise(() => mkdir(dirname(settings.socketPath), { recursive: true }))
-    yield* Effect.acquireRelease(
-      Effect.async<void, Error>((resume) => {
-        server.bindAsync(`unix://${settings.socketPath}`, grpc.ServerCredentials.createInsecure(), (error) =>
-          resume(
-            error
-              ? Effect.fail(
-                  new ListenError({
-                    source: "the SDS socket",
-                    address: settings.socketPath,
-                    reason: bindReason(error),
-                  }),
-                )
-              : Effect.void,
-          ),
-        )
-      }),
-      () =>
-        Effect.sync(() => server.forceShutdown()).pipe(
-          Effect.zipRight(Effect.promise(() => rm(settings.socketPath, { force: true }))),
-        ),
-    ).pipe(Effect.orDie)
+    yield* bindUnixSocket(server, { socketPath: settings.socketPath, source: "the SDS socket" }).pipe(Effect.orDie)
     yield* Effect.logInfo(`SDS server listening on ${settings.socketPath}`)
     return true
   }).pipe(withScope("sds"))

@@ -10,8 +10,6 @@
  * stream ends with the same status, so the application sees why (`isRefusal`). Repeated causes
  * are logged once per cause, not once per retry (`causeToLog`).
  */
-import { mkdir, rm } from "node:fs/promises"
-import { dirname } from "node:path"
 import * as grpc from "@grpc/grpc-js"
 import { Duration, Effect, FiberSet, Layer, Ref, Runtime } from "effect"
 import { retrySchedule } from "../../../services/agent/identity/identity.js"
@@ -34,7 +32,7 @@ import {
 } from "../../../services/agent/xds-proxy/xds-proxy.js"
 import { withScope } from "../../../services/logging/logging.js"
 import { Metrics } from "../../../services/metrics/metrics.js"
-import { bindReason, ListenError } from "../../../services/net/listen-error.js"
+import { bindUnixSocket } from "../../grpc/unix-socket.js"
 import { loadXdsProtos } from "../../xds/protos.js"
 
 export interface XdsProxySettings {
@@ -294,31 +292,11 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
       [METHODS.sotw]: handler("sotw"),
       [METHODS.delta]: handler("delta"),
     })
-    yield* Effect.promise(() => mkdir(dirname(settings.socketPath), { recursive: true }))
-    yield* Effect.promise(() => rm(settings.socketPath, { force: true }))
-    yield* Effect.acquireRelease(
-      Effect.async<void, Error>((resume) => {
-        server.bindAsync(`unix://${settings.socketPath}`, grpc.ServerCredentials.createInsecure(), (error) =>
-          resume(
-            error
-              ? Effect.fail(
-                  new ListenError({
-                    source: "the xDS proxy socket",
-                    address: settings.socketPath,
-                    reason: bindReason(error),
-                  }),
-                )
-              : Effect.void,
-          ),
-        )
-      }),
-      () =>
-        Effect.async<void>((resume) => {
-          server.tryShutdown(() => resume(Effect.void))
-          // streams are long-lived: do not wait for them
-          setImmediate(() => server.forceShutdown())
-        }).pipe(Effect.zipRight(Effect.promise(() => rm(settings.socketPath, { force: true })))),
-    ).pipe(Effect.orDie)
+    yield* bindUnixSocket(server, {
+      socketPath: settings.socketPath,
+      source: "the xDS proxy socket",
+      replaceStale: true,
+    }).pipe(Effect.orDie)
     yield* Effect.logInfo(`xDS proxy listening on ${settings.socketPath}, upstream ${settings.upstream}`).pipe(
       withScope("xdsproxy"),
     )
