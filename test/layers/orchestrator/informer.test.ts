@@ -1,0 +1,198 @@
+/**
+ * Informers against the in-process orchestrator API server through the real client: paged
+ * list, watch events in order, relist after 410 publishing only differences, recovery from an
+ * API server that is down at start or answers 500, bookmarks.
+ */
+import { Effect, ManagedRuntime, Option, Queue } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type InformerBatch, Informers } from "../../../src/services/orchestrator/informer.js"
+import type { OrchConfigMap } from "../../../src/services/orchestrator/objects.js"
+import { Resources } from "../../../src/services/orchestrator/resources.js"
+import { type Orchestrator, startOrchestrator } from "../../support/orchestrator/index.js"
+import { orchestratorLayer } from "../../support/orchestrator/layers.js"
+
+let server: Orchestrator
+beforeAll(async () => {
+  server = await startOrchestrator({ bookmarkIntervalMillis: 100 })
+})
+afterAll(() => server.close())
+
+let counter = 0
+const freshNamespace = () => {
+  const name = `inf-${++counter}`
+  server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name } })
+  return name
+}
+const configMap = (namespace: string, name: string, data: Record<string, string> = {}) =>
+  server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace }, data })
+
+const summary = (batch: InformerBatch<OrchConfigMap>) =>
+  batch.events.map(
+    (e) => `${e.type} ${e.object.metadata.name}${e.previous ? ` (was ${e.previous.data?.v ?? ""})` : ""}`,
+  )
+
+/** Takes batches until `count` events have arrived (with a deadline). */
+const takeEvents = (queue: Queue.Dequeue<InformerBatch<OrchConfigMap>>, count: number) =>
+  Effect.gen(function* () {
+    const seen: Array<string> = []
+    const relists: Array<boolean> = []
+    while (seen.length < count) {
+      const batch = yield* Queue.take(queue)
+      seen.push(...summary(batch))
+      relists.push(batch.relist)
+    }
+    return { seen, relists }
+  }).pipe(Effect.timeout("5 seconds"))
+
+describe("informer", () => {
+  it("lists every page, then follows the watch in order", async () => {
+    const ns = freshNamespace()
+    for (let i = 0; i < 5; i++) configMap(ns, `cm-${i}`, { v: "0" })
+    const runtime = ManagedRuntime.make(orchestratorLayer(server, { informers: { pageSize: 2 } }))
+    try {
+      await runtime.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const informers = yield* Informers
+            const informer = yield* informers.informer<OrchConfigMap>(Resources.configMaps, { namespace: ns })
+            yield* informer.synced
+            expect(
+              informer
+                .list()
+                .map((c) => c.metadata.name)
+                .sort(),
+            ).toEqual(["cm-0", "cm-1", "cm-2", "cm-3", "cm-4"])
+            expect(informer.get(ns, "cm-3")?.data?.v).toBe("0")
+            const { objects, batches } = yield* informer.subscribe
+            expect(objects).toHaveLength(5)
+            configMap(ns, "cm-5", { v: "1" })
+            configMap(ns, "cm-0", { v: "2" })
+            server.remove("v1", "ConfigMap", ns, "cm-1")
+            const { seen, relists } = yield* takeEvents(batches, 3)
+            expect(seen).toEqual(["added cm-5", "updated cm-0 (was 0)", "deleted cm-1"])
+            expect(relists.every((r) => !r)).toBe(true)
+            expect(informer.get(ns, "cm-1")).toBeUndefined()
+            expect(informer.list(ns)).toHaveLength(5)
+          }),
+        ),
+      )
+      // Five objects at two per page: three list requests.
+      expect(server.requestCount({ verb: "list", path: new RegExp(`/namespaces/${ns}/configmaps`) })).toBe(3)
+    } finally {
+      await runtime.dispose()
+    }
+  })
+
+  it("relists after 410 Gone and publishes only what changed meanwhile", async () => {
+    const ns = freshNamespace()
+    configMap(ns, "keep", { v: "0" })
+    configMap(ns, "change", { v: "0" })
+    configMap(ns, "drop", { v: "0" })
+    const runtime = ManagedRuntime.make(orchestratorLayer(server))
+    try {
+      await runtime.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const informer = yield* (yield* Informers).informer<OrchConfigMap>(Resources.configMaps, { namespace: ns })
+            yield* informer.synced
+            const { batches } = yield* informer.subscribe
+            const listsBefore = server.requestCount({ verb: "list", path: new RegExp(`/namespaces/${ns}/configmaps`) })
+            // Changes the watch never sees: the history is forgotten and the watch dropped.
+            server.dropWatches()
+            configMap(ns, "change", { v: "1" })
+            server.remove("v1", "ConfigMap", ns, "drop")
+            configMap(ns, "new", { v: "1" })
+            server.compact()
+            const { seen, relists } = yield* takeEvents(batches, 3)
+            expect(seen.sort()).toEqual(["added new", "deleted drop", "updated change (was 0)"])
+            expect(relists).toEqual([true])
+            expect(
+              server.requestCount({ verb: "list", path: new RegExp(`/namespaces/${ns}/configmaps`) }),
+            ).toBeGreaterThan(listsBefore)
+            // Another expiry with nothing changed here (a write elsewhere moves the version on
+            // past the last bookmark): a relist, and no batch.
+            const lists = server.requestCount({ verb: "list", path: new RegExp(`/namespaces/${ns}/configmaps`) })
+            server.dropWatches()
+            configMap("default", `elsewhere-${ns}`)
+            server.compact()
+            yield* Effect.gen(function* () {
+              while (server.requestCount({ verb: "list", path: new RegExp(`/namespaces/${ns}/configmaps`) }) === lists)
+                yield* Effect.sleep("20 millis")
+            }).pipe(Effect.timeout("5 seconds"))
+            configMap(ns, "after", { v: "1" })
+            const next = yield* takeEvents(batches, 1)
+            expect(next.seen).toEqual(["added after"])
+          }),
+        ),
+      )
+    } finally {
+      await runtime.dispose()
+    }
+  })
+
+  it("keeps retrying while the API server is down or failing, then syncs", async () => {
+    const ns = freshNamespace()
+    configMap(ns, "a")
+    server.failNext({ verb: "list", path: new RegExp(`/namespaces/${ns}/configmaps`), count: 2, status: 500 })
+    const runtime = ManagedRuntime.make(orchestratorLayer(server))
+    try {
+      await runtime.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const informer = yield* (yield* Informers).informer<OrchConfigMap>(Resources.configMaps, { namespace: ns })
+            yield* informer.synced.pipe(Effect.timeout("5 seconds"))
+            expect(informer.list()).toHaveLength(1)
+          }),
+        ),
+      )
+    } finally {
+      await runtime.dispose()
+    }
+  })
+
+  it("waits for an API server that is down at start", async () => {
+    const ns = freshNamespace()
+    configMap(ns, "a")
+    await server.down()
+    const runtime = ManagedRuntime.make(orchestratorLayer(server))
+    try {
+      await runtime.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const informer = yield* (yield* Informers).informer<OrchConfigMap>(Resources.configMaps, { namespace: ns })
+            const early = yield* informer.synced.pipe(Effect.timeout("300 millis"), Effect.option)
+            expect(Option.isNone(early)).toBe(true)
+            expect(yield* informer.hasSynced).toBe(false)
+            yield* Effect.promise(() => server.up())
+            yield* informer.synced.pipe(Effect.timeout("5 seconds"))
+            expect(informer.list()).toHaveLength(1)
+            // And the watch works after the outage.
+            const { batches } = yield* informer.subscribe
+            configMap(ns, "b")
+            expect((yield* takeEvents(batches, 1)).seen).toEqual(["added b"])
+          }),
+        ),
+      )
+    } finally {
+      await runtime.dispose()
+    }
+  })
+
+  it("shares one informer per resource and options", async () => {
+    const runtime = ManagedRuntime.make(orchestratorLayer(server))
+    try {
+      await runtime.runPromise(
+        Effect.gen(function* () {
+          const informers = yield* Informers
+          const a = yield* informers.informer(Resources.namespaces)
+          const b = yield* informers.informer(Resources.namespaces)
+          const c = yield* informers.informer(Resources.namespaces, { labelSelector: "x=y" })
+          expect(a).toBe(b)
+          expect(c).not.toBe(a)
+        }),
+      )
+    } finally {
+      await runtime.dispose()
+    }
+  })
+})
