@@ -1,0 +1,5 @@
+export * from "./endpoints.js"
+export * from "./selection.js"
+export * from "./service.js"
+export * from "./state.js"
+export * from "./workload.js"
