@@ -153,6 +153,14 @@ export const makeOrchestratorRegistry = (
       systemNamespace,
     })
     const inbox = yield* Queue.unbounded<Input>()
+    let counted = { noPod: 0, notReady: 0 }
+    // A registry that goes away (a remote cluster removed) takes its share with it.
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        noPodGauge.inc(-counted.noPod)
+        notReadyGauge.inc(-counted.notReady)
+      }),
+    )
 
     /** Folds the inputs into the state and publishes the result once. */
     const publish = Effect.fn("OrchestratorRegistry.publish")(function* (inputs: Iterable<Input>) {
@@ -161,8 +169,13 @@ export const makeOrchestratorRegistry = (
         yield* Effect.logWarning(`orchestrator registry: skipping invalid object: ${problem}`)
       const diff = yield* core.replace(state.snapshot())
       const stats = state.stats
-      noPodGauge.set(stats.endpointsNoPod)
-      notReadyGauge.set(stats.endpointsNotReady)
+      // Gauges shared with other registries (clusters) and with the xDS side: each writer adds
+      // the change of its own share. Not-ready endpoints sent as UNHEALTHY are counted by the
+      // xDS side (src/layers/xds/endpoint-gauges.ts); only those left out are counted here.
+      noPodGauge.inc(stats.endpointsNoPod - counted.noPod)
+      const notReady = options.sendUnhealthyEndpoints ? 0 : stats.endpointsNotReady
+      notReadyGauge.inc(notReady - counted.notReady)
+      counted = { noPod: stats.endpointsNoPod, notReady }
       yield* Effect.logDebug(
         `orchestrator registry: +${diff.servicesAdded.length} ~${diff.servicesUpdated.length} -${diff.servicesRemoved.length} services, endpoints changed for ${diff.endpointsChanged.length}`,
       )

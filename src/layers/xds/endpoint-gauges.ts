@@ -24,6 +24,7 @@ export const makeEndpointGauges = (
   metrics: Pick<XdsMetrics, "edsNoInstances" | "endpointNotReady">,
 ): RecordEndpointGauges => {
   const stats = { noInstances: 0, notReady: 0 }
+  let counted = 0
   const add = (from: PushContext, host: string, sign: number) => {
     const s = hostStats(from, host)
     stats.noInstances += sign * s.noInstances
@@ -41,6 +42,9 @@ export const makeEndpointGauges = (
       for (const host of new Set([...push.serviceByHost.keys(), ...push.endpointsByHost.keys()])) add(push, host, 1)
     }
     metrics.edsNoInstances.set(stats.noInstances)
-    metrics.endpointNotReady.set(stats.notReady)
+    // The orchestrator registries add the not-ready endpoints they leave out to the same gauge,
+    // so this side adds the change of its own count instead of setting the total.
+    metrics.endpointNotReady.inc(stats.notReady - counted)
+    counted = stats.notReady
   }
 }
