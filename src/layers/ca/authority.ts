@@ -23,16 +23,16 @@ import { subtle } from "../../services/ca/x509.js"
 import { Metrics } from "../../services/metrics/metrics.js"
 import {
   assemblePlugged,
+  createSelfSigned,
   type LoadedMaterial,
-  loadOrCreateSelfSigned,
   loadPlugged,
-  persistSelfSigned,
   selfSignedMaterial,
 } from "./key-material.js"
+import { directoryStore, type KeySources, type SelfSignedStore } from "./key-sources.js"
 import { generateEcKey } from "./keys.js"
 import { type CaMetrics, caMetrics } from "./metrics.js"
 
-export type { CaSettings }
+export type { CaSettings, KeySources }
 
 const GAUGE_REFRESH = Duration.minutes(1)
 
@@ -55,6 +55,7 @@ export const checkRootOnce = (
   settings: CaSettings,
   state: SubscriptionRef.SubscriptionRef<LoadedMaterial>,
   metrics: CaMetrics,
+  store: SelfSignedStore = directoryStore(settings.stateDir),
 ) =>
   Effect.gen(function* () {
     const nowMs = yield* Clock.currentTimeMillis
@@ -63,7 +64,7 @@ export const checkRootOnce = (
     if (!shouldRotate(current.material.root, nowMs, settings.rotation.gracePeriodPercentile)) {
       if (live.length !== current.retired.length) {
         const pruned = selfSignedMaterial(current.material.root, current.key, live)
-        yield* persistSelfSigned(settings.stateDir, pruned)
+        yield* store.persist(pruned)
         yield* SubscriptionRef.set(state, pruned)
         yield* Effect.logInfo(
           `self-signed CA: ${current.retired.length - live.length} retired root(s) left the trust bundle`,
@@ -80,7 +81,7 @@ export const checkRootOnce = (
     const retainUntilMs = Math.min(old.notAfter.getTime(), nowMs + Duration.toMillis(settings.policy.maxTtl))
     const retired = retainUntilMs > nowMs ? [...live, { cert: old, retainUntilMs }] : live
     const next = selfSignedMaterial(root, current.key, retired)
-    yield* persistSelfSigned(settings.stateDir, next)
+    yield* store.persist(next)
     yield* SubscriptionRef.set(state, next)
     updateGauges(metrics, next, nowMs)
     yield* Effect.logInfo(
@@ -94,6 +95,7 @@ export const rootRotator = (
   settings: CaSettings,
   state: SubscriptionRef.SubscriptionRef<LoadedMaterial>,
   metrics: CaMetrics,
+  store: SelfSignedStore = directoryStore(settings.stateDir),
 ) =>
   Effect.gen(function* () {
     if (!rotationEnabled(settings.rotation)) {
@@ -104,7 +106,7 @@ export const rootRotator = (
     if (delay > 0) yield* Effect.sleep(Duration.millis(delay))
     return yield* Effect.forever(
       Effect.sleep(settings.rotation.checkInterval).pipe(
-        Effect.zipRight(checkRootOnce(settings, state, metrics)),
+        Effect.zipRight(checkRootOnce(settings, state, metrics, store)),
         Effect.catchAll((e) => Effect.logError(`self-signed CA: root check failed: ${e.reason}`)),
       ),
     )
@@ -118,37 +120,101 @@ const directoryChanges = (dir: string, settle: Duration.Duration) =>
     return Effect.sync(() => watcher.close())
   }).pipe(Stream.debounce(settle))
 
-/** Reloads the plugged-in CA on every change of its directory; a bad bundle keeps the last good one. */
+const sameMaterial = (a: LoadedMaterial, b: LoadedMaterial) =>
+  a.material.signingCert.equal(b.material.signingCert) &&
+  a.material.trustBundle.length === b.material.trustBundle.length &&
+  a.material.trustBundle.every((c, i) => c.equal(b.material.trustBundle[i]!))
+
+/** A plugged-in CA being watched: where it is, how to read it again, when it may have changed. */
+interface PluggedWatch {
+  readonly origin: string
+  readonly load: Effect.Effect<LoadedMaterial, CaMaterialError>
+  readonly changes: Stream.Stream<void>
+}
+
+/** Reloads the plugged-in CA on every change of its source; a bad bundle keeps the last good one. */
 const watchPlugged = (
-  settings: CaSettings,
-  files: Parameters<typeof assemblePlugged>[1],
+  source: PluggedWatch,
   state: SubscriptionRef.SubscriptionRef<LoadedMaterial>,
   metrics: CaMetrics,
 ) =>
-  directoryChanges(settings.rootCaDir, settings.reloadDelay ?? Duration.millis(100)).pipe(
+  source.changes.pipe(
     Stream.runForEach(() =>
       Effect.gen(function* () {
-        const next = yield* assemblePlugged(settings.rootCaDir, files)
-        const current = yield* SubscriptionRef.get(state)
-        const same =
-          current.material.signingCert.equal(next.material.signingCert) &&
-          current.material.trustBundle.length === next.material.trustBundle.length &&
-          current.material.trustBundle.every((c, i) => c.equal(next.material.trustBundle[i]!))
-        if (same) return
+        const next = yield* source.load
+        if (sameMaterial(yield* SubscriptionRef.get(state), next)) return
         yield* SubscriptionRef.set(state, next)
         updateGauges(metrics, next, yield* Clock.currentTimeMillis)
         yield* Effect.logInfo(
-          `plugged-in CA reloaded from ${settings.rootCaDir}: signing cert ${next.material.signingCert.serialNumber}`,
+          `plugged-in CA reloaded from ${source.origin}: signing cert ${next.material.signingCert.serialNumber}`,
         )
       }).pipe(
         Effect.catchAll((e) =>
-          Effect.logError(
-            `plugged-in CA reload from ${settings.rootCaDir} failed, keeping the previous CA: ${e.reason}`,
-          ),
+          Effect.logError(`plugged-in CA reload from ${source.origin} failed, keeping the previous CA: ${e.reason}`),
         ),
       ),
     ),
   )
+
+/**
+ * Follows a shared self-signed store: when another replica rotated (or pruned) the root, this
+ * one adopts what is stored. A store that lost its root gets the current one back.
+ */
+const followStore = (
+  store: SelfSignedStore,
+  state: SubscriptionRef.SubscriptionRef<LoadedMaterial>,
+  metrics: CaMetrics,
+) =>
+  store.changes.pipe(
+    Stream.runForEach(() =>
+      Effect.gen(function* () {
+        const stored = yield* store.load
+        const current = yield* SubscriptionRef.get(state)
+        if (Option.isNone(stored)) {
+          yield* Effect.logWarning(`self-signed CA: the root in ${store.origin} is gone; storing the current one again`)
+          const kept = yield* store.create(current)
+          if (sameMaterial(current, kept)) return
+          yield* SubscriptionRef.set(state, kept)
+          updateGauges(metrics, kept, yield* Clock.currentTimeMillis)
+          return
+        }
+        const next = stored.value
+        if (sameMaterial(current, next)) return
+        yield* SubscriptionRef.set(state, next)
+        updateGauges(metrics, next, yield* Clock.currentTimeMillis)
+        yield* Effect.logInfo(
+          `self-signed CA: adopted root ${next.material.root.serialNumber} stored in ${store.origin} by another instance`,
+        )
+      }).pipe(
+        Effect.catchAll((e) =>
+          Effect.logError(`self-signed CA: cannot read ${store.origin}, keeping the current root: ${e.reason}`),
+        ),
+      ),
+    ),
+  )
+
+/** The stored self-signed root, or a new one stored (or the one another replica stored first). */
+const loadOrCreateFrom = (settings: CaSettings, store: SelfSignedStore, nowMs: number) =>
+  Effect.gen(function* () {
+    const stored = yield* store.load
+    if (Option.isSome(stored)) {
+      yield* Effect.logInfo(
+        `self-signed CA: loaded root ${stored.value.material.root.serialNumber} from ${store.origin}`,
+      )
+      return stored.value
+    }
+    const created = yield* createSelfSigned(
+      { trustDomain: settings.trustDomain, rsaKeySize: settings.rsaKeySize, ttl: settings.selfSignedTtl },
+      nowMs,
+    )
+    const kept = yield* store.create(created)
+    yield* Effect.logInfo(
+      kept === created
+        ? `self-signed CA: created root ${kept.material.root.serialNumber} in ${store.origin}`
+        : `self-signed CA: another instance stored root ${kept.material.root.serialNumber} in ${store.origin} first; using it`,
+    )
+    return kept
+  })
 
 const chainCache = new WeakMap<object, ReadonlyArray<string>>()
 /** PEMs of the chain after the leaf, computed once per material. */
@@ -161,29 +227,51 @@ const chainPems = (material: Parameters<typeof chainAfterLeaf>[0]) => {
   return pems
 }
 
-export const makeCertificateAuthority = (settings: CaSettings) =>
+/**
+ * The CA: a plugged-in CA from ROOT_CA_DIR first, then from `sources.plugged` (the orchestrator's
+ * `cacerts` Secret), else a self-signed root kept in `sources.selfSigned` (default: the state
+ * directory).
+ */
+export const makeCertificateAuthority = (settings: CaSettings, sources: KeySources = {}) =>
   Effect.gen(function* () {
     const metrics = caMetrics(yield* Metrics)
     const nowMs = yield* Clock.currentTimeMillis
-    const plugged = yield* loadPlugged(settings.rootCaDir)
-    const initial = Option.isSome(plugged)
-      ? plugged.value
-      : yield* loadOrCreateSelfSigned(
-          {
-            stateDir: settings.stateDir,
-            trustDomain: settings.trustDomain,
-            rsaKeySize: settings.rsaKeySize,
-            ttl: settings.selfSignedTtl,
-          },
-          nowMs,
-        )
+    let initial: LoadedMaterial | undefined
+    let plugged: PluggedWatch | undefined
+    const fromDir = yield* loadPlugged(settings.rootCaDir)
+    if (Option.isSome(fromDir)) {
+      initial = fromDir.value
+      plugged = {
+        origin: settings.rootCaDir,
+        load: assemblePlugged(settings.rootCaDir, fromDir.value.files),
+        changes: directoryChanges(settings.rootCaDir, settings.reloadDelay ?? Duration.millis(100)),
+      }
+    } else if (sources.plugged !== undefined) {
+      const source = sources.plugged
+      const fromSource = yield* source.load
+      if (Option.isSome(fromSource)) {
+        initial = fromSource.value
+        plugged = {
+          origin: source.origin,
+          load: Effect.flatMap(source.load, (loaded) =>
+            Option.isSome(loaded)
+              ? Effect.succeed(loaded.value)
+              : Effect.fail(new CaMaterialError({ reason: `${source.origin} no longer holds a CA` })),
+          ),
+          changes: source.changes,
+        }
+      }
+    }
+    const store = sources.selfSigned ?? directoryStore(settings.stateDir)
+    if (initial === undefined) initial = yield* loadOrCreateFrom(settings, store, nowMs)
     const state = yield* SubscriptionRef.make<LoadedMaterial>(initial)
     updateGauges(metrics, initial, nowMs)
-    if (Option.isSome(plugged)) {
-      yield* Effect.logInfo(`CA: using the plugged-in CA from ${settings.rootCaDir}`)
-      yield* Effect.forkScoped(watchPlugged(settings, plugged.value.files, state, metrics))
+    if (plugged !== undefined) {
+      yield* Effect.logInfo(`CA: using the plugged-in CA from ${plugged.origin}`)
+      yield* Effect.forkScoped(watchPlugged(plugged, state, metrics))
     } else {
-      yield* Effect.forkScoped(rootRotator(settings, state, metrics))
+      yield* Effect.forkScoped(rootRotator(settings, state, metrics, store))
+      yield* Effect.forkScoped(followStore(store, state, metrics))
     }
     // Keep the "seconds until expiry" gauges current between changes.
     yield* Effect.forkScoped(

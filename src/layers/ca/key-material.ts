@@ -61,28 +61,48 @@ export interface LoadedMaterial {
   readonly retired: ReadonlyArray<RetiredRoot<x509.X509Certificate>>
 }
 
-/** Checks and assembles plugged-in material (also used on every hot reload). */
-export const assemblePlugged = (
-  dir: string,
-  files: { cert: string; key: string; chain: string | undefined; root: string },
+/** The texts of a plugged-in bundle, wherever they were read from. */
+export interface PluggedTexts {
+  readonly cert: string
+  readonly key: string
+  readonly chain: string | undefined
+  readonly root: string
+}
+
+/** Where each text came from (a path, or a Secret's key), and the bundle as a whole, for error messages. */
+export interface PluggedOrigin {
+  readonly cert: string
+  readonly key: string
+  readonly chain: string | undefined
+  readonly root: string
+  readonly bundle: string
+}
+
+/**
+ * Checks and assembles plugged-in material from its texts: key matches the signing certificate,
+ * which is a CA, and the chain leads to one of the roots. Shared by ROOT_CA_DIR and the
+ * orchestrator's `cacerts` Secret.
+ */
+export const assemblePluggedTexts = (
+  texts: PluggedTexts,
+  origin: PluggedOrigin,
 ): Effect.Effect<LoadedMaterial, CaMaterialError> =>
   Effect.gen(function* () {
-    const certPath = join(dir, files.cert)
-    const certs = yield* certsOf(yield* readText(certPath), certPath)
+    const certPath = origin.cert
+    const certs = yield* certsOf(texts.cert, certPath)
     const signingCert = certs[0]
     if (signingCert === undefined) return yield* fail(`${certPath}: no certificate`)
-    const keyPath = join(dir, files.key)
-    const key = yield* importPrivateKeyPem(yield* readText(keyPath), keyPath)
+    const keyPath = origin.key
+    const key = yield* importPrivateKeyPem(texts.key, keyPath)
     const matches = yield* Effect.promise(() => keyMatchesPublicKey(key, signingCert.publicKey.rawData))
     if (!matches) return yield* fail(`${keyPath} does not match the certificate in ${certPath}`)
     if (!isCa(signingCert)) return yield* fail(`${certPath}: the signing certificate is not a CA certificate`)
-    const rootPath = join(dir, files.root)
-    const roots = yield* certsOf(yield* readText(rootPath), rootPath)
+    const rootPath = origin.root
+    const roots = yield* certsOf(texts.root, rootPath)
     if (roots.length === 0) return yield* fail(`${rootPath}: no certificate`)
     let chainCerts = certs.slice(1)
-    if (files.chain !== undefined) {
-      const chainPath = join(dir, files.chain)
-      chainCerts = [...chainCerts, ...(yield* certsOf(yield* readText(chainPath), chainPath))]
+    if (texts.chain !== undefined) {
+      chainCerts = [...chainCerts, ...(yield* certsOf(texts.chain, origin.chain ?? origin.bundle))]
     }
     const intermediates: Array<x509.X509Certificate> = []
     for (const c of chainCerts) {
@@ -93,7 +113,9 @@ export const assemblePlugged = (
     let top = signingCert
     for (const next of intermediates) {
       if (!(yield* signedBy(top, next))) {
-        return yield* fail(`the chain in ${dir} is broken: "${top.subject}" is not signed by "${next.subject}"`)
+        return yield* fail(
+          `the chain in ${origin.bundle} is broken: "${top.subject}" is not signed by "${next.subject}"`,
+        )
       }
       top = next
     }
@@ -106,7 +128,7 @@ export const assemblePlugged = (
     }
     if (root === undefined) {
       return yield* fail(
-        `the chain in ${dir} does not lead to a root in ${rootPath}: "${top.subject}" is signed by none`,
+        `the chain in ${origin.bundle} does not lead to a root in ${rootPath}: "${top.subject}" is signed by none`,
       )
     }
     const trustBundle = [root, ...roots.filter((r) => !r.equal(root))]
@@ -122,6 +144,28 @@ export const assemblePlugged = (
       key,
       retired: [],
     }
+  })
+
+/** Checks and assembles the plugged-in material of a directory (also used on every hot reload). */
+export const assemblePlugged = (
+  dir: string,
+  files: { cert: string; key: string; chain: string | undefined; root: string },
+): Effect.Effect<LoadedMaterial, CaMaterialError> =>
+  Effect.gen(function* () {
+    const origin: PluggedOrigin = {
+      cert: join(dir, files.cert),
+      key: join(dir, files.key),
+      chain: files.chain === undefined ? undefined : join(dir, files.chain),
+      root: join(dir, files.root),
+      bundle: dir,
+    }
+    const texts: PluggedTexts = {
+      cert: yield* readText(origin.cert),
+      key: yield* readText(origin.key),
+      chain: origin.chain === undefined ? undefined : yield* readText(origin.chain),
+      root: yield* readText(origin.root),
+    }
+    return yield* assemblePluggedTexts(texts, origin)
   })
 
 /**
@@ -179,8 +223,7 @@ export const persistSelfSigned = (stateDir: string, loaded: LoadedMaterial) =>
     })
     yield* writeAtomic(join(stateDir, STATE_FILES.key), loaded.key.privateKeyPem, 0o600)
     yield* writeAtomic(join(stateDir, STATE_FILES.cert), toPem(loaded.material.root), 0o644)
-    const retired = loaded.retired.map((r) => ({ cert: toPem(r.cert), retainUntilMs: r.retainUntilMs }))
-    yield* writeAtomic(join(stateDir, STATE_FILES.retired), `${JSON.stringify(retired, null, 2)}\n`, 0o644)
+    yield* writeAtomic(join(stateDir, STATE_FILES.retired), retiredRootsJson(loaded), 0o644)
   })
 
 export const selfSignedMaterial = (
@@ -200,41 +243,89 @@ export const selfSignedMaterial = (
   retired,
 })
 
-/** Loads the persisted self-signed root, or creates and persists one. */
-export const loadOrCreateSelfSigned = (settings: SelfSignedSettings, nowMs: number) =>
+/** The texts of a stored self-signed root: certificate, key, retired roots (JSON, optional). */
+export interface SelfSignedTexts {
+  readonly cert: string
+  readonly key: string
+  readonly retired: string | undefined
+}
+
+/** Reads a stored self-signed root from its texts; `origin` names them in error messages. */
+export const selfSignedFromTexts = (
+  texts: SelfSignedTexts,
+  origin: { readonly cert: string; readonly key: string; readonly retired: string },
+): Effect.Effect<LoadedMaterial, CaMaterialError> =>
   Effect.gen(function* () {
-    const certPath = join(settings.stateDir, STATE_FILES.cert)
-    const keyPath = join(settings.stateDir, STATE_FILES.key)
-    if (existsSync(certPath) && existsSync(keyPath)) {
-      const certs = yield* certsOf(yield* readText(certPath), certPath)
-      const root = certs[0]
-      if (root === undefined) return yield* fail(`${certPath}: no certificate`)
-      const key = yield* importPrivateKeyPem(yield* readText(keyPath), keyPath)
-      const matches = yield* Effect.promise(() => keyMatchesPublicKey(key, root.publicKey.rawData))
-      if (!matches) return yield* fail(`${keyPath} does not match ${certPath}`)
-      const retiredPath = join(settings.stateDir, STATE_FILES.retired)
-      let retired: Array<RetiredRoot<x509.X509Certificate>> = []
-      if (existsSync(retiredPath)) {
-        const json = yield* readText(retiredPath)
-        retired = yield* Effect.try({
-          try: () =>
-            (JSON.parse(json) as Array<{ cert: string; retainUntilMs: number }>).map((r) => ({
-              cert: new x509.X509Certificate(r.cert),
-              retainUntilMs: r.retainUntilMs,
-            })),
-          catch: (e) => new CaMaterialError({ reason: `${retiredPath}: ${(e as Error).message}` }),
-        })
-      }
-      yield* Effect.logInfo(`self-signed CA: loaded root ${root.serialNumber} from ${settings.stateDir}`)
-      return selfSignedMaterial(root, key, retired)
+    const certs = yield* certsOf(texts.cert, origin.cert)
+    const root = certs[0]
+    if (root === undefined) return yield* fail(`${origin.cert}: no certificate`)
+    const key = yield* importPrivateKeyPem(texts.key, origin.key)
+    const matches = yield* Effect.promise(() => keyMatchesPublicKey(key, root.publicKey.rawData))
+    if (!matches) return yield* fail(`${origin.key} does not match ${origin.cert}`)
+    let retired: Array<RetiredRoot<x509.X509Certificate>> = []
+    if (texts.retired !== undefined && texts.retired.trim() !== "") {
+      const json = texts.retired
+      retired = yield* Effect.try({
+        try: () =>
+          (JSON.parse(json) as Array<{ cert: string; retainUntilMs: number }>).map((r) => ({
+            cert: new x509.X509Certificate(r.cert),
+            retainUntilMs: r.retainUntilMs,
+          })),
+        catch: (e) => new CaMaterialError({ reason: `${origin.retired}: ${(e as Error).message}` }),
+      })
     }
+    return selfSignedMaterial(root, key, retired)
+  })
+
+/** The retired roots as stored (JSON). */
+export const retiredRootsJson = (loaded: LoadedMaterial): string =>
+  `${JSON.stringify(
+    loaded.retired.map((r) => ({ cert: toPem(r.cert), retainUntilMs: r.retainUntilMs })),
+    null,
+    2,
+  )}\n`
+
+/** A new self-signed root and key. */
+export const createSelfSigned = (settings: Omit<SelfSignedSettings, "stateDir">, nowMs: number) =>
+  Effect.gen(function* () {
     const key = yield* generateRsaKey(settings.rsaKeySize)
     const root = yield* Effect.mapError(
       createSelfSignedRoot(key, { trustDomain: settings.trustDomain, ttl: settings.ttl, nowMs }),
       (e) => new CaMaterialError({ reason: e.reason }),
     )
-    const loaded = selfSignedMaterial(root, key, [])
+    return selfSignedMaterial(root, key, [])
+  })
+
+/** The persisted self-signed root of a state directory, if there is one. */
+export const loadSelfSignedDir = (stateDir: string): Effect.Effect<Option.Option<LoadedMaterial>, CaMaterialError> =>
+  Effect.gen(function* () {
+    const certPath = join(stateDir, STATE_FILES.cert)
+    const keyPath = join(stateDir, STATE_FILES.key)
+    if (!existsSync(certPath) || !existsSync(keyPath)) return Option.none()
+    const retiredPath = join(stateDir, STATE_FILES.retired)
+    const loaded = yield* selfSignedFromTexts(
+      {
+        cert: yield* readText(certPath),
+        key: yield* readText(keyPath),
+        retired: existsSync(retiredPath) ? yield* readText(retiredPath) : undefined,
+      },
+      { cert: certPath, key: keyPath, retired: retiredPath },
+    )
+    return Option.some(loaded)
+  })
+
+/** Loads the persisted self-signed root, or creates and persists one. */
+export const loadOrCreateSelfSigned = (settings: SelfSignedSettings, nowMs: number) =>
+  Effect.gen(function* () {
+    const stored = yield* loadSelfSignedDir(settings.stateDir)
+    if (Option.isSome(stored)) {
+      yield* Effect.logInfo(
+        `self-signed CA: loaded root ${stored.value.material.root.serialNumber} from ${settings.stateDir}`,
+      )
+      return stored.value
+    }
+    const loaded = yield* createSelfSigned(settings, nowMs)
     yield* persistSelfSigned(settings.stateDir, loaded)
-    yield* Effect.logInfo(`self-signed CA: created root ${root.serialNumber} in ${settings.stateDir}`)
+    yield* Effect.logInfo(`self-signed CA: created root ${loaded.material.root.serialNumber} in ${settings.stateDir}`)
     return loaded
   })

@@ -60,6 +60,7 @@ export class CaConfig extends EnvConfig<CaConfig, CaFields>()("mesh/CaConfig", {
     "ENABLE_CA_SERVER",
     "MESHD_CUSTOM_HOST",
     "ROOT_CA_DIR",
+    "USE_CACERTS_FOR_SELF_SIGNED_CA",
     "TOKEN_AUDIENCES",
     "TOKEN_ISSUER",
     "JWT_RULE",

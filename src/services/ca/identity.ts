@@ -97,8 +97,15 @@ export const parseTrustedNodeAccounts = (text: string): Either.Either<ReadonlyAr
  * identity only if a pod with that namespace and service account runs on the agent's node.
  */
 export interface PodLocator {
-  /** The node a pod runs on; None when unknown. */
-  readonly nodeOfPod: (namespace: string, podName: string) => Effect.Effect<Option.Option<string>>
+  /**
+   * The node a pod runs on; None when unknown, or when the pod found is not the caller's (its
+   * uid or service account differ from `expected`: a pod re-created under the same name).
+   */
+  readonly nodeOfPod: (
+    namespace: string,
+    podName: string,
+    expected?: { readonly uid?: string; readonly serviceAccount?: string },
+  ) => Effect.Effect<Option.Option<string>>
   /** Whether some pod of `namespace`/`serviceAccount` runs on `nodeName`. */
   readonly hasPodOnNode: (nodeName: string, namespace: string, serviceAccount: string) => Effect.Effect<boolean>
 }
@@ -133,7 +140,11 @@ export const makeNodeAuthorizer = (
       }
       let node = caller.nodeName
       if (node === undefined && caller.podName !== undefined) {
-        node = Option.getOrUndefined(yield* locator.nodeOfPod(caller.namespace, caller.podName))
+        const expected = {
+          serviceAccount: caller.serviceAccount,
+          ...(caller.podUid !== undefined ? { uid: caller.podUid } : {}),
+        }
+        node = Option.getOrUndefined(yield* locator.nodeOfPod(caller.namespace, caller.podName, expected))
       }
       if (node === undefined) return yield* Effect.fail("the node of the caller's pod is unknown")
       const present = yield* locator.hasPodOnNode(node, target.right.namespace, target.right.serviceAccount)
