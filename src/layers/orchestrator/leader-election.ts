@@ -58,9 +58,9 @@ export interface LeaderElectionOptions {
 const JITTER = 1.2
 
 const log = {
-  info: (message: string) => Effect.logInfo(message).pipe(withScope("leader")),
-  warn: (message: string) => Effect.logWarning(message).pipe(withScope("leader")),
-  error: (message: string) => Effect.logError(message).pipe(withScope("leader")),
+  info: (message: string) => Effect.logInfo(message).pipe(withScope("controllers")),
+  warn: (message: string) => Effect.logWarning(message).pipe(withScope("controllers")),
+  error: (message: string) => Effect.logError(message).pipe(withScope("controllers")),
 }
 
 const randomSuffix = Effect.map(Effect.all(Array.from({ length: 5 }, () => Random.nextIntBetween(0, 36))), (digits) =>
@@ -221,7 +221,7 @@ export const makeLeaderElection = (
         yield* log.info(`${identity} leads: starting controller ${controllerName}`)
         yield* controller.pipe(
           Effect.catchAllCause((cause) =>
-            Effect.logError(`controller ${controllerName} failed`, cause).pipe(withScope("leader")),
+            Effect.logError(`controller ${controllerName} failed`, cause).pipe(withScope("controllers")),
           ),
           Effect.onInterrupt(() => log.info(`leadership lost: controller ${controllerName} stopped`)),
         )

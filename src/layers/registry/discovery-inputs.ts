@@ -1,18 +1,31 @@
 /**
- * Everything mesh-discovery reads, as one layer: the config store (`--configDir`, or an empty
- * in-memory store without it), the mesh configuration (`--meshConfig`, `--networksConfig`) and
- * the service registries (`--registries`, ServiceEntries from the config store).
+ * Everything mesh-discovery reads, as one layer: the LocalCluster (the orchestrator, when
+ * `--registries` includes it), the config store, the mesh configuration and the service
+ * registries.
+ *
+ * - Config store: `--configDir` when set (it replaces the orchestrator as config source), else
+ *   the orchestrator's custom resources, else an empty in-memory store.
+ * - Mesh config: the `--meshConfig` file when it exists (as the reference: the ConfigMap is
+ *   usually mounted there), else the `mesh[-REVISION]` ConfigMap of `--namespace` with
+ *   `SHARED_MESH_CONFIG`, else defaults.
+ * - Registries: see registries.ts.
  */
-import { Effect, Layer } from "effect"
+import * as fs from "node:fs"
+import { Effect, Layer, Option } from "effect"
 import type { ConfigStore } from "../../services/config-store/config-store.js"
 import { layerMemory as configStoreMemory } from "../../services/config-store/memory.js"
 import { withScope } from "../../services/logging/logging.js"
 import type { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import type { Metrics } from "../../services/metrics/metrics.js"
+import { LocalCluster, layerAccess, withCluster } from "../../services/orchestrator/local-cluster.js"
 import type { MockRegistry } from "../../services/registry/mock.js"
 import type { OrchestratorNotConfiguredError, ServiceRegistry } from "../../services/registry/registry.js"
 import { layerFile as configStoreFile } from "../config-store/file-store.js"
+import { layer as orchestratorConfigStore } from "../config-store/orchestrator-store.js"
 import { layerFile as meshConfigFile } from "../mesh-config/file.js"
+import { layer as orchestratorMeshConfig } from "../mesh-config/orchestrator.js"
+import type { OrchestratorConfigError } from "../orchestrator/client.js"
+import { layer as localClusterLayer } from "../orchestrator/local-cluster.js"
 import { checkOrchestrator, layerRegistries, type RegistryKind } from "./registries.js"
 
 export interface DiscoveryInputsOptions {
@@ -26,50 +39,113 @@ export interface DiscoveryInputsOptions {
   readonly registries: ReadonlyArray<RegistryKind>
   /** `--orchconfig` ("" = none). */
   readonly orchconfig: string
+  /** `--namespace` / `POD_NAMESPACE`: where the mesh ConfigMap lives. */
+  readonly namespace?: string
+  /** `--domain`. */
+  readonly domain?: string
+  /** `--orchestratorApiQPS` / `--orchestratorApiBurst`. */
+  readonly orchestratorApiQPS?: number
+  readonly orchestratorApiBurst?: number
   readonly env: {
     readonly CLUSTER_ID: string
     readonly PILOT_ENABLE_IP_AUTOALLOCATE: boolean
     readonly ORCHESTRATOR_SERVICE_HOST: string
     readonly SHARED_MESH_CONFIG: string
+    readonly MESH_WATCH_NAMESPACE?: string
+    readonly REVISION?: string
+    readonly PILOT_DRAINING_LABEL?: string
+    readonly PILOT_SEND_UNHEALTHY_ENDPOINTS?: boolean
+    readonly PILOT_ENABLE_ORCH_SELECT_WORKLOAD_ENTRIES?: boolean
+    readonly PILOT_ENABLE_SERVICEENTRY_SELECT_PODS?: boolean
   }
   /** The shared mesh config as a file (embedders, tests); `SHARED_MESH_CONFIG` itself names an orchestrator ConfigMap. */
   readonly sharedMeshConfigPath?: string
 }
 
-export type DiscoveryInputs = ConfigStore | MeshWatcher | ServiceRegistry | MockRegistry
+export type DiscoveryInputs = ConfigStore | MeshWatcher | ServiceRegistry | MockRegistry | LocalCluster
 
 export const layer = (
   options: DiscoveryInputsOptions,
-): Layer.Layer<DiscoveryInputs, OrchestratorNotConfiguredError, Metrics> => {
+): Layer.Layer<DiscoveryInputs, OrchestratorNotConfiguredError | OrchestratorConfigError, Metrics> => {
+  const env = options.env
   const registryOptions = {
     registries: options.registries,
     orchconfig: options.orchconfig,
-    orchestratorServiceHost: options.env.ORCHESTRATOR_SERVICE_HOST,
-    clusterId: options.env.CLUSTER_ID,
-    autoAllocate: options.env.PILOT_ENABLE_IP_AUTOALLOCATE,
+    orchestratorServiceHost: env.ORCHESTRATOR_SERVICE_HOST,
+    clusterId: env.CLUSTER_ID,
+    autoAllocate: env.PILOT_ENABLE_IP_AUTOALLOCATE,
+    orchestrator: {
+      domain: options.domain ?? "cluster.local",
+      drainingLabel: env.PILOT_DRAINING_LABEL ?? "mesh.io/draining",
+      sendUnhealthyEndpoints: env.PILOT_SEND_UNHEALTHY_ENDPOINTS ?? false,
+      selectWorkloadEntries: env.PILOT_ENABLE_ORCH_SELECT_WORKLOAD_ENTRIES ?? true,
+      selectPods: env.PILOT_ENABLE_SERVICEENTRY_SELECT_PODS ?? true,
+      watchNamespace: env.MESH_WATCH_NAMESPACE ?? "",
+      systemNamespace: options.namespace ?? "mesh-system",
+    },
   }
-  return Layer.unwrapEffect(
+  const cluster = localClusterLayer({
+    enabled: options.registries.includes("Orchestrator"),
+    orchconfig: options.orchconfig,
+    serviceHost: env.ORCHESTRATOR_SERVICE_HOST,
+    servicePort: process.env.ORCHESTRATOR_SERVICE_PORT ?? "443",
+    clusterId: env.CLUSTER_ID,
+    qps: options.orchestratorApiQPS ?? 80,
+    burst: options.orchestratorApiBurst ?? 160,
+  })
+  const sources = Layer.unwrapEffect(
     Effect.gen(function* () {
-      // Fail before any file is read or watched.
-      const problem = checkOrchestrator(registryOptions)
-      if (problem !== undefined) return yield* Effect.fail(problem)
-      if (options.env.SHARED_MESH_CONFIG !== "" && options.sharedMeshConfigPath === undefined) {
-        yield* Effect.logWarning(
-          `SHARED_MESH_CONFIG=${options.env.SHARED_MESH_CONFIG} names an orchestrator ConfigMap, which is not read without an orchestrator; using the standard mesh config only`,
-        )
-      }
-      if (options.configDir === "") {
+      const local = yield* LocalCluster
+      const access = Option.isSome(local) ? layerAccess(local.value) : undefined
+      if (options.configDir === "" && access === undefined) {
         yield* Effect.logInfo("no --configDir: no configuration resources are served from files").pipe(
           withScope("file"),
         )
       }
-      const store = options.configDir === "" ? configStoreMemory() : configStoreFile({ configDir: options.configDir })
-      const mesh = meshConfigFile({
-        meshConfigPath: options.meshConfig,
-        networksConfigPath: options.networksConfig,
-        sharedMeshConfigPath: options.sharedMeshConfigPath,
-      })
-      return layerRegistries(registryOptions).pipe(Layer.provideMerge(Layer.merge(store, mesh)))
+      const store =
+        options.configDir !== ""
+          ? configStoreFile({ configDir: options.configDir })
+          : access !== undefined
+            ? orchestratorConfigStore({ watchNamespace: env.MESH_WATCH_NAMESPACE ?? "" }).pipe(Layer.provide(access))
+            : configStoreMemory()
+      const meshFileExists = options.meshConfig !== "" && fs.existsSync(options.meshConfig)
+      if (access !== undefined && !meshFileExists) {
+        return Layer.merge(
+          store,
+          orchestratorMeshConfig({
+            namespace: options.namespace ?? "mesh-system",
+            revision: env.REVISION ?? "",
+            sharedConfigMapName: env.SHARED_MESH_CONFIG,
+          }).pipe(Layer.provide(access)),
+        )
+      }
+      if (env.SHARED_MESH_CONFIG !== "" && options.sharedMeshConfigPath === undefined) {
+        yield* Effect.logWarning(
+          access === undefined
+            ? `SHARED_MESH_CONFIG=${env.SHARED_MESH_CONFIG} names an orchestrator ConfigMap, which is not read without an orchestrator; using the standard mesh config only`
+            : `SHARED_MESH_CONFIG=${env.SHARED_MESH_CONFIG} is not merged with the --meshConfig file ${options.meshConfig}; using the file only`,
+        )
+      }
+      return Layer.merge(
+        store,
+        meshConfigFile({
+          meshConfigPath: options.meshConfig,
+          networksConfigPath: options.networksConfig,
+          sharedMeshConfigPath: options.sharedMeshConfigPath,
+        }),
+      )
+    }),
+  )
+  return Layer.unwrapEffect(
+    Effect.gen(function* () {
+      // Fail before any file is read or watched, or any connection made.
+      const problem = checkOrchestrator(registryOptions)
+      if (problem !== undefined) return yield* Effect.fail(problem)
+      return layerRegistries(registryOptions).pipe(Layer.provideMerge(sources), Layer.provideMerge(cluster))
     }),
   )
 }
+
+/** Runs `effect` with the local cluster's client and informers, or not at all without one. */
+export const whenOrchestrator = <R>(effect: Effect.Effect<void, never, R>) =>
+  Effect.flatMap(LocalCluster, (local) => (Option.isSome(local) ? withCluster(local.value)(effect) : Effect.void))

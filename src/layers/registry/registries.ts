@@ -2,17 +2,17 @@
  * The `ServiceRegistry` of mesh-discovery: the aggregate of the registries `--registries`
  * selects plus the ServiceEntry registry (always present: it follows the config store).
  *
+ * - `Orchestrator`: Services, EndpointSlices, Pods and Nodes of the LocalCluster (first, so its
+ *   definition of a host wins). Selected with neither `--orchconfig` nor an in-cluster
+ *   environment (`ORCHESTRATOR_SERVICE_HOST`), start-up fails with OrchestratorNotConfiguredError.
  * - `Mock`: the in-memory registry (`MockRegistry` is always provided so embedders and tests can
  *   fill it; it joins the aggregate only when selected).
- * - `Orchestrator`: not implemented in this build. Selected with neither `--orchconfig` nor an
- *   in-cluster environment (`ORCHESTRATOR_SERVICE_HOST`), start-up fails with
- *   OrchestratorNotConfiguredError; otherwise it is skipped with a warning. No connection to
- *   an orchestrator is ever attempted here.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import type { ConfigStore } from "../../services/config-store/config-store.js"
-import { withScope } from "../../services/logging/logging.js"
 import type { MeshWatcher } from "../../services/mesh-config/watcher.js"
+import type { Metrics } from "../../services/metrics/metrics.js"
+import { LocalCluster, withCluster } from "../../services/orchestrator/local-cluster.js"
 import { makeAggregateRegistry } from "../../services/registry/aggregate.js"
 import { MockRegistry, makeMockRegistry } from "../../services/registry/mock.js"
 import {
@@ -20,6 +20,7 @@ import {
   ServiceRegistry,
   type ServiceRegistryShape,
 } from "../../services/registry/registry.js"
+import { makeOrchestratorRegistry, type OrchestratorRegistryOptions } from "./orchestrator.js"
 import { makeServiceEntryRegistry, type ServiceEntryRegistryOptions } from "./service-entry.js"
 
 export type RegistryKind = "Orchestrator" | "Mock"
@@ -31,6 +32,8 @@ export interface RegistriesOptions extends ServiceEntryRegistryOptions {
   readonly orchconfig?: string
   /** `ORCHESTRATOR_SERVICE_HOST` ("" = not in a cluster). */
   readonly orchestratorServiceHost?: string
+  /** The orchestrator registry's settings (clusterId comes from `clusterId`). */
+  readonly orchestrator?: Omit<OrchestratorRegistryOptions, "clusterId">
 }
 
 /** Whether the orchestrator registry is asked for but impossible to reach. */
@@ -43,19 +46,31 @@ export const checkOrchestrator = (options: RegistriesOptions): OrchestratorNotCo
 
 export const layerRegistries = (
   options: RegistriesOptions,
-): Layer.Layer<ServiceRegistry | MockRegistry, OrchestratorNotConfiguredError, ConfigStore | MeshWatcher> =>
+): Layer.Layer<
+  ServiceRegistry | MockRegistry,
+  OrchestratorNotConfiguredError,
+  ConfigStore | MeshWatcher | LocalCluster | Metrics
+> =>
   Layer.scopedContext(
     Effect.gen(function* () {
       const problem = checkOrchestrator(options)
       if (problem !== undefined) return yield* Effect.fail(problem)
-      if (options.registries.includes("Orchestrator")) {
-        yield* Effect.logWarning(
-          "the orchestrator registry is not available in this build; skipping it (use --registries Mock to silence this)",
-        ).pipe(withScope("kube"))
-      }
+      const cluster = yield* LocalCluster
       const mock = yield* makeMockRegistry()
       const serviceEntries = yield* makeServiceEntryRegistry(options)
       const members: Array<ServiceRegistryShape> = []
+      if (options.registries.includes("Orchestrator") && Option.isSome(cluster)) {
+        members.push(
+          yield* makeOrchestratorRegistry({
+            clusterId: options.clusterId ?? cluster.value.client.clusterId,
+            domain: "cluster.local",
+            drainingLabel: "mesh.io/draining",
+            sendUnhealthyEndpoints: false,
+            selectWorkloadEntries: true,
+            ...options.orchestrator,
+          }).pipe(withCluster(cluster.value)),
+        )
+      }
       if (options.registries.includes("Mock")) members.push(mock.registry)
       members.push(serviceEntries)
       const aggregate = yield* makeAggregateRegistry(members)

@@ -2,11 +2,17 @@
  * The `discovery` flags (and the mesh config the inputs read) as the config services of the
  * subsystems; each reads its own variables from the environment.
  */
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
+import { makePodLocator } from "../../layers/ca/orchestrator/pod-locator.js"
+import { makeTokenReviewAuthenticator } from "../../layers/ca/orchestrator/token-review.js"
 import { grpcOptions } from "../../layers/xds/ads-server.js"
 import { CaConfig } from "../../services/ca/config.js"
+import { acceptedAudiences } from "../../services/ca/jwt.js"
 import { MonitoringConfig, WebhookConfig } from "../../services/config/discovery-config.js"
+import { discoveryEnv } from "../../services/config/discovery-env.js"
+import { envTableConfig } from "../../services/config/env.js"
 import { MeshWatcher } from "../../services/mesh-config/watcher.js"
+import { LocalCluster, withCluster } from "../../services/orchestrator/local-cluster.js"
 import { XdsConfig, xdsServerConfigOf } from "../../services/xds/config.js"
 import type { DiscoveryArgs } from "./discovery-flags.js"
 
@@ -32,7 +38,25 @@ export const discoveryConfigLayer = (args: DiscoveryArgs) => {
   const ca = CaConfig.layerFromEnv(
     Effect.gen(function* () {
       const mesh = yield* meshConfig
+      const local = yield* LocalCluster
+      // On the orchestrator: tokens are reviewed by the API server (TOKEN_AUDIENCES) and node
+      // agents may act for pods on their node (CA_TRUSTED_NODE_ACCOUNTS).
+      const orchestrator = Option.isSome(local)
+        ? yield* Effect.gen(function* () {
+            const env = yield* envTableConfig(discoveryEnv)
+            return {
+              extraAuthenticators: [
+                yield* makeTokenReviewAuthenticator({
+                  audiences: acceptedAudiences(env.TOKEN_AUDIENCES, env.AUDIENCE),
+                  trustDomain: mesh.trustDomain,
+                }),
+              ],
+              podLocator: yield* makePodLocator({ namespace: env.MESH_WATCH_NAMESPACE }),
+            }
+          }).pipe(withCluster(local.value))
+        : {}
       return {
+        ...orchestrator,
         secureGrpcAddr: args.secureGRPCAddr,
         namespace: args.namespace,
         trustDomain: mesh.trustDomain,

@@ -4,18 +4,20 @@
  * and the secure gRPC listener; the webhook, monitoring and introspection listeners. One Metrics
  * registry serves them all.
  */
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import * as Authority from "../../layers/ca/authority.js"
 import {
   layerAuthenticators as caAuthenticatorsLayer,
   layerXdsGuards as xdsGuardsLayer,
 } from "../../layers/ca/callers.js"
+import { layerAuthority as cacertsAuthorityLayer } from "../../layers/ca/orchestrator/cacerts-secret.js"
 import { layerAds as secureAdsLayer, layer as secureGrpcLayer } from "../../layers/ca/secure-grpc.js"
 import { layer as servingCertLayer } from "../../layers/ca/serving-cert.js"
 import * as DebugServer from "../../layers/debug-server.js"
 import * as Introspection from "../../layers/introspection-server.js"
 import { layer as loggingLayer } from "../../layers/logging.js"
 import { layer as metricsLayer } from "../../layers/metrics.js"
+import { layerControllers, layerLeaderElection } from "../../layers/orchestrator/controllers.js"
 import { layer as discoveryInputsLayer } from "../../layers/registry/discovery-inputs.js"
 import * as Webhook from "../../layers/webhook/webhook-server.js"
 import * as Xds from "../../layers/xds/layer.js"
@@ -23,9 +25,17 @@ import { discoveryEnv } from "../../services/config/discovery-env.js"
 import { envTableConfig } from "../../services/config/env.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { discoveryScopes } from "../../services/logging/scopes.js"
+import { LocalCluster, layerAccess } from "../../services/orchestrator/local-cluster.js"
 import { boundShutdown } from "../shared/run.js"
 import { discoveryConfigLayer } from "./discovery-config.js"
 import type { DiscoveryArgs } from "./discovery-flags.js"
+
+/** The CA's keys: on the orchestrator also from the `cacerts` Secret (plugged, or the shared self-signed root). */
+const authorityLayer = Layer.unwrapEffect(
+  Effect.map(LocalCluster, (local) =>
+    Option.isSome(local) ? cacertsAuthorityLayer.pipe(Layer.provide(layerAccess(local.value))) : Authority.layer,
+  ),
+)
 
 export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
   Effect.gen(function* () {
@@ -39,9 +49,22 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
     // Each layer below provides what the ones above it need.
     const grpc = secureGrpcLayer(secureAdsLayer).pipe(
       Layer.provideMerge(servingCertLayer),
-      Layer.provideMerge(Layer.merge(Authority.layer, Xds.layer)),
+      Layer.provideMerge(Layer.merge(authorityLayer, Xds.layer)),
       Layer.provideMerge(xdsGuardsLayer),
       Layer.provideMerge(caAuthenticatorsLayer),
+    )
+    const controllers = layerControllers({
+      watchNamespace: env.MESH_WATCH_NAMESPACE,
+      validationWebhookConfigName: env.VALIDATION_WEBHOOK_CONFIG_NAME,
+      injectionWebhookConfigName: env.INJECT_ENABLED ? env.INJECTION_WEBHOOK_CONFIG_NAME : "",
+    }).pipe(
+      Layer.provide(
+        layerLeaderElection({
+          enabled: env.ENABLE_LEADER_ELECTION,
+          namespace: args.namespace,
+          podName: env.POD_NAME,
+        }),
+      ),
     )
     const servers = Layer.mergeAll(
       Webhook.layer,
@@ -49,6 +72,7 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
       DebugServer.layerUptime,
       Introspection.layer,
       Xds.layerAnnounce,
+      controllers,
     ).pipe(
       Layer.provide(grpc),
       Layer.provide(discoveryConfigLayer(args)),
@@ -59,6 +83,10 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
           networksConfig: args.networksConfig,
           registries: args.registries,
           orchconfig: args.orchconfig,
+          namespace: args.namespace,
+          domain: args.domain,
+          orchestratorApiQPS: args.orchestratorApiQPS,
+          orchestratorApiBurst: args.orchestratorApiBurst,
           env: { ...env, CLUSTER_ID: args.clusterID },
         }),
       ),

@@ -15,7 +15,7 @@
  * - `CaConfig.layer(overrides)` needs no environment: the table's defaults and the default fields,
  *   overridden by `overrides` (tests and embedders).
  */
-import { Config, type ConfigError, ConfigProvider, Context, Effect, Layer } from "effect"
+import { Config, type ConfigError, ConfigProvider, Context, Effect, Layer, type Scope } from "effect"
 import { type EnvTable, type EnvValues, envVarConfig } from "./env.js"
 
 export interface EnvConfigOptions<T extends EnvTable, K extends keyof T, F> {
@@ -61,9 +61,10 @@ export const EnvConfig =
       /** Reads the slice from the environment and merges `fields` over the default fields. */
       static layerFromEnv<E = never, R = never>(
         fields: Partial<F> | Effect.Effect<Partial<F>, E, R> = {},
-      ): Layer.Layer<Self, ConfigError.ConfigError | E, R> {
+      ): Layer.Layer<Self, ConfigError.ConfigError | E, Exclude<R, Scope.Scope>> {
         const given = (Effect.isEffect(fields) ? fields : Effect.succeed(fields)) as Effect.Effect<Partial<F>, E, R>
-        return Layer.effect(
+        // Scoped: a field may be backed by something that lives as long as the layer (an informer).
+        return Layer.scoped(
           EnvConfigTag,
           Effect.zipWith(config, given, (env, flags) => ({ ...options.fields, ...flags, ...env }) as Shape),
         )

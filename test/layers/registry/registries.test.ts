@@ -4,6 +4,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Layer, Queue } from "effect"
 import { layer as metricsLayer } from "../../../src/layers/metrics.js"
+import { layerValue as localClusterValue } from "../../../src/layers/orchestrator/local-cluster.js"
 import { layer as discoveryInputsLayer } from "../../../src/layers/registry/discovery-inputs.js"
 import { layerRegistries } from "../../../src/layers/registry/registries.js"
 import { layerServiceEntry } from "../../../src/layers/registry/service-entry.js"
@@ -12,6 +13,7 @@ import { ConfigStore } from "../../../src/services/config-store/config-store.js"
 import { layerMemory as configMemory, MemoryConfigStore } from "../../../src/services/config-store/memory.js"
 import { defaultMeshConfig } from "../../../src/services/mesh-config/mesh-config.js"
 import { MeshWatcher, MeshWatcherWriter, layerMemory as meshMemory } from "../../../src/services/mesh-config/watcher.js"
+import { noCluster } from "../../../src/services/orchestrator/local-cluster.js"
 import { MockRegistry, mockService } from "../../../src/services/registry/mock.js"
 import { ServiceRegistry } from "../../../src/services/registry/registry.js"
 
@@ -95,9 +97,12 @@ describe("ServiceEntry registry layer", () => {
 })
 
 describe("layerRegistries", () => {
-  const deps = Layer.merge(
+  // No LocalCluster: the orchestrator registry itself is tested in orchestrator.test.ts.
+  const deps = Layer.mergeAll(
     configMemory([se("a", "a.example.com", { endpoints: [{ address: "10.0.0.1" }] })]),
     meshMemory(),
+    localClusterValue(noCluster),
+    metricsLayer("test"),
   )
 
   it.scoped("Mock + ServiceEntry aggregate; the Mock registry can be filled", () =>

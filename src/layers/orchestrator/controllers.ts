@@ -1,0 +1,76 @@
+/**
+ * mesh-discovery's writing controllers on the orchestrator, each run only while this instance
+ * leads (spec 000 part 1 rule 6): the `mesh-ca-root-cert` ConfigMaps of every namespace and the
+ * caBundle of the webhook configurations (rule 9). Leadership is a coordination Lease unless
+ * `ENABLE_LEADER_ELECTION=false`; without an orchestrator this instance always leads and there is
+ * nothing to write.
+ */
+import { Effect, Layer, Option, Stream } from "effect"
+import type { CertificateAuthority } from "../../services/ca/ca.js"
+import type { Metrics } from "../../services/metrics/metrics.js"
+import { LeaderElection, layerAlwaysLeader } from "../../services/orchestrator/leader.js"
+import { LocalCluster, withCluster } from "../../services/orchestrator/local-cluster.js"
+import { rootCertDistributor } from "../ca/orchestrator/root-cert-distributor.js"
+import { ServingCert } from "../secure-grpc/serving-cert.js"
+import { runCaBundlePatcher } from "../webhook/ca-bundle-patcher.js"
+import { servingCaPem } from "../webhook/serving-ca.js"
+import { makeLeaderElection } from "./leader-election.js"
+
+export interface LeaderElectionSettings {
+  /** `ENABLE_LEADER_ELECTION`. */
+  readonly enabled: boolean
+  /** `--namespace` / `POD_NAMESPACE`: where the Lease lives. */
+  readonly namespace: string
+  /** `POD_NAME` ("" = host name and a random suffix). */
+  readonly podName: string
+}
+
+/** `LeaderElection` on the LocalCluster's Lease, or always leading. */
+export const layerLeaderElection = (
+  settings: LeaderElectionSettings,
+): Layer.Layer<LeaderElection, never, LocalCluster> =>
+  Layer.unwrapEffect(
+    Effect.map(LocalCluster, (local) =>
+      settings.enabled && Option.isSome(local)
+        ? Layer.scoped(
+            LeaderElection,
+            makeLeaderElection({ namespace: settings.namespace, identity: settings.podName }).pipe(
+              withCluster(local.value),
+            ),
+          )
+        : layerAlwaysLeader,
+    ),
+  )
+
+export interface ControllersSettings {
+  /** `MESH_WATCH_NAMESPACE` ("" = every namespace). */
+  readonly watchNamespace: string
+  /** `VALIDATION_WEBHOOK_CONFIG_NAME`. */
+  readonly validationWebhookConfigName: string
+  /** `INJECTION_WEBHOOK_CONFIG_NAME`; "" (or `INJECT_ENABLED=false`) = not patched. */
+  readonly injectionWebhookConfigName: string
+}
+
+export const layerControllers = (
+  settings: ControllersSettings,
+): Layer.Layer<never, never, LocalCluster | LeaderElection | CertificateAuthority | ServingCert | Metrics> =>
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const local = yield* LocalCluster
+      if (Option.isNone(local)) return
+      const leader = yield* LeaderElection
+      const serving = yield* ServingCert
+      yield* leader.whileLeader(
+        "root-cert",
+        rootCertDistributor({ watchNamespace: settings.watchNamespace }).pipe(withCluster(local.value)),
+      )
+      yield* leader.whileLeader(
+        "webhook-ca-bundle",
+        runCaBundlePatcher({
+          validatingWebhookConfigName: settings.validationWebhookConfigName,
+          mutatingWebhookConfigName: settings.injectionWebhookConfigName,
+          caPem: Stream.provideService(servingCaPem, ServingCert, serving),
+        }).pipe(withCluster(local.value)),
+      )
+    }),
+  )

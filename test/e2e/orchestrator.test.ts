@@ -1,0 +1,253 @@
+/**
+ * End to end on the orchestrator: the built `mesh-discovery` with `--orchconfig` pointing at the
+ * in-process orchestrator API server, no `--configDir`. A real proxyless gRPC client
+ * (@grpc/grpc-js-xds) reaches backends found through Services, EndpointSlices and Pods, follows
+ * a pod becoming ready, and a VirtualService custom resource; the mesh ConfigMap, TokenReview-
+ * authenticated CSRs, root-cert ConfigMaps, webhook caBundle patching and leader election are
+ * observed through the API server. grpc-js-xds reads its bootstrap once per process, so this file
+ * owns the process's bootstrap (vitest forks per file).
+ */
+import * as grpc from "@grpc/grpc-js"
+import * as xds from "@grpc/grpc-js-xds"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { callEcho, type EchoBackend, EchoClient, startEchoBackend } from "../fixtures/xds/echo-backend.js"
+import { discoveryArgs, proxylessBootstrap } from "../support/discovery.js"
+import { type Orchestrator, startOrchestrator } from "../support/orchestrator/index.js"
+import { meshCustomResources } from "../support/orchestrator/mesh-crds.js"
+import { type Daemon, startDaemon } from "../support/processes.js"
+
+const NS = "shop"
+const HOST = `echo.${NS}.svc.cluster.local`
+
+let server: Orchestrator
+let discovery: Daemon
+let ads = ""
+let monitoring = ""
+let httpAddr = ""
+let v1: EchoBackend
+let v2: EchoBackend
+const clients: Array<grpc.Client> = []
+
+const until = async (what: string, check: () => boolean | Promise<boolean>, timeoutMillis = 15_000) => {
+  const deadline = Date.now() + timeoutMillis
+  while (Date.now() < deadline) {
+    if (await check()) return
+    await new Promise((r) => setTimeout(r, 25))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+const pod = (name: string, ip: string, version: string, ready: boolean) =>
+  server.put({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: NS, labels: { app: "echo", version } },
+    spec: { nodeName: "node-1", serviceAccountName: "echo", containers: [{ name: "echo" }] },
+    status: {
+      phase: "Running",
+      podIP: ip,
+      podIPs: [{ ip }],
+      conditions: [{ type: "Ready", status: ready ? "True" : "False" }],
+    },
+  })
+
+/** One EndpointSlice per backend: each listens on its own loopback address and port, and a slice's ports apply to all its endpoints. */
+const slice = (name: string, podName: string, ip: string, port: number, ready: boolean) =>
+  server.put({
+    apiVersion: "discovery.k8s.io/v1",
+    kind: "EndpointSlice",
+    metadata: { name, namespace: NS, labels: { "kubernetes.io/service-name": "echo" } },
+    addressType: "IPv4",
+    endpoints: [{ addresses: [ip], conditions: { ready }, targetRef: { kind: "Pod", namespace: NS, name: podName } }],
+    ports: [{ name: "grpc", port, protocol: "TCP" }],
+  })
+
+const debug = (path: string) => fetch(`http://${httpAddr}${path}`).then((r) => r.text())
+const metric = async (name: string): Promise<number> => {
+  const text = await fetch(`http://${monitoring}/metrics`).then((r) => r.text())
+  let total = 0
+  for (const line of text.split("\n")) if (line.startsWith(name)) total += Number(line.split(" ").pop())
+  return total
+}
+
+/** Backends answering `count` calls. */
+const answers = async (c: grpc.Client, count: number) => {
+  const seen = new Set<string>()
+  for (let i = 0; i < count; i++) seen.add((await callEcho(c)).backend ?? "error")
+  return [...seen].sort()
+}
+
+beforeAll(async () => {
+  v1 = await startEchoBackend("v1")
+  v2 = await startEchoBackend("v2", "127.0.0.2")
+  server = await startOrchestrator({ customResources: meshCustomResources(), token: "meshd-token" })
+  server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "mesh-system" } })
+  server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } })
+  server.put({
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: {
+      name: "node-1",
+      labels: { "topology.kubernetes.io/region": "region1", "topology.kubernetes.io/zone": "zone1" },
+    },
+  })
+  server.put({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "mesh", namespace: "mesh-system" },
+    data: { mesh: "trustDomain: orch.example\n" },
+  })
+  server.put({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "echo", namespace: NS },
+    spec: {
+      clusterIP: "10.96.0.10",
+      selector: { app: "echo" },
+      ports: [{ name: "grpc", port: 7070, targetPort: v1.port }],
+    },
+  })
+  pod("echo-v1", "127.0.0.1", "v1", true)
+  slice("echo-v1", "echo-v1", "127.0.0.1", v1.port, true)
+  pod("echo-v2", "127.0.0.2", "v2", false)
+  slice("echo-v2", "echo-v2", "127.0.0.2", v2.port, false)
+
+  const args = discoveryArgs("", { "--registries": "Orchestrator", "--orchconfig": server.kubeconfig() }).filter(
+    (a, i, all) => a !== "--configDir" && all[i - 1] !== "--configDir",
+  )
+  discovery = startDaemon("mesh-discovery", args, { POD_NAME: "meshd-a" })
+  ads = (await discovery.waitFor(/ADS server listening on ([\d.]+:\d+)/, 30_000))[1]!
+  monitoring = (await discovery.waitFor(/monitoring listening on ([\d.]+:\d+)/, 30_000))[1]!
+  httpAddr = `127.0.0.1:${(await discovery.waitFor(/http listening on [\d.]+:(\d+)/, 30_000))[1]!}`
+  process.env.GRPC_XDS_BOOTSTRAP_CONFIG = proxylessBootstrap(
+    `${ads}`,
+    "sidecar~127.0.0.1~client.shop~shop.svc.cluster.local",
+  )
+  xds.register()
+}, 60_000)
+
+afterAll(async () => {
+  for (const c of clients) c.close()
+  await discovery?.stop()
+  await server?.close()
+  await v1?.close()
+  await v2?.close()
+})
+
+const client = () => {
+  const c = new EchoClient(`xds:///${HOST}:7070`, grpc.credentials.createInsecure())
+  clients.push(c)
+  return c
+}
+
+describe("mesh-discovery on the orchestrator", () => {
+  it("routes a proxyless client to ready pods only, and follows a pod becoming ready", async () => {
+    const c = client()
+    expect(await answers(c, 6)).toEqual(["v1"])
+    const started = Date.now()
+    pod("echo-v2", "127.0.0.2", "v2", true)
+    slice("echo-v2", "echo-v2", "127.0.0.2", v2.port, true)
+    await until("v2 to answer", async () => (await answers(c, 4)).includes("v2"))
+    expect(Date.now() - started).toBeLessThan(5_000)
+  })
+
+  it("applies VirtualService and DestinationRule custom resources", async () => {
+    server.put({
+      apiVersion: "networking.mesh.io/v1",
+      kind: "DestinationRule",
+      metadata: { name: "echo", namespace: NS },
+      spec: {
+        host: HOST,
+        subsets: [
+          { name: "v1", labels: { version: "v1" } },
+          { name: "v2", labels: { version: "v2" } },
+        ],
+      },
+    })
+    server.put({
+      apiVersion: "networking.mesh.io/v1",
+      kind: "VirtualService",
+      metadata: { name: "echo", namespace: NS },
+      spec: { hosts: [HOST], http: [{ route: [{ destination: { host: HOST, subset: "v2" } }] }] },
+    })
+    const c = client()
+    await until("every call to reach v2", async () => (await answers(c, 6)).join() === "v2")
+  })
+
+  it("skips an invalid custom resource with a metric and keeps serving the valid ones", async () => {
+    const before = await metric("mesh_validation_failed")
+    server.put({
+      apiVersion: "networking.mesh.io/v1",
+      kind: "VirtualService",
+      metadata: { name: "broken", namespace: NS },
+      spec: { hosts: [HOST], http: [{ route: [{ destination: { host: HOST }, weight: "heavy" }] }] },
+    })
+    await until("mesh_validation_failed to count it", async () => (await metric("mesh_validation_failed")) > before)
+    expect(discovery.output()).toMatch(/VirtualService.*shop\/broken/)
+    expect(await answers(client(), 4)).toEqual(["v2"])
+  })
+
+  it("reads the mesh ConfigMap and follows its changes", async () => {
+    expect(await debug("/debug/mesh")).toContain("orch.example")
+    server.put({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "mesh", namespace: "mesh-system" },
+      data: { mesh: "trustDomain: changed.example\n" },
+    })
+    await until("the new trust domain", async () => (await debug("/debug/mesh")).includes("changed.example"))
+  })
+
+  it("leads, and as leader keeps mesh-ca-root-cert in every namespace", async () => {
+    await until(
+      "the Lease",
+      () => server.get("coordination.k8s.io/v1", "Lease", "mesh-system", "mesh-leader") !== undefined,
+    )
+    const lease = server.get("coordination.k8s.io/v1", "Lease", "mesh-system", "mesh-leader") as {
+      spec?: { holderIdentity?: string }
+    }
+    expect(lease.spec?.holderIdentity).toBe("meshd-a")
+    const rootCert = () =>
+      (server.get("v1", "ConfigMap", NS, "mesh-ca-root-cert") as { data?: Record<string, string> } | undefined)?.data?.[
+        "root-cert.pem"
+      ]
+    await until("the root certificate ConfigMap", () => rootCert()?.includes("BEGIN CERTIFICATE") === true)
+    server.remove("v1", "ConfigMap", NS, "mesh-ca-root-cert")
+    await until("it to be recreated", () => rootCert()?.includes("BEGIN CERTIFICATE") === true)
+    server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "late" } })
+    await until(
+      "a ConfigMap in a new namespace",
+      () => server.get("v1", "ConfigMap", "late", "mesh-ca-root-cert") !== undefined,
+    )
+  })
+
+  it("patches the validating webhook configuration's caBundle", async () => {
+    server.put({
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name: "mesh-mesh-system" },
+      webhooks: [
+        {
+          name: "validation.mesh.io",
+          clientConfig: { service: { name: "meshd", namespace: "mesh-system", path: "/validate" } },
+          admissionReviewVersions: ["v1"],
+          sideEffects: "None",
+        },
+      ],
+    })
+    const bundle = () =>
+      (
+        server.get(
+          "admissionregistration.k8s.io/v1",
+          "ValidatingWebhookConfiguration",
+          undefined,
+          "mesh-mesh-system",
+        ) as {
+          webhooks?: Array<{ clientConfig?: { caBundle?: string } }>
+        }
+      )?.webhooks?.[0]?.clientConfig?.caBundle
+    await until("the caBundle", () => (bundle() ?? "") !== "")
+    expect(Buffer.from(bundle()!, "base64").toString()).toContain("BEGIN CERTIFICATE")
+    expect(await metric("mesh_validation_config_updates")).toBeGreaterThan(0)
+  })
+})

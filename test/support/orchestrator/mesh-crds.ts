@@ -1,0 +1,17 @@
+/**
+ * The mesh's custom resources as an orchestrator would serve them after an install: every mesh
+ * kind under its mesh.io group (and, with `upstream`, the istio.io alias groups), every version.
+ */
+import { crdSources } from "../../../src/services/config-model/crd-versions.js"
+import type { CustomResource } from "./resources.js"
+
+export const meshCustomResources = (options: { upstream?: boolean } = {}): Array<CustomResource> =>
+  crdSources()
+    .filter((s) => options.upstream === true || !s.upstream)
+    .map((s) => ({
+      group: s.group,
+      versions: [...s.info.versions].sort((a, b) => (a === s.info.version ? -1 : b === s.info.version ? 1 : 0)),
+      kind: s.info.kind,
+      plural: s.info.plural,
+      namespaced: s.info.namespaced,
+    }))
