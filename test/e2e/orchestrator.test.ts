@@ -7,6 +7,7 @@
  * observed through the API server. grpc-js-xds reads its bootstrap once per process, so this file
  * owns the process's bootstrap (vitest forks per file).
  */
+import { readFileSync } from "node:fs"
 import * as grpc from "@grpc/grpc-js"
 import * as xds from "@grpc/grpc-js-xds"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -20,6 +21,9 @@ const NS = "shop"
 const HOST = `echo.${NS}.svc.cluster.local`
 
 let server: Orchestrator
+/** A second cluster, added through a remote-cluster Secret. */
+let remote: Orchestrator
+let v3: EchoBackend
 let discovery: Daemon
 let ads = ""
 let monitoring = ""
@@ -81,6 +85,8 @@ beforeAll(async () => {
   v1 = await startEchoBackend("v1")
   v2 = await startEchoBackend("v2", "127.0.0.2")
   server = await startOrchestrator({ customResources: meshCustomResources(), token: "meshd-token" })
+  remote = await startOrchestrator({ token: "remote-token" })
+  v3 = await startEchoBackend("v3", "127.0.0.3")
   server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: "mesh-system" } })
   server.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } })
   server.put({
@@ -130,6 +136,8 @@ afterAll(async () => {
   for (const c of clients) c.close()
   await discovery?.stop()
   await server?.close()
+  await remote?.close()
+  await v3?.close()
   await v1?.close()
   await v2?.close()
 })
@@ -219,6 +227,55 @@ describe("mesh-discovery on the orchestrator", () => {
       "a ConfigMap in a new namespace",
       () => server.get("v1", "ConfigMap", "late", "mesh-ca-root-cert") !== undefined,
     )
+  })
+
+  it("adds a remote cluster from a Secret, and drops it when the Secret goes", async () => {
+    remote.put({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } })
+    remote.put({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "echo", namespace: NS },
+      spec: { clusterIP: "10.97.0.10", selector: { app: "echo" }, ports: [{ name: "grpc", port: 7070 }] },
+    })
+    remote.put({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "echo-v3", namespace: NS, labels: { app: "echo", version: "v3" } },
+      spec: { serviceAccountName: "echo", containers: [{ name: "echo" }] },
+      status: { phase: "Running", podIP: "127.0.0.3", conditions: [{ type: "Ready", status: "True" }] },
+    })
+    remote.put({
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: { name: "echo-v3", namespace: NS, labels: { "kubernetes.io/service-name": "echo" } },
+      addressType: "IPv4",
+      endpoints: [
+        {
+          addresses: ["127.0.0.3"],
+          conditions: { ready: true },
+          targetRef: { kind: "Pod", namespace: NS, name: "echo-v3" },
+        },
+      ],
+      ports: [{ name: "grpc", port: v3.port, protocol: "TCP" }],
+    })
+    const kubeconfig = readFileSync(remote.kubeconfig(), "utf8")
+    server.put({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "mesh-remote-secret-west", namespace: "mesh-system", labels: { "mesh/multiCluster": "true" } },
+      data: { west: Buffer.from(kubeconfig).toString("base64") },
+    })
+    await until(
+      "two managed clusters",
+      async () => (await metric('meshd_managed_clusters{cluster_type="remote"}')) === 1,
+    )
+    // The remote cluster's endpoint joins the local service: without routing rules, calls reach it.
+    server.remove("networking.mesh.io/v1", "VirtualService", NS, "echo")
+    const c = client()
+    await until("the remote backend to answer", async () => (await answers(c, 8)).includes("v3"))
+    server.remove("v1", "Secret", "mesh-system", "mesh-remote-secret-west")
+    await until("no remote cluster", async () => (await metric('meshd_managed_clusters{cluster_type="remote"}')) === 0)
+    await until("the remote backend to be gone", async () => !(await answers(c, 8)).includes("v3"))
   })
 
   it("patches the validating webhook configuration's caBundle", async () => {

@@ -11,7 +11,7 @@
  * - Registries: see registries.ts.
  */
 import * as fs from "node:fs"
-import { Effect, Layer, Option } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import type { ConfigStore } from "../../services/config-store/config-store.js"
 import { layerMemory as configStoreMemory } from "../../services/config-store/memory.js"
 import { withScope } from "../../services/logging/logging.js"
@@ -57,6 +57,8 @@ export interface DiscoveryInputsOptions {
     readonly PILOT_SEND_UNHEALTHY_ENDPOINTS?: boolean
     readonly PILOT_ENABLE_ORCH_SELECT_WORKLOAD_ENTRIES?: boolean
     readonly PILOT_ENABLE_SERVICEENTRY_SELECT_PODS?: boolean
+    readonly PILOT_INSECURE_MULTICLUSTER_ORCHCONFIG_OPTIONS?: string
+    readonly PILOT_REMOTE_CLUSTER_TIMEOUT?: Duration.Duration
   }
   /** The shared mesh config as a file (embedders, tests); `SHARED_MESH_CONFIG` itself names an orchestrator ConfigMap. */
   readonly sharedMeshConfigPath?: string
@@ -82,6 +84,12 @@ export const layer = (
       selectPods: env.PILOT_ENABLE_SERVICEENTRY_SELECT_PODS ?? true,
       watchNamespace: env.MESH_WATCH_NAMESPACE ?? "",
       systemNamespace: options.namespace ?? "mesh-system",
+    },
+    multicluster: {
+      qps: options.orchestratorApiQPS ?? 80,
+      burst: options.orchestratorApiBurst ?? 160,
+      insecureOptions: env.PILOT_INSECURE_MULTICLUSTER_ORCHCONFIG_OPTIONS ?? "",
+      remoteClusterTimeout: env.PILOT_REMOTE_CLUSTER_TIMEOUT ?? Duration.seconds(30),
     },
   }
   const cluster = localClusterLayer({

@@ -20,6 +20,7 @@ import {
   ServiceRegistry,
   type ServiceRegistryShape,
 } from "../../services/registry/registry.js"
+import { type MulticlusterOptions, makeMulticlusterController } from "./multicluster.js"
 import { makeOrchestratorRegistry, type OrchestratorRegistryOptions } from "./orchestrator.js"
 import { makeServiceEntryRegistry, type ServiceEntryRegistryOptions } from "./service-entry.js"
 
@@ -34,6 +35,8 @@ export interface RegistriesOptions extends ServiceEntryRegistryOptions {
   readonly orchestratorServiceHost?: string
   /** The orchestrator registry's settings (clusterId comes from `clusterId`). */
   readonly orchestrator?: Omit<OrchestratorRegistryOptions, "clusterId">
+  /** Remote clusters from Secrets (with the orchestrator registry). */
+  readonly multicluster?: Pick<MulticlusterOptions, "qps" | "burst" | "insecureOptions" | "remoteClusterTimeout">
 }
 
 /** Whether the orchestrator registry is asked for but impossible to reach. */
@@ -60,16 +63,27 @@ export const layerRegistries = (
       const serviceEntries = yield* makeServiceEntryRegistry(options)
       const members: Array<ServiceRegistryShape> = []
       if (options.registries.includes("Orchestrator") && Option.isSome(cluster)) {
-        members.push(
-          yield* makeOrchestratorRegistry({
-            clusterId: options.clusterId ?? cluster.value.client.clusterId,
-            domain: "cluster.local",
-            drainingLabel: "mesh.io/draining",
-            sendUnhealthyEndpoints: false,
-            selectWorkloadEntries: true,
-            ...options.orchestrator,
-          }).pipe(withCluster(cluster.value)),
-        )
+        const clusterId = options.clusterId ?? cluster.value.client.clusterId
+        const registry = {
+          domain: "cluster.local",
+          drainingLabel: "mesh.io/draining",
+          sendUnhealthyEndpoints: false,
+          selectWorkloadEntries: true,
+          ...options.orchestrator,
+        }
+        members.push(yield* makeOrchestratorRegistry({ ...registry, clusterId }).pipe(withCluster(cluster.value)))
+        // Remote clusters come after the local one: the local definition of a host wins.
+        const remote = yield* makeMulticlusterController({
+          clusterId,
+          namespace: registry.systemNamespace ?? "mesh-system",
+          registry,
+          qps: 80,
+          burst: 160,
+          insecureOptions: "",
+          remoteClusterTimeout: "30 seconds",
+          ...options.multicluster,
+        }).pipe(withCluster(cluster.value))
+        members.push(remote.registry)
       }
       if (options.registries.includes("Mock")) members.push(mock.registry)
       members.push(serviceEntries)
