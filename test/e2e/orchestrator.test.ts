@@ -12,6 +12,7 @@ import * as grpc from "@grpc/grpc-js"
 import * as xds from "@grpc/grpc-js-xds"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { callEcho, type EchoBackend, EchoClient, startEchoBackend } from "../fixtures/xds/echo-backend.js"
+import { createCertificateCall, makeCsr } from "../layers/ca/helpers.js"
 import { discoveryArgs, proxylessBootstrap } from "../support/discovery.js"
 import { type Orchestrator, startOrchestrator } from "../support/orchestrator/index.js"
 import { meshCustomResources } from "../support/orchestrator/mesh-crds.js"
@@ -204,6 +205,15 @@ describe("mesh-discovery on the orchestrator", () => {
       data: { mesh: "trustDomain: changed.example\n" },
     })
     await until("the new trust domain", async () => (await debug("/debug/mesh")).includes("changed.example"))
+    // Back to the trust domain the CA started with: the CA's identities do not follow a change
+    // (see the CSR test below).
+    server.put({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "mesh", namespace: "mesh-system" },
+      data: { mesh: "trustDomain: orch.example\n" },
+    })
+    await until("the first trust domain", async () => (await debug("/debug/mesh")).includes("orch.example"))
   })
 
   it("leads, and as leader keeps mesh-ca-root-cert in every namespace", async () => {
@@ -276,6 +286,31 @@ describe("mesh-discovery on the orchestrator", () => {
     server.remove("v1", "Secret", "mesh-system", "mesh-remote-secret-west")
     await until("no remote cluster", async () => (await metric('meshd_managed_clusters{cluster_type="remote"}')) === 0)
     await until("the remote backend to be gone", async () => !(await answers(c, 8)).includes("v3"))
+  })
+
+  it("issues a certificate to a service-account token the API server reviews, and refuses others", async () => {
+    const secure = Number((await discovery.waitFor(/secure gRPC listener on [\d.]+:(\d+)/))[1])
+    const rootPem = (server.get("v1", "ConfigMap", NS, "mesh-ca-root-cert") as unknown as { data: Record<string, string> }).data[
+      "root-cert.pem"
+    ]!
+    server.addToken(
+      "echo-token",
+      { username: `system:serviceaccount:${NS}:echo`, groups: ["system:serviceaccounts"] },
+      ["mesh-ca"],
+    )
+    server.addToken(
+      "other-audience",
+      { username: `system:serviceaccount:${NS}:echo`, groups: ["system:serviceaccounts"] },
+      ["elsewhere"],
+    )
+    const trustDomain = JSON.parse(await debug("/debug/mesh")).trustDomain as string
+    const { csrPem } = await makeCsr([`spiffe://${trustDomain}/ns/${NS}/sa/echo`])
+    const issued = await createCertificateCall(secure, rootPem, { csr: csrPem }, { token: "echo-token" })
+    expect(issued.error).toBeUndefined()
+    expect(issued.chain?.[0]).toContain("BEGIN CERTIFICATE")
+    const refused = await createCertificateCall(secure, rootPem, { csr: csrPem }, { token: "other-audience" })
+    expect(refused.error?.code).toBe(grpc.status.UNAUTHENTICATED)
+    expect(server.requestCount({ path: /tokenreviews/ })).toBeGreaterThanOrEqual(2)
   })
 
   it("patches the validating webhook configuration's caBundle", async () => {
