@@ -10,7 +10,11 @@
 import { readFileSync } from "node:fs"
 import * as grpc from "@grpc/grpc-js"
 import * as xds from "@grpc/grpc-js-xds"
+import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeAdsClient } from "../../src/layers/xds-client/ads-client.js"
+import { plainToStruct } from "../../src/services/xds/protocol/messages.js"
+import { TypeUrl } from "../../src/services/xds/protocol/type-urls.js"
 import { callEcho, type EchoBackend, EchoClient, startEchoBackend } from "../fixtures/xds/echo-backend.js"
 import { createCertificateCall, makeCsr } from "../layers/ca/helpers.js"
 import { discoveryArgs, proxylessBootstrap } from "../support/discovery.js"
@@ -122,7 +126,7 @@ beforeAll(async () => {
   const args = discoveryArgs("", { "--registries": "Orchestrator", "--orchconfig": server.kubeconfig() }).filter(
     (a, i, all) => a !== "--configDir" && all[i - 1] !== "--configDir",
   )
-  discovery = startDaemon("mesh-discovery", args, { POD_NAME: "meshd-a" })
+  discovery = startDaemon("mesh-discovery", args, { POD_NAME: "meshd-a", PILOT_WORKLOAD_ENTRY_GRACE_PERIOD: "1s" })
   ads = (await discovery.waitFor(/ADS server listening on ([\d.]+:\d+)/, 30_000))[1]!
   monitoring = (await discovery.waitFor(/monitoring listening on ([\d.]+:\d+)/, 30_000))[1]!
   httpAddr = `127.0.0.1:${(await discovery.waitFor(/http listening on [\d.]+:(\d+)/, 30_000))[1]!}`
@@ -290,9 +294,9 @@ describe("mesh-discovery on the orchestrator", () => {
 
   it("issues a certificate to a service-account token the API server reviews, and refuses others", async () => {
     const secure = Number((await discovery.waitFor(/secure gRPC listener on [\d.]+:(\d+)/))[1])
-    const rootPem = (server.get("v1", "ConfigMap", NS, "mesh-ca-root-cert") as unknown as { data: Record<string, string> }).data[
-      "root-cert.pem"
-    ]!
+    const rootPem = (
+      server.get("v1", "ConfigMap", NS, "mesh-ca-root-cert") as unknown as { data: Record<string, string> }
+    ).data["root-cert.pem"]!
     server.addToken(
       "echo-token",
       { username: `system:serviceaccount:${NS}:echo`, groups: ["system:serviceaccounts"] },
@@ -311,6 +315,48 @@ describe("mesh-discovery on the orchestrator", () => {
     const refused = await createCertificateCall(secure, rootPem, { csr: csrPem }, { token: "other-audience" })
     expect(refused.error?.code).toBe(grpc.status.UNAUTHENTICATED)
     expect(server.requestCount({ path: /tokenreviews/ })).toBeGreaterThanOrEqual(2)
+  })
+
+  it("registers a WorkloadEntry for a proxy of a WorkloadGroup, and removes it after the grace period", async () => {
+    server.put({
+      apiVersion: "networking.mesh.io/v1",
+      kind: "WorkloadGroup",
+      metadata: { name: "vm", namespace: NS, uid: "wg-uid-1" },
+      spec: { metadata: { labels: { app: "vm" } }, template: { serviceAccount: "vm-sa", ports: { grpc: 7070 } } },
+    })
+    const scope = Effect.runSync(Scope.make())
+    const entry = () =>
+      server.get("networking.mesh.io/v1", "WorkloadEntry", NS, "vm-10.9.8.7") as unknown as
+        | { metadata: { annotations?: Record<string, string> }; spec: { address?: string; serviceAccount?: string } }
+        | undefined
+    try {
+      const proxy = await Effect.runPromise(
+        makeAdsClient({
+          address: ads,
+          mode: "sotw",
+          node: {
+            id: `sidecar~10.9.8.7~vm-1.${NS}~${NS}.svc.cluster.local`,
+            metadata: plainToStruct({
+              GENERATOR: "grpc",
+              AUTO_REGISTER_GROUP: "vm",
+              INSTANCE_IPS: "10.9.8.7",
+              NAMESPACE: NS,
+            }),
+          },
+        }).pipe(Scope.extend(scope)),
+      )
+      await Effect.runPromise(proxy.subscribe(TypeUrl.Cluster, []))
+      await until("the WorkloadEntry", () => entry() !== undefined)
+      expect(entry()?.spec).toMatchObject({ address: "10.9.8.7", serviceAccount: "vm-sa" })
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+    await until("the disconnect mark", () =>
+      Object.keys(entry()?.metadata.annotations ?? {}).some((k) => k.includes("disconnectedAt")),
+    )
+    // PILOT_WORKLOAD_ENTRY_GRACE_PERIOD=1s for this daemon.
+    await until("the entry to be removed", () => entry() === undefined)
+    expect(await metric("auto_registration_success_total")).toBeGreaterThanOrEqual(1)
   })
 
   it("patches the validating webhook configuration's caBundle", async () => {

@@ -22,7 +22,7 @@
  * - `awaitSynced` completes once every group has been looked up and every watched informer has
  *   synced and been applied.
  */
-import { Deferred, Duration, Effect, Layer, Option, Queue, Schedule, type Scope } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Option, Queue, Schedule, type Scope } from "effect"
 import {
   type ApiGroupDocument,
   type ApiResourceListDocument,
@@ -43,6 +43,7 @@ import {
   objectRemoval,
   objectUpdate,
 } from "../../services/config-store/orchestrator-objects.js"
+import { WatchedConfigKinds, type WatchedKind } from "../../services/config-store/watched-kinds.js"
 import { withScope } from "../../services/logging/logging.js"
 import { Metrics } from "../../services/metrics/metrics.js"
 import { OrchestratorClient, type OrchestratorError } from "../../services/orchestrator/client.js"
@@ -65,11 +66,7 @@ export interface OrchestratorStoreOptions {
 }
 
 /** One watched (group, kind). */
-export interface WatchedKind {
-  readonly group: string
-  readonly kind: string
-  readonly version: string
-}
+export type { WatchedKind }
 
 export interface OrchestratorConfigStore {
   readonly store: ConfigStoreShape
@@ -359,6 +356,16 @@ export const makeOrchestratorConfigStore = (
       ),
     }
   })
+
+/** The orchestrator's custom resources as the ConfigStore, and which kinds it watches. */
+export const layerWithKinds = (
+  options: OrchestratorStoreOptions = {},
+): Layer.Layer<ConfigStore | WatchedConfigKinds, never, OrchestratorClient | Informers | Metrics> =>
+  Layer.scopedContext(
+    Effect.map(makeOrchestratorConfigStore(options), (s) =>
+      Context.make(ConfigStore, s.store).pipe(Context.add(WatchedConfigKinds, s.watched)),
+    ),
+  )
 
 /** The orchestrator's custom resources as the ConfigStore. */
 export const layer = (

@@ -1,12 +1,15 @@
 /**
  * mesh-discovery's writing controllers on the orchestrator, each run only while this instance
- * leads (spec 000 part 1 rule 6): the `mesh-ca-root-cert` ConfigMaps of every namespace and the
- * caBundle of the webhook configurations (rule 9). Leadership is a coordination Lease unless
+ * leads (spec 000 part 1 rule 6): the `mesh-ca-root-cert` ConfigMaps of every namespace, the
+ * caBundle of the webhook configurations (rule 9), node untainting and analysis messages in the
+ * status of config resources when their variables ask for them. Leadership is a coordination Lease unless
  * `ENABLE_LEADER_ELECTION=false`; without an orchestrator this instance always leads and there is
  * nothing to write.
  */
-import { Effect, Layer, Option, Stream } from "effect"
+import { type Duration, Effect, Layer, Option, Stream } from "effect"
 import type { CertificateAuthority } from "../../services/ca/ca.js"
+import type { ConfigStore } from "../../services/config-store/config-store.js"
+import { WatchedConfigKinds } from "../../services/config-store/watched-kinds.js"
 import type { Metrics } from "../../services/metrics/metrics.js"
 import { LeaderElection, layerAlwaysLeader } from "../../services/orchestrator/leader.js"
 import { LocalCluster, withCluster } from "../../services/orchestrator/local-cluster.js"
@@ -14,7 +17,9 @@ import { rootCertDistributor } from "../ca/orchestrator/root-cert-distributor.js
 import { ServingCert } from "../secure-grpc/serving-cert.js"
 import { runCaBundlePatcher } from "../webhook/ca-bundle-patcher.js"
 import { servingCaPem } from "../webhook/serving-ca.js"
+import { runAnalysisStatus } from "./analysis-status.js"
 import { makeLeaderElection } from "./leader-election.js"
+import { runNodeUntainter } from "./node-untaint.js"
 
 export interface LeaderElectionSettings {
   /** `ENABLE_LEADER_ELECTION`. */
@@ -49,11 +54,21 @@ export interface ControllersSettings {
   readonly validationWebhookConfigName: string
   /** `INJECTION_WEBHOOK_CONFIG_NAME`; "" (or `INJECT_ENABLED=false`) = not patched. */
   readonly injectionWebhookConfigName: string
+  /** `--namespace`: where the install-cni pods run. */
+  readonly namespace: string
+  /** `PILOT_ENABLE_NODE_UNTAINT_CONTROLLERS`. */
+  readonly untaintNodes: boolean
+  /** `PILOT_ENABLE_ANALYSIS` and `PILOT_ANALYSIS_INTERVAL`; `--domain`. */
+  readonly analysis: { readonly enabled: boolean; readonly interval: Duration.DurationInput; readonly domain: string }
 }
 
 export const layerControllers = (
   settings: ControllersSettings,
-): Layer.Layer<never, never, LocalCluster | LeaderElection | CertificateAuthority | ServingCert | Metrics> =>
+): Layer.Layer<
+  never,
+  never,
+  LocalCluster | LeaderElection | CertificateAuthority | ServingCert | Metrics | ConfigStore | WatchedConfigKinds
+> =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const local = yield* LocalCluster
@@ -72,5 +87,22 @@ export const layerControllers = (
           caPem: Stream.provideService(servingCaPem, ServingCert, serving),
         }).pipe(withCluster(local.value)),
       )
+      if (settings.untaintNodes) {
+        yield* leader.whileLeader(
+          "untaint",
+          runNodeUntainter({ namespace: settings.namespace }).pipe(withCluster(local.value)),
+        )
+      }
+      if (settings.analysis.enabled) {
+        yield* leader.whileLeader(
+          "analysis",
+          runAnalysisStatus({
+            interval: settings.analysis.interval,
+            watched: yield* WatchedConfigKinds,
+            watchNamespace: settings.watchNamespace,
+            domainSuffix: settings.analysis.domain,
+          }).pipe(withCluster(local.value)),
+        )
+      }
     }),
   )

@@ -14,6 +14,7 @@ import * as fs from "node:fs"
 import { Duration, Effect, Layer, Option } from "effect"
 import type { ConfigStore } from "../../services/config-store/config-store.js"
 import { layerMemory as configStoreMemory } from "../../services/config-store/memory.js"
+import { layerNone as noWatchedKinds, type WatchedConfigKinds } from "../../services/config-store/watched-kinds.js"
 import { withScope } from "../../services/logging/logging.js"
 import type { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import type { Metrics } from "../../services/metrics/metrics.js"
@@ -21,7 +22,7 @@ import { LocalCluster, layerAccess, withCluster } from "../../services/orchestra
 import type { MockRegistry } from "../../services/registry/mock.js"
 import type { OrchestratorNotConfiguredError, ServiceRegistry } from "../../services/registry/registry.js"
 import { layerFile as configStoreFile } from "../config-store/file-store.js"
-import { layer as orchestratorConfigStore } from "../config-store/orchestrator-store.js"
+import { layerWithKinds as orchestratorConfigStore } from "../config-store/orchestrator-store.js"
 import { layerFile as meshConfigFile } from "../mesh-config/file.js"
 import { layer as orchestratorMeshConfig } from "../mesh-config/orchestrator.js"
 import type { OrchestratorConfigError } from "../orchestrator/client.js"
@@ -64,7 +65,13 @@ export interface DiscoveryInputsOptions {
   readonly sharedMeshConfigPath?: string
 }
 
-export type DiscoveryInputs = ConfigStore | MeshWatcher | ServiceRegistry | MockRegistry | LocalCluster
+export type DiscoveryInputs =
+  | ConfigStore
+  | WatchedConfigKinds
+  | MeshWatcher
+  | ServiceRegistry
+  | MockRegistry
+  | LocalCluster
 
 export const layer = (
   options: DiscoveryInputsOptions,
@@ -112,10 +119,10 @@ export const layer = (
       }
       const store =
         options.configDir !== ""
-          ? configStoreFile({ configDir: options.configDir })
+          ? Layer.merge(configStoreFile({ configDir: options.configDir }), noWatchedKinds)
           : access !== undefined
             ? orchestratorConfigStore({ watchNamespace: env.MESH_WATCH_NAMESPACE ?? "" }).pipe(Layer.provide(access))
-            : configStoreMemory()
+            : Layer.merge(configStoreMemory(), noWatchedKinds)
       const meshFileExists = options.meshConfig !== "" && fs.existsSync(options.meshConfig)
       if (access !== undefined && !meshFileExists) {
         return Layer.merge(

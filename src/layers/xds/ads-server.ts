@@ -14,6 +14,10 @@ import * as grpc from "@grpc/grpc-js"
 import { Context, Duration, Effect, ExecutionStrategy, FiberSet, Layer, Scope, Stream } from "effect"
 import { withScope } from "../../services/logging/logging.js"
 import { Metrics } from "../../services/metrics/metrics.js"
+import {
+  noProxyConnections,
+  type ProxyConnectionsShape,
+} from "../../services/registry/autoregistration/proxy-connections.js"
 import { makeResourceCache } from "../../services/xds/cache/resource-cache.js"
 import { takeGeneratorNotices } from "../../services/xds/cache/responder.js"
 import { emptyPushContextInput, type PushContextInput } from "../../services/xds/model/push-context.js"
@@ -56,6 +60,8 @@ export interface AdsServerOptions {
    * caches sync: a proxy served the empty starting state would drop its whole configuration.
    */
   readonly awaitFirstInput?: boolean
+  /** Told of every authorized proxy connection and its end (WorkloadEntry auto-registration); default: nobody. */
+  readonly proxyConnections?: ProxyConnectionsShape
 }
 
 export const makeXdsServer = (
@@ -101,6 +107,7 @@ export const makeXdsServer = (
       runFork,
     })
     const env: StreamEnv = {
+      proxyConnections: options.proxyConnections ?? noProxyConnections,
       current: fanout.current,
       register: fanout.register,
       unregister: fanout.unregister,

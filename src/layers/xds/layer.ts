@@ -3,9 +3,10 @@
  * PushContext inputs (their cross-resource warnings logged as they appear), plaintext streams
  * through the plaintext xDS guard; a bind failure names `--grpcAddr`.
  */
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { XdsGuards } from "../../services/ca/callers.js"
 import { listenError } from "../../services/net/listen-error.js"
+import { ProxyConnections } from "../../services/registry/autoregistration/proxy-connections.js"
 import { XdsConfig, xdsServerConfigOf } from "../../services/xds/config.js"
 import { XdsServer } from "../../services/xds/server.js"
 import { logConfigWarnings } from "../discovery/config-warnings.js"
@@ -16,9 +17,14 @@ export const layer = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* XdsConfig
     const guards = yield* XdsGuards
+    // Optional: embedders and tests build the server without anyone following connections.
+    const connections = yield* Effect.serviceOption(ProxyConnections)
     const server = xdsServerConfigOf(config)
     const inputs = pushContextInputs.pipe(logConfigWarnings(server.pushContext.domainSuffix))
-    return xdsDiscoveryLayer(server, inputs, { plaintextGuard: guards.plaintext }).pipe(
+    return xdsDiscoveryLayer(server, inputs, {
+      plaintextGuard: guards.plaintext,
+      ...(Option.isSome(connections) ? { proxyConnections: connections.value } : {}),
+    }).pipe(
       Layer.mapError((error) =>
         error.bindFailed === true ? listenError("--grpcAddr", config.grpcAddr, error.cause) : error,
       ),

@@ -178,6 +178,8 @@ export const serveStream = <
       return true
     }
     const inbox = yield* channel.open(acceptNow)
+    /** Whether ProxyConnections was told of this stream (so it is told of its end). */
+    let announced = false
 
     const handle = (request: Req) =>
       Effect.gen(function* () {
@@ -188,6 +190,8 @@ export const serveStream = <
             return
           }
           env.register(connection)
+          announced = true
+          yield* env.proxyConnections.onConnect(id, proxy)
           yield* Effect.logInfo(
             `${protocol.newConnection} ${id} node=${proxy.id} generator=${truncate(proxy.generator, 64)}`,
           )
@@ -215,7 +219,10 @@ export const serveStream = <
       env.unregister(connection)
       env.nacks.forget(id)
       channel.end()
-      return Effect.logDebug(`connection ${id} closed`)
+      return Effect.zipRight(
+        announced ? env.proxyConnections.onDisconnect(id) : Effect.void,
+        Effect.logDebug(`connection ${id} closed`),
+      )
     })
 
     yield* Effect.gen(function* () {

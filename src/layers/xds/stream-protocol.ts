@@ -4,6 +4,7 @@
  * stream of a server shares, and the `StreamChannel` of one stream's transport.
  */
 import type { Clock, Effect } from "effect"
+import type { ProxyConnectionsShape } from "../../services/registry/autoregistration/proxy-connections.js"
 import type { ResourceCache } from "../../services/xds/cache/resource-cache.js"
 import type { NonceSource, ProxyInfo } from "../../services/xds/cache/responder.js"
 import type { PushContext } from "../../services/xds/model/push-context.js"
@@ -108,6 +109,8 @@ export interface StreamProtocol<
 
 /** What every stream of a server shares. */
 export interface StreamEnv {
+  /** Told when a proxy's stream is authorized and when it ends. */
+  readonly proxyConnections: ProxyConnectionsShape
   /** The PushContext a request is answered from. */
   readonly current: () => PushContext
   readonly register: (connection: Connection) => void

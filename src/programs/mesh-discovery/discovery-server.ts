@@ -18,6 +18,10 @@ import * as Introspection from "../../layers/introspection-server.js"
 import { layer as loggingLayer } from "../../layers/logging.js"
 import { layer as metricsLayer } from "../../layers/metrics.js"
 import { layerControllers, layerLeaderElection } from "../../layers/orchestrator/controllers.js"
+import {
+  type AutoRegistrationOptions,
+  layerWith as autoRegistrationLayer,
+} from "../../layers/registry/autoregistration.js"
 import { layer as discoveryInputsLayer } from "../../layers/registry/discovery-inputs.js"
 import * as Webhook from "../../layers/webhook/webhook-server.js"
 import * as Xds from "../../layers/xds/layer.js"
@@ -26,6 +30,7 @@ import { envTableConfig } from "../../services/config/env.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { discoveryScopes } from "../../services/logging/scopes.js"
 import { LocalCluster, layerAccess } from "../../services/orchestrator/local-cluster.js"
+import { layerNone as noProxyConnectionsLayer } from "../../services/registry/autoregistration/proxy-connections.js"
 import { boundShutdown } from "../shared/run.js"
 import { discoveryConfigLayer } from "./discovery-config.js"
 import type { DiscoveryArgs } from "./discovery-flags.js"
@@ -36,6 +41,16 @@ const authorityLayer = Layer.unwrapEffect(
     Option.isSome(local) ? cacertsAuthorityLayer.pipe(Layer.provide(layerAccess(local.value))) : Authority.layer,
   ),
 )
+
+/** WorkloadEntry auto-registration follows proxy connections on the orchestrator; nobody does without one. */
+const proxyConnectionsLayer = (options: AutoRegistrationOptions) =>
+  Layer.unwrapEffect(
+    Effect.map(LocalCluster, (local) =>
+      Option.isSome(local) && options.autoRegistration
+        ? autoRegistrationLayer(options).pipe(Layer.provide(layerAccess(local.value)))
+        : noProxyConnectionsLayer,
+    ),
+  )
 
 export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
   Effect.gen(function* () {
@@ -50,6 +65,14 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
     const grpc = secureGrpcLayer(secureAdsLayer).pipe(
       Layer.provideMerge(servingCertLayer),
       Layer.provideMerge(Layer.merge(authorityLayer, Xds.layer)),
+      Layer.provideMerge(
+        proxyConnectionsLayer({
+          autoRegistration: env.PILOT_ENABLE_WORKLOAD_ENTRY_AUTOREGISTRATION,
+          healthChecks: env.PILOT_ENABLE_WORKLOAD_ENTRY_HEALTHCHECKS,
+          gracePeriod: env.PILOT_WORKLOAD_ENTRY_GRACE_PERIOD,
+          instanceId: env.POD_NAME,
+        }),
+      ),
       Layer.provideMerge(xdsGuardsLayer),
       Layer.provideMerge(caAuthenticatorsLayer),
     )
@@ -57,6 +80,9 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
       watchNamespace: env.MESH_WATCH_NAMESPACE,
       validationWebhookConfigName: env.VALIDATION_WEBHOOK_CONFIG_NAME,
       injectionWebhookConfigName: env.INJECT_ENABLED ? env.INJECTION_WEBHOOK_CONFIG_NAME : "",
+      namespace: args.namespace,
+      untaintNodes: env.PILOT_ENABLE_NODE_UNTAINT_CONTROLLERS,
+      analysis: { enabled: env.PILOT_ENABLE_ANALYSIS, interval: env.PILOT_ANALYSIS_INTERVAL, domain: args.domain },
     }).pipe(
       Layer.provide(
         layerLeaderElection({

@@ -2,6 +2,7 @@
  * The one ADS stream loop, driven by a fake protocol and in-memory streams (no sockets): what
  * state-of-the-world and delta streams both get from it.
  */
+
 import { EventEmitter } from "node:events"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
@@ -9,6 +10,7 @@ import type { Connection } from "../../../src/layers/xds/connections.js"
 import { makeInbox } from "../../../src/layers/xds/inbox.js"
 import { serveStream } from "../../../src/layers/xds/stream-loop.js"
 import type { StreamEnv, StreamEvent, StreamProtocol } from "../../../src/layers/xds/stream-protocol.js"
+import { noProxyConnections } from "../../../src/services/registry/autoregistration/proxy-connections.js"
 import type { ProxyInfo } from "../../../src/services/xds/cache/responder.js"
 import type { PushContext } from "../../../src/services/xds/model/push-context.js"
 import { TypeUrl } from "../../../src/services/xds/protocol/type-urls.js"
@@ -126,6 +128,7 @@ const makeEnv = (throttle: number) =>
       { sliceMillis: Number.POSITIVE_INFINITY, now: () => 0, defer: (next) => setImmediate(next) },
     )
     const env: StreamEnv = {
+      proxyConnections: noProxyConnections,
       current: () => ({ version: "v1" }) as unknown as PushContext,
       register: (connection) => registered.set(connection.id, connection),
       unregister: (connection) => {

@@ -35,8 +35,10 @@ export const healthReportOf = (request: {
     : { healthy: false, ...(request.error_detail.message ? { message: request.error_detail.message } : {}) }
 
 /** Nobody follows connections: auto-registration off, or no orchestrator (`--registries Mock`). */
-export const layerNone: Layer.Layer<ProxyConnections> = Layer.succeed(ProxyConnections, {
+export const noProxyConnections: ProxyConnectionsShape = {
   onConnect: () => Effect.void,
   onDisconnect: () => Effect.void,
   onHealth: () => Effect.void,
-})
+}
+
+export const layerNone: Layer.Layer<ProxyConnections> = Layer.succeed(ProxyConnections, noProxyConnections)
