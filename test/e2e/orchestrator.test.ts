@@ -317,18 +317,27 @@ describe("mesh-discovery on the orchestrator", () => {
     expect(server.requestCount({ path: /tokenreviews/ })).toBeGreaterThanOrEqual(2)
   })
 
-  it("registers a WorkloadEntry for a proxy of a WorkloadGroup, and removes it after the grace period", async () => {
+  it("registers a WorkloadEntry for a proxy of a WorkloadGroup, follows its health reports, and removes it after the grace period", async () => {
     server.put({
       apiVersion: "networking.mesh.io/v1",
       kind: "WorkloadGroup",
       metadata: { name: "vm", namespace: NS, uid: "wg-uid-1" },
-      spec: { metadata: { labels: { app: "vm" } }, template: { serviceAccount: "vm-sa", ports: { grpc: 7070 } } },
+      spec: {
+        metadata: { labels: { app: "vm" } },
+        template: { serviceAccount: "vm-sa", ports: { grpc: 7070 } },
+        probe: { httpGet: { port: 8080, path: "/ready" } },
+      },
     })
     const scope = Effect.runSync(Scope.make())
     const entry = () =>
       server.get("networking.mesh.io/v1", "WorkloadEntry", NS, "vm-10.9.8.7") as unknown as
-        | { metadata: { annotations?: Record<string, string> }; spec: { address?: string; serviceAccount?: string } }
+        | {
+            metadata: { annotations?: Record<string, string> }
+            spec: { address?: string; serviceAccount?: string }
+            status?: { conditions?: Array<{ type: string; status: string }> }
+          }
         | undefined
+    const healthy = () => entry()?.status?.conditions?.find((c) => c.type === "Healthy")?.status
     try {
       const proxy = await Effect.runPromise(
         makeAdsClient({
@@ -348,6 +357,13 @@ describe("mesh-discovery on the orchestrator", () => {
       await Effect.runPromise(proxy.subscribe(TypeUrl.Cluster, []))
       await until("the WorkloadEntry", () => entry() !== undefined)
       expect(entry()?.spec).toMatchObject({ address: "10.9.8.7", serviceAccount: "vm-sa" })
+      // The agent's health reports (an error detail = unhealthy) set the entry's Healthy condition.
+      await Effect.runPromise(proxy.sendRaw({ type_url: "mesh.io/health" }))
+      await until("Healthy=True", () => healthy() === "True")
+      await Effect.runPromise(
+        proxy.sendRaw({ type_url: "mesh.io/health", error_detail: { code: 13, message: "probe failed" } }),
+      )
+      await until("Healthy=False", () => healthy() === "False")
     } finally {
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }

@@ -10,12 +10,14 @@
  * the call paused while its fiber is busy (inbox.ts), and a write a peer does not take within
  * `PILOT_XDS_SEND_TIMEOUT` resets its stream (writer.ts).
  */
+
 import { availableParallelism } from "node:os"
 import * as grpc from "@grpc/grpc-js"
 import { Clock, Context, Duration, Effect, Either, type Scope } from "effect"
 import type { AuthContext } from "../../services/ca/authenticate.js"
 import { formatWindow, makeThrottledLogger } from "../../services/logging/log-throttle.js"
 import { withScope } from "../../services/logging/logging.js"
+import { isHealthReport } from "../../services/registry/autoregistration/proxy-connections.js"
 import { type ProxyInfo, proxyInfo } from "../../services/xds/cache/responder.js"
 import type {
   DeltaDiscoveryRequest,
@@ -151,7 +153,8 @@ export const makeAdsGrpcService = (deps: AdsGrpcServiceDeps): Effect.Effect<AdsG
             }
           }
           const typeUrl = request.type_url ?? ""
-          if (isKnownType(typeUrl)) return true
+          // Health reports go to the stream too: it tells ProxyConnections (WorkloadEntry health).
+          if (isKnownType(typeUrl) || isHealthReport(typeUrl)) return true
           if (!unknownTypeLogged) {
             unknownTypeLogged = true
             runFork(

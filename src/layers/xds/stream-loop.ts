@@ -9,8 +9,10 @@
  * writing it, so requests and pushes need no lock: each response is written in the same step
  * that records it, and a request's answer is written in the step that changes the state.
  */
+
 import { randomUUID } from "node:crypto"
 import { Clock, Effect } from "effect"
+import { healthReportOf, isHealthReport } from "../../services/registry/autoregistration/proxy-connections.js"
 import type { NonceSource, ProxyInfo } from "../../services/xds/cache/responder.js"
 import type { PushContext } from "../../services/xds/model/push-context.js"
 import { makeNotFoundLog } from "../../services/xds/protocol/connection-status.js"
@@ -170,7 +172,7 @@ export const serveStream = <
      * acknowledged versions: nothing to answer, nothing to log) is applied where it is read.
      */
     const acceptNow = (request: Req): boolean => {
-      if (proxy === undefined) return false
+      if (proxy === undefined || isHealthReport(request.type_url)) return false
       const next = protocol.step(state, request)
       if (next.event._tag !== "Ack" || next.respond) return false
       state = next.state
@@ -197,6 +199,8 @@ export const serveStream = <
           )
         }
         const typeUrl = request.type_url ?? ""
+        // A health report of the agent: no state, no answer; the WorkloadEntry's condition follows it.
+        if (isHealthReport(typeUrl)) return yield* env.proxyConnections.onHealth(id, healthReportOf(request))
         const step = protocol.step(state, request)
         state = step.state
         // Map the watched names to hosts now, not in the next push's fan-out.
