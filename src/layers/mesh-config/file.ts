@@ -9,7 +9,7 @@
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { Duration, Effect, Either, Layer, Schedule, type Scope, Stream } from "effect"
-import { formatIssue, type ValidationIssue } from "../../services/config-model/resource.js"
+import type { ValidationIssue } from "../../services/config-model/resource.js"
 import { type MeshConfigSource, parseMeshNetworks, resolveMeshConfig } from "../../services/mesh-config/mesh-config.js"
 import { MeshWatcher, type MeshWatcherControl, makeMeshWatcher } from "../../services/mesh-config/watcher.js"
 import {
@@ -18,6 +18,7 @@ import {
   FILE_POLL_INTERVAL,
   watchDirectory,
 } from "../config-store/file-store.js"
+import { logIssues } from "./log-issues.js"
 
 export interface MeshConfigFileOptions {
   /** `--meshConfig`; empty or absent file = defaults. */
@@ -46,16 +47,6 @@ const readText = (file: string): Effect.Effect<Read> =>
           ? { _tag: "absent" }
           : { _tag: "error", message: error.message },
     ),
-  )
-
-const logIssues = (what: string, issues: ReadonlyArray<ValidationIssue>) =>
-  Effect.forEach(
-    issues,
-    (issue) =>
-      Effect.logError(`invalid ${what}, keeping the last valid one: ${formatIssue(issue)}`).pipe(
-        Effect.annotateLogs({ file: issue.file, ...(issue.path !== "" ? { field: issue.path } : {}) }),
-      ),
-    { discard: true },
   )
 
 export interface FileMeshWatcher {

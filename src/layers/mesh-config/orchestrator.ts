@@ -16,7 +16,7 @@
  * - changes are published only when the resolved config (or networks) changes.
  */
 import { Effect, Either, Fiber, Layer, Option, type Queue, type Scope, Stream } from "effect"
-import { formatIssue, type ValidationIssue } from "../../services/config-model/resource.js"
+import type { ValidationIssue } from "../../services/config-model/resource.js"
 import { withScope } from "../../services/logging/logging.js"
 import {
   type ConfigMapSlot,
@@ -32,6 +32,7 @@ import { MeshWatcher, type MeshWatcherControl, makeMeshWatcher } from "../../ser
 import { type InformerBatch, Informers } from "../../services/orchestrator/informer.js"
 import type { OrchConfigMap } from "../../services/orchestrator/objects.js"
 import { Resources } from "../../services/orchestrator/resources.js"
+import { logIssues } from "./log-issues.js"
 
 export interface OrchestratorMeshConfigOptions {
   /** The mesh namespace (`--namespace` / `POD_NAMESPACE`). */
@@ -46,16 +47,6 @@ export interface OrchestratorMeshConfigOptions {
 
 /** How long start-up waits for the ConfigMaps' first list before it says so in the log. */
 const SYNC_WARNING_AFTER = "10 seconds"
-
-const logIssues = (what: string, issues: ReadonlyArray<ValidationIssue>) =>
-  Effect.forEach(
-    issues,
-    (issue) =>
-      Effect.logError(`invalid ${what}, keeping the last valid one: ${formatIssue(issue)}`).pipe(
-        Effect.annotateLogs({ file: issue.file, ...(issue.path !== "" ? { field: issue.path } : {}) }),
-      ),
-    { discard: true },
-  )
 
 /** Texts the inputs carry, to skip ConfigMap updates that change nothing the mesh reads. */
 const inputsKey = (inputs: MeshSourceInputs): string =>
