@@ -187,6 +187,8 @@ export const makeInformer = <T extends OrchObject>(
 
     /** Converts one watch event; returns the new resourceVersion and whether a relist is needed. */
     const eventOf = (
+      /** The object as the events before this one (in the same batch, not yet applied) left it. */
+      known: (key: string) => T | undefined,
       event: WatchEvent,
     ): { change?: InformerEvent<T>; version?: string; gone?: boolean; bad?: string } => {
       if (event.type === "ERROR") {
@@ -201,7 +203,7 @@ export const makeInformer = <T extends OrchObject>(
       if (!isObject(event.object)) return { bad: `${event.type} event without an object name` }
       const object = event.object as T
       const version = object.metadata.resourceVersion
-      const before = objects.get(objectKey(object))
+      const before = known(objectKey(object))
       if (event.type === "DELETED") {
         return before === undefined
           ? { ...(version ? { version } : {}) }
@@ -239,6 +241,10 @@ export const makeInformer = <T extends OrchObject>(
           const first = yield* Queue.take(inbox)
           const rest = yield* Queue.takeAll(inbox)
           const changes: Array<InformerEvent<T>> = []
+          // Events of one batch are applied together: later ones must see what earlier ones did
+          // (an object added and deleted in one batch must end deleted).
+          const overlay = new Map<string, T | null>()
+          const known = (key: string) => (overlay.has(key) ? (overlay.get(key) ?? undefined) : objects.get(key))
           let done: { error: OrchestratorError | undefined } | undefined
           for (const item of [first, ...rest]) {
             if (item.watch !== id || done !== undefined) continue
@@ -246,7 +252,7 @@ export const makeInformer = <T extends OrchObject>(
               done = { error: item.error }
               continue
             }
-            const result = eventOf(item.event)
+            const result = eventOf(known, item.event)
             if (result.gone === true) gone = true
             if (result.bad !== undefined) {
               yield* Effect.logWarning(`${what}: ignoring a malformed watch event: ${result.bad}`).pipe(
@@ -254,7 +260,13 @@ export const makeInformer = <T extends OrchObject>(
               )
             }
             if (result.version !== undefined) latest = result.version
-            if (result.change !== undefined) changes.push(result.change)
+            if (result.change !== undefined) {
+              changes.push(result.change)
+              overlay.set(
+                objectKey(result.change.object),
+                result.change.type === "deleted" ? null : result.change.object,
+              )
+            }
           }
           yield* publish(changes, false)
           if (changes.length > 0) yield* recovered

@@ -83,6 +83,32 @@ describe("informer", () => {
     }
   })
 
+  it("an object added and deleted within one batch ends deleted", async () => {
+    const ns = freshNamespace()
+    const runtime = ManagedRuntime.make(orchestratorLayer(server))
+    try {
+      await runtime.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const informer = yield* (yield* Informers).informer<OrchConfigMap>(Resources.configMaps, { namespace: ns })
+            yield* informer.synced
+            const { batches } = yield* informer.subscribe
+            // Written in one tick: the watch delivers the three events together.
+            configMap(ns, "flash")
+            server.remove("v1", "ConfigMap", ns, "flash")
+            configMap(ns, "marker")
+            const { seen } = yield* takeEvents(batches, 3)
+            expect(seen).toEqual(["added flash", "deleted flash", "added marker"])
+            expect(informer.get(ns, "flash")).toBeUndefined()
+            expect(informer.list(ns).map((c) => c.metadata.name)).toEqual(["marker"])
+          }),
+        ),
+      )
+    } finally {
+      await runtime.dispose()
+    }
+  })
+
   it("relists after 410 Gone and publishes only what changed meanwhile", async () => {
     const ns = freshNamespace()
     configMap(ns, "keep", { v: "0" })
