@@ -1,27 +1,23 @@
 /**
  * The layer composition `mesh-discovery discovery` launches (loaded only when the command runs):
  * configuration and registries → PushContext inputs → the ADS server; the certificate authority
- * and the secure gRPC listener; the webhook, monitoring and introspection listeners. One Metrics
- * registry serves them all.
+ * and the secure gRPC listener; the webhook, monitoring and introspection listeners; on the
+ * orchestrator, WorkloadEntry auto-registration and the controllers that write while leader. One
+ * Metrics registry serves them all.
  */
-import { Duration, Effect, Layer, Option } from "effect"
-import * as Authority from "../../layers/ca/authority.js"
+import { Duration, Effect, Layer } from "effect"
 import {
   layerAuthenticators as caAuthenticatorsLayer,
   layerXdsGuards as xdsGuardsLayer,
 } from "../../layers/ca/callers.js"
-import { layerAuthority as cacertsAuthorityLayer } from "../../layers/ca/orchestrator/cacerts-secret.js"
 import { layerAds as secureAdsLayer, layer as secureGrpcLayer } from "../../layers/ca/secure-grpc.js"
 import { layer as servingCertLayer } from "../../layers/ca/serving-cert.js"
 import * as DebugServer from "../../layers/debug-server.js"
 import * as Introspection from "../../layers/introspection-server.js"
 import { layer as loggingLayer } from "../../layers/logging.js"
 import { layer as metricsLayer } from "../../layers/metrics.js"
+import { layerAuthority, layerProxyConnections } from "../../layers/orchestrator/cluster-variants.js"
 import { layerControllers, layerLeaderElection } from "../../layers/orchestrator/controllers.js"
-import {
-  type AutoRegistrationOptions,
-  layerWith as autoRegistrationLayer,
-} from "../../layers/registry/autoregistration.js"
 import { layer as discoveryInputsLayer } from "../../layers/registry/discovery-inputs.js"
 import * as Webhook from "../../layers/webhook/webhook-server.js"
 import * as Xds from "../../layers/xds/layer.js"
@@ -29,28 +25,9 @@ import { discoveryEnv } from "../../services/config/discovery-env.js"
 import { envTableConfig } from "../../services/config/env.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { discoveryScopes } from "../../services/logging/scopes.js"
-import { LocalCluster, layerAccess } from "../../services/orchestrator/local-cluster.js"
-import { layerNone as noProxyConnectionsLayer } from "../../services/registry/autoregistration/proxy-connections.js"
 import { boundShutdown } from "../shared/run.js"
 import { discoveryConfigLayer } from "./discovery-config.js"
 import type { DiscoveryArgs } from "./discovery-flags.js"
-
-/** The CA's keys: on the orchestrator also from the `cacerts` Secret (plugged, or the shared self-signed root). */
-const authorityLayer = Layer.unwrapEffect(
-  Effect.map(LocalCluster, (local) =>
-    Option.isSome(local) ? cacertsAuthorityLayer.pipe(Layer.provide(layerAccess(local.value))) : Authority.layer,
-  ),
-)
-
-/** WorkloadEntry auto-registration follows proxy connections on the orchestrator; nobody does without one. */
-const proxyConnectionsLayer = (options: AutoRegistrationOptions) =>
-  Layer.unwrapEffect(
-    Effect.map(LocalCluster, (local) =>
-      Option.isSome(local) && options.autoRegistration
-        ? autoRegistrationLayer(options).pipe(Layer.provide(layerAccess(local.value)))
-        : noProxyConnectionsLayer,
-    ),
-  )
 
 export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
   Effect.gen(function* () {
@@ -64,9 +41,9 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
     // Each layer below provides what the ones above it need.
     const grpc = secureGrpcLayer(secureAdsLayer).pipe(
       Layer.provideMerge(servingCertLayer),
-      Layer.provideMerge(Layer.merge(authorityLayer, Xds.layer)),
+      Layer.provideMerge(Layer.merge(layerAuthority, Xds.layer)),
       Layer.provideMerge(
-        proxyConnectionsLayer({
+        layerProxyConnections({
           autoRegistration: env.PILOT_ENABLE_WORKLOAD_ENTRY_AUTOREGISTRATION,
           healthChecks: env.PILOT_ENABLE_WORKLOAD_ENTRY_HEALTHCHECKS,
           gracePeriod: env.PILOT_WORKLOAD_ENTRY_GRACE_PERIOD,
