@@ -8,12 +8,12 @@
  * One fiber per informer applies everything in order: the watch callbacks only queue what they
  * receive, tagged with the watch they belong to, so events of a closed watch are ignored.
  */
-import { Deferred, Duration, Effect, Layer, PubSub, Queue, Random, Scope } from "effect"
+import { Clock, Deferred, Duration, Effect, Layer, PubSub, Queue, Random, Scope } from "effect"
 import { withScope } from "../../services/logging/logging.js"
 import {
   OrchestratorClient,
   type OrchestratorClientShape,
-  type OrchestratorError,
+  OrchestratorError,
   type WatchEvent,
 } from "../../services/orchestrator/client.js"
 import {
@@ -37,6 +37,9 @@ export interface InformerSettings {
   /** Server-side watch timeout range in seconds; default 300–600 (spread so watches don't reconnect together). */
   readonly watchTimeoutSeconds?: readonly [number, number]
 }
+
+/** A watch that ends sooner than this with nothing delivered counts as a failure (backoff). */
+const QUICK_CLOSE_MILLIS = 1000
 
 type Inbox =
   | { readonly _tag: "event"; readonly watch: number; readonly event: WatchEvent }
@@ -235,8 +238,10 @@ export const makeInformer = <T extends OrchObject>(
           return version
         }
         current = handle.right
+        const openedAt = yield* Clock.currentTimeMillis
         let latest = version
         let gone = false
+        let delivered = 0
         while (true) {
           const first = yield* Queue.take(inbox)
           const rest = yield* Queue.takeAll(inbox)
@@ -260,6 +265,7 @@ export const makeInformer = <T extends OrchObject>(
               )
             }
             if (result.version !== undefined) latest = result.version
+            delivered++
             if (result.change !== undefined) {
               changes.push(result.change)
               overlay.set(
@@ -275,6 +281,16 @@ export const makeInformer = <T extends OrchObject>(
             if (gone || done.error?.gone === true) return undefined
             if (done.error !== undefined) {
               yield* failed("watch", done.error)
+            } else if (delivered === 0 && (yield* Clock.currentTimeMillis) - openedAt < QUICK_CLOSE_MILLIS) {
+              // A server (or proxy) that ends every watch at once must not be asked again in a tight loop.
+              yield* failed(
+                "watch",
+                new OrchestratorError({
+                  status: 0,
+                  reason: "ClosedAtOnce",
+                  message: "the watch ended as soon as it opened",
+                }),
+              )
             }
             return latest
           }

@@ -204,6 +204,36 @@ describe("informer", () => {
     }
   })
 
+  it("backs off from a server that ends every watch at once", async () => {
+    const ns = freshNamespace()
+    const runtime = ManagedRuntime.make(orchestratorLayer(server))
+    const watches = () => server.requestCount({ verb: "watch", path: new RegExp(`/namespaces/${ns}/configmaps`) })
+    try {
+      await runtime.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const informer = yield* (yield* Informers).informer<OrchConfigMap>(Resources.configMaps, { namespace: ns })
+            yield* informer.synced
+            const before = watches()
+            // For one second every watch is cut as soon as it opens.
+            const deadline = Date.now() + 1000
+            while (Date.now() < deadline) {
+              server.dropWatches()
+              yield* Effect.sleep("5 millis")
+            }
+            // Backoff from 50 ms doubling: a handful of attempts, not one per round trip.
+            expect(watches() - before).toBeLessThan(15)
+            const { batches } = yield* informer.subscribe
+            configMap(ns, "after")
+            expect((yield* takeEvents(batches, 1)).seen).toEqual(["added after"])
+          }),
+        ),
+      )
+    } finally {
+      await runtime.dispose()
+    }
+  })
+
   it("shares one informer per resource and options", async () => {
     const runtime = ManagedRuntime.make(orchestratorLayer(server))
     try {
