@@ -35,6 +35,18 @@ export const GATEWAY_CONTROLLER_NAME = `${MESH_DOMAIN}/gateway-controller`
 export const spiffeId = (trustDomain: string, namespace: string, serviceAccount: string): string =>
   `spiffe://${trustDomain}/ns/${namespace}/sa/${serviceAccount}`
 
+/** How the orchestrator names a service account as a user (token subjects, TokenReview users). */
+export const SERVICE_ACCOUNT_USER_PREFIX = "system:serviceaccount:"
+
+/** `system:serviceaccount:<namespace>:<name>` → its parts; undefined for any other user name. */
+export const parseServiceAccountUser = (
+  user: string,
+): { readonly namespace: string; readonly serviceAccount: string } | undefined => {
+  if (!user.startsWith(SERVICE_ACCOUNT_USER_PREFIX)) return undefined
+  const [namespace, serviceAccount, ...rest] = user.slice(SERVICE_ACCOUNT_USER_PREFIX.length).split(":")
+  return rest.length === 0 && namespace && serviceAccount ? { namespace, serviceAccount } : undefined
+}
+
 export const Ports = {
   xdsPlaintext: 15010,
   xdsTls: 15012,

@@ -8,12 +8,13 @@
  */
 import { Clock, Effect, Either, Schema } from "effect"
 import * as jose from "jose"
+import { parseServiceAccountUser, SERVICE_ACCOUNT_USER_PREFIX } from "../constants.js"
 import { type Authenticator, bearerToken, type Caller } from "./authenticate.js"
 import { AuthenticationError } from "./errors.js"
 import { type OrchestratorInfo, spiffeId } from "./identity.js"
 
 export const DEFAULT_TOKEN_AUDIENCE = "mesh-ca"
-const SA_PREFIX = "system:serviceaccount:"
+const SA_PREFIX = SERVICE_ACCOUNT_USER_PREFIX
 
 /** `TOKEN_AUDIENCES` and `AUDIENCE` combined: every audience a token may carry. */
 export const acceptedAudiences = (tokenAudiences: string, audience = ""): ReadonlyArray<string> => {
@@ -81,12 +82,12 @@ export const identityFromClaims = (
   let serviceAccount: string | undefined
   const sub = payload.sub ?? ""
   if (sub.startsWith(SA_PREFIX)) {
-    const parts = sub.slice(SA_PREFIX.length).split(":")
-    if (parts.length !== 2 || parts[0] === "" || parts[1] === "") {
+    const account = parseServiceAccountUser(sub)
+    if (account === undefined) {
       return Either.left(`invalid sub "${sub}": expected ${SA_PREFIX}<namespace>:<service-account>`)
     }
-    namespace = parts[0]
-    serviceAccount = parts[1]
+    namespace = account.namespace
+    serviceAccount = account.serviceAccount
   } else if (orch !== undefined) {
     namespace = str(orch.namespace)
     serviceAccount = str(orch.serviceaccount?.name)

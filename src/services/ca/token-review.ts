@@ -10,13 +10,13 @@
  * empty `status.audiences` means the token is only good for the API server itself.
  */
 import { Either } from "effect"
-import { spiffeId } from "../constants.js"
+import { parseServiceAccountUser, SERVICE_ACCOUNT_USER_PREFIX, spiffeId } from "../constants.js"
 import type { OrchestratorInfo } from "./identity.js"
 
 export const TOKEN_REVIEW_API_VERSION = "authentication.k8s.io/v1"
 /** The group every service-account user belongs to. */
 export const SERVICE_ACCOUNTS_GROUP = "system:serviceaccounts"
-const SA_PREFIX = "system:serviceaccount:"
+const SA_PREFIX = SERVICE_ACCOUNT_USER_PREFIX
 /** `status.user.extra` keys of a token bound to a pod (the reference reads these two). */
 export const POD_NAME_EXTRA = "authentication.kubernetes.io/pod-name"
 export const POD_UID_EXTRA = "authentication.kubernetes.io/pod-uid"
@@ -75,17 +75,11 @@ export const readTokenReview = (
     return Either.left(`the token is not a service account (not in group ${SERVICE_ACCOUNTS_GROUP})`)
   }
   const username = status.user?.username ?? ""
-  const parts = username.startsWith(SA_PREFIX) ? username.slice(SA_PREFIX.length).split(":") : []
-  const [namespace, serviceAccount] = parts
-  if (
-    parts.length !== 2 ||
-    namespace === undefined ||
-    namespace === "" ||
-    serviceAccount === undefined ||
-    serviceAccount === ""
-  ) {
+  const account = parseServiceAccountUser(username)
+  if (account === undefined) {
     return Either.left(`invalid username "${username}": expected ${SA_PREFIX}<namespace>:<service-account>`)
   }
+  const { namespace, serviceAccount } = account
   const podName = firstExtra(status, POD_NAME_EXTRA)
   const podUid = firstExtra(status, POD_UID_EXTRA)
   return Either.right({
