@@ -18,6 +18,14 @@ export const pushContextInput = (config: ConfigSnapshot, registry: RegistrySnaps
   destinationRules: config.list("DestinationRule"),
   peerAuthentications: config.list("PeerAuthentication"),
   authorizationPolicies: config.list("AuthorizationPolicy"),
+  proxyConfig: {
+    gateways: config.list("Gateway"),
+    sidecars: config.list("Sidecar"),
+    envoyFilters: config.list("EnvoyFilter"),
+    requestAuthentications: config.list("RequestAuthentication"),
+    telemetries: config.list("Telemetry"),
+    wasmPlugins: config.list("WasmPlugin"),
+  },
 })
 
 export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigStore | ServiceRegistry> =

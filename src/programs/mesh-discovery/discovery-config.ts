@@ -11,6 +11,7 @@ import { acceptedAudiences } from "../../services/ca/jwt.js"
 import { MonitoringConfig, WebhookConfig } from "../../services/config/discovery-config.js"
 import { discoveryEnv } from "../../services/config/discovery-env.js"
 import { envTableConfig } from "../../services/config/env.js"
+import { proxyMeshOf } from "../../services/mesh-config/proxy-mesh.js"
 import { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import { LocalCluster, withCluster } from "../../services/orchestrator/local-cluster.js"
 import { XdsConfig, xdsServerConfigOf } from "../../services/xds/config.js"
@@ -31,6 +32,7 @@ export const discoveryConfigLayer = (args: DiscoveryArgs) => {
       enableAutoMtls: mesh.enableAutoMtls,
       trustDomain: mesh.trustDomain,
       rootNamespace: mesh.rootNamespace,
+      proxyMesh: proxyMeshOf(mesh),
     })),
   )
   // The CA issues identities in the mesh's trust domain; xDS authorization accepts its aliases;

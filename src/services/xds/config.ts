@@ -9,7 +9,7 @@ import type { EnvValues } from "../config/env.js"
 import { EnvConfig } from "../config/env-config.js"
 import { Ports } from "../constants.js"
 import type { ListenAddress } from "../net/address.js"
-import { defaultPushContextOptions } from "./model/push-context.js"
+import { defaultProxyGenOptions, defaultPushContextOptions, type ProxyGenOptions } from "./model/push-context.js"
 import type { XdsServerConfig } from "./server.js"
 
 export type XdsEnv = Pick<
@@ -31,6 +31,12 @@ export type XdsEnv = Pick<
   | "MESH_GPRC_MAXSTREAMS"
   | "PILOT_DRAINING_LABEL"
   | "PILOT_SEND_UNHEALTHY_ENDPOINTS"
+  | "PILOT_TRACE_SAMPLING"
+  | "PILOT_ENABLE_ROUTE_COLLAPSE_OPTIMIZATION"
+  | "ENABLE_AUTO_SNI"
+  | "PILOT_ENABLE_ALPN_FILTER"
+  | "PILOT_FILTER_GATEWAY_CLUSTER_CONFIG"
+  | "PILOT_SCOPE_GATEWAY_TO_NAMESPACE"
 >
 
 export interface XdsFlags {
@@ -48,7 +54,35 @@ export interface XdsMesh {
   readonly enableAutoMtls: boolean
   readonly trustDomain: string
   readonly rootNamespace: string
+  /** The mesh config fields only the proxy generators read; their defaults when absent. */
+  readonly proxyMesh?: ProxyMesh
 }
+
+/** The mesh config fields of `ProxyGenOptions`. */
+export type ProxyMesh = Pick<
+  ProxyGenOptions,
+  | "outboundTrafficPolicy"
+  | "defaultServiceExportTo"
+  | "defaultVirtualServiceExportTo"
+  | "defaultDestinationRuleExportTo"
+  | "accessLogFile"
+  | "accessLogEncoding"
+  | "enableTracing"
+  | "connectTimeoutMs"
+  | "protocolDetectionTimeoutMs"
+>
+
+/** The proxy generators' options: the mesh config's fields and the environment's switches. */
+export const proxyGenOptions = (env: XdsEnv, mesh: ProxyMesh | undefined): ProxyGenOptions => ({
+  ...defaultProxyGenOptions,
+  ...(mesh ?? {}),
+  traceSampling: Math.max(0, Math.min(100, env.PILOT_TRACE_SAMPLING)),
+  enableRouteCollapse: env.PILOT_ENABLE_ROUTE_COLLAPSE_OPTIMIZATION,
+  enableAutoSni: env.ENABLE_AUTO_SNI,
+  enableAlpnFilter: env.PILOT_ENABLE_ALPN_FILTER,
+  filterGatewayClusterConfig: env.PILOT_FILTER_GATEWAY_CLUSTER_CONFIG,
+  scopeGatewayToNamespace: env.PILOT_SCOPE_GATEWAY_TO_NAMESPACE,
+})
 
 export const xdsServerConfig = (
   flags: XdsFlags,
@@ -88,6 +122,7 @@ export const xdsServerConfig = (
     enableAutoMtls: mesh.enableAutoMtls,
     trustDomain: mesh.trustDomain,
     rootNamespace: mesh.rootNamespace,
+    proxy: proxyGenOptions(env, mesh.proxyMesh),
   },
   deltaXds: env.MESH_DELTA_XDS,
   shutdownDuration: flags.shutdownDuration,
@@ -119,6 +154,12 @@ export class XdsConfig extends EnvConfig<XdsConfig, XdsFlags & XdsMesh>()("mesh/
     "MESH_GPRC_MAXSTREAMS",
     "PILOT_DRAINING_LABEL",
     "PILOT_SEND_UNHEALTHY_ENDPOINTS",
+    "PILOT_TRACE_SAMPLING",
+    "PILOT_ENABLE_ROUTE_COLLAPSE_OPTIMIZATION",
+    "ENABLE_AUTO_SNI",
+    "PILOT_ENABLE_ALPN_FILTER",
+    "PILOT_FILTER_GATEWAY_CLUSTER_CONFIG",
+    "PILOT_SCOPE_GATEWAY_TO_NAMESPACE",
   ],
   // The defaults of the `discovery` flags and of the mesh config.
   fields: {

@@ -8,8 +8,14 @@ import { createHash } from "node:crypto"
 import type { ConfigResource } from "../../config-model/resource.js"
 import type { AuthorizationPolicySpec } from "../../config-model/schemas/authorization-policy.js"
 import type { DestinationRuleSpec } from "../../config-model/schemas/destination-rule.js"
+import type { EnvoyFilterSpec } from "../../config-model/schemas/envoy-filter.js"
+import type { GatewaySpec } from "../../config-model/schemas/gateway.js"
 import type { PeerAuthenticationSpec } from "../../config-model/schemas/peer-authentication.js"
+import type { RequestAuthenticationSpec } from "../../config-model/schemas/request-authentication.js"
+import type { SidecarSpec } from "../../config-model/schemas/sidecar.js"
+import type { TelemetrySpec } from "../../config-model/schemas/telemetry.js"
 import type { VirtualServiceSpec } from "../../config-model/schemas/virtual-service.js"
+import type { WasmPluginSpec } from "../../config-model/schemas/wasm-plugin.js"
 import type { Endpoint, Service } from "../../registry/model.js"
 import { type AuthorizationPolicyView, authorizationPolicyView } from "../grpcgen/grpc-rbac.js"
 import { replacedRun } from "./replaced-run.js"
@@ -32,6 +38,30 @@ export interface PushContextInput {
   readonly peerAuthentications: ReadonlyArray<ConfigResource<PeerAuthenticationSpec>>
   /** AuthorizationPolicies, for the RBAC filters of gRPC servers' inbound listeners. */
   readonly authorizationPolicies?: ReadonlyArray<ConfigResource<AuthorizationPolicySpec>>
+  /**
+   * What only proxy (sidecar and gateway) generators read; proxyless gRPC clients get none of it.
+   * A change to any of these is a full push (`changedHosts`).
+   */
+  readonly proxyConfig?: ProxyConfigInput
+}
+
+/** The config kinds only the proxy generators read. */
+export interface ProxyConfigInput {
+  readonly gateways: ReadonlyArray<ConfigResource<GatewaySpec>>
+  readonly sidecars: ReadonlyArray<ConfigResource<SidecarSpec>>
+  readonly envoyFilters: ReadonlyArray<ConfigResource<EnvoyFilterSpec>>
+  readonly requestAuthentications: ReadonlyArray<ConfigResource<RequestAuthenticationSpec>>
+  readonly telemetries: ReadonlyArray<ConfigResource<TelemetrySpec>>
+  readonly wasmPlugins: ReadonlyArray<ConfigResource<WasmPluginSpec>>
+}
+
+export const emptyProxyConfigInput: ProxyConfigInput = {
+  gateways: [],
+  sidecars: [],
+  envoyFilters: [],
+  requestAuthentications: [],
+  telemetries: [],
+  wasmPlugins: [],
 }
 
 export const emptyPushContextInput: PushContextInput = {
@@ -56,6 +86,60 @@ export interface PushContextOptions {
   readonly trustDomain: string
   /** Mesh config `rootNamespace`: PeerAuthentications there without a selector are mesh-wide. */
   readonly rootNamespace: string
+  /** What only the proxy (sidecar and gateway) generators read. */
+  readonly proxy: ProxyGenOptions
+}
+
+/** The mesh config fields and environment variables of the proxy generators (spec 000 §4.3). */
+export interface ProxyGenOptions {
+  /** Mesh config `outboundTrafficPolicy.mode`: unknown destinations pass through or are dropped. */
+  readonly outboundTrafficPolicy: "ALLOW_ANY" | "REGISTRY_ONLY"
+  /** Mesh config `defaultServiceExportTo` (`*` when unset). */
+  readonly defaultServiceExportTo: ReadonlyArray<string>
+  /** Mesh config `defaultVirtualServiceExportTo`. */
+  readonly defaultVirtualServiceExportTo: ReadonlyArray<string>
+  /** Mesh config `defaultDestinationRuleExportTo`. */
+  readonly defaultDestinationRuleExportTo: ReadonlyArray<string>
+  /** Mesh config `accessLogFile`; empty: no access log unless a Telemetry asks for one. */
+  readonly accessLogFile: string
+  /** Mesh config `accessLogEncoding` (TEXT or JSON). */
+  readonly accessLogEncoding: "TEXT" | "JSON"
+  /** Mesh config `enableTracing`. */
+  readonly enableTracing: boolean
+  /** `PILOT_TRACE_SAMPLING`: percent, 0–100. */
+  readonly traceSampling: number
+  /** `PILOT_ENABLE_ALPN_FILTER`. */
+  readonly enableAlpnFilter: boolean
+  /** `PILOT_ENABLE_ROUTE_COLLAPSE_OPTIMIZATION`. */
+  readonly enableRouteCollapse: boolean
+  /** `ENABLE_AUTO_SNI`. */
+  readonly enableAutoSni: boolean
+  /** `PILOT_FILTER_GATEWAY_CLUSTER_CONFIG`. */
+  readonly filterGatewayClusterConfig: boolean
+  /** `PILOT_SCOPE_GATEWAY_TO_NAMESPACE`. */
+  readonly scopeGatewayToNamespace: boolean
+  /** Mesh config `connectTimeout`, milliseconds (a number: options are compared as JSON) (default 10 s). */
+  readonly connectTimeoutMs: number
+  /** Mesh config `protocolDetectionTimeout`, milliseconds (0 disables the timeout). */
+  readonly protocolDetectionTimeoutMs: number
+}
+
+export const defaultProxyGenOptions: ProxyGenOptions = {
+  outboundTrafficPolicy: "ALLOW_ANY",
+  defaultServiceExportTo: ["*"],
+  defaultVirtualServiceExportTo: ["*"],
+  defaultDestinationRuleExportTo: ["*"],
+  accessLogFile: "",
+  accessLogEncoding: "TEXT",
+  enableTracing: true,
+  traceSampling: 1,
+  enableAlpnFilter: true,
+  enableRouteCollapse: true,
+  enableAutoSni: true,
+  filterGatewayClusterConfig: false,
+  scopeGatewayToNamespace: false,
+  connectTimeoutMs: 10_000,
+  protocolDetectionTimeoutMs: 0,
 }
 
 export const defaultPushContextOptions: PushContextOptions = {
@@ -65,6 +149,7 @@ export const defaultPushContextOptions: PushContextOptions = {
   enableAutoMtls: true,
   trustDomain: "cluster.local",
   rootNamespace: "mesh-system",
+  proxy: defaultProxyGenOptions,
 }
 
 export interface PushContext {
@@ -80,6 +165,8 @@ export interface PushContext {
   readonly peerAuthentications: ReadonlyArray<PeerAuthenticationView>
   /** AuthorizationPolicies, oldest first. */
   readonly authorizationPolicies: ReadonlyArray<AuthorizationPolicyView>
+  /** What only the proxy generators read, each kind oldest first. */
+  readonly proxyConfig: ProxyConfigInput
   /** Fingerprint of one input facet of a host (memoised). */
   readonly fingerprint: (facet: "service" | "endpoints" | "vs" | "dr", host: string) => string
   /** What this context derived from its inputs, shared with the contexts built from it. */
@@ -220,6 +307,8 @@ export const makePushContext = (
     .sort(byAge)
     .map((resource) => viewOf(memo.authorizationPolicies, resource, authorizationPolicyView))
 
+  const proxyConfig = sortedProxyConfig(input.proxyConfig)
+
   const fingerprint = fingerprintOf(
     memo.fingerprints,
     serviceByHost,
@@ -239,9 +328,32 @@ export const makePushContext = (
     destinationRuleByHost,
     peerAuthentications,
     authorizationPolicies,
+    proxyConfig,
     fingerprint,
     memo,
   }
+}
+
+const sortedProxyConfig = (input: ProxyConfigInput | undefined): ProxyConfigInput =>
+  input === undefined
+    ? emptyProxyConfigInput
+    : {
+        gateways: [...input.gateways].sort(byAge),
+        sidecars: [...input.sidecars].sort(byAge),
+        envoyFilters: [...input.envoyFilters].sort(byAge),
+        requestAuthentications: [...input.requestAuthentications].sort(byAge),
+        telemetries: [...input.telemetries].sort(byAge),
+        wasmPlugins: [...input.wasmPlugins].sort(byAge),
+      }
+
+/** Whether two inputs' proxy-only config may differ (compared by content when not the same objects). */
+const proxyConfigDiffers = (before: PushContext, after: PushContext): boolean => {
+  const a = before.input.proxyConfig
+  const b = after.input.proxyConfig
+  if (a === b) return false
+  if (a === undefined || b === undefined) return true
+  const kinds = Object.keys(emptyProxyConfigInput) as ReadonlyArray<keyof ProxyConfigInput>
+  return kinds.some((kind) => a[kind] !== b[kind] && jsonOf(a[kind]) !== jsonOf(b[kind]))
 }
 
 /** The endpoints of `hosts` in `endpoints`, grouped by host in their order. */
@@ -385,6 +497,8 @@ export const changedHosts = (before: PushContext, after: PushContext): ReadonlyS
     JSON.stringify(before.peerAuthentications) !== JSON.stringify(after.peerAuthentications)
   )
     return undefined
+  // Gateways, Sidecars, EnvoyFilters, ... may change any proxy resource.
+  if (proxyConfigDiffers(before, after)) return undefined
   const hosts = new Set<string>([
     ...before.serviceByHost.keys(),
     ...after.serviceByHost.keys(),
