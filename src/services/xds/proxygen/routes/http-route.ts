@@ -1,0 +1,358 @@
+/**
+ * VirtualService HTTP routes → Envoy `config.route.v3.Route` objects for one listener (port,
+ * gateway, source proxy), and the route a service without a VirtualService gets.
+ *
+ * Each http route gives one Envoy route per match that applies to the listener (a route without
+ * matches gives one catching everything); the first catch-all ends the list, as later routes
+ * could never be reached. Destinations become `outbound|port|subset|host` clusters whether or
+ * not the host is known: an unknown one has no cluster, so the proxy answers 503, as the
+ * reference does (and the generator warns).
+ */
+import type { HTTPRoute } from "../../../config-model/schemas/virtual-service.js"
+import type { Service } from "../../../registry/model.js"
+import type { ProtoObject } from "../../cache/resource-spec.js"
+import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
+import { lookupService, type PushContext, resolveHost } from "../../model/push-context.js"
+import { Filter, outboundClusterName, TypedConfig } from "../well-known.js"
+import type { HttpMatch } from "./delegate.js"
+import { isCatchAll, matchApplies, type RouteTarget, routeMatch } from "./http-match.js"
+import { headerFields, headerMutations, percentPerHundred, percentPerMillion } from "./proto-values.js"
+import { corsConfig, defaultRetryPolicy, faultConfig, retryPolicy, timeoutFields } from "./route-policies.js"
+import type { VirtualServiceResource } from "./virtual-services.js"
+
+export type { RouteTarget } from "./http-match.js"
+
+export interface HttpRoutes {
+  readonly routes: ReadonlyArray<ProtoObject>
+  readonly warnings: ReadonlyArray<GeneratorNotice>
+}
+
+/** The name of the route a service without a VirtualService gets. */
+export const DEFAULT_ROUTE_NAME = "default"
+
+/** The tracing operation of a route to `host:port` (`host:port/*` for the whole service). */
+export const traceOperation = (host: string, port: number, path = "/*"): string => `${host}:${port}${path}`
+
+/** The route a service port without a VirtualService gets: everything to its cluster, no timeout, default retries. */
+export const defaultHttpRoute = (host: string, port: number): ProtoObject => ({
+  name: DEFAULT_ROUTE_NAME,
+  match: { prefix: "/" },
+  route: { cluster: outboundClusterName(host, port), ...timeoutFields(undefined), retry_policy: defaultRetryPolicy() },
+  decorator: { operation: traceOperation(host, port) },
+})
+
+// ---------------------------------------------------------------------------------------------
+// Destinations
+
+interface DestinationSpec {
+  readonly host: string
+  readonly subset?: string | undefined
+  readonly port?: { readonly number: number } | undefined
+}
+
+/** The service a destination host names (short names in the VirtualService's namespace). */
+export const destinationService = (push: PushContext, host: string, namespace: string): Service | undefined =>
+  lookupService(push, resolveHost(host, namespace, push.options.domainSuffix)) ?? lookupService(push, host)
+
+/**
+ * The cluster of a destination: its port, else the service's only port, else the listener's.
+ * `onUnknown` is called when the host is not in the registry.
+ */
+export const destinationCluster = (
+  push: PushContext,
+  destination: DestinationSpec,
+  namespace: string,
+  listenerPort: number,
+  onUnknown?: (host: string) => void,
+): string => {
+  const service = destinationService(push, destination.host, namespace)
+  if (service === undefined) onUnknown?.(resolveHost(destination.host, namespace, push.options.domainSuffix))
+  const host = service?.hostname ?? resolveHost(destination.host, namespace, push.options.domainSuffix)
+  const port =
+    destination.port?.number ??
+    (service !== undefined && service.ports.length === 1 ? service.ports[0]!.port : listenerPort)
+  return outboundClusterName(host, port, destination.subset ?? "")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Actions
+
+const REDIRECT_CODES: Readonly<Record<number, string>> = {
+  301: "MOVED_PERMANENTLY",
+  302: "FOUND",
+  303: "SEE_OTHER",
+  307: "TEMPORARY_REDIRECT",
+  308: "PERMANENT_REDIRECT",
+}
+
+const redirectAction = (redirect: NonNullable<HTTPRoute["redirect"]>, listenerPort: number): ProtoObject => ({
+  ...(redirect.scheme ? { scheme_redirect: redirect.scheme } : {}),
+  ...(redirect.authority ? { host_redirect: redirect.authority } : {}),
+  // The proxy cannot derive the port from the request, but the routes are built per port.
+  ...(redirect.port !== undefined
+    ? { port_redirect: redirect.port }
+    : redirect.derivePort === "FROM_REQUEST_PORT"
+      ? { port_redirect: listenerPort }
+      : {}),
+  ...(redirect.uri ? { path_redirect: redirect.uri } : {}),
+  response_code: REDIRECT_CODES[redirect.redirectCode ?? 301] ?? "MOVED_PERMANENTLY",
+})
+
+const directResponseAction = (response: NonNullable<HTTPRoute["directResponse"]>): ProtoObject => ({
+  status: response.status,
+  ...(response.body?.string !== undefined
+    ? { body: { inline_string: response.body.string } }
+    : response.body?.bytes !== undefined
+      ? { body: { inline_bytes: response.body.bytes } }
+      : {}),
+})
+
+/** The mirror policies of a route: legacy `mirror` (+ `mirrorPercentage`/`mirrorPercent`) then `mirrors`. */
+const mirrorPolicies = (http: HTTPRoute, cluster: (d: DestinationSpec) => string): ReadonlyArray<ProtoObject> => {
+  const fraction = (percentage: { readonly value?: number | undefined } | undefined, percent?: number) =>
+    percentage !== undefined
+      ? (percentage.value ?? 0) > 0
+        ? percentPerMillion(percentage.value ?? 0)
+        : undefined
+      : percent !== undefined
+        ? percent > 0
+          ? percentPerHundred(percent)
+          : undefined
+        : percentPerHundred(100)
+  const mirrors = [
+    ...(http.mirror !== undefined
+      ? [{ destination: http.mirror, value: fraction(http.mirrorPercentage, http.mirrorPercent) }]
+      : []),
+    ...(http.mirrors ?? []).map((m) => ({ destination: m.destination, value: fraction(m.percentage) })),
+  ]
+  return mirrors.flatMap(({ destination, value }) =>
+    value === undefined
+      ? []
+      : [
+          {
+            cluster: cluster(destination),
+            runtime_fraction: { default_value: value },
+            trace_sampled: { value: false },
+          },
+        ],
+  )
+}
+
+interface Built {
+  /** The Route without match, name and decorator. */
+  readonly body: Record<string, unknown>
+}
+
+const buildAction = (
+  push: PushContext,
+  vs: VirtualServiceResource,
+  http: HTTPRoute,
+  index: number,
+  target: RouteTarget,
+  warn: (message: string) => void,
+): Built => {
+  const namespace = vs.meta.namespace
+  const headers = headerMutations(http.headers)
+  const body: Record<string, unknown> = { ...headerFields(headers) }
+  const perFilter: Record<string, ProtoObject> = {}
+  if (http.fault !== undefined && http.redirect === undefined && http.directResponse === undefined) {
+    const fault = faultConfig(http.fault)
+    if (fault !== undefined) perFilter[Filter.fault] = fault
+    else warn(`field http[${index}].fault: no delay or abort the proxy supports; fault ignored`)
+  }
+  if (http.corsPolicy !== undefined) perFilter[Filter.cors] = corsConfig(http.corsPolicy)
+
+  if (http.redirect !== undefined) body.redirect = redirectAction(http.redirect, target.port)
+  else if (http.directResponse !== undefined) body.direct_response = directResponseAction(http.directResponse)
+  else {
+    const cluster = (d: DestinationSpec, at: string) =>
+      destinationCluster(push, d, namespace, target.port, (host) =>
+        warn(`field ${at}.host: ${host} is not in the service registry; requests to it get 503`),
+      )
+    const all = http.route ?? []
+    // Zero weights are dropped when other destinations remain (a lone destination gets all traffic).
+    const kept = all.map((d, j) => ({ d, j })).filter(({ d }) => all.length === 1 || (d.weight ?? 0) > 0)
+    const weighted = kept.map(({ d, j }) => {
+      const ops = headerMutations(d.headers)
+      return {
+        name: cluster(d.destination, `http[${index}].route[${j}].destination`),
+        weight: all.length === 1 ? 100 : (d.weight ?? 0),
+        ops,
+      }
+    })
+    const action: Record<string, unknown> = {}
+    let authority = headers.authority
+    if (http.rewrite?.authority) authority = http.rewrite.authority
+    if (weighted.length === 1) {
+      const only = weighted[0]!
+      action.cluster = only.name
+      // A lone destination's header operations join the route's.
+      for (const field of [
+        "request_headers_to_add",
+        "request_headers_to_remove",
+        "response_headers_to_add",
+        "response_headers_to_remove",
+      ] as const) {
+        const merged = [...((body[field] as ReadonlyArray<unknown> | undefined) ?? []), ...only.ops[field]]
+        if (merged.length > 0) body[field] = merged
+      }
+      if (authority === undefined && only.ops.authority !== undefined) authority = only.ops.authority
+    } else if (weighted.length > 1) {
+      action.weighted_clusters = {
+        clusters: weighted.map((w) => ({
+          name: w.name,
+          weight: { value: w.weight },
+          ...headerFields(w.ops),
+          ...(w.ops.authority !== undefined ? { host_rewrite_literal: w.ops.authority } : {}),
+        })),
+      }
+    } else {
+      warn(`field http[${index}].route: no destination with a weight; route dropped`)
+    }
+    const rewrite = http.rewrite
+    if (rewrite?.uriRegexRewrite?.match && rewrite.uriRegexRewrite.rewrite !== undefined)
+      action.regex_rewrite = {
+        pattern: { regex: rewrite.uriRegexRewrite.match },
+        substitution: rewrite.uriRegexRewrite.rewrite,
+      }
+    else if (rewrite?.uri) action.prefix_rewrite = rewrite.uri
+    if (authority !== undefined) action.host_rewrite_literal = authority
+    Object.assign(action, timeoutFields(http.timeout))
+    const retries = retryPolicy(http.retries)
+    if (retries !== undefined) action.retry_policy = retries
+    const mirrors = mirrorPolicies(http, (d) => cluster(d, `http[${index}].mirror`))
+    if (mirrors.length > 0) action.request_mirror_policies = mirrors
+    if (weighted.length > 0) body.route = action
+  }
+  if (Object.keys(perFilter).length > 0) body.typed_per_filter_config = perFilter
+  return { body }
+}
+
+/** The tracing operation of a route: `host:port<path>` for one cluster, else `<vs name>:port<path>`. */
+const operationOf = (route: Record<string, unknown>, vsName: string, port: number): string => {
+  const match = route.match as Record<string, unknown>
+  const path =
+    typeof match.prefix === "string"
+      ? `${match.prefix}*`
+      : typeof match.path === "string"
+        ? match.path
+        : typeof (match.safe_regex as { regex?: string } | undefined)?.regex === "string"
+          ? (match.safe_regex as { regex: string }).regex
+          : "/*"
+  const cluster = (route.route as { cluster?: unknown } | undefined)?.cluster
+  if (typeof cluster === "string") {
+    const [, clusterPort, , host] = cluster.split("|")
+    if (host !== undefined) return traceOperation(host, Number(clusterPort), path)
+  }
+  return traceOperation(vsName, port, path)
+}
+
+const routeName = (http: HTTPRoute, match: HttpMatch | undefined): string | undefined => {
+  const own = http.name ?? ""
+  const sub = match?.name ?? ""
+  const name = own !== "" && sub !== "" ? `${own}.${sub}` : own !== "" ? own : sub
+  return name === "" ? undefined : name
+}
+
+const translate = (push: PushContext, vs: VirtualServiceResource, target: RouteTarget): HttpRoutes => {
+  const warnings: Array<GeneratorNotice> = []
+  const warn = (message: string) =>
+    warnings.push({
+      level: "warning",
+      scope: "model",
+      message: `VirtualService ${vs.meta.namespace}/${vs.meta.name}: ${message}`,
+    })
+  const routes: Array<ProtoObject> = []
+  const https = vs.spec.http ?? []
+  for (const [index, http] of https.entries()) {
+    // Delegating routes are replaced by their delegate's routes before translation.
+    if (http.delegate !== undefined) continue
+    const matches: ReadonlyArray<HttpMatch | undefined> = (http.match ?? []).length === 0 ? [undefined] : http.match!
+    let built: Built | undefined
+    let catchAll = false
+    for (const [j, match] of matches.entries()) {
+      if (!matchApplies(match, target, vs.meta.namespace)) continue
+      built ??= buildAction(push, vs, http, index, target, warn)
+      const { body } = built
+      if (body.route === undefined && body.redirect === undefined && body.direct_response === undefined) break
+      const translated = routeMatch(match)
+      for (const key of translated.skipped)
+        warn(
+          `field http[${index}].match[${j}].headers.${key}: JWT claim routing needs a gateway with RequestAuthentication; condition ignored`,
+        )
+      const name = routeName(http, match)
+      const route: Record<string, unknown> = {
+        ...(name !== undefined ? { name } : {}),
+        match: translated.match,
+        ...body,
+      }
+      route.decorator = { operation: operationOf(route, vs.meta.name, target.port) }
+      routes.push(route)
+      if (isCatchAll(match)) {
+        catchAll = true
+        break
+      }
+    }
+    if (catchAll) break
+  }
+  return { routes, warnings }
+}
+
+const routesByPush = new WeakMap<PushContext, WeakMap<VirtualServiceResource, Map<string, HttpRoutes>>>()
+
+/** Whether any match of the VirtualService depends on who asks (labels, namespace). */
+const readsSource = (vs: VirtualServiceResource): boolean =>
+  (vs.spec.http ?? []).some((h) =>
+    (h.match ?? []).some((m) => Object.keys(m.sourceLabels ?? {}).length > 0 || (m.sourceNamespace ?? "") !== ""),
+  )
+
+/**
+ * The Envoy routes of `vs`'s http routes for `target` (memoised per push, VirtualService object
+ * and what of the target the result reads).
+ */
+export const httpRoutesFor = (push: PushContext, vs: VirtualServiceResource, target: RouteTarget): HttpRoutes => {
+  let byVs = routesByPush.get(push)
+  if (byVs === undefined) {
+    byVs = new WeakMap()
+    routesByPush.set(push, byVs)
+  }
+  let byTarget = byVs.get(vs)
+  if (byTarget === undefined) {
+    byTarget = new Map()
+    byVs.set(vs, byTarget)
+  }
+  const gateways = [...(target.gateway !== undefined ? [target.gateway] : []), ...(target.gateways ?? [])].join(",")
+  const key = readsSource(vs)
+    ? JSON.stringify([target.port, gateways, target.sourceNamespace, Object.entries(target.sourceLabels).sort()])
+    : `${target.port}|${gateways}`
+  let result = byTarget.get(key)
+  if (result === undefined) {
+    result = translate(push, vs, target)
+    byTarget.set(key, result)
+  }
+  return result
+}
+
+// ---------------------------------------------------------------------------------------------
+// Filters
+
+/** The optional HTTP filters routes use through `typed_per_filter_config`, in the reference's chain order. */
+export const httpFilterNamesNeeded = (routes: ReadonlyArray<ProtoObject>): ReadonlyArray<string> => {
+  const used = new Set<string>()
+  const scan = (config: unknown) => {
+    if (typeof config === "object" && config !== null) for (const name of Object.keys(config)) used.add(name)
+  }
+  for (const route of routes) {
+    scan(route.typed_per_filter_config)
+    const clusters = (route.route as { weighted_clusters?: { clusters?: ReadonlyArray<ProtoObject> } } | undefined)
+      ?.weighted_clusters?.clusters
+    for (const c of clusters ?? []) scan(c.typed_per_filter_config)
+  }
+  return [Filter.fault, Filter.cors].filter((name) => used.has(name))
+}
+
+/** The HttpFilter entry of an optional filter named by `httpFilterNamesNeeded` (placed before the router). */
+export const optionalHttpFilter = (name: string): ProtoObject => ({
+  name,
+  typed_config: { "@type": name === Filter.cors ? TypedConfig.cors : TypedConfig.fault },
+})

@@ -1,0 +1,31 @@
+/**
+ * VirtualService → Envoy route translation, shared by sidecar RDS (outbound) and gateway RDS:
+ * which VirtualServices apply, their HTTP routes, TCP/TLS upstreams, virtual host domains.
+ */
+export { type HttpMatch, mergeHttpRoute } from "./delegate.js"
+export { altHosts, collapseVirtualHosts, routeHostDomains } from "./domains.js"
+export { isCatchAll, matchApplies, type RouteTarget, routeMatch } from "./http-match.js"
+export {
+  DEFAULT_ROUTE_NAME,
+  defaultHttpRoute,
+  destinationCluster,
+  destinationService,
+  type HttpRoutes,
+  httpFilterNamesNeeded,
+  httpRoutesFor,
+  optionalHttpFilter,
+  traceOperation,
+} from "./http-route.js"
+export { type L4Route, type L4Source, type TlsRoute, tcpRouteCluster, tlsRoutes } from "./l4-routes.js"
+export { destinationHosts, virtualServiceKey } from "./route-key.js"
+export { defaultRetryPolicy, retryPolicy } from "./route-policies.js"
+export {
+  boundGateways,
+  delegatesOf,
+  gatewayVirtualServices,
+  MESH_GATEWAY,
+  resolveGatewayName,
+  type VirtualServiceResource,
+  virtualServicesForProxy,
+  virtualServiceWarnings,
+} from "./virtual-services.js"
