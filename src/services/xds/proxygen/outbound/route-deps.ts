@@ -1,0 +1,98 @@
+/**
+ * What the outbound generators take from VirtualServices (through the routes helper): the
+ * sidecar's VirtualServices indexed by host, which one routes a host, and the TCP proxy target
+ * of a service port.
+ */
+import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
+import { type PushContext, resolveHost } from "../../model/push-context.js"
+import type { ProxyView } from "../proxy-view.js"
+import { type VirtualServiceResource, virtualServicesForProxy } from "../routes/index.js"
+import { hostMatches } from "../scope.js"
+import { outboundClusterName } from "../well-known.js"
+
+export type { VirtualServiceResource } from "../routes/index.js"
+
+/** Where a TCP proxy sends a connection: the tcp_proxy cluster fields, and its stat prefix. */
+export interface TcpTarget {
+  /** `{cluster}` or `{weighted_clusters}`. */
+  readonly upstream: Readonly<Record<string, unknown>>
+  readonly statPrefix: string
+}
+
+export const clusterTarget = (cluster: string): TcpTarget => ({ upstream: { cluster }, statPrefix: cluster })
+
+/** The default target of a service port: its cluster. */
+export const serviceClusterTarget = (host: string, port: number): TcpTarget =>
+  clusterTarget(outboundClusterName(host, port))
+
+/** The sidecar's VirtualServices by FQDN host (the oldest wins), and their wildcard hosts. */
+export interface VirtualServiceIndex {
+  readonly byHost: ReadonlyMap<string, VirtualServiceResource>
+  /** Wildcard hosts (`*.example.com`), in VirtualService age order. */
+  readonly wildcards: ReadonlyArray<{ readonly host: string; readonly vs: VirtualServiceResource }>
+  /** Whether a route of some VirtualService matches on client labels (output then depends on them). */
+  readonly labelDependent: boolean
+}
+
+/** Whether any route of the VirtualService matches on the client's labels. */
+export const usesSourceLabels = (vs: VirtualServiceResource): boolean =>
+  [...(vs.spec.http ?? []), ...(vs.spec.tcp ?? []), ...(vs.spec.tls ?? [])].some((route) =>
+    (route.match ?? []).some((m) => m.sourceLabels !== undefined && Object.keys(m.sourceLabels).length > 0),
+  )
+
+const indexes = new WeakMap<PushContext, Map<string, VirtualServiceIndex>>()
+
+/**
+ * The index of the VirtualServices `proxy` sees (memoised per push and namespace: a sidecar's
+ * VirtualServices depend on its namespace alone, through `exportTo`).
+ */
+export const virtualServiceIndex = (push: PushContext, proxy: ProxyView): VirtualServiceIndex => {
+  let byNamespace = indexes.get(push)
+  if (byNamespace === undefined) {
+    byNamespace = new Map()
+    indexes.set(push, byNamespace)
+  }
+  const cached = byNamespace.get(proxy.namespace)
+  if (cached !== undefined) return cached
+  let labelDependent = false
+  const byHost = new Map<string, VirtualServiceResource>()
+  const wildcards: Array<{ host: string; vs: VirtualServiceResource }> = []
+  for (const vs of virtualServicesForProxy(push, proxy)) {
+    if (usesSourceLabels(vs)) labelDependent = true
+    for (const raw of vs.spec.hosts ?? []) {
+      const host = resolveHost(raw, vs.meta.namespace, push.options.domainSuffix)
+      if (byHost.has(host)) continue
+      byHost.set(host, vs)
+      if (host.startsWith("*")) wildcards.push({ host, vs })
+    }
+  }
+  const index = { byHost, wildcards, labelDependent }
+  byNamespace.set(proxy.namespace, index)
+  return index
+}
+
+/** The VirtualService routing `host`: the one naming it, else the one with the most specific wildcard host. */
+export const virtualServiceFor = (index: VirtualServiceIndex, host: string): VirtualServiceResource | undefined => {
+  const exact = index.byHost.get(host)
+  if (exact !== undefined) return exact
+  let best: { host: string; vs: VirtualServiceResource } | undefined
+  for (const w of index.wildcards)
+    if (hostMatches(w.host, host) && (best === undefined || w.host.length > best.host.length)) best = w
+  return best?.vs
+}
+
+/** A notice collector: each text once. */
+export const noticeSink = () => {
+  const seen = new Set<string>()
+  const notices: Array<GeneratorNotice> = []
+  return {
+    notices,
+    add: (more: ReadonlyArray<GeneratorNotice>) => {
+      for (const n of more)
+        if (!seen.has(n.message)) {
+          seen.add(n.message)
+          notices.push(n)
+        }
+    },
+  }
+}

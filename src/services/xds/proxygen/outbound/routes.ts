@@ -1,0 +1,168 @@
+/**
+ * A sidecar's outbound route configurations (RDS), by the names its listeners ask for: `"<port>"`
+ * for the HTTP chain of a port's wildcard listener (every HTTP service of the scope on that port),
+ * `"<host>:<port>"` for a sniffed listener on one service's VIP. Each service gets a virtual host
+ * (`host:port`, its host names and VIPs as domains) with its VirtualService's routes or the
+ * default route; VirtualService hosts that are no service (wildcards such as `*.example.com`,
+ * external names) get their own; then a catch-all: `allow_any` to PassthroughCluster
+ * (ALLOW_ANY) or `block_all` answering 502 (REGISTRY_ONLY).
+ */
+import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
+import { type Generated, type GeneratorNotice, noNotices } from "../../grpcgen/generator-notices.js"
+import { digest, type PushContext } from "../../model/push-context.js"
+import type { ProxyView } from "../proxy-view.js"
+import {
+  collapseVirtualHosts,
+  defaultHttpRoute,
+  httpRoutesFor,
+  routeHostDomains,
+  type VirtualServiceResource,
+  virtualServiceKey,
+} from "../routes/index.js"
+import { PASSTHROUGH_CLUSTER } from "../well-known.js"
+import { type OutboundPlan, outboundPlan, type RoutePlan, type TrafficPolicy } from "./plan.js"
+import { virtualServiceFor } from "./route-deps.js"
+
+export const ALLOW_ANY_VIRTUAL_HOST = "allow_any"
+export const BLOCK_ALL_VIRTUAL_HOST = "block_all"
+
+const ZERO = { seconds: "0", nanos: 0 }
+
+/** The catch-all virtual host of a port's route configuration. */
+export const catchAllVirtualHost = (policy: TrafficPolicy): ProtoObject =>
+  policy === "ALLOW_ANY"
+    ? {
+        name: ALLOW_ANY_VIRTUAL_HOST,
+        domains: ["*"],
+        routes: [
+          {
+            name: ALLOW_ANY_VIRTUAL_HOST,
+            match: { prefix: "/" },
+            route: { cluster: PASSTHROUGH_CLUSTER, timeout: ZERO, max_grpc_timeout: ZERO },
+          },
+        ],
+        include_request_attempt_count: true,
+      }
+    : {
+        name: BLOCK_ALL_VIRTUAL_HOST,
+        domains: ["*"],
+        routes: [{ name: BLOCK_ALL_VIRTUAL_HOST, match: { prefix: "/" }, direct_response: { status: 502 } }],
+        include_request_attempt_count: true,
+      }
+
+const portOfName = (name: string): number | undefined => {
+  if (!/^[0-9]+$/.test(name)) return undefined
+  const port = Number(name)
+  return port > 0 && port <= 65535 ? port : undefined
+}
+
+/** One virtual host to build: a host, and the VirtualService routing it, if any. */
+interface HostEntry {
+  readonly host: string
+  readonly vs?: VirtualServiceResource
+  /** A service of the scope (default route without a VirtualService), else a VirtualService-only host. */
+  readonly service: boolean
+}
+
+interface RouteEntry {
+  readonly spec: ResourceSpec
+  readonly warnings: ReadonlyArray<GeneratorNotice>
+}
+
+/** VirtualService hosts that are no service of the registry (those in another scope stay hidden). */
+const virtualServiceOnlyHosts = (push: PushContext, plan: OutboundPlan): ReadonlyArray<HostEntry> =>
+  [...plan.index.byHost]
+    .filter(([host]) => !push.serviceByHost.has(host))
+    .map(([host, vs]) => ({ host, vs, service: false }))
+
+const entries = new WeakMap<OutboundPlan, Map<string, RouteEntry>>()
+
+const routeEntry = (push: PushContext, proxy: ProxyView, plan: OutboundPlan, route: RoutePlan): RouteEntry => {
+  const port = route.port
+  const byPort = route.name === String(port)
+  const hosts: Array<HostEntry> = route.hosts.map((host) => {
+    const vs = virtualServiceFor(plan.index, host)
+    return vs !== undefined ? { host, vs, service: true } : { host, service: true }
+  })
+  if (byPort) hosts.push(...virtualServiceOnlyHosts(push, plan))
+
+  // Routes are computed now (once per plan and name) for what they have to say about the config.
+  const warnings: Array<GeneratorNotice> = []
+  const routesByVs = new Map<VirtualServiceResource, ReadonlyArray<ProtoObject>>()
+  for (const { vs } of hosts) {
+    if (vs === undefined || routesByVs.has(vs)) continue
+    const result = httpRoutesFor(push, vs, { port, sourceLabels: proxy.labels, sourceNamespace: proxy.namespace })
+    routesByVs.set(vs, result.routes)
+    warnings.push(...result.warnings)
+  }
+
+  const policy = plan.trafficPolicy
+  const collapse = push.options.proxy.enableRouteCollapse
+  const namespace = proxy.namespace
+  const deps = hosts.map(
+    (h) =>
+      `${h.host}=${push.fingerprint("service", h.host)}:${h.vs !== undefined ? virtualServiceKey(push, h.vs) : "-"}`,
+  )
+  const key = `R|${plan.key}|${policy}|${collapse}|${push.options.domainSuffix}|${route.name}|${digest(deps.join(";"))}`
+
+  const build = (): ProtoObject => {
+    const used = new Set<string>(byPort ? ["*"] : [])
+    const virtualHosts: Array<ProtoObject> = []
+    for (const entry of hosts) {
+      const vsRoutes = entry.vs !== undefined ? (routesByVs.get(entry.vs) ?? []) : []
+      const routes = vsRoutes.length > 0 ? vsRoutes : entry.service ? [defaultHttpRoute(entry.host, port)] : []
+      if (routes.length === 0) continue
+      const domains = (
+        entry.service ? routeHostDomains(entry.host, port, push, namespace) : [entry.host, `${entry.host}:${port}`]
+      ).filter((d) => {
+        if (used.has(d)) return false
+        used.add(d)
+        return true
+      })
+      // Domains must be unique in a route configuration: a host whose names are all taken is left out.
+      if (domains.length === 0) continue
+      virtualHosts.push({ name: `${entry.host}:${port}`, domains, routes, include_request_attempt_count: true })
+    }
+    return {
+      name: route.name,
+      virtual_hosts: [
+        ...(collapse ? collapseVirtualHosts(virtualHosts) : virtualHosts),
+        ...(byPort ? [catchAllVirtualHost(policy)] : []),
+      ],
+      validate_clusters: { value: false },
+    }
+  }
+  return { spec: { name: route.name, key, build }, warnings: warnings.length > 0 ? warnings : noNotices }
+}
+
+/**
+ * The route configurations named in `names` (every one the outbound listeners refer to when
+ * empty). A port no listener has still gets its catch-all, so a watch for it is answered.
+ */
+export const generateOutboundRoutes = (
+  push: PushContext,
+  proxy: ProxyView,
+  names: ReadonlyArray<string>,
+): Generated => {
+  const plan = outboundPlan(push, proxy)
+  let byName = entries.get(plan)
+  if (byName === undefined) {
+    byName = new Map()
+    entries.set(plan, byName)
+  }
+  const resources: Array<ResourceSpec> = []
+  let warnings: ReadonlyArray<GeneratorNotice> = noNotices
+  for (const name of names.length > 0 ? names : [...plan.routes.keys()]) {
+    let entry = byName.get(name)
+    if (entry === undefined) {
+      const port = portOfName(name)
+      const route = plan.routes.get(name) ?? (port !== undefined ? { name, port, hosts: [] } : undefined)
+      if (route === undefined) continue
+      entry = routeEntry(push, proxy, plan, route)
+      byName.set(name, entry)
+    }
+    resources.push(entry.spec)
+    if (entry.warnings.length > 0) warnings = [...warnings, ...entry.warnings]
+  }
+  return { resources, warnings }
+}
