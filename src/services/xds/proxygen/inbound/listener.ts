@@ -1,0 +1,363 @@
+/**
+ * The sidecar's `virtualInbound` listener (0.0.0.0:15006): every connection the capture rules
+ * redirect to the workload arrives here and is matched to a filter chain by its original
+ * destination port, its transport (TLS or plaintext, told by the TLS inspector) and its ALPN
+ * (from the TLS handshake, or the HTTP inspector's guess for plaintext).
+ *
+ * Per inbound port (ports.ts), by the PeerAuthentication mode that applies to the workload port:
+ *
+ * | class | STRICT                  | PERMISSIVE                                   | DISABLE                   |
+ * |-------|-------------------------|----------------------------------------------|---------------------------|
+ * | http  | tls+mesh ALPN → HCM     | + raw_buffer → HCM                            | raw_buffer → HCM          |
+ * | tcp   | tls+mesh ALPN → TCP     | + raw_buffer → TCP, tls (app's own) → TCP     | raw_buffer, tls → TCP     |
+ * | auto  | tls+HTTP ALPN → HCM, tls+TCP ALPN → TCP | + raw_buffer+HTTP ALPN → HCM, raw_buffer → TCP, tls → TCP | the plaintext ones |
+ *
+ * The proxy's filter-chain match picks the most specific value at each level and never backs
+ * off to a less specific one, so every transport branch a mode accepts ends in a chain without
+ * an ALPN condition where the traffic may carry none. Ports no service declares are served by
+ * passthrough chains (as an `auto` port, by the workload-wide mode) to the original destination;
+ * the listener's own port is a black hole (a loop otherwise).
+ *
+ * HTTP chains carry the JWT filter (RequestAuthentication), the RBAC filters (AuthorizationPolicy)
+ * and the router; TCP chains the network RBAC filters and tcp_proxy.
+ */
+import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
+import type { Generated, GeneratorNotice } from "../../grpcgen/generator-notices.js"
+import { workloadMtlsMode } from "../../model/mtls-mode.js"
+import { digest, type PushContext } from "../../model/push-context.js"
+import type { ProxyView } from "../proxy-view.js"
+import {
+  BLACKHOLE_CLUSTER,
+  Filter,
+  INBOUND_PASSTHROUGH_CLUSTER_IPV4,
+  MESH_ALPN_TCP,
+  TypedConfig,
+  VIRTUAL_INBOUND_LISTENER,
+  VIRTUAL_INBOUND_PORT,
+} from "../well-known.js"
+import { authzFilters } from "./authz.js"
+import { applicableRequestAuthentications, jwtFilter } from "./jwt.js"
+import { type InboundPort, inboundPorts } from "./ports.js"
+import { ingressTlsSocket, MTLS_ALPN_HTTP, MTLS_ALPN_TCP, meshMtlsSocket, PLAINTEXT_ALPN_HTTP } from "./tls.js"
+
+const ZERO: ProtoObject = { seconds: "0", nanos: 0 }
+
+const durationMs = (ms: number): ProtoObject => ({
+  seconds: String(Math.floor(ms / 1000)),
+  nanos: (ms % 1000) * 1_000_000,
+})
+
+/** The chain name of an inbound port (the reference's `inbound_0.0.0.0_<port>`). */
+export const inboundChainName = (port: number): string => `inbound_0.0.0.0_${port}`
+
+type Mode = "STRICT" | "PERMISSIVE" | "DISABLE"
+
+const modeOf = (mode: string): Mode => (mode === "STRICT" || mode === "DISABLE" ? mode : "PERMISSIVE")
+
+interface PortPlan {
+  readonly port: InboundPort
+  readonly mode: Mode
+  /** The Sidecar ingress's own TLS socket, replacing the mesh's mTLS. */
+  readonly socket?: ProtoObject
+}
+
+/** Everything the listener's bytes are made of, decided once per workload and push. */
+interface Plan {
+  readonly ports: ReadonlyArray<PortPlan>
+  readonly passthroughMode: Mode
+  readonly jwt?: ProtoObject
+  readonly httpRbac: ReadonlyArray<ProtoObject>
+  readonly networkRbac: ReadonlyArray<ProtoObject>
+  readonly detectionTimeoutMs: number
+  readonly tproxy: boolean
+}
+
+interface Planned {
+  readonly plan: Plan
+  readonly key: string
+  readonly warnings: ReadonlyArray<GeneratorNotice>
+}
+
+const notice = (scope: string, message: string): GeneratorNotice => ({ level: "warning", scope, message })
+
+const plan = (push: PushContext, proxy: ProxyView): Planned => {
+  const ports = inboundPorts(push, proxy)
+  const warnings: Array<GeneratorNotice> = ports.warnings.map((m) => notice("model", m))
+  const portPlans = ports.ports.map((port): PortPlan => {
+    const mode = modeOf(workloadMtlsMode(push, proxy.namespace, proxy.labels, port.port))
+    if (port.tls === undefined) return { port, mode }
+    const socket = ingressTlsSocket(port.tls, port.protocolClass === "http")
+    if (typeof socket !== "string") return { port, mode, socket }
+    warnings.push(
+      notice("model", `${port.origin ?? `port ${port.port}`} field tls: ${socket}; the mesh's mTLS applies`),
+    )
+    return { port, mode }
+  })
+  const ras = applicableRequestAuthentications(push, proxy)
+  const jwt = jwtFilter(ras.resources)
+  const authz = authzFilters(push, proxy, jwt.issuers)
+  for (const m of [...ras.warnings, ...jwt.warnings]) warnings.push(notice("authn", m))
+  for (const m of authz.warnings) warnings.push(notice("authorization", m))
+  const body: Plan = {
+    ports: portPlans,
+    passthroughMode: modeOf(workloadMtlsMode(push, proxy.namespace, proxy.labels, undefined)),
+    ...(jwt.filter !== undefined ? { jwt: jwt.filter } : {}),
+    httpRbac: authz.http,
+    networkRbac: authz.network,
+    detectionTimeoutMs: push.options.proxy.protocolDetectionTimeoutMs,
+    tproxy: proxy.interceptionMode === "TPROXY",
+  }
+  return { plan: body, key: `inbound|${digest(JSON.stringify(body))}`, warnings }
+}
+
+const plans = new WeakMap<PushContext, Map<string, Planned>>()
+
+/** The plan of a workload, shared by its replicas within a push. */
+const plannedFor = (push: PushContext, proxy: ProxyView): Planned => {
+  let byKey = plans.get(push)
+  if (byKey === undefined) {
+    byKey = new Map()
+    plans.set(push, byKey)
+  }
+  const key = `${proxy.scopeKey}|${inboundPorts(push, proxy).key}`
+  let planned = byKey.get(key)
+  if (planned === undefined) {
+    planned = plan(push, proxy)
+    byKey.set(key, planned)
+  }
+  return planned
+}
+
+// ---------------------------------------------------------------------------------------------
+// Filters
+
+const router: ProtoObject = { name: Filter.router, typed_config: { "@type": TypedConfig.router } }
+
+interface HttpTarget {
+  readonly statPrefix: string
+  readonly routeName: string
+  readonly virtualHost: string
+  readonly cluster: string
+  readonly operation?: string
+}
+
+const hcm = (target: HttpTarget, plan: Plan): ProtoObject => ({
+  name: Filter.httpConnectionManager,
+  typed_config: {
+    "@type": TypedConfig.httpConnectionManager,
+    stat_prefix: target.statPrefix,
+    codec_type: "AUTO",
+    route_config: {
+      name: target.routeName,
+      validate_clusters: { value: false },
+      virtual_hosts: [
+        {
+          name: target.virtualHost,
+          domains: ["*"],
+          routes: [
+            {
+              name: "default",
+              match: { prefix: "/" },
+              route: {
+                cluster: target.cluster,
+                timeout: ZERO,
+                max_stream_duration: { max_stream_duration: ZERO, grpc_timeout_header_max: ZERO },
+              },
+              ...(target.operation !== undefined ? { decorator: { operation: target.operation } } : {}),
+            },
+          ],
+        },
+      ],
+    },
+    http_filters: [...(plan.jwt !== undefined ? [plan.jwt] : []), ...plan.httpRbac, router],
+    forward_client_cert_details: "APPEND_FORWARD",
+    set_current_client_cert_details: { subject: { value: true }, dns: true, uri: true },
+    use_remote_address: { value: false },
+    normalize_path: { value: true },
+    path_with_escaped_slashes_action: "KEEP_UNCHANGED",
+    upgrade_configs: [{ upgrade_type: "websocket" }],
+    stream_idle_timeout: ZERO,
+  },
+})
+
+const tcp = (cluster: string, plan: Plan): ReadonlyArray<ProtoObject> => [
+  ...plan.networkRbac,
+  { name: Filter.tcpProxy, typed_config: { "@type": TypedConfig.tcpProxy, stat_prefix: cluster, cluster } },
+]
+
+interface Match {
+  readonly port?: number | undefined
+  readonly transport?: "tls" | "raw_buffer"
+  readonly alpn?: ReadonlyArray<string>
+}
+
+const chain = (name: string, match: Match, filters: ReadonlyArray<ProtoObject>, socket?: ProtoObject): ProtoObject => ({
+  name,
+  filter_chain_match: {
+    ...(match.port !== undefined ? { destination_port: { value: match.port } } : {}),
+    ...(match.transport !== undefined ? { transport_protocol: match.transport } : {}),
+    ...(match.alpn !== undefined ? { application_protocols: match.alpn } : {}),
+  },
+  filters,
+  ...(socket !== undefined ? { transport_socket: socket } : {}),
+})
+
+/**
+ * The chains of one port (or, without a port, the passthrough): `http`/`tcp` are the filters
+ * the HTTP and TCP chains end in, `name(variant)` their names.
+ */
+const securedChains = (
+  klass: "http" | "tcp" | "auto",
+  mode: Mode,
+  port: number | undefined,
+  name: (variant: string) => string,
+  http: () => ReadonlyArray<ProtoObject>,
+  tcpFilters: () => ReadonlyArray<ProtoObject>,
+): ReadonlyArray<ProtoObject> => {
+  const out: Array<ProtoObject> = []
+  const hasHttp = klass !== "tcp"
+  const hasTcp = klass !== "http"
+  if (mode !== "DISABLE") {
+    if (hasHttp)
+      out.push(chain(name(""), { port, transport: "tls", alpn: MTLS_ALPN_HTTP }, http(), meshMtlsSocket("http")))
+    if (klass === "tcp")
+      out.push(chain(name(""), { port, transport: "tls", alpn: MTLS_ALPN_TCP }, tcpFilters(), meshMtlsSocket("tcp")))
+    if (klass === "auto")
+      out.push(
+        chain(name("-tcp"), { port, transport: "tls", alpn: MESH_ALPN_TCP }, tcpFilters(), meshMtlsSocket("tcp")),
+      )
+  }
+  if (mode !== "STRICT") {
+    if (klass === "http") out.push(chain(name("-plaintext"), { port, transport: "raw_buffer" }, http()))
+    if (klass === "auto")
+      out.push(chain(name("-plaintext"), { port, transport: "raw_buffer", alpn: PLAINTEXT_ALPN_HTTP }, http()))
+    if (hasTcp) {
+      out.push(
+        chain(
+          name(klass === "auto" ? "-plaintext-tcp" : "-plaintext"),
+          { port, transport: "raw_buffer" },
+          tcpFilters(),
+        ),
+      )
+      // TLS the workload terminates itself (not the mesh's: no mesh ALPN, or DISABLE) passes as TCP.
+      out.push(chain(name("-tls-passthrough"), { port, transport: "tls" }, tcpFilters()))
+    }
+  }
+  return out
+}
+
+const portChains = (p: PortPlan, plan: Plan): ReadonlyArray<ProtoObject> => {
+  const { port } = p
+  const base = inboundChainName(port.port)
+  const http = () => [
+    hcm(
+      {
+        statPrefix: base,
+        routeName: port.cluster,
+        virtualHost: `inbound|http|${port.port}`,
+        cluster: port.cluster,
+        ...(port.service !== undefined ? { operation: `${port.service.host}:${port.service.port}/*` } : {}),
+      },
+      plan,
+    ),
+  ]
+  const tcpFilters = () => tcp(port.cluster, plan)
+  if (p.socket !== undefined) {
+    // The workload's own TLS (Sidecar ingress): every connection to the port must use it.
+    return [
+      chain(
+        base,
+        { port: port.port, transport: "tls" },
+        port.protocolClass === "http" ? http() : tcpFilters(),
+        p.socket,
+      ),
+    ]
+  }
+  return securedChains(port.protocolClass, p.mode, port.port, (v) => `${base}${v}`, http, tcpFilters)
+}
+
+const passthroughChains = (plan: Plan): ReadonlyArray<ProtoObject> => {
+  const cluster = INBOUND_PASSTHROUGH_CLUSTER_IPV4
+  const http = () => [hcm({ statPrefix: cluster, routeName: cluster, virtualHost: "inbound|http|0", cluster }, plan)]
+  const names: Record<string, string> = {
+    "": `${VIRTUAL_INBOUND_LISTENER}-catchall-http`,
+    "-tcp": VIRTUAL_INBOUND_LISTENER,
+    "-plaintext": `${VIRTUAL_INBOUND_LISTENER}-catchall-http-plaintext`,
+    "-plaintext-tcp": `${VIRTUAL_INBOUND_LISTENER}-plaintext`,
+    "-tls-passthrough": `${VIRTUAL_INBOUND_LISTENER}-tls-passthrough`,
+  }
+  return securedChains(
+    "auto",
+    plan.passthroughMode,
+    undefined,
+    (v) => names[v] ?? `${VIRTUAL_INBOUND_LISTENER}${v}`,
+    http,
+    () => tcp(cluster, plan),
+  )
+}
+
+/** Ports whose protocol is declared need no HTTP sniffing: the inspector is disabled for them. */
+const inspectorDisabled = (ports: ReadonlyArray<PortPlan>): ProtoObject | undefined => {
+  const explicit = ports
+    .filter((p) => p.port.protocolClass !== "auto" || p.socket !== undefined)
+    .map((p) => p.port.port)
+    .sort((a, b) => a - b)
+  const ranges: Array<{ start: number; end: number }> = []
+  for (const port of explicit) {
+    const last = ranges[ranges.length - 1]
+    if (last !== undefined && last.end === port) last.end = port + 1
+    else ranges.push({ start: port, end: port + 1 })
+  }
+  const rules = ranges.map((r) => ({ destination_port_range: r }))
+  return rules.length === 0 ? undefined : rules.length === 1 ? rules[0] : { or_match: { rules } }
+}
+
+const listener = (plan: Plan): ProtoObject => {
+  const disabled = inspectorDisabled(plan.ports)
+  return {
+    name: VIRTUAL_INBOUND_LISTENER,
+    address: { socket_address: { address: "0.0.0.0", port_value: VIRTUAL_INBOUND_PORT } },
+    traffic_direction: "INBOUND",
+    listener_filters: [
+      { name: Filter.originalDst, typed_config: { "@type": TypedConfig.originalDst } },
+      { name: Filter.tlsInspector, typed_config: { "@type": TypedConfig.tlsInspector } },
+      {
+        name: Filter.httpInspector,
+        typed_config: { "@type": TypedConfig.httpInspector },
+        ...(disabled !== undefined ? { filter_disabled: disabled } : {}),
+      },
+    ],
+    listener_filters_timeout: durationMs(plan.detectionTimeoutMs),
+    continue_on_listener_filters_timeout: true,
+    ...(plan.tproxy ? { transparent: { value: true } } : {}),
+    filter_chains: [
+      ...plan.ports.flatMap((p) => portChains(p, plan)),
+      ...passthroughChains(plan),
+      chain(
+        `${VIRTUAL_INBOUND_LISTENER}-blackhole`,
+        { port: VIRTUAL_INBOUND_PORT },
+        tcp(BLACKHOLE_CLUSTER, { ...plan, networkRbac: [] }),
+      ),
+    ],
+  }
+}
+
+/**
+ * The sidecar's inbound listener. Its key is the digest of what it is built from (ports, modes,
+ * JWT and RBAC filters, options), never the proxy's name or addresses: replicas share it.
+ * A proxy without inbound capture (`INTERCEPTION_MODE` NONE) gets none.
+ */
+export const generateInboundListener = (push: PushContext, proxy: ProxyView): Generated => {
+  if (proxy.kind !== "sidecar" || proxy.interceptionMode === "NONE") return { resources: [], warnings: [] }
+  const planned = plannedFor(push, proxy)
+  const resource: ResourceSpec = {
+    name: VIRTUAL_INBOUND_LISTENER,
+    key: planned.key,
+    build: () => listener(planned.plan),
+  }
+  return { resources: [resource], warnings: planned.warnings }
+}
+
+/** Instances left without a chain because another protocol took their port (`pilot_conflict_inbound_listener`). */
+export const inboundListenerConflicts = (push: PushContext, proxy: ProxyView): number =>
+  proxy.kind === "sidecar" ? inboundPorts(push, proxy).conflicts : 0

@@ -1,0 +1,105 @@
+/**
+ * The TLS a sidecar's inbound chains terminate: the mesh's mutual TLS (the workload certificate
+ * and the mesh root, both served by the agent over SDS, a client certificate required), or the
+ * workload's own certificates named by a Sidecar ingress `tls` (files in the proxy's container).
+ * And the ALPN values the chains match to tell mesh mTLS from other TLS and plaintext HTTP from
+ * other plaintext.
+ */
+import type { ServerTLSSettings } from "../../../config-model/schemas/gateway.js"
+import type { ProtoObject } from "../../cache/resource-spec.js"
+import { MESH_ALPN_HTTP, MESH_ALPN_TCP, SDS_CLUSTER, SDS_DEFAULT, SDS_ROOT, TypedConfig } from "../well-known.js"
+
+/** What mesh clients offer on mTLS toward an HTTP port: the mesh's HTTP ALPN, or plain h2/http1.1 (proxyless). */
+export const MTLS_ALPN_HTTP: ReadonlyArray<string> = [...MESH_ALPN_HTTP, "h2", "http/1.1"]
+/**
+ * Toward a TCP port a mesh client may treat it as TCP or as HTTP: every mesh ALPN, but not plain
+ * h2/http1.1, which the workload's own TLS (an HTTPS port) offers and must pass through.
+ */
+export const MTLS_ALPN_TCP: ReadonlyArray<string> = [...MESH_ALPN_TCP, ...MESH_ALPN_HTTP]
+/** What the HTTP inspector reports for plaintext HTTP. */
+export const PLAINTEXT_ALPN_HTTP: ReadonlyArray<string> = ["http/1.0", "http/1.1", "h2c"]
+
+/** What the server offers back in the handshake. */
+const SERVER_ALPN_HTTP: ReadonlyArray<string> = ["h2", "http/1.1"]
+const SERVER_ALPN_TCP: ReadonlyArray<string> = [MESH_ALPN_TCP[0], "h2", "http/1.1"]
+
+const zero: ProtoObject = { seconds: "0", nanos: 0 }
+
+/** The agent's SDS server (a static cluster of the bootstrap), over gRPC. */
+export const sdsConfig = (name: string): ProtoObject => ({
+  name,
+  sds_config: {
+    api_config_source: {
+      api_type: "GRPC",
+      transport_api_version: "V3",
+      grpc_services: [{ envoy_grpc: { cluster_name: SDS_CLUSTER } }],
+      set_node_on_first_message_only: true,
+    },
+    initial_fetch_timeout: zero,
+    resource_api_version: "V3",
+  },
+})
+
+const transportSocket = (context: ProtoObject): ProtoObject => ({
+  name: "envoy.transport_sockets.tls",
+  typed_config: { "@type": TypedConfig.downstreamTls, ...context },
+})
+
+/** The mesh's mTLS, terminated for an HTTP (`http`) or TCP (`tcp`) chain. */
+export const meshMtlsSocket = (kind: "http" | "tcp"): ProtoObject =>
+  transportSocket({
+    common_tls_context: {
+      tls_params: { tls_minimum_protocol_version: "TLSv1_2", tls_maximum_protocol_version: "TLSv1_3" },
+      alpn_protocols: kind === "http" ? SERVER_ALPN_HTTP : SERVER_ALPN_TCP,
+      tls_certificate_sds_secret_configs: [sdsConfig(SDS_DEFAULT)],
+      combined_validation_context: {
+        default_validation_context: {},
+        validation_context_sds_secret_config: sdsConfig(SDS_ROOT),
+      },
+    },
+    require_client_certificate: { value: true },
+  })
+
+const file = (path: string | undefined): ProtoObject | undefined =>
+  path === undefined || path === "" ? undefined : { filename: path }
+
+const TLS_VERSIONS = new Set(["TLS_AUTO", "TLSV1_0", "TLSV1_1", "TLSV1_2", "TLSV1_3"])
+/** The spec's `TLSV1_2` is the proto's `TLSv1_2`. */
+const tlsVersion = (v: string | undefined): string | undefined =>
+  v === undefined || !TLS_VERSIONS.has(v) ? undefined : v === "TLS_AUTO" ? v : `TLSv${v.slice(4)}`
+
+/**
+ * A Sidecar ingress `tls` (SIMPLE or MUTUAL with certificate files): the socket, or a reason it
+ * cannot be served (other modes; credentials by name are rejected by validation).
+ */
+export const ingressTlsSocket = (tls: ServerTLSSettings, http: boolean): ProtoObject | string => {
+  const mode = tls.mode ?? "PASSTHROUGH"
+  if (mode !== "SIMPLE" && mode !== "MUTUAL" && mode !== "OPTIONAL_MUTUAL")
+    return `tls.mode ${mode} is not served by sidecar ingress (SIMPLE, MUTUAL, OPTIONAL_MUTUAL)`
+  const chain = file(tls.serverCertificate)
+  const key = file(tls.privateKey)
+  if (chain === undefined || key === undefined) return "tls.serverCertificate and tls.privateKey are required"
+  const ca = file(tls.caCertificates)
+  if (mode !== "SIMPLE" && ca === undefined) return `tls.caCertificates is required with mode ${mode}`
+  const min = tlsVersion(tls.minProtocolVersion)
+  const max = tlsVersion(tls.maxProtocolVersion)
+  const params: Record<string, unknown> = {
+    tls_minimum_protocol_version: min ?? "TLSv1_2",
+    ...(max !== undefined ? { tls_maximum_protocol_version: max } : {}),
+    ...((tls.cipherSuites?.length ?? 0) > 0 ? { cipher_suites: tls.cipherSuites } : {}),
+  }
+  const validation: Record<string, unknown> = {
+    ...(ca !== undefined && mode !== "SIMPLE" ? { trusted_ca: ca } : {}),
+    ...((tls.verifyCertificateSpki?.length ?? 0) > 0 ? { verify_certificate_spki: tls.verifyCertificateSpki } : {}),
+    ...((tls.verifyCertificateHash?.length ?? 0) > 0 ? { verify_certificate_hash: tls.verifyCertificateHash } : {}),
+  }
+  return transportSocket({
+    common_tls_context: {
+      tls_params: params,
+      alpn_protocols: http ? SERVER_ALPN_HTTP : [],
+      tls_certificates: [{ certificate_chain: chain, private_key: key }],
+      ...(Object.keys(validation).length > 0 ? { validation_context: validation } : {}),
+    },
+    ...(mode === "MUTUAL" ? { require_client_certificate: { value: true } } : {}),
+  })
+}
