@@ -1,0 +1,172 @@
+/**
+ * NDS: the name table of the agent's DNS proxy, built as the reference builds it, for sidecars
+ * that capture DNS (metadata `DNS_CAPTURE`): every non-wildcard host of the proxy's scope with
+ * - its VIPs (those of the service's definition in the proxy's cluster when several clusters
+ *   define the host), else the mesh-allocated ones when the proxy asks for them
+ *   (`DNS_AUTO_ALLOCATE`);
+ * - without a VIP, for a headless service (resolution NONE), the addresses of its endpoints on
+ *   its first port, from every cluster but only on the proxy's network (cross-network addresses
+ *   are unreachable without the gateway, which passthrough traffic does not use), skipping
+ *   unhealthy ones; a host with no address at all is left out (the agent forwards the query);
+ * - for orchestrator services, the service's name and namespace and the short forms
+ *   `name.namespace` and `name.namespace.svc`, so that the agent answers them as cluster DNS would.
+ *
+ * One resource named "" (the reference's name), keyed by its own content: proxies whose tables
+ * are equal share one encoding, and the table is built once per push for each distinct scope.
+ */
+import { isIP } from "node:net"
+import { isWildcardHost, type Service } from "../../../registry/model.js"
+import { ORCHESTRATOR_REGISTRY } from "../../../registry/orchestrator/service.js"
+import type { ResourceSpec } from "../../cache/resource-spec.js"
+import { type Generated, noNotices } from "../../grpcgen/generator-notices.js"
+import { digest, type PushContext } from "../../model/push-context.js"
+import type { ProxySubscription } from "../contract.js"
+import type { ProxyView } from "../proxy-view.js"
+import { proxyScope } from "../scope.js"
+import { NameTableType } from "../well-known.js"
+
+/** The resource type URL (our package; the reference's is `istio.networking.nds.v1.NameTable`). */
+export const NAME_TABLE_TYPE = NameTableType
+/** The one NDS resource's name. */
+export const NAME_TABLE_RESOURCE = ""
+/** Multi-cluster service hosts: their entries are not given short forms (they would clash). */
+const CLUSTERSET_SUFFIX = ".svc.clusterset.local"
+
+export type NameInfo = {
+  readonly ips: ReadonlyArray<string>
+  readonly registry: string
+  readonly shortname?: string
+  readonly namespace?: string
+  readonly alt_hosts?: ReadonlyArray<string>
+}
+
+/** The NameTable message in proto-loader's object form. */
+export type NameTable = {
+  readonly table: Readonly<Record<string, NameInfo>>
+}
+
+const truthy = (value: unknown): boolean => value === true || value === "true" || value === "1" || value === "TRUE"
+
+/** Whether the proxy wants VIPs the mesh allocated for ServiceEntries without addresses. */
+export const wantsAutoAllocation = (proxy: ProxyView): boolean => truthy(proxy.metadata.DNS_AUTO_ALLOCATE)
+
+/** A plain IP (not a CIDR, not the unspecified address, which marks a service without a VIP). */
+const usableIp = (address: string): boolean => isIP(address) !== 0 && address !== "0.0.0.0" && address !== "::"
+
+const sameOrEmpty = (a: string, b: string): boolean => a === "" || b === "" || a === b
+
+// Per push: the definitions of each host by cluster, for cluster-specific VIPs.
+const definitions = new WeakMap<PushContext, ReadonlyMap<string, ReadonlyArray<Service>>>()
+
+const definitionsOf = (push: PushContext): ReadonlyMap<string, ReadonlyArray<Service>> => {
+  let byHost = definitions.get(push)
+  if (byHost === undefined) {
+    const map = new Map<string, Array<Service>>()
+    for (const service of push.input.services) {
+      const list = map.get(service.hostname)
+      if (list === undefined) map.set(service.hostname, [service])
+      else list.push(service)
+    }
+    byHost = map
+    definitions.set(push, byHost)
+  }
+  return byHost
+}
+
+/** The service's VIPs as the proxy's cluster defines them. */
+const vipsFor = (push: PushContext, service: Service, proxy: ProxyView, autoAllocate: boolean): Array<string> => {
+  const local =
+    proxy.clusterId === ""
+      ? undefined
+      : definitionsOf(push)
+          .get(service.hostname)
+          ?.find((s) => s.clusterId === proxy.clusterId && s.addresses.length > 0)
+  const given = (local ?? service).addresses.filter(usableIp)
+  if (given.length > 0) return given
+  return autoAllocate ? service.autoAllocatedAddresses.filter(usableIp) : []
+}
+
+const headlessAddresses = (push: PushContext, service: Service, proxy: ProxyView): Array<string> => {
+  const first = service.ports[0]
+  if (service.resolution !== "NONE" || first === undefined) return []
+  const out = new Set<string>()
+  for (const endpoint of push.endpointsByHost.get(service.hostname) ?? []) {
+    if (endpoint.servicePortName !== first.name) continue
+    if (endpoint.healthStatus === "UNHEALTHY" || !usableIp(endpoint.address)) continue
+    if (!sameOrEmpty(endpoint.network, proxy.network)) continue
+    out.add(endpoint.address)
+  }
+  return [...out]
+}
+
+/** The orchestrator service's own name: from its source (`Service/<ns>/<name>`), else its host. */
+const orchestratorName = (service: Service, domainSuffix: string): string | undefined => {
+  const source = service.source ?? ""
+  if (source.startsWith("Service/")) {
+    const name = source.slice(source.lastIndexOf("/") + 1)
+    if (name !== "") return name
+  }
+  const suffix = `.${service.namespace}.svc.${domainSuffix}`
+  return service.hostname.endsWith(suffix) ? service.hostname.slice(0, -suffix.length) : undefined
+}
+
+const nameInfo = (service: Service, ips: ReadonlyArray<string>, domainSuffix: string): NameInfo => {
+  const name =
+    service.registry === ORCHESTRATOR_REGISTRY && !service.hostname.endsWith(CLUSTERSET_SUFFIX)
+      ? orchestratorName(service, domainSuffix)
+      : undefined
+  if (name === undefined) return { ips, registry: service.registry }
+  return {
+    ips,
+    registry: service.registry,
+    shortname: name,
+    namespace: service.namespace,
+    alt_hosts: [`${name}.${service.namespace}`, `${name}.${service.namespace}.svc`],
+  }
+}
+
+/** The name table of `proxy` (its scope's hosts). */
+export const buildNameTable = (push: PushContext, proxy: ProxyView): NameTable => {
+  const autoAllocate = wantsAutoAllocation(proxy)
+  const table: Record<string, NameInfo> = {}
+  for (const service of proxyScope(push, proxy).services) {
+    if (isWildcardHost(service.hostname)) continue
+    const vips = vipsFor(push, service, proxy, autoAllocate)
+    const ips = vips.length > 0 ? vips : headlessAddresses(push, service, proxy)
+    if (ips.length === 0) continue
+    table[service.hostname] = nameInfo(service, ips, push.options.domainSuffix)
+  }
+  return { table }
+}
+
+// Per push, per (scope, network, cluster, auto allocation): the table and its digest.
+const tables = new WeakMap<PushContext, Map<string, { readonly table: NameTable; readonly key: string }>>()
+
+/** The NDS resource for `proxy`: none unless it is a sidecar capturing DNS. */
+export const generateNameTable = (push: PushContext, proxy: ProxyView): Generated => {
+  if (proxy.kind !== "sidecar" || !proxy.dnsCapture) return { resources: [], warnings: noNotices }
+  let byScope = tables.get(push)
+  if (byScope === undefined) {
+    byScope = new Map()
+    tables.set(push, byScope)
+  }
+  const memoKey = JSON.stringify([
+    proxyScope(push, proxy).key,
+    proxy.network,
+    proxy.clusterId,
+    wantsAutoAllocation(proxy),
+  ])
+  let entry = byScope.get(memoKey)
+  if (entry === undefined) {
+    const table = buildNameTable(push, proxy)
+    entry = { table, key: `nds|${digest(JSON.stringify(table))}` }
+    byScope.set(memoKey, entry)
+  }
+  const { table, key } = entry
+  const spec: ResourceSpec = { name: NAME_TABLE_RESOURCE, key, build: () => table }
+  return { resources: [spec], warnings: noNotices }
+}
+
+/** `generateNameTable` as a ProxyGenerator. */
+export const nameTableGenerator = (push: PushContext, sub: ProxySubscription): Generated =>
+  generateNameTable(push, sub.proxy)
