@@ -11,6 +11,8 @@ import { Effect, Layer } from "effect"
 import { XdsCodec, type XdsCodecShape } from "../../services/xds/cache/resource-cache.js"
 import type { ProtoObject } from "../../services/xds/cache/resource-spec.js"
 import { sharingResourceEncoding } from "../../services/xds/cache/response-encoding.js"
+import { NDS_PROTO_FILE } from "../../services/xds/proxygen/nds/proto-file.js"
+import { protoRoot } from "../ca/proto.js"
 
 /** The protos the ADS server and its codec load (their imports come along). */
 export const xdsProtoFiles = [
@@ -24,11 +26,39 @@ export const xdsProtoFiles = [
   "envoy/extensions/filters/http/fault/v3/fault.proto",
   "envoy/extensions/filters/http/rbac/v3/rbac.proto",
   "envoy/extensions/transport_sockets/tls/v3/tls.proto",
+  // What the proxy (sidecar and gateway) generators write inside listeners and clusters: every
+  // Any's type must be known here, or it could not be encoded.
+  "envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto",
+  "envoy/extensions/filters/network/rbac/v3/rbac.proto",
+  "envoy/extensions/filters/network/sni_cluster/v3/sni_cluster.proto",
+  "envoy/extensions/filters/listener/original_dst/v3/original_dst.proto",
+  "envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto",
+  "envoy/extensions/filters/listener/http_inspector/v3/http_inspector.proto",
+  "envoy/extensions/filters/http/cors/v3/cors.proto",
+  "envoy/extensions/retry/host/previous_hosts/v3/previous_hosts.proto",
+  "envoy/extensions/retry/priority/previous_priorities/v3/previous_priorities_config.proto",
+  "envoy/extensions/filters/http/jwt_authn/v3/config.proto",
+  "envoy/extensions/filters/http/wasm/v3/wasm.proto",
+  "envoy/extensions/filters/http/ext_authz/v3/ext_authz.proto",
+  "envoy/extensions/access_loggers/file/v3/file.proto",
+  "envoy/extensions/access_loggers/stream/v3/stream.proto",
+  "envoy/extensions/access_loggers/filters/cel/v3/cel.proto",
+  "envoy/extensions/transport_sockets/tls/v3/secret.proto",
+  "envoy/extensions/filters/network/wasm/v3/wasm.proto",
+  "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",
+  "envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer.proto",
+  "envoy/config/core/v3/extension.proto",
+  // ECDS and NDS resources: Wasm filter configs and the agent's DNS name table (proto/).
+  NDS_PROTO_FILE,
 ]
 
 export const xdsProtoIncludeDirs = (): ReadonlyArray<string> => {
   const root = dirname(createRequire(import.meta.url).resolve("@grpc/grpc-js-xds/package.json"))
-  return ["envoy-api", "xds", "googleapis", "protoc-gen-validate"].map((d) => join(root, "deps", d))
+  return [
+    ...["envoy-api", "xds", "googleapis", "protoc-gen-validate"].map((d) => join(root, "deps", d)),
+    // The project's own protos (the NDS name table), next to src/ and dist/ alike.
+    protoRoot(),
+  ]
 }
 
 /** How the xDS protos are loaded (field names as in the protos, 64-bit numbers as strings). */

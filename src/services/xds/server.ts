@@ -2,6 +2,7 @@
  * The XdsServer service: the ADS server's contract. Feed it PushContext inputs; it debounces,
  * builds PushContexts, and pushes to every connected client (SotW and delta).
  */
+import type { ProxyInfo } from "./cache/responder.js"
 import { Context, Data, Duration, type Effect } from "effect"
 import { type CacheOptions, type CacheStats, defaultCacheOptions } from "./cache/resource-cache.js"
 import {
@@ -76,6 +77,8 @@ export interface ConnectionStatus {
   readonly peer: string
   readonly nodeId: string
   readonly generator: string
+  /** What the server knows of the node (id, metadata, the proxy's view), once it sent one. */
+  readonly proxy?: ProxyInfo
   readonly delta: boolean
   readonly connectedAt: number
   readonly watches: ReadonlyArray<WatchStatus>

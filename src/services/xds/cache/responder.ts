@@ -23,6 +23,8 @@ import type {
 import { structToPlain } from "../protocol/messages.js"
 import type { SotwWatch } from "../protocol/sotw.js"
 import { TypeUrl } from "../protocol/type-urls.js"
+import { generateForProxy, missingProxyResources, proxyShareKey } from "../proxygen/generate.js"
+import { type ProxyView, proxyView } from "../proxygen/proxy-view.js"
 import { clusterHost } from "../push/watched-hosts.js"
 import type { CacheLocal, EncodedResource, ResourceCache } from "./resource-cache.js"
 
@@ -32,8 +34,13 @@ export const resourcesFor = (
   cache: ResourceCache,
   typeUrl: string,
   sub: Subscription,
+  view?: ProxyView,
 ): ReadonlyArray<EncodedResource> => {
-  const generated = generate(push, typeUrl, sub)
+  // Sidecars and gateways get the proxy generators' resources; proxyless gRPC clients the gRPC ones.
+  const generated =
+    view === undefined
+      ? generate(push, typeUrl, sub)
+      : generateForProxy(push, typeUrl, { wildcard: sub.wildcard, names: sub.names, proxy: view })
   if (generated.warnings.length > 0) stateOf(cache).notices.report(generated.warnings)
   return cache.resolve(typeUrl, generated.resources)
 }
@@ -199,19 +206,25 @@ const resolvedSet = (
   proxy: ProxyInfo | undefined,
   share: boolean,
 ): ResolvedSet & { readonly shared: boolean } => {
+  const view = proxy?.view
   const build = (responses: SharedResponses | undefined): ResolvedSet => {
-    const resources = resourcesFor(push, cache, typeUrl, { wildcard, names, ...workloadOf(proxy) })
+    const resources = resourcesFor(push, cache, typeUrl, { wildcard, names, ...workloadOf(proxy) }, view)
     let bytes = 0
     for (const r of resources) bytes += r.resource.value.length
-    const notFound = wildcard ? [] : missingResources(push, typeUrl, names, resources)
+    const notFound = wildcard
+      ? []
+      : view === undefined
+        ? missingResources(push, typeUrl, names, resources)
+        : missingProxyResources(typeUrl, names, resources)
     return { resources, messages: resources.map((r) => r.resource), bytes, responses, notFound }
   }
-  if (!share || (typeUrl === TypeUrl.Listener && names.some(isInboundListenerName)))
+  if (!share || (view === undefined && typeUrl === TypeUrl.Listener && names.some(isInboundListenerName)))
     return { ...build(undefined), shared: false }
   const byWatch = memoOf(state.resolvedSets, push, () => new Map())
   // Keyed by the names' joined text as memoised per names array: a push looks its set up once
   // per connection, and a key built afresh each time would be copied and hashed each time.
-  const kind = wildcard ? `${typeUrl}*` : typeUrl
+  // Proxies share a set only with proxies their generators treat alike (`proxyShareKey`).
+  const kind = `${wildcard ? `${typeUrl}*` : typeUrl}${view === undefined ? "" : `\u0000${proxyShareKey(push, view, typeUrl)}`}`
   let sets = byWatch.get(kind)
   if (sets === undefined) {
     sets = new Map()
@@ -221,7 +234,10 @@ const resolvedSet = (
   const set = sets.get(key)
   if (set !== undefined) return set
   const responses: SharedResponses = { sotw: undefined }
-  const before = typeUrl === TypeUrl.Endpoint && !wildcard ? previousSet(state, push, kind, key) : undefined
+  // Carrying endpoint sets over reads the gRPC generator's clusters: proxies' sets are rebuilt
+  // (once per share key, not per connection).
+  const before =
+    typeUrl === TypeUrl.Endpoint && !wildcard && view === undefined ? previousSet(state, push, kind, key) : undefined
   const built =
     (before !== undefined ? carriedOver(state, push, cache, before, responses) : undefined) ?? build(responses)
   sets.set(key, { ...built, shared: true })
@@ -411,6 +427,8 @@ export interface ProxyInfo {
   readonly metadata: Readonly<Record<string, unknown>>
   /** Namespace and labels of the workload, for inbound (server) listeners. */
   readonly workload?: ProxyWorkload
+  /** Sidecars and gateways (node types `sidecar` and `router` without `GENERATOR: grpc`). */
+  readonly view?: ProxyView
 }
 
 const workloadOf = (proxy: ProxyInfo | undefined): { workload?: ProxyWorkload } =>
@@ -420,5 +438,7 @@ export const proxyInfo = (node: Node | null | undefined): ProxyInfo => {
   const metadata = structToPlain(node?.metadata)
   const generator = typeof metadata.GENERATOR === "string" ? metadata.GENERATOR : ""
   const id = node?.id ?? ""
-  return { id, generator, metadata, workload: proxyWorkload(id, metadata) }
+  // Proxyless gRPC clients say so; every other sidecar or router node is a data-plane proxy.
+  const view = generator === "grpc" ? undefined : proxyView(id, metadata, node?.locality)
+  return { id, generator, metadata, workload: proxyWorkload(id, metadata), ...(view !== undefined ? { view } : {}) }
 }

@@ -534,6 +534,10 @@ export const changedHosts = (before: PushContext, after: PushContext): ReadonlyS
       changed.add(host)
     }
   }
+  // The views above hold what proxyless clients read; proxies read every field of the raw
+  // resources, and every resource of a host (not only the one a view is built from).
+  if (!same.vs) for (const host of changedResourceHosts(before, after, "virtualServices")) changed.add(host)
+  if (!same.dr) for (const host of changedResourceHosts(before, after, "destinationRules")) changed.add(host)
   if (servicesChanged.size > 0) {
     for (const push of [before, after]) {
       for (const [host, vs] of push.virtualServiceByHost) {
@@ -548,6 +552,47 @@ export const changedHosts = (before: PushContext, after: PushContext): ReadonlyS
     }
   }
   return changed
+}
+
+/**
+ * The hosts of the VirtualServices or DestinationRules added, removed or changed between two
+ * contexts, each resource compared by its spec's digest (remembered per resource object).
+ */
+const changedResourceHosts = (
+  before: PushContext,
+  after: PushContext,
+  kind: "virtualServices" | "destinationRules",
+): ReadonlySet<string> => {
+  const specDigest = (resource: ConfigResource): string => {
+    let value = after.memo.fingerprints.get(resource)
+    if (value === undefined) {
+      value = digest(jsonOf(resource.spec))
+      after.memo.fingerprints.set(resource, value)
+    }
+    return value
+  }
+  const index = (push: PushContext) =>
+    new Map<string, ConfigResource>(
+      (push.input[kind] as ReadonlyArray<ConfigResource>).map((r) => [`${r.meta.namespace}/${r.meta.name}`, r]),
+    )
+  const hostsOf = (push: PushContext, resource: ConfigResource): ReadonlyArray<string> => {
+    const spec = resource.spec as { readonly hosts?: ReadonlyArray<string>; readonly host?: string }
+    const hosts = kind === "virtualServices" ? (spec.hosts ?? []) : spec.host !== undefined ? [spec.host] : []
+    return hosts.map((h) => resolveHost(h, resource.meta.namespace, push.options.domainSuffix))
+  }
+  const a = index(before)
+  const b = index(after)
+  const hosts = new Set<string>()
+  for (const [key, resource] of a) {
+    const other = b.get(key)
+    if (other === resource) continue
+    if (other === undefined || specDigest(other) !== specDigest(resource)) {
+      for (const h of hostsOf(before, resource)) hosts.add(h)
+      if (other !== undefined) for (const h of hostsOf(after, other)) hosts.add(h)
+    }
+  }
+  for (const [key, resource] of b) if (!a.has(key)) for (const h of hostsOf(after, resource)) hosts.add(h)
+  return hosts
 }
 
 /** The service host a watched resource name refers to (cluster or `host:port` names). */

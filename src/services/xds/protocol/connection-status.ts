@@ -68,6 +68,7 @@ const connectionStatus = (
   peer,
   nodeId: proxy?.id ?? "",
   generator: proxy?.generator ?? "",
+  ...(proxy !== undefined ? { proxy } : {}),
   delta,
   connectedAt,
   watches,

@@ -1,7 +1,9 @@
 /**
- * xDS resource type URLs served to proxyless gRPC clients, and the order in which a push
- * sends them (clusters before their endpoints, listeners before their routes), so that a client
- * never references a resource it has not yet been offered.
+ * xDS resource type URLs the server answers, and the order in which a push sends them (clusters
+ * before their endpoints, listeners before their routes, then the extension configs the
+ * listeners reference and the DNS name table), so that a client never references a resource it
+ * has not yet been offered. Proxyless gRPC clients use the first four; sidecars and gateways
+ * all of them.
  */
 
 export const TypeUrl = {
@@ -9,27 +11,41 @@ export const TypeUrl = {
   Endpoint: "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
   Listener: "type.googleapis.com/envoy.config.listener.v3.Listener",
   Route: "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
+  /** ECDS: WasmPlugin filter configs. */
+  ExtensionConfig: "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig",
+  /** NDS: the DNS name table of the agent's DNS proxy (proto/mesh/networking/nds/v1). */
+  NameTable: "type.googleapis.com/mesh.networking.nds.v1.NameTable",
 } as const
 
 export type TypeUrl = (typeof TypeUrl)[keyof typeof TypeUrl]
 
-/** Push order: CDS, EDS, LDS, RDS. */
-export const PUSH_ORDER: ReadonlyArray<TypeUrl> = [TypeUrl.Cluster, TypeUrl.Endpoint, TypeUrl.Listener, TypeUrl.Route]
+/** Push order: CDS, EDS, LDS, RDS, ECDS, NDS. */
+export const PUSH_ORDER: ReadonlyArray<TypeUrl> = [
+  TypeUrl.Cluster,
+  TypeUrl.Endpoint,
+  TypeUrl.Listener,
+  TypeUrl.Route,
+  TypeUrl.ExtensionConfig,
+  TypeUrl.NameTable,
+]
 
 const SHORT: Record<string, string> = {
   [TypeUrl.Cluster]: "cds",
   [TypeUrl.Endpoint]: "eds",
   [TypeUrl.Listener]: "lds",
   [TypeUrl.Route]: "rds",
+  [TypeUrl.ExtensionConfig]: "ecds",
+  [TypeUrl.NameTable]: "nds",
 }
 
-/** `cds`, `eds`, `lds`, `rds` (metric labels, logs); other type URLs keep their last segment. */
+/** `cds`, `eds`, `lds`, `rds`, `ecds`, `nds` (metric labels, logs); other type URLs keep their last segment. */
 export const shortType = (typeUrl: string): string => SHORT[typeUrl] ?? typeUrl.slice(typeUrl.lastIndexOf(".") + 1)
 
 export const isKnownType = (typeUrl: string): typeUrl is TypeUrl => typeUrl in SHORT
 
 /** Types whose empty subscription means "everything" (state-of-the-world wildcard). */
-export const isWildcardType = (typeUrl: string): boolean => typeUrl === TypeUrl.Cluster || typeUrl === TypeUrl.Listener
+export const isWildcardType = (typeUrl: string): boolean =>
+  typeUrl === TypeUrl.Cluster || typeUrl === TypeUrl.Listener || typeUrl === TypeUrl.NameTable
 
 /** Position of a type in the push order (unknown types last). */
 export const pushRank = (typeUrl: string): number => {

@@ -24,6 +24,8 @@ export interface ProxyView {
   readonly serviceAccount: string
   readonly clusterId: string
   readonly network: string
+  /** `region/zone/subzone` of the node's locality (or metadata REGION/ZONE/SUBZONE); empty when unknown. */
+  readonly locality: string
   /** `MESH_VERSION` (or the upstream `ISTIO_VERSION`), empty when not sent. */
   readonly version: string
   /** How inbound traffic reaches the proxy (metadata `INTERCEPTION_MODE`, default REDIRECT). */
@@ -58,7 +60,11 @@ const interceptionOf = (value: unknown): InterceptionMode => {
  * The view of a sidecar or router node; undefined for other node types (the caller serves them
  * with the gRPC generators).
  */
-export const proxyView = (id: string, metadata: Readonly<Record<string, unknown>>): ProxyView | undefined => {
+export const proxyView = (
+  id: string,
+  metadata: Readonly<Record<string, unknown>>,
+  locality?: { readonly region?: string; readonly zone?: string; readonly sub_zone?: string } | null,
+): ProxyView | undefined => {
   const parts = id.split("~")
   const type = parts[0]
   if (type !== "sidecar" && type !== "router") return undefined
@@ -73,8 +79,12 @@ export const proxyView = (id: string, metadata: Readonly<Record<string, unknown>
   const ips = instanceIps.length > 0 ? instanceIps : parts[1] !== undefined && parts[1] !== "" ? [parts[1]] : []
   const labels = labelsOf(metadata.LABELS)
   const namespace = stringOf(metadata.NAMESPACE) || idNamespace
+  const region = locality?.region || stringOf(metadata.REGION)
+  const zone = locality?.zone || stringOf(metadata.ZONE)
+  const subzone = locality?.sub_zone || stringOf(metadata.SUBZONE)
   const view = {
     kind: type,
+    locality: region === "" && zone === "" && subzone === "" ? "" : `${region}/${zone}/${subzone}`,
     id,
     ips,
     name: stringOf(metadata.NAME) || idName,
@@ -97,6 +107,9 @@ export const proxyView = (id: string, metadata: Readonly<Record<string, unknown>
         view.serviceAccount,
         view.clusterId,
         view.network,
+        view.locality,
+        // IPv6-only proxies resolve DNS clusters with V6_ONLY.
+        ips.length > 0 && ips.every((ip) => ip.includes(":")),
         view.interceptionMode,
         view.dnsCapture,
       ]),

@@ -8,7 +8,14 @@ const EDS = TypeUrl.Endpoint
 
 describe("type URLs", () => {
   it("pushes CDS, EDS, LDS, RDS in that order", () => {
-    expect(PUSH_ORDER).toEqual([TypeUrl.Cluster, TypeUrl.Endpoint, TypeUrl.Listener, TypeUrl.Route])
+    expect(PUSH_ORDER).toEqual([
+      TypeUrl.Cluster,
+      TypeUrl.Endpoint,
+      TypeUrl.Listener,
+      TypeUrl.Route,
+      TypeUrl.ExtensionConfig,
+      TypeUrl.NameTable,
+    ])
   })
 })
 

@@ -1,0 +1,39 @@
+/**
+ * EnvoyFilter patches over a proxy's generated resources (envoy-filter/). Most proxies have
+ * none applying: their specs pass through untouched and lazy. When some apply, the resources of
+ * the type are built, patched as a whole (ADD and REMOVE change the set), and keyed by the
+ * digest of what came out (a patch may match on the proxy's version and metadata, so nothing
+ * short of the result says which proxies may share it).
+ */
+import type { ResourceSpec } from "../cache/resource-spec.js"
+import type { Generated } from "../grpcgen/generator-notices.js"
+import { digest, type PushContext } from "../model/push-context.js"
+import { applyEnvoyFilters, envoyFiltersForProxy, envoyFiltersKey } from "./envoy-filter/index.js"
+import type { ProxyView } from "./proxy-view.js"
+
+export const applyEnvoyFilterPatches = (
+  push: PushContext,
+  proxy: ProxyView,
+  typeUrl: string,
+  generated: Generated,
+): Generated => {
+  const filters = envoyFiltersForProxy(push, proxy)
+  if (filters.length === 0) return generated
+  const filtersKey = envoyFiltersKey(filters)
+  const patched = applyEnvoyFilters(
+    filters,
+    proxy,
+    typeUrl,
+    generated.resources.map((r) => r.build()),
+  )
+  const resources = patched.resources.map((resource): ResourceSpec => {
+    const name =
+      typeof resource.name === "string"
+        ? resource.name
+        : typeof resource.cluster_name === "string"
+          ? resource.cluster_name
+          : ""
+    return { name, key: `${digest(JSON.stringify(resource))}|ef:${filtersKey}`, build: () => resource }
+  })
+  return { resources, warnings: [...generated.warnings, ...patched.warnings] }
+}
