@@ -5,6 +5,7 @@
  * interface only answers loopback callers (403 otherwise); `/metrics` too with
  * METRICS_LOCALHOST_ACCESS_ONLY. Publishes `pilot_info` at start.
  */
+import { configDump } from "../services/debug/config-dump.js"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Option, Ref, Schedule } from "effect"
 import { buildInfo } from "../services/build-info.js"
@@ -13,7 +14,6 @@ import { allKinds } from "../services/config-model/kinds.js"
 import { ConfigStore } from "../services/config-store/config-store.js"
 import {
   adsz,
-  configDump,
   configWarnings,
   configz,
   DEBUG_ENDPOINTS,

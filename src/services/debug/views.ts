@@ -4,8 +4,6 @@
  */
 import type { ConfigResource } from "../config-model/resource.js"
 import { undefinedSubsetWarnings } from "../config-model/subset-references.js"
-import type { ProtoObject } from "../xds/cache/resource-spec.js"
-import { generate } from "../xds/grpcgen/grpc-gen.js"
 import type { PushContext } from "../xds/model/push-context.js"
 import type { ConnectionStatus } from "../xds/server.js"
 
@@ -133,39 +131,6 @@ export const pushContextSummary = (push: PushContext) => ({
   destinationRules: [...push.destinationRuleByHost.keys()],
   endpoints: Object.fromEntries([...push.endpointsByHost.entries()].map(([host, eps]) => [host, eps.length])),
 })
-
-export interface DumpedType {
-  readonly typeUrl: string
-  readonly versionSent: string
-  readonly versionAcked: string
-  readonly resources: ReadonlyArray<{ readonly name: string; readonly resource: ProtoObject }>
-}
-
-/**
- * `/debug/config_dump?proxyID=`: for each type the proxy watches, the resources its watch
- * selects from the current PushContext (what the server sends it), undefined for an unknown proxy.
- */
-export const configDump = (
-  push: PushContext,
-  connections: ReadonlyArray<ConnectionStatus>,
-  proxyID: string,
-): ReadonlyArray<{ readonly connectionId: string; readonly types: ReadonlyArray<DumpedType> }> | undefined => {
-  const matching = connections.filter((c) => c.nodeId === proxyID || c.id === proxyID)
-  if (matching.length === 0) return undefined
-  return matching.map((c) => ({
-    connectionId: c.id,
-    types: c.watches.map((w) => ({
-      typeUrl: w.typeUrl,
-      versionSent: w.versionSent ?? "",
-      versionAcked: w.versionAcked ?? "",
-      // The config dump shows resources; what generating them noticed is the ADS server's to log.
-      resources: generate(push, w.typeUrl, { wildcard: w.wildcard, names: w.names }).resources.map((spec) => ({
-        name: spec.name,
-        resource: spec.build(),
-      })),
-    })),
-  }))
-}
 
 /** Loopback callers: 127.0.0.0/8, ::1 and IPv4-mapped loopback. */
 export const isLoopback = (address: string | undefined): boolean => {
