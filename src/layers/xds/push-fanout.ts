@@ -18,6 +18,7 @@ import {
   type PushContextInput,
 } from "../../services/xds/model/push-context.js"
 import { TypeUrl } from "../../services/xds/protocol/type-urls.js"
+import type { ProxyView } from "../../services/xds/proxygen/proxy-view.js"
 import { makePushDispatcher, type PushSlicing } from "../../services/xds/push/push-dispatcher.js"
 import type { PushRequest } from "../../services/xds/push/push-request.js"
 import { diffInputs } from "../../services/xds/push/updates.js"
@@ -27,6 +28,7 @@ import { type Connection, makeConnectionRegistry } from "./connections.js"
 import { makeDebouncer } from "./debouncer.js"
 import { makeEndpointGauges } from "./endpoint-gauges.js"
 import type { XdsProtos } from "./protos.js"
+import { recordProxyConflicts } from "./proxy-conflict-gauges.js"
 import type { XdsMetrics } from "./xds-metrics.js"
 
 export interface PushFanout {
@@ -148,6 +150,14 @@ export const makePushFanout = (deps: PushFanoutDeps): Effect.Effect<PushFanout, 
       }
     }
     recordGauges(current)
+    const recordConflicts = (push: PushContext) => {
+      const views: Array<ProxyView> = []
+      for (const connection of registry.all()) {
+        const view = connection.status().proxy?.view
+        if (view !== undefined) views.push(view)
+      }
+      recordProxyConflicts(metrics, push, views)
+    }
 
     /**
      * Starts a push (plain code, run by the debounce timer): takes the next PushContext and
@@ -199,6 +209,7 @@ export const makePushFanout = (deps: PushFanoutDeps): Effect.Effect<PushFanout, 
         // off the push's path: the connections' push lines follow a change of log level from
         // the next push on.
         yield* afterPendingWrites
+        if (request.full) recordConflicts(pushed)
         debug = yield* debugLogged
         if (debug)
           yield* Effect.logDebug(

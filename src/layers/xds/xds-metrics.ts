@@ -46,6 +46,18 @@ export const makeXdsMetrics = (metrics: MetricsShape) => ({
   edsNoInstances: metrics.gauge("pilot_eds_no_instances", "Number of clusters without instances"),
   endpointNotReady: metrics.gauge("pilot_endpoint_not_ready", "Endpoint found in unready state"),
   writeTimeout: metrics.counter("pilot_xds_write_timeout", "Pilot XDS response write timeouts"),
+  // What the proxy generators had to drop or could not serve (proxy-conflict-gauges.ts).
+  conflictInboundListener: metrics.gauge("pilot_conflict_inbound_listener", "Conflicting inbound listeners"),
+  conflictOutboundTcpOverTcp: metrics.gauge(
+    "pilot_conflict_outbound_listener_tcp_over_current_tcp",
+    "TCP listeners conflicting with the current TCP listener",
+  ),
+  destruleSubsets: metrics.gauge("pilot_destrule_subsets", "Duplicate subsets across DestinationRules for one host"),
+  dnsClustersWithoutEndpoints: metrics.gauge("pilot_dns_cluster_without_endpoints", "DNS clusters without endpoints"),
+  duplicateEnvoyClusters: metrics.gauge(
+    "pilot_duplicate_envoy_clusters",
+    "Duplicate proxy clusters from ServiceEntries sharing a hostname",
+  ),
   // Cache efficiency (reads only with PILOT_XDS_CACHE_STATS; evictions and size always).
   cacheReads: metrics.counter<"type">("xds_cache_reads", "Total number of xds cache reads", ["type"]),
   cacheEvictions: metrics.counter<"type">("xds_cache_evictions", "Total number of xds cache evictions", ["type"]),
