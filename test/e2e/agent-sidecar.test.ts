@@ -19,6 +19,8 @@ import { type ControlPlane, startControlPlane } from "../fixtures/agent/control-
 import { ECHO, endpoint, input, service } from "../fixtures/xds/mesh.js"
 import { freePort } from "../support/ports.js"
 import { type Daemon, ROOT, startDaemon } from "../support/processes.js"
+import { outboundHttp } from "../support/proxygen/evaluator.js"
+import { StandInType, startStandInProxy } from "../support/proxygen/stand-in-proxy.js"
 
 let cp: ControlPlane
 let dir: string
@@ -134,6 +136,41 @@ describe("mesh-agent proxy, sidecar mode (stand-in proxy)", () => {
       await until(ready, (s) => s === 200)
     } finally {
       await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  })
+
+  it("serves a stand-in proxy's whole ADS handshake through the agent with config it accepts", async () => {
+    // What the proxy does at start: CDS, EDS of its EDS clusters, LDS, RDS of the routes its
+    // listeners name; every resource is checked against the protos' shape and validate.rules
+    // (what the proxy checks before it applies config) and NACKed otherwise.
+    const proxy = startStandInProxy({
+      address: `unix://${join(dir, "etc/mesh/proxy/XDS")}`,
+      node: {
+        id: "sidecar~127.0.0.1~app-1.default~default.svc.cluster.local",
+        metadata: { NAMESPACE: "default", LABELS: { app: "echo" }, INSTANCE_IPS: "127.0.0.1" },
+      },
+    })
+    try {
+      await proxy.waitFor((p) => p.version(StandInType.route) !== "" && p.version(StandInType.endpoint) !== "", 20_000)
+      expect(proxy.nacks).toEqual([])
+      const listeners = proxy.resources(StandInType.listener)
+      expect(proxy.names(StandInType.listener)).toEqual(
+        expect.arrayContaining(["virtualOutbound", "virtualInbound", "0.0.0.0_80"]),
+      )
+      expect(proxy.names(StandInType.cluster)).toEqual(
+        expect.arrayContaining([`outbound|80||${ECHO}`, "PassthroughCluster", "BlackHoleCluster", "inbound|9||"]),
+      )
+      // Plain HTTP to echo:80 from the app reaches echo's cluster (gRPC port: h2 only).
+      const routed = outboundHttp({
+        listeners,
+        routes: proxy.resources(StandInType.route),
+        port: 80,
+        host: ECHO,
+        path: "/echo.Echo/Call",
+      })
+      expect(routed).toMatchObject({ kind: "route", cluster: `outbound|80||${ECHO}` })
+    } finally {
+      proxy.close()
     }
   })
 

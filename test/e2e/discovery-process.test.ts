@@ -15,6 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type EchoBackend, startEchoBackend } from "../fixtures/xds/echo-backend.js"
 import { proxylessBootstrap } from "../support/discovery.js"
 import { type Daemon, ROOT, run, startDaemon } from "../support/processes.js"
+import { outboundHttp } from "../support/proxygen/evaluator.js"
+import { StandInType, startStandInProxy } from "../support/proxygen/stand-in-proxy.js"
 
 const TARGET = "reviews.demo.svc.cluster.local:9080"
 const NODE_ID = "sidecar~127.0.0.1~client.demo~demo.svc.cluster.local"
@@ -24,6 +26,7 @@ let dir = ""
 let daemon: Daemon
 let monitoring = ""
 let httpAddr = ""
+let ads = ""
 let monitoringIs15014 = false
 let v1: EchoBackend
 let v2: EchoBackend
@@ -110,7 +113,7 @@ beforeAll(async () => {
     { PILOT_DEBOUNCE_AFTER: "10ms", PILOT_DEBOUNCE_MAX: "1s", UNSAFE_ENABLE_ADMIN_ENDPOINTS: "true" },
     dir,
   )
-  const ads = (await daemon.waitFor(/ADS server listening on ([\d.]+:\d+)/, 30_000))[1]!
+  ads = (await daemon.waitFor(/ADS server listening on ([\d.]+:\d+)/, 30_000))[1]!
   monitoring = (await daemon.waitFor(/monitoring listening on ([\d.]+:\d+)/, 30_000))[1]!
   httpAddr = `127.0.0.1:${(await daemon.waitFor(/http listening on [\d.]+:(\d+)/, 30_000))[1]!}`
   await daemon.waitFor(/first configuration received: serving xDS/, 30_000)
@@ -180,6 +183,53 @@ describe("mesh-discovery discovery on the example mesh, with a real grpc-js-xds 
     expect(share).toBeGreaterThan(0.7)
     expect(share).toBeLessThan(0.9)
     expect(await calls(20, { "end-user": "jason" })).toEqual({ "reviews-v2": 20 })
+  })
+
+  it("serves a sidecar (stand-in proxy) the example mesh's routes, accepted by the proxy's checks", async () => {
+    const sidecarId = "sidecar~10.9.9.9~productpage-1.demo~demo.svc.cluster.local"
+    const proxy = startStandInProxy({
+      address: ads,
+      node: { id: sidecarId, metadata: { NAMESPACE: "demo", LABELS: { app: "productpage" } } },
+    })
+    try {
+      await proxy.waitFor((p) => p.version(StandInType.route) !== "" && p.version(StandInType.endpoint) !== "", 20_000)
+      expect(proxy.nacks).toEqual([])
+      const request = (headers: Record<string, string>) =>
+        outboundHttp({
+          listeners: proxy.resources(StandInType.listener),
+          routes: proxy.resources(StandInType.route),
+          port: 9080,
+          host: "reviews.demo.svc.cluster.local",
+          path: "/reviews/1",
+          headers,
+        })
+      // The same VirtualService the gRPC client is routed by: the canary split and the test user.
+      expect(request({})).toMatchObject({
+        kind: "route",
+        weightedClusters: [
+          { name: "outbound|9080|v1|reviews.demo.svc.cluster.local", weight: 80 },
+          { name: "outbound|9080|v2|reviews.demo.svc.cluster.local", weight: 20 },
+        ],
+      })
+      expect(request({ "end-user": "jason" })).toMatchObject({
+        kind: "route",
+        cluster: "outbound|9080|v2|reviews.demo.svc.cluster.local",
+      })
+      // /debug/config_dump answers in the proxy's admin shape.
+      const dump = await getJson(`http://${httpAddr}/debug/config_dump?proxyID=${encodeURIComponent(sidecarId)}`)
+      expect(dump.status).toBe(200)
+      const configs = (dump.body as { configs: Array<Record<string, unknown>> }).configs
+      expect(configs.map((c) => c["@type"])).toEqual(
+        expect.arrayContaining([
+          "type.googleapis.com/envoy.admin.v3.ClustersConfigDump",
+          "type.googleapis.com/envoy.admin.v3.ListenersConfigDump",
+          "type.googleapis.com/envoy.admin.v3.RoutesConfigDump",
+        ]),
+      )
+      expect(JSON.stringify(configs)).toContain("outbound|9080|v2|reviews.demo.svc.cluster.local")
+    } finally {
+      proxy.close()
+    }
   })
 
   it("shows the client's ACKed versions in /debug/syncz and its resources in /debug/config_dump", async () => {
