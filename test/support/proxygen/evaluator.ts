@@ -11,7 +11,9 @@
  *   transport protocol, application protocols), a specific value winning over an empty one,
  *   never backtracking; no match falls to `default_filter_chain`.
  * - Virtual host: exact domain, then the longest `*.suffix`, then the longest `prefix.*`, then
- *   `*`. Route: the first whose path, headers and query parameters all match.
+ *   `*` (the Host's `:port` left out under `ignore_port_in_host_matching`). A virtual host with
+ *   `require_tls` answers a plaintext request with a redirect to https. Route: the first whose
+ *   path, headers and query parameters all match.
  */
 import {
   VIRTUAL_INBOUND_LISTENER,
@@ -219,6 +221,8 @@ export interface HttpRequest {
   readonly method?: string
   /** Request headers (any case). */
   readonly headers?: Readonly<Record<string, string>>
+  /** The request came over TLS (for a virtual host's `require_tls`); plaintext when unset. */
+  readonly tls?: boolean
 }
 
 export type RouteOutcome =
@@ -363,11 +367,29 @@ const routeHit = (routeConfig: Obj, virtualHost: Obj, route: Obj): RouteHit => {
 
 /** A request against one RouteConfiguration. */
 export const evaluateRouteConfig = (routeConfig: Obj, req: HttpRequest): RouteOutcome => {
-  const virtualHost = selectVirtualHost(routeConfig, req.host)
+  const host = wrapped(routeConfig.ignore_port_in_host_matching) === true ? withoutPort(req.host) : req.host
+  const virtualHost = selectVirtualHost(routeConfig, host)
   if (virtualHost === undefined) return { kind: "no-virtual-host", routeConfig }
+  // The proxy answers before routing: 301 to the same URL over https (the route is a stand-in).
+  const requireTls = str(virtualHost.require_tls) ?? "NONE"
+  if (requireTls !== "NONE" && req.tls !== true)
+    return {
+      kind: "route",
+      routeConfig,
+      virtualHost,
+      route: { name: "require_tls" },
+      redirect: { https_redirect: true, response_code: "MOVED_PERMANENTLY" },
+      mirrors: [],
+    }
   const route = arr(virtualHost.routes).find((r) => routeMatches(obj(r.match) ?? {}, req))
   if (route === undefined) return { kind: "no-route", virtualHost }
   return routeHit(routeConfig, virtualHost, route)
+}
+
+/** `host:port` → `host` (IPv6 literals in brackets keep their colons). */
+const withoutPort = (host: string): string => {
+  const m = /^(\[[^\]]*\]|[^:]*):\d+$/.exec(host)
+  return m === null ? host : m[1]!
 }
 
 const routeConfigOf = (hcm: Obj, routes: ReadonlyArray<Obj>): Obj | { readonly missing: string } => {
@@ -391,17 +413,21 @@ export interface OutboundHttpInput extends HttpRequest {
   readonly port: number
   /** The destination address (a service VIP); without it, the `0.0.0.0:port` listener. */
   readonly destinationIp?: string
+  /** HTTPS: the TLS server name the client sends (the request is then over TLS, ALPN h2/http1.1). */
+  readonly sni?: string
 }
 
 /** Where a sidecar (or gateway) sends an HTTP request to `host` on `port`. */
 export const outboundHttp = (input: OutboundHttpInput): OutboundHttpOutcome => {
   const listener = listenerFor(input.listeners, input.destinationIp, input.port)
   if (listener === undefined) return { kind: "no-listener" }
+  const tls = input.sni !== undefined
   const chain = selectFilterChain(listener, {
     destinationPort: input.port,
     destinationIp: input.destinationIp,
-    transportProtocol: "raw_buffer",
-    applicationProtocols: ["http/1.1"],
+    sni: input.sni,
+    transportProtocol: tls ? "tls" : "raw_buffer",
+    applicationProtocols: tls ? ["h2", "http/1.1"] : ["http/1.1"],
   })
   if (chain === undefined) return { kind: "no-chain", listener }
   const hcm = httpConnectionManager(chain)
@@ -411,7 +437,7 @@ export const outboundHttp = (input: OutboundHttpInput): OutboundHttpOutcome => {
   }
   const routeConfig = routeConfigOf(hcm, input.routes)
   if ("missing" in routeConfig) return { kind: "no-route-config", name: String(routeConfig.missing) }
-  return { ...evaluateRouteConfig(routeConfig, input), listener }
+  return { ...evaluateRouteConfig(routeConfig, { ...input, tls }), listener }
 }
 
 export type OutboundTcpOutcome =
@@ -522,6 +548,7 @@ export const inbound = (input: InboundInput): InboundOutcome => {
   const principal = tls !== undefined ? input.principal : undefined
   const req: HttpRequest = {
     host: input.host ?? "*",
+    tls: tls !== undefined,
     ...(input.path !== undefined ? { path: input.path } : {}),
     ...(input.method !== undefined ? { method: input.method } : {}),
     ...(input.headers !== undefined ? { headers: input.headers } : {}),

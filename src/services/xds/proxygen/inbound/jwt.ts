@@ -85,7 +85,15 @@ export const jwksCluster = (uri: string): string | undefined => {
   }
 }
 
-const provider = (rule: JwtRule, where: string, warnings: Array<string>): ProtoObject => {
+/** Whether the proxy has a cluster for a service host and port (its scope sees the service). */
+export type HasServicePort = (host: string, port: number) => boolean
+
+const provider = (
+  rule: JwtRule,
+  where: string,
+  warnings: Array<string>,
+  hasServicePort: HasServicePort,
+): ProtoObject => {
   const timeout =
     rule.timeout === undefined
       ? DEFAULT_TIMEOUT_NANOS
@@ -93,14 +101,23 @@ const provider = (rule: JwtRule, where: string, warnings: Array<string>): ProtoO
   const cluster = rule.jwksUri !== undefined && rule.jwksUri !== "" ? jwksCluster(rule.jwksUri) : undefined
   let source: ProtoObject
   if (rule.jwks !== undefined && rule.jwks !== "") source = { local_jwks: { inline_string: rule.jwks } }
-  else if (cluster !== undefined)
+  else if (cluster !== undefined) {
+    // As the reference's remote-JWKS mode: the proxy fetches the keys through the host's
+    // outbound cluster, which only exists for a service it sees (a ServiceEntry for external
+    // issuers); without it every fetch fails and tokens of the issuer are rejected.
+    const url = new URL(rule.jwksUri!)
+    const port = Number(cluster.slice("outbound|".length, cluster.indexOf("||")))
+    if (!hasServicePort(url.hostname, port))
+      warnings.push(
+        `${where}: jwksUri host ${url.hostname}:${port} is not a service the proxy sees (no cluster ${cluster}); add a ServiceEntry for it, or tokens of issuer ${rule.issuer} are rejected`,
+      )
     source = {
       remote_jwks: {
         http_uri: { uri: rule.jwksUri, cluster, timeout: duration(timeout) },
         cache_duration: CACHE_DURATION,
       },
     }
-  else {
+  } else {
     warnings.push(`${where}: neither jwks nor a usable jwksUri; tokens of issuer ${rule.issuer} are rejected`)
     source = { local_jwks: { inline_string: UNUSABLE_JWKS } }
   }
@@ -148,7 +165,10 @@ const name = (i: number) => `origins-${i}`
 const byName = (i: number): ProtoObject => ({ provider_name: name(i) })
 
 /** The jwt_authn filter for the RequestAuthentications that apply to a workload. */
-export const jwtFilter = (resources: ReadonlyArray<ConfigResource<RequestAuthenticationSpec>>): JwtConfig => {
+export const jwtFilter = (
+  resources: ReadonlyArray<ConfigResource<RequestAuthenticationSpec>>,
+  hasServicePort: HasServicePort = () => true,
+): JwtConfig => {
   const warnings: Array<string> = []
   const providers: Record<string, ProtoObject> = {}
   const issuers: Array<string> = []
@@ -156,7 +176,7 @@ export const jwtFilter = (resources: ReadonlyArray<ConfigResource<RequestAuthent
   for (const ra of resources)
     (ra.spec.jwtRules ?? []).forEach((rule, i) => {
       const where = `RequestAuthentication ${ra.meta.namespace}/${ra.meta.name} field jwtRules[${i}]`
-      providers[name(count++)] = provider(rule, where, warnings)
+      providers[name(count++)] = provider(rule, where, warnings, hasServicePort)
       if (!issuers.includes(rule.issuer)) issuers.push(rule.issuer)
     })
   if (count === 0) return { issuers, warnings }

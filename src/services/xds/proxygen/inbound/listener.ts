@@ -26,6 +26,7 @@ import type { Generated, GeneratorNotice } from "../../grpcgen/generator-notices
 import { workloadMtlsMode } from "../../model/mtls-mode.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
+import { proxyScope } from "../scope.js"
 import {
   BLACKHOLE_CLUSTER,
   Filter,
@@ -94,7 +95,9 @@ const plan = (push: PushContext, proxy: ProxyView): Planned => {
     return { port, mode }
   })
   const ras = applicableRequestAuthentications(push, proxy)
-  const jwt = jwtFilter(ras.resources)
+  const jwt = jwtFilter(ras.resources, (host, port) =>
+    proxyScope(push, proxy).services.some((s) => s.hostname === host && s.ports.some((p) => p.port === port)),
+  )
   const authz = authzFilters(push, proxy, jwt.issuers)
   for (const m of [...ras.warnings, ...jwt.warnings]) warnings.push(notice("authn", m))
   for (const m of authz.warnings) warnings.push(notice("authorization", m))
