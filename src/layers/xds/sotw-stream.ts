@@ -37,7 +37,8 @@ export const sotwProtocol: StreamProtocol<
   watches: (state) => state.watches,
   names: (watch) => watch.names,
   due: () => false,
-  build: (push, watch, nonce, _reply, proxy, cache, share) => sotwResponse(push, cache, watch, nonce, proxy, share),
+  build: (push, watch, nonce, _reply, proxy, cache, share, changedHosts) =>
+    sotwResponse(push, cache, watch, nonce, proxy, share, changedHosts),
   // A push (no request to answer) is written only when it changes what the client holds.
   sent: (state, watch, built, push, reply) =>
     reply === undefined && !sotwNeedsPush(watch, built.digest)

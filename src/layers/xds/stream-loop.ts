@@ -111,10 +111,11 @@ export const serveStream = <
       nonce: NonceSource,
       reply: Event | undefined,
       onWritten: () => void,
+      changedHosts?: ReadonlySet<string>,
     ): boolean => {
       const watch = protocol.watches(state).get(typeUrl)
       if (watch === undefined) return false
-      const built = protocol.build(push, watch, nonce, reply, proxy, env.cache, env.sharable(typeUrl))
+      const built = protocol.build(push, watch, nonce, reply, proxy, env.cache, env.sharable(typeUrl), changedHosts)
       env.built(built.sharedReads)
       for (const text of notFound.record(typeUrl, built.notFound)) env.pushDebug(() => `${text} (connection ${id})`)
       const next = protocol.sent(state, watch, built, push, reply)
@@ -160,7 +161,9 @@ export const serveStream = <
           const watch = protocol.watches(state).get(typeUrl)
           if (watch === undefined || !touches(env.hosts, push, request, protocol.names(watch), watch.wildcard)) continue
           outstanding++
-          if (!respond(typeUrl, push, randomUUID, undefined, written)) outstanding--
+          // An endpoint-only push may send a proxy only the changed hosts' endpoints.
+          const partial = !request.full && typeUrl === TypeUrl.Endpoint ? request.changedHosts : undefined
+          if (!respond(typeUrl, push, randomUUID, undefined, written, partial)) outstanding--
         }
         written()
       },

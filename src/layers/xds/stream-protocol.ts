@@ -84,6 +84,12 @@ export interface StreamProtocol<
     proxy: ProxyInfo | undefined,
     cache: ResourceCache,
     share: boolean,
+    /**
+     * The hosts an endpoint-only push changed: a SotW endpoint response to a data-plane proxy
+     * may then carry only their clusters (the proxy keeps the others, as the protocol says for
+     * named types). Undefined: the whole set.
+     */
+    changedHosts?: ReadonlySet<string>,
   ) => Built
   /** The state once `built` is sent; undefined when it is not to be sent. */
   readonly sent: (

@@ -325,9 +325,20 @@ export const sotwResponse = (
   nonce: NonceSource,
   proxy?: ProxyInfo,
   share = true,
+  changedHosts?: ReadonlySet<string>,
 ): SotwResponse => {
   const state = stateOf(cache)
   const set = resolvedSet(state, push, cache, watch.typeUrl, watch.wildcard, watch.names, proxy, share)
+  const partial = partialEndpoints(watch, set.resources, proxy, changedHosts)
+  if (partial !== undefined)
+    return {
+      response: { version_info: push.version, type_url: watch.typeUrl, nonce: nonceOf(nonce), resources: partial },
+      // The digest of the whole set: what the proxy holds once it applied the partial response.
+      digest: digestOf(state, set.resources),
+      bytes: partial.reduce((n, r) => n + r.value.length, 0),
+      sharedReads: set.shared ? partial.length : 0,
+      notFound: set.notFound,
+    }
   const build = (nonce: string): DiscoveryResponse => ({
     version_info: push.version,
     type_url: watch.typeUrl,
@@ -347,6 +358,31 @@ export const sotwResponse = (
     sharedReads: set.shared ? set.resources.length : 0,
     notFound: set.notFound,
   }
+}
+
+/**
+ * An endpoint push to a data-plane proxy that already holds its endpoint set sends only the
+ * clusters of the changed hosts: EDS is a named type, whose SotW responses may leave resources
+ * out (the proxy keeps them), so a change of one service costs each proxy that service's
+ * endpoints, not the thousands of clusters it watches. Undefined: send the whole set.
+ */
+const partialEndpoints = (
+  watch: SotwWatch,
+  resources: ReadonlyArray<EncodedResource>,
+  proxy: ProxyInfo | undefined,
+  changedHosts: ReadonlySet<string> | undefined,
+): ReadonlyArray<AnyMessage> | undefined => {
+  if (changedHosts === undefined || proxy?.view === undefined || watch.typeUrl !== TypeUrl.Endpoint) return undefined
+  // Only on top of a set the proxy took: after a NACK or before the first ACK it gets it whole.
+  if (watch.digestSent === undefined || watch.versionAcked !== watch.versionSent || watch.lastError !== undefined)
+    return undefined
+  const changed: Array<AnyMessage> = []
+  for (const r of resources) {
+    const host = clusterHost(r.name)
+    if (host === undefined) return undefined
+    if (changedHosts.has(host)) changed.push(r.resource)
+  }
+  return changed.length > 0 ? changed : undefined
 }
 
 /**

@@ -8,12 +8,14 @@ import { loadXdsProtos } from "../../../../src/layers/xds/protos.js"
 import { makeResourceCache } from "../../../../src/services/xds/cache/resource-cache.js"
 import {
   deltaEntry,
+  proxyInfo,
   recordDerivation,
   sotwResponse,
   takeGeneratorNotices,
 } from "../../../../src/services/xds/cache/responder.js"
 import { clusterName } from "../../../../src/services/xds/grpcgen/grpc-gen.js"
 import { derivePushContext, makePushContext } from "../../../../src/services/xds/model/push-context.js"
+import { plainToStruct } from "../../../../src/services/xds/protocol/messages.js"
 import { TypeUrl } from "../../../../src/services/xds/protocol/type-urls.js"
 import { destinationRule, ECHO, endpoint, input, service } from "../../../fixtures/xds/mesh.js"
 
@@ -89,5 +91,48 @@ describe("two servers' responders share nothing", () => {
     expect(deltaEntry(a, resource!)).toBe(deltaEntry(a, resource!))
     expect(deltaEntry(b, resource!)).not.toBe(deltaEntry(a, resource!))
     expect(deltaEntry(b, resource!)).toEqual(deltaEntry(a, resource!))
+  })
+})
+
+describe("endpoint pushes to a data-plane proxy", () => {
+  const sidecar = proxyInfo({
+    id: "sidecar~10.1.0.1~app-1.default~default.svc.cluster.local",
+    metadata: plainToStruct({ NAMESPACE: "default" }),
+  })
+  const moved = { ...base, endpoints: [endpoint(ECHO, "10.0.0.2", 8080), base.endpoints[1]!] }
+
+  it("carry only the changed hosts' clusters once the proxy took its set", () => {
+    const cache = makeResourceCache(codec)
+    const first = sotwResponse(makePushContext(base, undefined, "1"), cache, endpoints, "n1", sidecar)
+    expect(first.response.resources).toHaveLength(2)
+    const held = { ...endpoints, digestSent: first.digest, versionSent: "1", versionAcked: "1" }
+    const next = sotwResponse(makePushContext(moved, undefined, "2"), cache, held, "n2", sidecar, true, new Set([ECHO]))
+    expect(next.response.resources).toHaveLength(1)
+    expect(codec.decode(TypeUrl.Endpoint, next.response.resources[0]!.value)).toMatchObject({
+      cluster_name: clusterName(ECHO, 80),
+    })
+    // The digest is the whole set's: what the proxy holds after applying the partial response.
+    expect(next.digest).toBe(
+      sotwResponse(makePushContext(moved, undefined, "2"), cache, endpoints, "n3", sidecar).digest,
+    )
+  })
+
+  it("send the whole set while the last one is not acknowledged, and to proxyless clients", () => {
+    const cache = makeResourceCache(codec)
+    const first = sotwResponse(makePushContext(base, undefined, "1"), cache, endpoints, "n1", sidecar)
+    const unacked = { ...endpoints, digestSent: first.digest, versionSent: "1" }
+    const hosts = new Set([ECHO])
+    expect(
+      sotwResponse(makePushContext(moved, undefined, "2"), cache, unacked, "n2", sidecar, true, hosts).response
+        .resources,
+    ).toHaveLength(2)
+    const grpc = proxyInfo({
+      id: "sidecar~10.1.0.2~g.default~default.svc.cluster.local",
+      metadata: plainToStruct({ GENERATOR: "grpc" }),
+    })
+    const acked = { ...unacked, versionAcked: "1" }
+    expect(
+      sotwResponse(makePushContext(moved, undefined, "2"), cache, acked, "n2", grpc, true, hosts).response.resources,
+    ).toHaveLength(2)
   })
 })
