@@ -21,12 +21,6 @@ type J = any
 
 const LDS = "type.googleapis.com/envoy.config.listener.v3.Listener"
 const RDS = "type.googleapis.com/envoy.config.route.v3.RouteConfiguration"
-/**
- * The conformance validator (test/support/proxygen) applies `required` to an unset oneof member
- * (`safe_regex` of a RouteMatch or StringMatcher that sets another kind); protoc-gen-validate checks a oneof
- * member's rules only when it is the one set. Ignored here until the validator is fixed.
- */
-const ONEOF_FALSE_POSITIVE = /\.safe_regex: \(validate\.rules\)\.message\.required \(not set\)/
 const REVIEWS = "reviews.default.svc.cluster.local"
 const RATINGS = "ratings.default.svc.cluster.local"
 const DB = "db.default.svc.cluster.local"
@@ -92,7 +86,7 @@ const listeners = (push: ReturnType<typeof pushOf>, proxy = router()) => {
     byName: Object.fromEntries(
       generated.resources.map((spec) => {
         const built = spec.build()
-        expect(checkResource(LDS, built, { codec: false }).filter((p) => !ONEOF_FALSE_POSITIVE.test(p))).toEqual([])
+        expect(checkResource(LDS, built)).toEqual([])
         return [spec.name, built as J]
       }),
     ),
@@ -107,7 +101,7 @@ const routes = (push: ReturnType<typeof pushOf>, names: ReadonlyArray<string> = 
     byName: Object.fromEntries(
       generated.resources.map((spec) => {
         const built = spec.build()
-        expect(checkResource(RDS, built, { codec: false }).filter((p) => !ONEOF_FALSE_POSITIVE.test(p))).toEqual([])
+        expect(checkResource(RDS, built)).toEqual([])
         return [spec.name, built as J]
       }),
     ),

@@ -133,16 +133,6 @@ describe("TCP and TLS routes", () => {
   })
 })
 
-/**
- * What the project's validate.rules checker (test/support/proxygen, in progress) reports that
- * the proxy does not: `required` on an unselected oneof member, and the non-strict header-name
- * regex on an unset string (it accepts ""). Dropped here so this test checks the routes only.
- */
-const KNOWN_VALIDATOR_GAPS = [
-  /\.safe_regex: \(validate\.rules\)\.message\.required \(not set\)$/,
-  /\.cluster_header: \(validate\.rules\)\.string\.well_known_regex \(got ""\)$/,
-]
-
 describe("conformance", () => {
   it("a route configuration with every action passes the proxy's proto shape and validate.rules", () => {
     const push = makePushContext(
@@ -206,10 +196,7 @@ describe("conformance", () => {
       ],
       validate_clusters: { value: false },
     }
-    // The server codec does not load the CORS and retry-extension protos yet: shape and rules only.
-    const problems = checkResource("type.googleapis.com/envoy.config.route.v3.RouteConfiguration", config, {
-      codec: false,
-    }).filter((p) => !KNOWN_VALIDATOR_GAPS.some((gap) => gap.test(p)))
+    const problems = checkResource("type.googleapis.com/envoy.config.route.v3.RouteConfiguration", config)
     expect(problems).toEqual([])
   }, 120_000)
 })

@@ -1,13 +1,10 @@
 /**
  * What the telemetry, ECDS and NDS tests share: proxies, push contexts with proxy-only config,
  * and the conformance check of a resource (proto shape, validate.rules, and a round trip through
- * a codec over the whole Envoy tree plus the project's proto/, since the server's codec loads the
- * extra files only once the lead wires them).
+ * the server's codec).
  */
 import type { KnownKind } from "../../../../../src/services/config-model/specs.js"
-import type { XdsCodecShape } from "../../../../../src/services/xds/cache/resource-cache.js"
 import type { ProtoObject } from "../../../../../src/services/xds/cache/resource-spec.js"
-import { anyType } from "../../../../../src/services/xds/conformance/reflect.js"
 import {
   defaultPushContextOptions,
   emptyProxyConfigInput,
@@ -19,7 +16,7 @@ import {
 } from "../../../../../src/services/xds/model/push-context.js"
 import { type ProxyView, proxyView } from "../../../../../src/services/xds/proxygen/proxy-view.js"
 import { input, resource } from "../../../../fixtures/xds/mesh.js"
-import { checkResource, decodeResource, envoyRoot } from "../../../../support/proxygen/check.js"
+import { checkResource } from "../../../../support/proxygen/check.js"
 
 export const sidecar = (
   namespace: string,
@@ -61,27 +58,9 @@ export const pushOf = (
   )
 }
 
-/** A codec over the full Envoy tree and proto/ (Any values by `"@type"`, as the generators write them). */
-export const envoyCodec: XdsCodecShape = {
-  encode: (typeUrl, resource) => {
-    const type = anyType(envoyRoot(), typeUrl)
-    if (type === undefined) throw new Error(`unknown type ${typeUrl}`)
-    return type.encode(type.fromObject(resource as Record<string, unknown>)).finish()
-  },
-  decode: decodeResource,
-}
-
-/**
- * The conformance checker applies SubstitutionFormatString's `json_format` rule
- * (`message.required`) even when the oneof holds `text_format_source`; protoc-gen-validate checks
- * a oneof member's rules only when that member is set, so the proxy accepts it. Until the checker
- * knows that, this false positive is dropped here.
- */
-const ONEOF_FALSE_POSITIVE = /log_format\.json_format: \(validate\.rules\)\.message\.required \(not set\)$/
-
 /** Every conformance problem of a resource (empty when the proxy would take it). */
 export const problems = (typeUrl: string, resource: ProtoObject): ReadonlyArray<string> =>
-  checkResource(typeUrl, resource, { codec: envoyCodec }).filter((p) => !ONEOF_FALSE_POSITIVE.test(p))
+  checkResource(typeUrl, resource)
 
 export const HCM_TYPE =
   "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
