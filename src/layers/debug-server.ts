@@ -5,13 +5,14 @@
  * interface only answers loopback callers (403 otherwise); `/metrics` too with
  * METRICS_LOCALHOST_ACCESS_ONLY. Publishes `pilot_info` at start.
  */
-import { configDump } from "../services/debug/config-dump.js"
+
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Option, Ref, Schedule } from "effect"
 import { buildInfo } from "../services/build-info.js"
 import { MonitoringConfig } from "../services/config/discovery-config.js"
 import { allKinds } from "../services/config-model/kinds.js"
 import { ConfigStore } from "../services/config-store/config-store.js"
+import { configDump } from "../services/debug/config-dump.js"
 import {
   adsz,
   configWarnings,

@@ -2,9 +2,10 @@
  * The XdsServer service: the ADS server's contract. Feed it PushContext inputs; it debounces,
  * builds PushContexts, and pushes to every connected client (SotW and delta).
  */
-import type { ProxyInfo } from "./cache/responder.js"
+
 import { Context, Data, Duration, type Effect } from "effect"
 import { type CacheOptions, type CacheStats, defaultCacheOptions } from "./cache/resource-cache.js"
+import type { ProxyInfo } from "./cache/responder.js"
 import {
   defaultPushContextOptions,
   type PushContext,
