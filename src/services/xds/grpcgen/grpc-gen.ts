@@ -45,7 +45,8 @@ const FAULT_TYPE = "type.googleapis.com/envoy.extensions.filters.http.fault.v3.H
 export const FAULT_FILTER = "envoy.filters.http.fault"
 const ROUTER_FILTER = "envoy.filters.http.router"
 
-const GRPC_STATUS: Record<string, number> = {
+/** gRPC status codes by name (VirtualService fault `grpcStatus`). */
+export const GRPC_STATUS: Readonly<Record<string, number>> = {
   OK: 0,
   CANCELLED: 1,
   UNKNOWN: 2,

@@ -206,7 +206,8 @@ export const digest = (text: string | Uint8Array): string =>
 export const resolveHost = (host: string, namespace: string, domainSuffix: string): string =>
   host.includes(".") || host.includes("*") ? host : `${host}.${namespace}.svc.${domainSuffix}`
 
-const byAge = (a: ConfigResource, b: ConfigResource): number => {
+/** Oldest first, then by namespace/name: the reference's order for conflicting resources. */
+export const byAge = (a: ConfigResource, b: ConfigResource): number => {
   const ta = a.meta.creationTimestamp ?? ""
   const tb = b.meta.creationTimestamp ?? ""
   if (ta !== tb) return ta < tb ? -1 : 1

@@ -10,7 +10,7 @@
  */
 import type { ConfigResource } from "../../../config-model/resource.js"
 import type { DestinationRuleSpec, Subset, TrafficPolicy } from "../../../config-model/schemas/destination-rule.js"
-import { digest, type PushContext, resolveHost } from "../../model/push-context.js"
+import { byAge, digest, type PushContext, resolveHost } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { exportedTo, hostMatches, matchesLabels } from "../scope.js"
 
@@ -43,15 +43,6 @@ interface DrIndex {
   readonly byNamespace: ReadonlyMap<string, ReadonlyArray<Group>>
   readonly groups: ReadonlyArray<Group>
   readonly lookups: Map<string, MergedDestinationRule | null>
-}
-
-const byAge = (a: ConfigResource, b: ConfigResource): number => {
-  const ta = a.meta.creationTimestamp ?? ""
-  const tb = b.meta.creationTimestamp ?? ""
-  if (ta !== tb) return ta < tb ? -1 : 1
-  const ka = `${a.meta.namespace}/${a.meta.name}`
-  const kb = `${b.meta.namespace}/${b.meta.name}`
-  return ka < kb ? -1 : ka > kb ? 1 : 0
 }
 
 const merge = (resources: ReadonlyArray<ConfigResource<DestinationRuleSpec>>, host: string): MergedDestinationRule => {

@@ -2,7 +2,6 @@
 import { Either } from "effect"
 import { parseGoDurationNanos } from "../../../config/duration.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
-import { SDS_CLUSTER } from "../well-known.js"
 
 /** A `google.protobuf.Duration` of nanoseconds. */
 export const durationOfNanos = (nanos: bigint): ProtoObject => ({
@@ -35,26 +34,7 @@ export const secondsOf = (text: string | undefined): number | undefined => {
 /** The largest uint32: the reference's "no limit" for circuit breakers. */
 export const MAX_UINT32 = 4294967295
 
-/** An SDS secret served by the agent over its socket (the bootstrap's `sds-grpc` cluster). */
-export const agentSdsSecret = (name: string): ProtoObject => ({
-  name,
-  sds_config: {
-    api_config_source: {
-      api_type: "GRPC",
-      set_node_on_first_message_only: true,
-      transport_api_version: "V3",
-      grpc_services: [{ envoy_grpc: { cluster_name: SDS_CLUSTER } }],
-    },
-    initial_fetch_timeout: { seconds: "0", nanos: 0 },
-    resource_api_version: "V3",
-  },
-})
-
-/** An SDS secret served by the control plane over ADS (credentials by name). */
-export const adsSdsSecret = (name: string): ProtoObject => ({
-  name,
-  sds_config: { ads: {}, initial_fetch_timeout: { seconds: "0", nanos: 0 }, resource_api_version: "V3" },
-})
+export { adsSdsSecret, agentSdsSecret } from "../sds.js"
 
 /**
  * A plain JSON object as a `google.protobuf.Struct`: the codec takes Structs in their proto

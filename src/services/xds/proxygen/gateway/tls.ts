@@ -12,8 +12,10 @@
  * Then `minProtocolVersion`/`maxProtocolVersion`/`cipherSuites` for SIMPLE and MUTUAL, and
  * `subjectAltNames` as the client certificate's SAN matchers.
  */
+
 import type { ProtoObject } from "../../cache/resource-spec.js"
-import { SDS_CLUSTER, SDS_CREDENTIAL_PREFIX, SDS_DEFAULT, SDS_ROOT, TypedConfig } from "../well-known.js"
+import { adsSdsSecret, agentSdsSecret } from "../sds.js"
+import { SDS_CREDENTIAL_PREFIX, SDS_DEFAULT, SDS_ROOT, TypedConfig } from "../well-known.js"
 import type { ServerTls } from "./merge.js"
 
 /** Suffix of the SDS name of a credential's CA bundle (the reference's spelling). */
@@ -24,28 +26,11 @@ export const TLS_TRANSPORT_SOCKET = "envoy.transport_sockets.tls"
 const ALPN_HTTP = ["h2", "http/1.1"] as const
 const ALPN_MESH_TCP = ["istio-peer-exchange", "h2", "http/1.1"] as const
 
-/** A secret from the agent's SDS server (`sds-grpc` in the bootstrap). */
-export const agentSdsSecret = (name: string): ProtoObject => ({
-  name,
-  sds_config: {
-    api_config_source: {
-      api_type: "GRPC",
-      set_node_on_first_message_only: true,
-      transport_api_version: "V3",
-      grpc_services: [{ envoy_grpc: { cluster_name: SDS_CLUSTER } }],
-    },
-    resource_api_version: "V3",
-  },
-})
-
 /** A gateway credential by name, served over ADS: `kubernetes://<name>` unless it names a scheme. */
 export const credentialResourceName = (name: string): string =>
   name.includes("://") ? name : `${SDS_CREDENTIAL_PREFIX}${name}`
 
-const credentialSecret = (name: string): ProtoObject => ({
-  name: credentialResourceName(name),
-  sds_config: { ads: {}, resource_api_version: "V3" },
-})
+const credentialSecret = (name: string): ProtoObject => adsSdsSecret(credentialResourceName(name))
 
 const TLS_VERSION: Readonly<Record<string, string>> = {
   TLS_AUTO: "TLS_AUTO",

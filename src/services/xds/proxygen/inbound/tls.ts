@@ -5,9 +5,11 @@
  * And the ALPN values the chains match to tell mesh mTLS from other TLS and plaintext HTTP from
  * other plaintext.
  */
+
 import type { ServerTLSSettings } from "../../../config-model/schemas/gateway.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
-import { MESH_ALPN_HTTP, MESH_ALPN_TCP, SDS_CLUSTER, SDS_DEFAULT, SDS_ROOT, TypedConfig } from "../well-known.js"
+import { agentSdsSecret } from "../sds.js"
+import { MESH_ALPN_HTTP, MESH_ALPN_TCP, SDS_DEFAULT, SDS_ROOT, TypedConfig } from "../well-known.js"
 
 /** What mesh clients offer on mTLS toward an HTTP port: the mesh's HTTP ALPN, or plain h2/http1.1 (proxyless). */
 export const MTLS_ALPN_HTTP: ReadonlyArray<string> = [...MESH_ALPN_HTTP, "h2", "http/1.1"]
@@ -23,23 +25,6 @@ export const PLAINTEXT_ALPN_HTTP: ReadonlyArray<string> = ["http/1.0", "http/1.1
 const SERVER_ALPN_HTTP: ReadonlyArray<string> = ["h2", "http/1.1"]
 const SERVER_ALPN_TCP: ReadonlyArray<string> = [MESH_ALPN_TCP[0], "h2", "http/1.1"]
 
-const zero: ProtoObject = { seconds: "0", nanos: 0 }
-
-/** The agent's SDS server (a static cluster of the bootstrap), over gRPC. */
-export const sdsConfig = (name: string): ProtoObject => ({
-  name,
-  sds_config: {
-    api_config_source: {
-      api_type: "GRPC",
-      transport_api_version: "V3",
-      grpc_services: [{ envoy_grpc: { cluster_name: SDS_CLUSTER } }],
-      set_node_on_first_message_only: true,
-    },
-    initial_fetch_timeout: zero,
-    resource_api_version: "V3",
-  },
-})
-
 const transportSocket = (context: ProtoObject): ProtoObject => ({
   name: "envoy.transport_sockets.tls",
   typed_config: { "@type": TypedConfig.downstreamTls, ...context },
@@ -51,10 +36,10 @@ export const meshMtlsSocket = (kind: "http" | "tcp"): ProtoObject =>
     common_tls_context: {
       tls_params: { tls_minimum_protocol_version: "TLSv1_2", tls_maximum_protocol_version: "TLSv1_3" },
       alpn_protocols: kind === "http" ? SERVER_ALPN_HTTP : SERVER_ALPN_TCP,
-      tls_certificate_sds_secret_configs: [sdsConfig(SDS_DEFAULT)],
+      tls_certificate_sds_secret_configs: [agentSdsSecret(SDS_DEFAULT)],
       combined_validation_context: {
         default_validation_context: {},
-        validation_context_sds_secret_config: sdsConfig(SDS_ROOT),
+        validation_context_sds_secret_config: agentSdsSecret(SDS_ROOT),
       },
     },
     require_client_certificate: { value: true },

@@ -3,8 +3,10 @@
  * policy (with its default when unset), fault injection and CORS (per-route configs of the
  * fault and CORS HTTP filters), and timeouts (0s = disabled when unset).
  */
+
 import type { HTTPRoute } from "../../../config-model/schemas/virtual-service.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
+import { GRPC_STATUS } from "../../grpcgen/grpc-gen.js"
 import { TypedConfig } from "../well-known.js"
 import {
   durationOf,
@@ -85,25 +87,7 @@ export const timeoutFields = (timeout: string | undefined): Record<string, unkno
 // ---------------------------------------------------------------------------------------------
 // Fault
 
-const GRPC_STATUS_CODES: Readonly<Record<string, number>> = {
-  OK: 0,
-  CANCELLED: 1,
-  UNKNOWN: 2,
-  INVALID_ARGUMENT: 3,
-  DEADLINE_EXCEEDED: 4,
-  NOT_FOUND: 5,
-  ALREADY_EXISTS: 6,
-  PERMISSION_DENIED: 7,
-  RESOURCE_EXHAUSTED: 8,
-  FAILED_PRECONDITION: 9,
-  ABORTED: 10,
-  OUT_OF_RANGE: 11,
-  UNIMPLEMENTED: 12,
-  INTERNAL: 13,
-  UNAVAILABLE: 14,
-  DATA_LOSS: 15,
-  UNAUTHENTICATED: 16,
-}
+const GRPC_STATUS_CODES = GRPC_STATUS
 
 type Fault = NonNullable<HTTPRoute["fault"]>
 

@@ -9,7 +9,7 @@
 import type { ConfigResource } from "../../../config-model/resource.js"
 import type { HTTPRoute, VirtualServiceSpec } from "../../../config-model/schemas/virtual-service.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
-import { type PushContext, resolveHost } from "../../model/push-context.js"
+import { byAge, type PushContext, resolveHost } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { exportedTo } from "../scope.js"
 import { type HttpMatch, mergeHttpRoute } from "./delegate.js"
@@ -38,15 +38,6 @@ export const resolveGatewayName = (gateway: string, namespace: string): string =
 export const boundGateways = (vs: VirtualServiceResource): ReadonlyArray<string> => {
   const gateways = vs.spec.gateways ?? []
   return gateways.length === 0 ? [MESH_GATEWAY] : gateways.map((g) => resolveGatewayName(g, vs.meta.namespace))
-}
-
-const byAge = (a: VirtualServiceResource, b: VirtualServiceResource): number => {
-  const ta = a.meta.creationTimestamp ?? ""
-  const tb = b.meta.creationTimestamp ?? ""
-  if (ta !== tb) return ta < tb ? -1 : 1
-  const ka = `${a.meta.namespace}/${a.meta.name}`
-  const kb = `${b.meta.namespace}/${b.meta.name}`
-  return ka < kb ? -1 : ka > kb ? 1 : 0
 }
 
 // ---------------------------------------------------------------------------------------------
