@@ -3,6 +3,7 @@
  * of streams whose proxy is known, indexed by the hosts their EDS watch names (so an
  * endpoint-only push asks only the streams watching a changed host).
  */
+import type { ProxyView } from "../../services/xds/proxygen/proxy-view.js"
 import type { PushContext } from "../../services/xds/model/push-context.js"
 import { type EndpointWatch, makeEndpointWatchers } from "../../services/xds/push/endpoint-watchers.js"
 import type { PushRequest } from "../../services/xds/push/push-request.js"
@@ -20,6 +21,8 @@ export interface Connection {
   /** What its EDS watch covers now, for the endpoint-push index. */
   readonly endpointWatch: () => EndpointWatch
   readonly status: () => ConnectionStatus
+  /** The sidecar or gateway proxy on the stream, once its node is known (not proxyless clients). */
+  readonly proxyView: () => ProxyView | undefined
   /**
    * Starts a push to this stream: writes at once every response the request calls for, and
    * calls `done` once gRPC has taken them all.

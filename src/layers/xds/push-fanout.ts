@@ -153,7 +153,7 @@ export const makePushFanout = (deps: PushFanoutDeps): Effect.Effect<PushFanout, 
     const recordConflicts = (push: PushContext) => {
       const views: Array<ProxyView> = []
       for (const connection of registry.all()) {
-        const view = connection.status().proxy?.view
+        const view = connection.proxyView()
         if (view !== undefined) views.push(view)
       }
       recordProxyConflicts(metrics, push, views)

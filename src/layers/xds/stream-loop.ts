@@ -132,6 +132,7 @@ export const serveStream = <
     const connection: Connection = {
       id,
       status: () => protocol.status(id, channel.peer(), proxy, connectedAt, state, notFound.byType()),
+      proxyView: () => proxy?.view,
       affectedBy: (push, request) => {
         for (const w of protocol.watches(state).values())
           if (

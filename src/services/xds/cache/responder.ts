@@ -147,6 +147,14 @@ interface ResponderState {
   readonly deltaPushResponses: WeakMap<PushContext, Map<string, DeltaPushResponse>>
   /** What the generators noticed in the config, each text once for this server. */
   readonly notices: NoticeLog
+  /**
+   * The changed hosts' endpoint resources of a set, per set and per push's host set: every proxy
+   * watching the same set gets the same partial response content (`partialEndpoints`).
+   */
+  readonly partialSets: WeakMap<
+    ReadonlyArray<EncodedResource>,
+    WeakMap<ReadonlySet<string>, ReadonlyArray<AnyMessage> | null>
+  >
 }
 
 /** The responder's slot in each cache (a constant key: the state itself is the cache's). */
@@ -161,6 +169,7 @@ const responderState: CacheLocal<ResponderState> = {
     deltaEntries: new WeakMap(),
     deltaPushResponses: new WeakMap(),
     notices: makeNoticeLog(),
+    partialSets: new WeakMap(),
   }),
 }
 const stateOf = (cache: ResourceCache): ResponderState => cache.local(responderState)
@@ -329,7 +338,7 @@ export const sotwResponse = (
 ): SotwResponse => {
   const state = stateOf(cache)
   const set = resolvedSet(state, push, cache, watch.typeUrl, watch.wildcard, watch.names, proxy, share)
-  const partial = partialEndpoints(watch, set.resources, proxy, changedHosts)
+  const partial = partialEndpoints(state, watch, set.resources, proxy, changedHosts)
   if (partial !== undefined)
     return {
       response: { version_info: push.version, type_url: watch.typeUrl, nonce: nonceOf(nonce), resources: partial },
@@ -367,6 +376,7 @@ export const sotwResponse = (
  * endpoints, not the thousands of clusters it watches. Undefined: send the whole set.
  */
 const partialEndpoints = (
+  state: ResponderState,
   watch: SotwWatch,
   resources: ReadonlyArray<EncodedResource>,
   proxy: ProxyInfo | undefined,
@@ -376,13 +386,27 @@ const partialEndpoints = (
   // Only on top of a set the proxy took: after a NACK or before the first ACK it gets it whole.
   if (watch.digestSent === undefined || watch.versionAcked !== watch.versionSent || watch.lastError !== undefined)
     return undefined
+  const byHosts = memoOf(state.partialSets, resources, () => new WeakMap())
+  let changed = byHosts.get(changedHosts)
+  if (changed === undefined) {
+    changed = changedResources(resources, changedHosts)
+    byHosts.set(changedHosts, changed)
+  }
+  return changed ?? undefined
+}
+
+/** The resources of `hosts`' clusters; null when there are none or a name is not a cluster's. */
+const changedResources = (
+  resources: ReadonlyArray<EncodedResource>,
+  hosts: ReadonlySet<string>,
+): ReadonlyArray<AnyMessage> | null => {
   const changed: Array<AnyMessage> = []
   for (const r of resources) {
     const host = clusterHost(r.name)
-    if (host === undefined) return undefined
-    if (changedHosts.has(host)) changed.push(r.resource)
+    if (host === undefined) return null
+    if (hosts.has(host)) changed.push(r.resource)
   }
-  return changed.length > 0 ? changed : undefined
+  return changed.length > 0 ? changed : null
 }
 
 /**
