@@ -20,7 +20,7 @@
  */
 import { fork } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { Duration, Effect, Exit, Layer, Logger, Scope } from "effect"
+import { Duration, Effect, Exit, Layer, Scope } from "effect"
 import { layer as metricsLayer } from "../src/layers/metrics.js"
 import { makeXdsServer } from "../src/layers/xds/ads-server.js"
 import { makeAdsClient } from "../src/layers/xds-client/ads-client.js"
@@ -33,11 +33,7 @@ import { plainToStruct } from "../src/services/xds/protocol/messages.js"
 import { TypeUrl } from "../src/services/xds/protocol/type-urls.js"
 import { outboundClusterName } from "../src/services/xds/proxygen/well-known.js"
 import { defaultXdsServerConfig } from "../src/services/xds/server.js"
-
-const arg = (name: string, fallback: string): string => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback
-}
+import { arg, inboxOf, now, percentile, round1, type Spread, serverLogsToStderr, spreadOf } from "./bench-support.js"
 
 const SERVICES = Number(arg("services", "1000"))
 const SIDECARS = Number(arg("sidecars", "1000"))
@@ -58,7 +54,6 @@ const DEBOUNCE_MS = 100
 const PORT = 80
 
 const host = (i: number) => `svc-${i}.bench.svc.cluster.local`
-const now = (): number => performance.timeOrigin + performance.now()
 
 // ------------------------------------------------------------------------------------------------
 // Mesh
@@ -259,13 +254,6 @@ const runClients = async () => {
 // ------------------------------------------------------------------------------------------------
 // Server side
 
-const percentile = (values: ReadonlyArray<number>, p: number): number => {
-  if (values.length === 0) return 0
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
-}
-const round1 = (ms: number): number => Math.round(ms * 10) / 10
-
 const spawnClients = (port: number) => {
   const self = fileURLToPath(import.meta.url)
   const share = (count: number, p: number) => {
@@ -287,19 +275,7 @@ const spawnClients = (port: number) => {
       { stdio: ["ignore", "inherit", "inherit", "ipc"] },
     )
   })
-  const queues = children.map((child) => {
-    const queued: Array<FromChild> = []
-    const waiting: Array<(m: FromChild) => void> = []
-    child.on("message", (m: FromChild) => {
-      const resolve = waiting.shift()
-      if (resolve !== undefined) resolve(m)
-      else queued.push(m)
-    })
-    return () => {
-      const m = queued.shift()
-      return m !== undefined ? Promise.resolve(m) : new Promise<FromChild>((resolve) => waiting.push(resolve))
-    }
-  })
+  const queues = children.map((child) => inboxOf<FromChild>(child))
   return {
     children,
     next: () => Promise.all(queues.map((take) => take())),
@@ -308,8 +284,6 @@ const spawnClients = (port: number) => {
     },
   }
 }
-
-const serverLogsToStderr = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
 
 const runServer = async () => {
   const scope = await Effect.runPromise(Scope.make())
@@ -347,7 +321,7 @@ const runServer = async () => {
     `bench-sidecar: ${SIDECARS} sidecars + ${GRPC_CLIENTS} gRPC clients ready in ${fullConfigMs} ms\n`,
   )
 
-  const changes: Array<{ pushMs: ReturnType<typeof spread>; cpuMs: number; encoded: number }> = []
+  const changes: Array<{ pushMs: Spread; cpuMs: number; encoded: number }> = []
   for (let generation = 1; generation <= REPEAT + 1; generation++) {
     const armed = clients.next()
     for (const child of clients.children) child.send({ type: "change" } satisfies ToChild)
@@ -368,7 +342,7 @@ const runServer = async () => {
     // The first change warms the push path up; it is not reported.
     if (generation > 1)
       changes.push({
-        pushMs: spread(receipts.map((t) => t - startedAt)),
+        pushMs: spreadOf(receipts.map((t) => t - startedAt)),
         cpuMs: Math.round((used.user + used.system) / 1000),
         encoded: (await Effect.runPromise(server.cacheStats)).misses - encodedBefore,
       })
@@ -405,12 +379,6 @@ const runServer = async () => {
     cache: stats,
   }
 }
-
-const spread = (values: ReadonlyArray<number>) => ({
-  p50: round1(percentile(values, 50)),
-  p99: round1(percentile(values, 99)),
-  max: round1(Math.max(0, ...values)),
-})
 
 if (arg("role", "server") === "clients") await runClients()
 else {

@@ -31,12 +31,12 @@
  * ones; the endpoint change and the floor push are measured `--repeat` times and reported as
  * medians. `--cpu-prof-dir DIR` writes a CPU profile of the server per measured change.
  */
-import { type ChildProcess, fork } from "node:child_process"
+import { fork } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Clock, Duration, Effect, Exit, Layer, Logger, Scope } from "effect"
+import { Clock, Duration, Effect, Exit, Layer, Scope } from "effect"
 import { layer as metricsLayer } from "../src/layers/metrics.js"
 import { makeXdsServer } from "../src/layers/xds/ads-server.js"
 import { loadXdsProtos } from "../src/layers/xds/protos.js"
@@ -52,12 +52,8 @@ import { makePushContext, type PushContextInput } from "../src/services/xds/mode
 import { plainToStruct } from "../src/services/xds/protocol/messages.js"
 import { TypeUrl } from "../src/services/xds/protocol/type-urls.js"
 import { defaultXdsServerConfig } from "../src/services/xds/server.js"
+import { arg, inboxOf, now, percentile, round1, type Spread, serverLogsToStderr, spreadOf } from "./bench-support.js"
 import { type FloorResponses, startFloorServer } from "./bench-xds-floor.js"
-
-const arg = (name: string, fallback: string): string => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1]! : fallback
-}
 
 const SERVICES = Number(arg("services", "1000"))
 const CLIENTS = Number(arg("clients", "2000"))
@@ -85,8 +81,6 @@ const watched = (client: number): ReadonlyArray<number> =>
   Array.from({ length: WATCH }, (_, j) => (client * WATCH + j) % SERVICES)
 /** Clients watching svc-0 are the ones both changes affect. */
 const affected = (client: number): boolean => watched(client).includes(0)
-/** Wall-clock milliseconds with sub-millisecond resolution (comparable across processes). */
-const now = (): number => performance.timeOrigin + performance.now()
 
 /** The names a client subscribes to, per type (as a proxyless gRPC client would). */
 const namesOf = (client: number): Record<string, ReadonlyArray<string>> => {
@@ -304,27 +298,6 @@ const runClients = async () => {
 // ------------------------------------------------------------------------------------------------
 // Server side
 
-const percentile = (values: ReadonlyArray<number>, p: number): number => {
-  if (values.length === 0) return 0
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
-}
-
-/** A child process's messages, each kept until asked for (a process may send two in a row). */
-const inboxOf = <M>(child: ChildProcess): (() => Promise<M>) => {
-  const queued: Array<M> = []
-  const waiting: Array<(m: M) => void> = []
-  child.on("message", (m: M) => {
-    const resolve = waiting.shift()
-    if (resolve !== undefined) resolve(m)
-    else queued.push(m)
-  })
-  return () => {
-    const m = queued.shift()
-    return m !== undefined ? Promise.resolve(m) : new Promise<M>((resolve) => waiting.push(resolve))
-  }
-}
-
 /** Forks the client processes against `port`; `next()` waits for one message from each. */
 const spawnClients = (port: number, mode: "sotw" | "delta") => {
   const self = fileURLToPath(import.meta.url)
@@ -364,18 +337,6 @@ const awaitReady = async (clients: Clients, t0: number) => {
   }
 }
 
-const round1 = (ms: number): number => Math.round(ms * 10) / 10
-
-interface Spread {
-  readonly p50: number
-  readonly p99: number
-  readonly max: number
-}
-const spreadOf = (latencies: ReadonlyArray<number>): Spread => ({
-  p50: round1(percentile(latencies, 50)),
-  p99: round1(percentile(latencies, 99)),
-  max: round1(Math.max(0, ...latencies)),
-})
 const median = (values: ReadonlyArray<number>): number => percentile(values, 50)
 /** Each percentile's median over repetitions. */
 const medianSpread = (runs: ReadonlyArray<Spread>): Spread => ({
@@ -421,9 +382,6 @@ const measureChange = async (
     clientRssBytes: results.map((r) => (r.type === "converged" ? r.rss : 0)),
   }
 }
-
-/** The server's log lines go to stderr: stdout carries only the JSON result. */
-const serverLogsToStderr = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
 
 const runMode = async (mode: "sotw" | "delta") => {
   const scope = await Effect.runPromise(Scope.make())
