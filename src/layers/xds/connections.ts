@@ -3,8 +3,9 @@
  * of streams whose proxy is known, indexed by the hosts their EDS watch names (so an
  * endpoint-only push asks only the streams watching a changed host).
  */
-import type { ProxyView } from "../../services/xds/proxygen/proxy-view.js"
+
 import type { PushContext } from "../../services/xds/model/push-context.js"
+import type { ProxyView } from "../../services/xds/proxygen/proxy-view.js"
 import { type EndpointWatch, makeEndpointWatchers } from "../../services/xds/push/endpoint-watchers.js"
 import type { PushRequest } from "../../services/xds/push/push-request.js"
 import type { ConnectionStatus } from "../../services/xds/server.js"
