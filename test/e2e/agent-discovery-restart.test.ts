@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type EchoBackend, startEchoBackend } from "../fixtures/xds/echo-backend.js"
 import { execFileAsync, startIssuer, type TestIssuer } from "../layers/ca/helpers.js"
 import { discoveryArgs } from "../support/discovery.js"
-import { freePort } from "../support/ports.js"
+import { freePort, freePorts } from "../support/ports.js"
 import { type Daemon, ROOT, startDaemon } from "../support/processes.js"
 
 const HOST = "echo.demo.svc.cluster.local"
@@ -172,7 +172,7 @@ beforeAll(async () => {
   ;[issuer, v1, v2] = await Promise.all([startIssuer(), startEchoBackend("echo-v1"), startEchoBackend("echo-v2")])
   writeFileSync(join(configDir, "services.yaml"), services(v1.port, v2.port))
   writeFileSync(join(configDir, "routing.yaml"), routeTo("v1"))
-  ;[grpcPort, securePort, statusPort] = await Promise.all([freePort(), freePort(), freePort()])
+  ;[grpcPort, securePort, statusPort] = await freePorts(3)
   await startDiscovery()
 
   writeFileSync(join(agentDir, "var/run/secrets/mesh/root-cert.pem"), caRoot())

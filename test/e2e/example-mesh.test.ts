@@ -9,7 +9,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, expect, it } from "vitest"
 import { discoveryArgs, exampleMeshDir, proxylessBootstrap } from "../support/discovery.js"
-import { freePort } from "../support/ports.js"
+import { freePorts } from "../support/ports.js"
 import { type Daemon, ROOT, startDaemon } from "../support/processes.js"
 
 let dir = ""
@@ -26,7 +26,11 @@ it("npm start + node examples/backends.mjs + node examples/client.mjs: the clien
   dir = exampleMeshDir("example-mesh-")
   const services = join(dir, "mesh/services.yaml")
   let text = readFileSync(services, "utf8")
-  for (const port of ["18080", "19081", "19082", "19090"]) text = text.replace(`: ${port}\n`, `: ${await freePort()}\n`)
+  const ports = ["18080", "19081", "19082", "19090"]
+  const free = await freePorts(ports.length)
+  ports.forEach((port, i) => {
+    text = text.replace(`: ${port}\n`, `: ${free[i]}\n`)
+  })
   writeFileSync(services, text)
 
   daemon = startDaemon("mesh-discovery", discoveryArgs(join(dir, "mesh")), {}, dir)
