@@ -144,6 +144,7 @@ export const makeXdsServer = (
       ready: fanout.ready,
       onWriteTimeout: () => metrics.writeTimeout.inc(),
       runFork,
+      responseSize: protos.responseSize,
     })
 
     // The plaintext listener. Its scope closes after the service's (forked first, closed last),

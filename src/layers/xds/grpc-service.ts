@@ -61,7 +61,16 @@ export interface AdsGrpcServiceDeps {
   readonly onWriteTimeout: () => void
   /** Runs effects from plain code (grpc-js callbacks) on the server's runtime. */
   readonly runFork: (effect: Effect.Effect<void>) => unknown
+  /** About how many bytes a response of each protocol serializes to, for the write budget. */
+  readonly responseSize: { readonly sotw: (response: object) => number; readonly delta: (response: object) => number }
 }
+
+/**
+ * Response bytes handed to gRPC and not yet read by the peers, across the server's streams: a
+ * few dozen sidecars' full configurations. More buys no speed (the peers read at the rate they
+ * can) and costs memory for every answer waiting in HTTP/2 buffers.
+ */
+export const DEFAULT_WRITE_BUDGET_BYTES = 64 * 1024 * 1024
 
 const defaultRequestRate = (): number => Math.max(100, availableParallelism() * 100)
 /** How long a new stream over the rate may wait for its token before RESOURCE_EXHAUSTED. */
@@ -124,6 +133,7 @@ export const makeAdsGrpcService = (deps: AdsGrpcServiceDeps): Effect.Effect<AdsG
       sendTimeout: config.sendTimeout ?? Duration.seconds(5),
       onTimeout: deps.onWriteTimeout,
       warn: (message) => warnStream("closed after a write timeout", message),
+      budgetBytes: config.writeBudgetBytes ?? DEFAULT_WRITE_BUDGET_BYTES,
     })
 
     /**
@@ -203,21 +213,25 @@ export const makeAdsGrpcService = (deps: AdsGrpcServiceDeps): Effect.Effect<AdsG
       call: Call,
       queue: { readonly coalescePerType: boolean; readonly maxPending: number },
       grant: XdsGrant,
-    ): StreamChannel<Req, Res> => ({
-      id: `${call.getPeer()}-${++connectionCounter}`,
-      peer: () => call.getPeer(),
-      open: (acceptNow) => Effect.sync(() => inboxOf(call, queue, acceptNow)),
-      write: writerOf<Res>(call as unknown as WritableCall<Res>).write,
-      // Whether the stream's caller may act as the proxy its first request names; ends it if not.
-      authorize: (proxy) =>
-        Either.match(grant.authorize(proxy), {
-          onLeft: (refusal) => Effect.as(refuse(call, refusal), false),
-          onRight: () => Effect.succeed(true),
-        }),
-      end: () => {
-        if (!call.writableEnded) call.end()
-      },
-    })
+      sizeOf: (response: Res) => number,
+    ): StreamChannel<Req, Res> => {
+      const writer = writerOf<Res>(call as unknown as WritableCall<Res>)
+      return {
+        id: `${call.getPeer()}-${++connectionCounter}`,
+        peer: () => call.getPeer(),
+        open: (acceptNow) => Effect.sync(() => inboxOf(call, queue, acceptNow)),
+        write: (response, onWritten) => writer.write(response, onWritten, sizeOf(response)),
+        // Whether the stream's caller may act as the proxy its first request names; ends it if not.
+        authorize: (proxy) =>
+          Either.match(grant.authorize(proxy), {
+            onLeft: (refusal) => Effect.as(refuse(call, refusal), false),
+            onRight: () => Effect.succeed(true),
+          }),
+        end: () => {
+          if (!call.writableEnded) call.end()
+        },
+      }
+    }
 
     /** A stream of `protocol`, from admission to its end. */
     const handle = <Req extends DiscoveryRequest | DeltaDiscoveryRequest, Res>(
@@ -230,7 +244,10 @@ export const makeAdsGrpcService = (deps: AdsGrpcServiceDeps): Effect.Effect<AdsG
         if (!(yield* admit(call))) return
         const grant = yield* grantOf(call, guard)
         if (grant === undefined) return
-        yield* serveStream(protocol, env, channelOf<Req, Res>(call, protocol, grant))
+        const sizeOf = (protocol === deltaProtocol ? deps.responseSize.delta : deps.responseSize.sotw) as (
+          response: Res,
+        ) => number
+        yield* serveStream(protocol, env, channelOf<Req, Res>(call, protocol, grant, sizeOf))
       }).pipe(withScope(protocol.logScope))
 
     const handleDelta = (call: Call, guard: XdsGuard) =>

@@ -83,6 +83,11 @@ export interface XdsProtos {
     readonly sotw: (resources: ReadonlyArray<object>) => void
     readonly delta: (resources: ReadonlyArray<object>) => void
   }
+  /** About how many bytes each protocol's response will be once serialized (`SharingEncoder.size`). */
+  readonly responseSize: {
+    readonly sotw: (response: object) => number
+    readonly delta: (response: object) => number
+  }
 }
 
 let loaded: XdsProtos | undefined
@@ -121,6 +126,10 @@ export const loadXdsProtos = (): XdsProtos => {
   const encodeAhead = {
     sotw: encoders.get("StreamAggregatedResources")!.encodeAhead,
     delta: encoders.get("DeltaAggregatedResources")!.encodeAhead,
+  }
+  const responseSize = {
+    sotw: encoders.get("StreamAggregatedResources")!.size,
+    delta: encoders.get("DeltaAggregatedResources")!.size,
   }
   // Decoding (debug pages, tests) needs the JSON flavour, which expands Any values. Parsing the
   // protos costs hundreds of milliseconds, so the second parse waits for the first decode
@@ -184,7 +193,7 @@ export const loadXdsProtos = (): XdsProtos => {
     return decoded.resources?.[0] ?? {}
   }
 
-  loaded = { ads, codec: { encode, decode }, encodeAhead }
+  loaded = { ads, codec: { encode, decode }, encodeAhead, responseSize }
   return loaded
 }
 

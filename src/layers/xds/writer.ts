@@ -13,6 +13,15 @@
  * Deadlines are kept in one list per server, in the order the writes started (every write has
  * the same timeout), with one timer for the oldest: a write costs two set operations, not a
  * timer, and a push to thousands of streams arms one timer.
+ *
+ * Bytes in flight are bounded per server (`budgetBytes`): a response is serialized only when
+ * gRPC is handed it, and stays in memory (twice: the message, its HTTP/2 frames) until the peer
+ * has read it. A thousand sidecars connecting at once each ask for megabytes of clusters; handed
+ * over together, every answer would sit in HTTP/2 buffers while the peers, on the same cores,
+ * slowly read them. Over the budget, writes wait in one first-in first-out line (so a stream's
+ * responses keep their order) holding only the response object, whose resources the cache
+ * shares; each completed write lets the next ones go. One write always goes when nothing is in
+ * flight, however large. The send timeout runs from the hand-over, not from the wait.
  */
 import * as grpc from "@grpc/grpc-js"
 import { Duration, Effect, FiberSet, type Scope } from "effect"
@@ -36,20 +45,29 @@ export interface WriterOptions {
   readonly reset?: (call: WritableCall<never>) => void
   /** Writes the warning about a timed-out stream; default: a warning line each. */
   readonly warn?: (message: string) => Effect.Effect<void>
+  /** Bytes handed to gRPC and not yet taken by the peers, at most (beyond one write); default: no limit. */
+  readonly budgetBytes?: number
 }
 
 export interface Writer<T> {
   /**
-   * Hands `message` to gRPC now; `onWritten` runs once, when gRPC has taken it, at once when
-   * the stream is already closed, or when a timed-out write ended the stream.
+   * Hands `message` (`size` bytes once serialized, near enough; default 0) to gRPC now, or
+   * once the budget has room; `onWritten` runs once, when gRPC has taken it, at once when the
+   * stream is already closed, or when a timed-out write ended the stream.
    */
-  readonly write: (message: T, onWritten: () => void) => void
+  readonly write: (message: T, onWritten: () => void, size?: number) => void
 }
 
 interface Outstanding {
   readonly deadline: number
   readonly stream: StreamWrites
   readonly onWritten: () => void
+}
+
+/** A write waiting for room in the budget. */
+interface Waiting {
+  readonly size: number
+  readonly start: () => void
 }
 
 interface StreamWrites {
@@ -113,19 +131,47 @@ export const makeWriters = (
       fork(Effect.sleep(Duration.millis(wait)).pipe(Effect.zipRight(Effect.sync(sweep))))
     }
 
+    const budget = options.budgetBytes !== undefined && options.budgetBytes > 0 ? options.budgetBytes : Infinity
+    let inFlightBytes = 0
+    const waiting: Array<Waiting> = []
+    let draining = false
+    const hasRoom = (size: number) => inFlightBytes === 0 || inFlightBytes + size <= budget
+    /** Starts the waiting writes the budget has room for, oldest first. */
+    const drain = () => {
+      // A write that completes at once (a closed stream) drains again from inside `start`.
+      if (draining) return
+      draining = true
+      while (waiting.length > 0 && hasRoom(waiting[0]!.size)) waiting.shift()!.start()
+      draining = false
+    }
+
     return <T>(call: WritableCall<T>): Writer<T> => {
       const stream: StreamWrites = { pending: new Set(), timedOut: false }
       calls.set(stream, call as WritableCall<unknown>)
-      const write = (message: T, onWritten: () => void): void => {
-        if (stream.timedOut || call.destroyed || call.writableEnded) {
+      const closed = () => stream.timedOut || call.destroyed || call.writableEnded
+      const start = (message: T, onWritten: () => void, size: number): void => {
+        if (closed()) {
           onWritten()
           return
         }
+        inFlightBytes += size
+        let released = false
+        const written = () => {
+          if (released) return
+          released = true
+          inFlightBytes -= size
+          onWritten()
+          drain()
+        }
         if (!limited) {
-          call.write(message, onWritten)
+          call.write(message, written)
           return
         }
-        const entry: Outstanding = { deadline: clock.unsafeCurrentTimeMillis() + timeoutMillis, stream, onWritten }
+        const entry: Outstanding = {
+          deadline: clock.unsafeCurrentTimeMillis() + timeoutMillis,
+          stream,
+          onWritten: written,
+        }
         outstanding.add(entry)
         stream.pending.add(entry)
         call.write(message, () => {
@@ -133,6 +179,17 @@ export const makeWriters = (
           if (stream.pending.has(entry)) settle(entry)
         })
         arm()
+      }
+      const write = (message: T, onWritten: () => void, size = 0): void => {
+        if (closed()) {
+          onWritten()
+          return
+        }
+        if (waiting.length === 0 && hasRoom(size)) {
+          start(message, onWritten, size)
+          return
+        }
+        waiting.push({ size, start: () => start(message, onWritten, size) })
       }
       return { write }
     }

@@ -39,6 +39,8 @@ export interface XdsServerConfig {
   readonly shutdownDuration: Duration.Duration
   /** PILOT_XDS_SEND_TIMEOUT: a response write taking longer ends its stream (0 = no limit; unset = 5s). */
   readonly sendTimeout?: Duration.Duration
+  /** Response bytes in flight across the server's streams before writes wait; unset: the default (64 MiB). */
+  readonly writeBudgetBytes?: number
 }
 
 export const defaultXdsServerConfig: XdsServerConfig = {

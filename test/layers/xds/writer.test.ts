@@ -166,3 +166,88 @@ describe("ADS writer (PILOT_XDS_SEND_TIMEOUT)", () => {
     }),
   )
 })
+
+describe("ADS writer: the bytes-in-flight budget", () => {
+  const noTimeouts = { sendTimeout: Duration.seconds(5), onTimeout: () => {} }
+
+  it.scoped("over the budget, writes wait in order and go as earlier ones complete", () =>
+    Effect.gen(function* () {
+      const writerOf = yield* makeWriters({ ...noTimeouts, budgetBytes: 100 })
+      const a = fakeCall()
+      const b = fakeCall()
+      const wa = writerOf(a.call)
+      const wb = writerOf(b.call)
+      const done: Array<string> = []
+      wa.write("a1", () => done.push("a1"), 60)
+      wb.write("b1", () => done.push("b1"), 60) // 120 > 100: waits
+      wa.write("a2", () => done.push("a2"), 10) // behind b1, though it would fit
+      expect(a.written).toEqual(["a1"])
+      expect(b.written).toEqual([])
+      a.flush()
+      expect(done).toEqual(["a1"])
+      expect(b.written).toEqual(["b1"])
+      expect(a.written).toEqual(["a1", "a2"]) // 60 + 10 fits
+      b.flush()
+      a.flush()
+      expect(done).toEqual(["a1", "b1", "a2"])
+    }),
+  )
+
+  it.scoped("a write larger than the whole budget goes when nothing else is in flight", () =>
+    Effect.gen(function* () {
+      const writerOf = yield* makeWriters({ ...noTimeouts, budgetBytes: 100 })
+      const a = fakeCall()
+      const w = writerOf(a.call)
+      let written = 0
+      w.write("huge", () => written++, 10_000)
+      expect(a.written).toEqual(["huge"])
+      w.write("next", () => written++, 1)
+      expect(a.written).toEqual(["huge"])
+      a.flush()
+      expect(a.written).toEqual(["huge", "next"])
+      a.flush()
+      expect(written).toBe(2)
+    }),
+  )
+
+  it.scoped("a stream that times out frees its bytes for the streams waiting behind it", () =>
+    Effect.gen(function* () {
+      let timeouts = 0
+      const writerOf = yield* makeWriters({
+        sendTimeout: Duration.seconds(5),
+        onTimeout: () => timeouts++,
+        budgetBytes: 100,
+        reset: () => {},
+        warn: () => Effect.void,
+      })
+      const stuck = fakeCall()
+      const next = fakeCall()
+      writerOf(stuck.call).write("stuck", () => {}, 100)
+      let nextDone = false
+      writerOf(next.call).write("next", () => (nextDone = true), 50)
+      expect(next.written).toEqual([])
+      yield* settle
+      yield* TestClock.adjust("5 seconds")
+      yield* settle
+      expect(timeouts).toBe(1)
+      expect(next.written).toEqual(["next"])
+      next.flush()
+      expect(nextDone).toBe(true)
+    }),
+  )
+
+  it.scoped("a waiting write of a stream closed meanwhile completes without being written", () =>
+    Effect.gen(function* () {
+      const writerOf = yield* makeWriters({ ...noTimeouts, budgetBytes: 10 })
+      const a = fakeCall()
+      const b = fakeCall()
+      writerOf(a.call).write("a", () => {}, 10)
+      let bDone = false
+      writerOf(b.call).write("b", () => (bDone = true), 10)
+      ;(b.call as { destroyed: boolean }).destroyed = true
+      a.flush()
+      expect(b.written).toEqual([])
+      expect(bDone).toBe(true)
+    }),
+  )
+})

@@ -65,7 +65,16 @@ export interface SharingEncoder<M> {
    * debounce window): the push's first response then only encodes its own fields.
    */
   readonly encodeAhead: (resources: ReadonlyArray<object>) => void
+  /**
+   * About how many bytes `serialize(message)` gives, without building it: the shared resources
+   * section (encoded now if it was not, as the write would) and a bound on the other fields.
+   * The writer's budget counts these.
+   */
+  readonly size: (message: M) => number
 }
+
+/** A generous bound on a response's fields besides its resources (type, version, nonce, ...). */
+const FIELDS_BOUND = 256
 
 /** Wraps a method's response serializer so that the resources of a response are encoded once. */
 export const sharingResourceEncoding = <M extends WithResources>(
@@ -99,14 +108,18 @@ export const sharingResourceEncoding = <M extends WithResources>(
   }
   /** Whole responses: a push sends one response object to every connection due the same one. */
   const messages = new WeakMap<object, Buffer>()
-  const encode = (message: M): Buffer => {
-    const resources = message.resources
-    if (resources === undefined || resources === null || resources.length === 0) return serialize(message)
+  const sectionOf = (resources: ReadonlyArray<object>): Buffer => {
     let section = sections.get(resources)
     if (section === undefined) {
       section = Buffer.concat(resources.map(entry))
       sections.set(resources, section)
     }
+    return section
+  }
+  const encode = (message: M): Buffer => {
+    const resources = message.resources
+    if (resources === undefined || resources === null || resources.length === 0) return serialize(message)
+    const section = sectionOf(resources)
     const nonce = message.nonce
     if (typeof nonce !== "string" || nonce === "")
       return Buffer.concat([serialize({ ...message, resources: [] }), section])
@@ -123,6 +136,13 @@ export const sharingResourceEncoding = <M extends WithResources>(
     },
     encodeAhead: (resources) => {
       for (const resource of resources) entry(resource)
+    },
+    size: (message) => {
+      const done = messages.get(message)
+      if (done !== undefined) return done.length
+      const resources = message.resources
+      if (resources === undefined || resources === null || resources.length === 0) return FIELDS_BOUND
+      return sectionOf(resources).length + FIELDS_BOUND
     },
   }
 }

@@ -42,6 +42,20 @@ describe("sharing resource encoding", () => {
     )
   })
 
+  it("sizes a response without serializing it, within a small bound of its real size", () => {
+    const { serialize, size } = sharingResourceEncoding(sotw.responseSerialize)
+    const message = { version_info: "v9", type_url: TypeUrl.Cluster, nonce: "n9", resources: [10, 20, 30].map(cluster) }
+    const estimate = size(message)
+    const actual = sotw.responseSerialize(message).length
+    expect(estimate).toBeGreaterThanOrEqual(actual)
+    expect(estimate - actual).toBeLessThanOrEqual(256)
+    // Once serialized, the size is exact.
+    expect(size(message)).toBe(estimate)
+    expect(size(message) >= serialize(message).length).toBe(true)
+    expect(size(message)).toBe(serialize(message).length)
+    expect(size({ type_url: TypeUrl.Cluster, resources: [] })).toBeGreaterThan(0)
+  })
+
   it("encodes a response object once however many streams it is written to", () => {
     let calls = 0
     const { serialize } = sharingResourceEncoding((message: object) => {
