@@ -3,11 +3,13 @@
  * none applying: their specs pass through untouched and lazy. When some apply, the resources of
  * the type are built, patched as a whole (ADD and REMOVE change the set), and keyed by the
  * digest of what came out (a patch may match on the proxy's version and metadata, so nothing
- * short of the result says which proxies may share it).
+ * short of the result says which proxies may share it). Typed configs of types the server's
+ * codec does not load are encoded on the way out (envoy-filter/foreign-types.ts).
  */
 import type { ResourceSpec } from "../cache/resource-spec.js"
 import type { Generated } from "../grpcgen/generator-notices.js"
 import { digest, type PushContext } from "../model/push-context.js"
+import { encodeForeignTypedConfigs } from "./envoy-filter/foreign-types.js"
 import { applyEnvoyFilters, envoyFiltersForProxy, envoyFiltersKey } from "./envoy-filter/index.js"
 import type { ProxyView } from "./proxy-view.js"
 
@@ -26,7 +28,8 @@ export const applyEnvoyFilterPatches = (
     typeUrl,
     generated.resources.map((r) => r.build()),
   )
-  const resources = patched.resources.map((resource): ResourceSpec => {
+  const resources = patched.resources.map((patchedResource): ResourceSpec => {
+    const resource = encodeForeignTypedConfigs(patchedResource) as typeof patchedResource
     const name =
       typeof resource.name === "string"
         ? resource.name

@@ -14,6 +14,7 @@ import { existsSync, readdirSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
 import protobuf from "protobufjs"
+import { XDS_API_PROTO_FILES } from "../../protocol/proto-files.js"
 
 export type MessageType = protobuf.Type
 export type FieldType = protobuf.Field
@@ -49,9 +50,8 @@ interface Loader {
 
 let loader: Loader | undefined
 
-const getLoader = (): Loader => {
-  if (loader !== undefined) return loader
-  const dirs = includeDirs()
+/** A protobufjs Root that finds imports in the include dirs. */
+const newRoot = (dirs: ReadonlyArray<string>): protobuf.Root => {
   const root = new protobuf.Root()
   root.resolvePath = (_origin, target) => {
     for (const dir of dirs) {
@@ -60,8 +60,61 @@ const getLoader = (): Loader => {
     }
     return target
   }
-  loader = { root, dirs, loadedPackages: new Set(), types: new Map() }
+  return root
+}
+
+const getLoader = (): Loader => {
+  if (loader !== undefined) return loader
+  const dirs = includeDirs()
+  loader = { root: newRoot(dirs), dirs, loadedPackages: new Set(), types: new Map() }
   return loader
+}
+
+/** The types the server's codec knows: those of its files and their imports, parsed once on first use. */
+let codecRoot: protobuf.Root | undefined
+const codecTypes = new Map<string, boolean>()
+
+/**
+ * Whether the xDS server's codec can encode an Any of this type URL itself. A typed config of
+ * any other type (one an EnvoyFilter brought in) must reach it already encoded.
+ */
+export const codecKnowsType = (typeUrl: string): boolean => {
+  const known = codecTypes.get(typeUrl)
+  if (known !== undefined) return known
+  if (codecRoot === undefined) {
+    codecRoot = newRoot(getLoader().dirs)
+    try {
+      codecRoot.loadSync([...XDS_API_PROTO_FILES], { keepCase: true })
+    } catch {
+      // a file that does not parse: its types count as unknown and are encoded here instead
+    }
+  }
+  let found = false
+  try {
+    found = codecRoot.lookup(typeUrl.slice(typeUrl.lastIndexOf("/") + 1)) instanceof protobuf.Type
+  } catch {
+    found = false
+  }
+  codecTypes.set(typeUrl, found)
+  return found
+}
+
+/**
+ * An Any in inline form (`{"@type", ...fields}`, fields by proto name, nested Anys already
+ * encoded) as its encoded form `{type_url, value}`, or undefined when the type is unknown or the
+ * fields do not fit it.
+ */
+export const encodeAny = (
+  typeUrl: string,
+  fields: Readonly<Record<string, unknown>>,
+): { readonly type_url: string; readonly value: Buffer } | undefined => {
+  const t = messageTypeOfUrl(typeUrl)
+  if (t === undefined) return undefined
+  try {
+    return { type_url: typeUrl, value: Buffer.from(t.encode(t.fromObject(fields)).finish()) }
+  } catch {
+    return undefined
+  }
 }
 
 /** `envoy.config.route.v3.RouteAction.HashPolicy` → `envoy/config/route/v3` (package segments are lower case). */
