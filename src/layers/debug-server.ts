@@ -10,7 +10,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platf
 import { Effect, Layer, Option, Ref, Schedule } from "effect"
 import { buildInfo } from "../services/build-info.js"
 import { MonitoringConfig } from "../services/config/discovery-config.js"
-import { allKinds } from "../services/config-model/kinds.js"
+import { allKinds, apiKindOf } from "../services/config-model/kinds.js"
 import { ConfigStore } from "../services/config-store/config-store.js"
 import { configDump } from "../services/debug/config-dump.js"
 import {
@@ -153,7 +153,7 @@ const debugRoutes = (adminEndpoints: boolean) =>
     HttpRouter.get(
       "/debug/resourcesz",
       Effect.succeed(
-        json(allKinds().map((k) => ({ group: k.group, version: k.version, kind: k.kind, plural: k.plural }))),
+        json(allKinds().map((k) => ({ group: k.group, version: k.version, kind: apiKindOf(k), plural: k.plural }))),
       ),
     ),
     HttpRouter.all(

@@ -1,7 +1,8 @@
 /**
  * The orchestrator config store: every mesh kind read from custom resources, under the mesh
  * groups (`networking.mesh.io`, ...) and the upstream alias groups (`networking.istio.io`, ...),
- * validated exactly as `--configDir` documents and published as the same `ConfigStore`.
+ * and the Gateway-API kinds (`gateway.networking.k8s.io`, see `crdSources`), validated exactly
+ * as `--configDir` documents and published as the same `ConfigStore`.
  *
  * - Discovery: for each group, `/apis/<group>` and the resource list of each served version say
  *   which kinds exist at which versions (see config-model/crd-versions.ts for the choice). A
@@ -27,10 +28,12 @@ import {
   type ApiGroupDocument,
   type ApiResourceListDocument,
   type CrdSource,
+  type CrdSourceOptions,
   crdGroups,
   type GroupPlan,
   planGroup,
   servedPlurals,
+  sourceApiKind,
 } from "../../services/config-model/crd-versions.js"
 import { formatIssue } from "../../services/config-model/resource.js"
 import { ConfigStore, type ConfigStoreShape } from "../../services/config-store/config-store.js"
@@ -63,6 +66,11 @@ export interface OrchestratorStoreOptions {
   readonly watchNamespace?: string
   /** Default `REDISCOVER_INTERVAL`. */
   readonly rediscoverInterval?: Duration.DurationInput
+  /**
+   * Which Gateway-API kinds are watched besides the mesh kinds (`PILOT_ENABLE_GATEWAY_API`,
+   * `PILOT_ENABLE_ALPHA_GATEWAY_API`); default: the non-alpha ones.
+   */
+  readonly crdSources?: CrdSourceOptions
 }
 
 /** One watched (group, kind). */
@@ -74,7 +82,7 @@ export interface OrchestratorConfigStore {
   readonly watched: Effect.Effect<ReadonlyArray<WatchedKind>>
 }
 
-const describeKinds = (sources: ReadonlyArray<CrdSource>): string => sources.map((s) => s.info.kind).join(", ")
+const describeKinds = (sources: ReadonlyArray<CrdSource>): string => sources.map(sourceApiKind).join(", ")
 
 /** Retries discovery after failures: 0.5 s doubling to 30 s, forever. */
 const discoveryRetry = Schedule.exponential(Duration.millis(500)).pipe(
@@ -99,6 +107,7 @@ export const makeOrchestratorConfigStore = (
     const applyLock = yield* Effect.makeSemaphore(1)
     const namespace = options.watchNamespace ?? ""
     const interval = options.rediscoverInterval ?? REDISCOVER_INTERVAL
+    const sourceOptions = options.crdSources ?? {}
 
     /** group/kind → version, for every kind being watched. */
     const watched = new Map<string, WatchedKind>()
@@ -180,8 +189,11 @@ export const makeOrchestratorConfigStore = (
           )
 
     // --- watching ------------------------------------------------------------------------
-    /** Watches one (group, kind) for the life of the store; `synced` once its first list is applied. */
-    const watchKind = (source: ObjectSource, synced: Deferred.Deferred<void>) =>
+    /**
+     * Watches one (group, kind) for the life of the store; `synced` once its first list is
+     * applied. A cluster-scoped kind (GatewayClass) is watched whole, whatever `watchNamespace`.
+     */
+    const watchKind = (source: ObjectSource, namespaced: boolean, synced: Deferred.Deferred<void>) =>
       Effect.scoped(
         Effect.gen(function* () {
           const ref: ResourceRef = {
@@ -189,9 +201,12 @@ export const makeOrchestratorConfigStore = (
             version: source.version,
             plural: source.plural,
             kind: source.kind,
-            namespaced: true,
+            namespaced,
           }
-          const informer = yield* informers.informer<OrchObject>(ref, namespace === "" ? {} : { namespace })
+          const informer = yield* informers.informer<OrchObject>(
+            ref,
+            namespace === "" || !namespaced ? {} : { namespace },
+          )
           // Subscribing after the first list: `objects` is the whole listed state, the queue
           // holds only what follows it.
           yield* informer.synced
@@ -221,22 +236,18 @@ export const makeOrchestratorConfigStore = (
       Effect.gen(function* () {
         const signals: Array<Deferred.Deferred<void>> = []
         for (const { source, version } of plan.watch) {
-          const key = `${source.group}/${source.info.kind}`
+          // Objects are named and validated by the kind the API server gives them.
+          const kind = sourceApiKind(source)
+          const key = `${source.group}/${kind}`
           if (watched.has(key)) continue
-          watched.set(key, { group: source.group, kind: source.info.kind, version })
+          watched.set(key, { group: source.group, kind, version })
           const synced = yield* Deferred.make<void>()
           signals.push(synced)
-          if (!initial)
-            yield* Effect.logInfo(`${source.info.kind} (${source.group}/${version}) is now served; watching it`)
+          if (!initial) yield* Effect.logInfo(`${kind} (${source.group}/${version}) is now served; watching it`)
           yield* Effect.forkScoped(
             watchKind(
-              {
-                group: source.group,
-                version,
-                kind: source.info.kind,
-                plural: source.info.plural,
-                upstream: source.upstream,
-              },
+              { group: source.group, version, kind, plural: source.info.plural, upstream: source.upstream },
+              source.info.namespaced,
               synced,
             ),
           )
@@ -266,7 +277,7 @@ export const makeOrchestratorConfigStore = (
           const list = yield* getIfServed<ApiResourceListDocument>(`/apis/${group}/${v.version}`)
           plurals.set(v.version, servedPlurals(list))
         }
-        return planGroup(group, doc, plurals)
+        return planGroup(group, doc, plurals, sourceOptions)
       })
 
     /** Logs what a plan leaves out; each unknown version once, absent kinds on the first plan only. */
@@ -283,7 +294,7 @@ export const makeOrchestratorConfigStore = (
         if (!initial) return
         for (const { source, versions } of plan.onlyUnknown) {
           yield* Effect.logWarning(
-            `${source.info.kind} (${source.group}) is served only at version(s) ${versions.join(", ")}, unknown to this mesh-discovery; not watched`,
+            `${sourceApiKind(source)} (${source.group}) is served only at version(s) ${versions.join(", ")}, unknown to this mesh-discovery; not watched`,
           )
         }
         if (plan.absent.length > 0) {
@@ -331,7 +342,7 @@ export const makeOrchestratorConfigStore = (
       })
 
     const settledAll: Array<Deferred.Deferred<void>> = []
-    for (const group of crdGroups()) {
+    for (const group of crdGroups(sourceOptions)) {
       const settled = yield* Deferred.make<void>()
       settledAll.push(settled)
       yield* Effect.forkScoped(runGroup(group, settled).pipe(withScope("kube")))

@@ -10,7 +10,7 @@
  * `LeaderElection.whileLeader`.
  */
 import { Duration, Effect } from "effect"
-import { lookupKind, normaliseGroup } from "../../services/config-model/kinds.js"
+import { isMeshKind, lookupKind, normaliseGroup } from "../../services/config-model/kinds.js"
 import { undefinedSubsetWarnings } from "../../services/config-model/subset-references.js"
 import { ConfigStore } from "../../services/config-store/config-store.js"
 import { ORCHESTRATOR_FILE_PREFIX } from "../../services/config-store/orchestrator-objects.js"
@@ -84,7 +84,9 @@ export const runAnalysisStatus = (
       let written = 0
       for (const w of yield* options.watched) {
         const info = lookupKind(normaliseGroup(w.group), w.kind)
-        if (info === undefined) continue
+        // Only the mesh's own CRDs have status.validationMessages: another group's CRD (the
+        // Gateway API) would drop the field, and every round would write it again.
+        if (info === undefined || !isMeshKind(info)) continue
         const ref: ResourceRef = {
           group: w.group,
           version: w.version,

@@ -2,13 +2,13 @@
  * Which orchestrator custom resources carry mesh configuration, and which of their served
  * versions to watch. Every mesh kind is a custom resource under its mesh group
  * (`networking.mesh.io`, ...) and under the upstream alias group (`networking.istio.io`, ...);
- * a cluster may serve either, both or neither. All served versions of one CRD hold the same
- * objects (the mesh's CRDs convert nothing), so one version per (group, kind) is watched: the
- * group's preferred version when this code knows it, else the newest known one that serves the
- * kind. Versions this code does not know are reported and never watched.
+ * a cluster may serve either, both or neither. The Gateway-API kinds (`gateway.networking.k8s.io`)
+ * are watched too, unless left out (`CrdSourceOptions`). All served versions of one CRD hold the
+ * same objects, so one version per (group, kind) is watched: the group's preferred version when
+ * this code knows it for the kind, else the newest version known for the kind that serves it.
+ * Versions this code does not know are reported and never watched.
  */
-import { MESH_DOMAIN } from "../constants.js"
-import { allKinds, type KindInfo, MESH_VERSIONS } from "./kinds.js"
+import { allKinds, apiKindOf, GATEWAY_API_GROUP, isMeshKind, type KindInfo } from "./kinds.js"
 
 /** One (group, kind) a mesh kind may be served under. */
 export interface CrdSource {
@@ -19,19 +19,50 @@ export interface CrdSource {
   readonly info: KindInfo
 }
 
-const isMeshKind = (info: KindInfo): boolean => info.group.endsWith(`.${MESH_DOMAIN}`)
+/** Which kinds besides the mesh's own to watch. */
+export interface CrdSourceOptions {
+  /** The Gateway-API kinds (`PILOT_ENABLE_GATEWAY_API`); default true. */
+  readonly gatewayApi?: boolean
+  /**
+   * Also the Gateway-API kinds served only at alpha versions, TCPRoute and TLSRoute
+   * (`PILOT_ENABLE_ALPHA_GATEWAY_API`); default false. Needs `gatewayApi`.
+   */
+  readonly alphaGatewayApi?: boolean
+}
 
-/** Every (group, kind) to look for, mesh groups first, in kind-table order. */
-export const crdSources = (): ReadonlyArray<CrdSource> => {
+const isGatewayApiKind = (info: KindInfo): boolean => info.group === GATEWAY_API_GROUP
+/** A kind with no version beyond alpha (v1alpha2, ...): experimental upstream. */
+const isAlphaOnly = (info: KindInfo): boolean => info.versions.every((v) => /alpha/.test(v))
+
+const watchesGatewayApiKind = (info: KindInfo, options: CrdSourceOptions): boolean =>
+  (options.gatewayApi ?? true) && (!isAlphaOnly(info) || (options.alphaGatewayApi ?? false))
+
+/**
+ * Every (group, kind) to look for, in kind-table order: mesh groups first, then their upstream
+ * aliases, then the Gateway-API kinds the options keep.
+ */
+export const crdSources = (options: CrdSourceOptions = {}): ReadonlyArray<CrdSource> => {
   const kinds = allKinds().filter(isMeshKind)
+  const gatewayApi = allKinds().filter((info) => isGatewayApiKind(info) && watchesGatewayApiKind(info, options))
   return [
     ...kinds.map((info) => ({ group: info.group, upstream: false, info })),
     ...kinds.flatMap((info) => info.aliasGroups.map((group) => ({ group, upstream: true, info }))),
+    ...gatewayApi.map((info) => ({ group: info.group, upstream: false, info })),
   ]
 }
 
-/** The distinct groups of `crdSources`, mesh groups first. */
-export const crdGroups = (): ReadonlyArray<string> => [...new Set(crdSources().map((s) => s.group))]
+/** The distinct groups of `crdSources`, in its order. */
+export const crdGroups = (options: CrdSourceOptions = {}): ReadonlyArray<string> => [
+  ...new Set(crdSources(options).map((s) => s.group)),
+]
+
+/** Every version some registered kind of `group` (an alias included) accepts. */
+const knownVersionsOf = (group: string): ReadonlySet<string> =>
+  new Set(
+    allKinds()
+      .filter((info) => info.group === group || info.aliasGroups.includes(group))
+      .flatMap((info) => info.versions),
+  )
 
 /** `/apis/<group>` as the API server answers it (APIGroup), the fields read here. */
 export interface ApiGroupDocument {
@@ -52,8 +83,6 @@ export const servedVersions = (doc: ApiGroupDocument): ReadonlyArray<string> =>
 export const servedPlurals = (doc: ApiResourceListDocument | undefined): ReadonlySet<string> =>
   new Set((doc?.resources ?? []).flatMap((r) => (typeof r.name === "string" && !r.name.includes("/") ? [r.name] : [])))
 
-export const isKnownVersion = (version: string): boolean => (MESH_VERSIONS as ReadonlyArray<string>).includes(version)
-
 /** What to do with one group, from its discovery documents. */
 export interface GroupPlan {
   readonly group: string
@@ -70,33 +99,39 @@ export interface GroupPlan {
 /**
  * Plans the watches of one group. `group` is undefined when the API server does not serve the
  * group (404); `plurals` gives the resource names served at each version (a version missing
- * from it serves nothing).
+ * from it serves nothing). `options` must be those given to `crdGroups`.
  */
 export const planGroup = (
   group: string,
   doc: ApiGroupDocument | undefined,
   plurals: ReadonlyMap<string, ReadonlySet<string>>,
+  options: CrdSourceOptions = {},
 ): GroupPlan => {
-  const sources = crdSources().filter((s) => s.group === group)
+  const sources = crdSources(options).filter((s) => s.group === group)
   const served = doc === undefined ? [] : servedVersions(doc)
   const preferred = doc?.preferredVersion?.version
-  const known = MESH_VERSIONS.filter((v) => served.includes(v))
-  // The preferred version first when known, then the newest known (MESH_VERSIONS order).
-  const order = preferred !== undefined && known.includes(preferred as never) ? [preferred, ...known] : known
-  const unknownVersions = served.filter((v) => !isKnownVersion(v))
+  const known = knownVersionsOf(group)
+  const unknownVersions = served.filter((v) => !known.has(v))
   const watch: Array<GroupPlan["watch"][number]> = []
   const onlyUnknown: Array<GroupPlan["onlyUnknown"][number]> = []
   const absent: Array<CrdSource> = []
   for (const source of sources) {
     const servesKind = (version: string) => plurals.get(version)?.has(source.info.plural) === true
+    // The preferred version first when the kind knows it, then the kind's versions, newest first.
+    const kindVersions = source.info.versions.filter((v) => served.includes(v))
+    const order =
+      preferred !== undefined && kindVersions.includes(preferred) ? [preferred, ...kindVersions] : kindVersions
     const version = order.find(servesKind)
     if (version !== undefined) {
       watch.push({ source, version })
       continue
     }
-    const unknown = unknownVersions.filter(servesKind)
+    const unknown = served.filter((v) => !source.info.versions.includes(v) && servesKind(v))
     if (unknown.length > 0) onlyUnknown.push({ source, versions: unknown })
     else absent.push(source)
   }
   return { group, watch, unknownVersions, onlyUnknown, absent }
 }
+
+/** The kind of a source as the API server names it (`Gateway`, not the mesh's `KubernetesGateway`). */
+export const sourceApiKind = (source: CrdSource): string => apiKindOf(source.info)

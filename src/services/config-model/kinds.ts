@@ -1,7 +1,8 @@
 /**
  * The registry of configuration kinds: (group, kind) → schema and metadata. Upstream groups
  * (`networking.istio.io`, ...) are accepted as aliases of the mesh groups, with versions
- * v1, v1beta1 and v1alpha3.
+ * v1, v1beta1 and v1alpha3. The Gateway-API kinds (`gateway.networking.k8s.io`) are read as
+ * well; their Gateway is the mesh's kind `KubernetesGateway` (see `KindInfo.apiKind`).
  */
 import type { Schema } from "effect"
 import { MESH_DOMAIN } from "../constants.js"
@@ -10,6 +11,12 @@ import { AuthorizationPolicy } from "./schemas/authorization-policy.js"
 import { DestinationRule } from "./schemas/destination-rule.js"
 import { EnvoyFilter } from "./schemas/envoy-filter.js"
 import { Gateway, gatewayNameProblem } from "./schemas/gateway.js"
+import { KubernetesGateway } from "./schemas/gateway-api/gateway.js"
+import { GatewayClass } from "./schemas/gateway-api/gateway-class.js"
+import { GRPCRoute } from "./schemas/gateway-api/grpc-route.js"
+import { HTTPRoute } from "./schemas/gateway-api/http-route.js"
+import { ReferenceGrant } from "./schemas/gateway-api/reference-grant.js"
+import { TCPRoute, TLSRoute } from "./schemas/gateway-api/stream-routes.js"
 import { EndpointSlice, Endpoints, Namespace, Pod, Service } from "./schemas/orchestrator.js"
 import { PeerAuthentication } from "./schemas/peer-authentication.js"
 import { ProxyConfig } from "./schemas/proxy-config.js"
@@ -28,13 +35,23 @@ export const TELEMETRY_GROUP = "telemetry.mesh.io"
 export const EXTENSIONS_GROUP = "extensions.mesh.io"
 export const CORE_GROUP = ""
 export const DISCOVERY_GROUP = "discovery.k8s.io"
+export const GATEWAY_API_GROUP = "gateway.networking.k8s.io"
 
 /** Versions accepted for the mesh kinds; resources are normalised to the first. */
 export const MESH_VERSIONS = ["v1", "v1beta1", "v1alpha3"] as const
 
 export interface KindInfo {
   readonly group: string
+  /**
+   * The mesh's name of the kind: resource identity (`kind/namespace/name`), `SpecByKind`, the
+   * `kind` of parsed resources. Unique across groups.
+   */
   readonly kind: string
+  /**
+   * The kind as documents and the API server write it, when it differs from `kind`: the
+   * Gateway-API `Gateway` is the mesh's `KubernetesGateway`. See `apiKindOf`.
+   */
+  readonly apiKind?: string
   readonly plural: string
   readonly namespaced: boolean
   /** The version resources are normalised to. */
@@ -166,6 +183,33 @@ const orchestratorKind = <K extends KnownKind>(
   strict: false,
 })
 
+/**
+ * A Gateway-API kind: the upstream CRDs carry fields the mesh does not type, so unknown fields
+ * are ignored (strict: false); the typed fields are checked. Resources are normalised to the
+ * first of `versions`.
+ */
+const gatewayApiKind = <K extends KnownKind>(
+  kind: K,
+  plural: string,
+  versions: ReadonlyArray<string>,
+  schema: SchemaOf<K>,
+  options: { readonly apiKind?: string; readonly namespaced?: boolean } = {},
+): KindInfo => ({
+  group: GATEWAY_API_GROUP,
+  kind,
+  ...(options.apiKind !== undefined ? { apiKind: options.apiKind } : {}),
+  plural,
+  namespaced: options.namespaced ?? true,
+  version: versions[0] as string,
+  versions,
+  aliasGroups: [],
+  body: "spec",
+  schema,
+  strict: false,
+})
+
+const GATEWAY_API_VERSIONS = ["v1", "v1beta1"] as const
+
 const NET_ALIAS = "networking.istio.io"
 const SEC_ALIAS = "security.istio.io"
 
@@ -192,6 +236,13 @@ const kindInfos: Array<KindInfo> = [
   }),
   meshKind(TELEMETRY_GROUP, "telemetry.istio.io", "Telemetry", "telemetries", Telemetry),
   meshKind(EXTENSIONS_GROUP, "extensions.istio.io", "WasmPlugin", "wasmplugins", WasmPlugin),
+  gatewayApiKind("GatewayClass", "gatewayclasses", GATEWAY_API_VERSIONS, GatewayClass, { namespaced: false }),
+  gatewayApiKind("KubernetesGateway", "gateways", GATEWAY_API_VERSIONS, KubernetesGateway, { apiKind: "Gateway" }),
+  gatewayApiKind("HTTPRoute", "httproutes", GATEWAY_API_VERSIONS, HTTPRoute),
+  gatewayApiKind("GRPCRoute", "grpcroutes", [...GATEWAY_API_VERSIONS, "v1alpha2"], GRPCRoute),
+  gatewayApiKind("TCPRoute", "tcproutes", ["v1alpha2"], TCPRoute),
+  gatewayApiKind("TLSRoute", "tlsroutes", ["v1alpha2", "v1alpha3"], TLSRoute),
+  gatewayApiKind("ReferenceGrant", "referencegrants", ["v1beta1", "v1alpha2"], ReferenceGrant),
   orchestratorKind("Service", "services", ["spec", "status"], Service),
   orchestratorKind("Endpoints", "endpoints", ["subsets"], Endpoints),
   orchestratorKind("EndpointSlice", "endpointslices", ["addressType", "endpoints", "ports"], EndpointSlice, {
@@ -201,15 +252,24 @@ const kindInfos: Array<KindInfo> = [
   orchestratorKind("Namespace", "namespaces", ["spec", "status"], Namespace, { namespaced: false }),
 ]
 
+/** A kind of the mesh's own groups (`*.mesh.io`; their upstream aliases resolve to them). */
+export const isMeshKind = (info: Pick<KindInfo, "group">): boolean => info.group.endsWith(`.${MESH_DOMAIN}`)
+
+/** The kind as documents and the API server write it (`Gateway` for the mesh's `KubernetesGateway`). */
+export const apiKindOf = (info: Pick<KindInfo, "kind" | "apiKind">): string => info.apiKind ?? info.kind
+
 // The static kind table, indexed once at load and never changed: safe to share between servers.
 const byGroupKind = new Map<string, KindInfo>()
+const byKind = new Map<string, KindInfo>()
 const groupAliases = new Map<string, string>()
 
 const index = (info: KindInfo): void => {
-  byGroupKind.set(`${info.group}/${info.kind}`, info)
+  const apiKind = apiKindOf(info)
+  byGroupKind.set(`${info.group}/${apiKind}`, info)
+  byKind.set(info.kind, info)
   for (const alias of info.aliasGroups) {
     groupAliases.set(alias, info.group)
-    byGroupKind.set(`${alias}/${info.kind}`, info)
+    byGroupKind.set(`${alias}/${apiKind}`, info)
   }
 }
 
@@ -221,11 +281,18 @@ export const allKinds = (): ReadonlyArray<KindInfo> => kindInfos
 /** The mesh group a (possibly upstream) group name stands for. */
 export const normaliseGroup = (group: string): string => groupAliases.get(group) ?? group
 
-/** The kind registered under (group, kind), the group being a mesh group or an alias of one. */
+/**
+ * The kind registered under (group, kind) as a document or the API server writes them (the API
+ * kind: `Gateway` in `gateway.networking.k8s.io`), the group being a registered group or an
+ * alias of one.
+ */
 export const lookupKind = (group: string, kind: string): KindInfo | undefined => byGroupKind.get(`${group}/${kind}`)
 
-/** Kinds by name only (for "expected apiVersion" messages). */
-export const kindsNamed = (kind: string): ReadonlyArray<KindInfo> => kindInfos.filter((k) => k.kind === kind)
+/** The kind registered under the mesh's own kind name (a resource's `kind`, `SpecByKind`'s keys). */
+export const kindInfoOf = (kind: string): KindInfo | undefined => byKind.get(kind)
+
+/** Kinds by API kind only, whatever their group (for "expected apiVersion" messages). */
+export const kindsNamed = (kind: string): ReadonlyArray<KindInfo> => kindInfos.filter((k) => apiKindOf(k) === kind)
 
 /** `group/version` as written in apiVersion (`v1` for the core group). */
 export const apiVersionOf = (info: Pick<KindInfo, "group" | "version">): string =>

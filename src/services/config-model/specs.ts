@@ -7,6 +7,15 @@ import type { AuthorizationPolicySpec } from "./schemas/authorization-policy.js"
 import type { DestinationRuleSpec } from "./schemas/destination-rule.js"
 import type { EnvoyFilterSpec } from "./schemas/envoy-filter.js"
 import type { GatewaySpec } from "./schemas/gateway.js"
+import type {
+  GatewayClassSpec,
+  GRPCRouteSpec,
+  HTTPRouteSpec,
+  KubernetesGatewaySpec,
+  ReferenceGrantSpec,
+  TCPRouteSpec,
+  TLSRouteSpec,
+} from "./schemas/gateway-api/types.js"
 import type { EndpointSliceBody, EndpointsBody, NamespaceBody, PodBody, ServiceBody } from "./schemas/orchestrator.js"
 import type { PeerAuthenticationSpec } from "./schemas/peer-authentication.js"
 import type { ProxyConfigSpec } from "./schemas/proxy-config.js"
@@ -33,6 +42,14 @@ export interface SpecByKind {
   readonly AuthorizationPolicy: AuthorizationPolicySpec
   readonly Telemetry: TelemetrySpec
   readonly WasmPlugin: WasmPluginSpec
+  /** Gateway-API kinds (gateway.networking.k8s.io); its Gateway is `KubernetesGateway` here. */
+  readonly GatewayClass: GatewayClassSpec
+  readonly KubernetesGateway: KubernetesGatewaySpec
+  readonly HTTPRoute: HTTPRouteSpec
+  readonly GRPCRoute: GRPCRouteSpec
+  readonly TCPRoute: TCPRouteSpec
+  readonly TLSRoute: TLSRouteSpec
+  readonly ReferenceGrant: ReferenceGrantSpec
   /** Orchestrator kinds: the body is their top-level content (spec/status, subsets, ...). */
   readonly Service: ServiceBody
   readonly Endpoints: EndpointsBody

@@ -2,6 +2,7 @@
  * Pure JSON shaping for the discovery debug interface (`/debug/*`): what each endpoint shows,
  * from the XdsServer's connection status, the PushContext and the config snapshot.
  */
+import { apiKindOf, kindInfoOf } from "../config-model/kinds.js"
 import type { ConfigResource } from "../config-model/resource.js"
 import { undefinedSubsetWarnings } from "../config-model/subset-references.js"
 import type { PushContext } from "../xds/model/push-context.js"
@@ -95,12 +96,16 @@ export const adsz = (connections: ReadonlyArray<ConnectionStatus>) => ({
 
 /** `/debug/configz`: resources as their kind, group, version, metadata and spec. */
 export const configz = (resources: ReadonlyArray<ConfigResource>) =>
-  resources.map((r) => ({
-    kind: r.kind,
-    apiVersion: r.group === "" ? r.version : `${r.group}/${r.version}`,
-    metadata: r.meta,
-    spec: r.spec,
-  }))
+  resources.map((r) => {
+    // As the document was written: the mesh's KubernetesGateway is a Gateway-API `Gateway`.
+    const info = kindInfoOf(r.kind)
+    return {
+      kind: info === undefined ? r.kind : apiKindOf(info),
+      apiVersion: r.group === "" ? r.version : `${r.group}/${r.version}`,
+      metadata: r.meta,
+      spec: r.spec,
+    }
+  })
 
 /**
  * `/debug/config_warnings`: the served config's cross-resource warnings (subset-references.ts),

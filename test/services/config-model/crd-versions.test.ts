@@ -5,6 +5,7 @@ import {
   planGroup,
   servedPlurals,
   servedVersions,
+  sourceApiKind,
 } from "../../../src/services/config-model/crd-versions.js"
 
 const groupDoc = (versions: ReadonlyArray<string>, preferred = versions[0]) => ({
@@ -14,10 +15,11 @@ const groupDoc = (versions: ReadonlyArray<string>, preferred = versions[0]) => (
 const plurals = (entries: Record<string, ReadonlyArray<string>>) =>
   new Map(Object.entries(entries).map(([v, names]) => [v, new Set(names)] as const))
 const watchOf = (plan: ReturnType<typeof planGroup>) => plan.watch.map((w) => `${w.source.info.kind}@${w.version}`)
+const GATEWAY = "gateway.networking.k8s.io"
 
 describe("crdSources", () => {
   it("lists every mesh kind under its mesh group and its upstream alias, never orchestrator kinds", () => {
-    const sources = crdSources()
+    const sources = crdSources({ gatewayApi: false })
     const vs = sources.filter((s) => s.info.kind === "VirtualService").map((s) => `${s.group} ${s.upstream}`)
     expect(vs).toEqual(["networking.mesh.io false", "networking.istio.io true"])
     expect(sources.some((s) => s.info.kind === "Pod" || s.info.kind === "Service")).toBe(false)
@@ -25,8 +27,8 @@ describe("crdSources", () => {
     expect(sources.filter((s) => s.upstream)).toHaveLength(14)
   })
 
-  it("groups come mesh groups first, each once", () => {
-    expect(crdGroups()).toEqual([
+  it("groups come mesh groups first, each once, then the Gateway API unless left out", () => {
+    const meshGroups = [
       "networking.mesh.io",
       "security.mesh.io",
       "telemetry.mesh.io",
@@ -35,7 +37,31 @@ describe("crdSources", () => {
       "security.istio.io",
       "telemetry.istio.io",
       "extensions.istio.io",
+    ]
+    expect(crdGroups()).toEqual([...meshGroups, "gateway.networking.k8s.io"])
+    expect(crdGroups({ gatewayApi: false })).toEqual(meshGroups)
+  })
+
+  it("the Gateway-API kinds: the non-alpha ones by default, the alpha ones on request, by their API kind", () => {
+    const gatewayKinds = (options: Parameters<typeof crdSources>[0]) =>
+      crdSources(options)
+        .filter((s) => s.group === GATEWAY)
+        .map((s) => `${sourceApiKind(s)}${s.upstream ? " upstream" : ""}`)
+    const stable = ["GatewayClass", "Gateway", "HTTPRoute", "GRPCRoute", "ReferenceGrant"]
+    expect(gatewayKinds(undefined)).toEqual(stable)
+    expect(gatewayKinds({ gatewayApi: true, alphaGatewayApi: false })).toEqual(stable)
+    expect(gatewayKinds({ alphaGatewayApi: true })).toEqual([
+      "GatewayClass",
+      "Gateway",
+      "HTTPRoute",
+      "GRPCRoute",
+      "TCPRoute",
+      "TLSRoute",
+      "ReferenceGrant",
     ])
+    expect(gatewayKinds({ gatewayApi: false, alphaGatewayApi: true })).toEqual([])
+    // The mesh kinds are there whatever the options.
+    expect(crdSources({ gatewayApi: false }).length).toBe(crdSources().length - stable.length)
   })
 })
 
@@ -95,5 +121,83 @@ describe("planGroup", () => {
     expect(plan.watch.map((w) => `${w.source.group} ${w.source.info.kind}@${w.version} ${w.source.upstream}`)).toEqual([
       "networking.istio.io Sidecar@v1alpha3 true",
     ])
+  })
+
+  describe("the Gateway-API group", () => {
+    /** A cluster with the standard channel CRDs of Gateway API v1.2 (v1 preferred). */
+    const standard = plurals({
+      v1: ["gatewayclasses", "gateways", "httproutes", "grpcroutes"],
+      v1beta1: ["gatewayclasses", "gateways", "httproutes", "referencegrants"],
+    })
+    const apiWatchOf = (plan: ReturnType<typeof planGroup>) =>
+      plan.watch.map((w) => `${sourceApiKind(w.source)}@${w.version}`)
+
+    it("watches each kind at the preferred version when the kind knows it, else at its newest served", () => {
+      const plan = planGroup(GATEWAY, groupDoc(["v1", "v1beta1"]), standard)
+      expect(apiWatchOf(plan)).toEqual([
+        "GatewayClass@v1",
+        "Gateway@v1",
+        "HTTPRoute@v1",
+        "GRPCRoute@v1",
+        "ReferenceGrant@v1beta1",
+      ])
+      expect(plan.watch.find((w) => sourceApiKind(w.source) === "Gateway")?.source.info.kind).toBe("KubernetesGateway")
+      expect(plan.watch.find((w) => w.source.info.kind === "GatewayClass")?.source.info.namespaced).toBe(false)
+      expect(plan.unknownVersions).toEqual([])
+      expect(plan.absent).toEqual([])
+    })
+
+    it("alpha kinds only when asked; an experimental channel's alpha versions are known either way", () => {
+      const experimental = plurals({
+        v1: ["gatewayclasses", "gateways", "httproutes", "grpcroutes"],
+        v1beta1: ["referencegrants"],
+        v1alpha2: ["tcproutes", "tlsroutes", "grpcroutes", "referencegrants"],
+        v1alpha3: ["tlsroutes"],
+      })
+      const doc = groupDoc(["v1", "v1beta1", "v1alpha3", "v1alpha2"])
+      const plain = planGroup(GATEWAY, doc, experimental)
+      expect(apiWatchOf(plain)).not.toContain("TCPRoute@v1alpha2")
+      expect(plain.unknownVersions).toEqual([])
+      const alpha = planGroup(GATEWAY, doc, experimental, { alphaGatewayApi: true })
+      expect(apiWatchOf(alpha)).toEqual([
+        "GatewayClass@v1",
+        "Gateway@v1",
+        "HTTPRoute@v1",
+        "GRPCRoute@v1",
+        "TCPRoute@v1alpha2",
+        "TLSRoute@v1alpha2",
+        "ReferenceGrant@v1beta1",
+      ])
+    })
+
+    it("a version no kind of the group knows is reported; a kind served only there is not watched", () => {
+      const plan = planGroup(
+        GATEWAY,
+        groupDoc(["v2", "v1"]),
+        plurals({ v2: ["httproutes", "gateways"], v1: ["gateways", "gatewayclasses"] }),
+      )
+      expect(apiWatchOf(plan)).toEqual(["GatewayClass@v1", "Gateway@v1"])
+      expect(plan.unknownVersions).toEqual(["v2"])
+      expect(plan.onlyUnknown.map((o) => `${sourceApiKind(o.source)} ${o.versions.join(",")}`)).toEqual([
+        "HTTPRoute v2",
+      ])
+      expect(plan.absent.map(sourceApiKind)).toEqual(["GRPCRoute", "ReferenceGrant"])
+    })
+
+    it("a kind served only at a version other kinds of the group know, but it does not, is not watched", () => {
+      // A future TLSRoute v1: v1 is known to the group (for Gateway), not to TLSRoute.
+      const plan = planGroup(GATEWAY, groupDoc(["v1"]), plurals({ v1: ["gateways", "tlsroutes"] }), {
+        alphaGatewayApi: true,
+      })
+      expect(apiWatchOf(plan)).toEqual(["Gateway@v1"])
+      expect(plan.unknownVersions).toEqual([])
+      expect(plan.onlyUnknown.map((o) => `${sourceApiKind(o.source)} ${o.versions.join(",")}`)).toEqual(["TLSRoute v1"])
+    })
+
+    it("left out, the group plans nothing", () => {
+      const plan = planGroup(GATEWAY, groupDoc(["v1", "v1beta1"]), standard, { gatewayApi: false })
+      expect(plan.watch).toEqual([])
+      expect(plan.absent).toEqual([])
+    })
   })
 })

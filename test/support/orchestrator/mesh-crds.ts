@@ -6,7 +6,8 @@ import { crdSources } from "../../../src/services/config-model/crd-versions.js"
 import type { CustomResource } from "./resources.js"
 
 export const meshCustomResources = (options: { upstream?: boolean } = {}): Array<CustomResource> =>
-  crdSources()
+  // The Gateway-API CRDs are not the mesh's: a cluster has them from its own install.
+  crdSources({ gatewayApi: false })
     .filter((s) => options.upstream === true || !s.upstream)
     .map((s) => ({
       group: s.group,
