@@ -1,0 +1,44 @@
+/**
+ * Which GatewayClasses this controller reconciles: those whose `controllerName` is ours, and the
+ * default class (PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME) when no GatewayClass object of that
+ * name exists. The reference's control plane installs its default class itself (its GatewayClass
+ * controller); here that class is taken to exist, owned by this controller, so Gateways naming it
+ * work before (or without) the object being written.
+ */
+import type { ConfigResource } from "../config-model/resource.js"
+import type { GatewayClassSpec } from "../config-model/schemas/gateway-api/types.js"
+import { ConditionType, condition, Reason } from "./conditions.js"
+import { byAge, GatewayApiKind, type GatewayApiOptions, type ResourceStatus } from "./model.js"
+
+export interface OwnedClasses {
+  /** The names of the classes whose Gateways this controller reconciles. */
+  readonly names: ReadonlySet<string>
+  readonly statuses: ReadonlyArray<ResourceStatus>
+}
+
+export const reconcileGatewayClasses = (
+  classes: ReadonlyArray<ConfigResource<GatewayClassSpec>>,
+  options: GatewayApiOptions,
+): OwnedClasses => {
+  const names = new Set<string>()
+  const statuses: Array<ResourceStatus> = []
+  for (const gatewayClass of [...classes].sort(byAge)) {
+    if (gatewayClass.spec.controllerName !== options.controllerName) continue
+    names.add(gatewayClass.meta.name)
+    const ctx = { generation: gatewayClass.meta.generation, now: options.now }
+    statuses.push({
+      kind: GatewayApiKind.GatewayClass,
+      namespace: gatewayClass.meta.namespace,
+      name: gatewayClass.meta.name,
+      ...(gatewayClass.meta.generation !== undefined ? { generation: gatewayClass.meta.generation } : {}),
+      status: {
+        conditions: [
+          condition(ctx, ConditionType.Accepted, true, Reason.Accepted, `Handled by ${options.controllerName}`),
+        ],
+      },
+    })
+  }
+  const builtIn = options.defaultClassName
+  if (builtIn !== undefined && builtIn !== "" && !classes.some((c) => c.meta.name === builtIn)) names.add(builtIn)
+  return { names, statuses }
+}

@@ -1,0 +1,181 @@
+/**
+ * Gateway-API resources → the mesh's own Gateways and VirtualServices, and the status of every
+ * Gateway-API object this controller reconciles. Pure: the same input (and `now`) gives the same
+ * output, sorted, so the push pipeline can diff it.
+ *
+ * Gateways of a class this controller owns (see classes.ts) become mesh Gateways (gateways.ts);
+ * each route's parentRefs are bound to their listeners or Services (binding.ts); the rules of
+ * every bound route become VirtualService routes (http-routes.ts, grpc-routes.ts,
+ * l4-routes.ts), assembled per Gateway and hostname (virtual-services.ts).
+ */
+import type { ConfigResource } from "../config-model/resource.js"
+import type { ParentReference } from "../config-model/schemas/gateway-api/types.js"
+import { type BackendContext, indexServices } from "./backends.js"
+import { type BindingContext, bindParent, type ParentBinding, type RouteIdentity } from "./binding.js"
+import { reconcileGatewayClasses } from "./classes.js"
+import type { Problem } from "./conditions.js"
+import { type GatewayState, reconcileGateway } from "./gateways.js"
+import { convertGrpcRoute } from "./grpc-routes.js"
+import { type ConvertedHttpRoutes, convertHttpRoute } from "./http-routes.js"
+import { convertL4Rules, type L4Rules } from "./l4-routes.js"
+import {
+  byAge,
+  compareStrings,
+  GATEWAY_API_GROUP,
+  type GatewayApiInput,
+  GatewayApiKind,
+  type GatewayApiOptions,
+  type GatewayApiOutput,
+  keyOf,
+  type ResourceStatus,
+  type RouteKind,
+} from "./model.js"
+import { indexReferenceGrants, normaliseGroup } from "./references.js"
+import { gatewayStatus, type RouteParentStatus, routeParentStatus } from "./status.js"
+import { VirtualServiceAssembly } from "./virtual-services.js"
+
+export type { GatewayApiInput, GatewayApiOptions, GatewayApiOutput, ResourceStatus } from "./model.js"
+export { defaultGatewayApiOptions } from "./model.js"
+
+interface RouteSpecBase {
+  readonly parentRefs?: ReadonlyArray<ParentReference>
+  readonly hostnames?: ReadonlyArray<string>
+}
+
+type Converted =
+  | { readonly type: "http"; readonly rules: ConvertedHttpRoutes }
+  | { readonly type: "l4"; readonly rules: L4Rules }
+
+/** parentRefs without repeats (the same parent written twice counts once). */
+const distinctParents = (refs: ReadonlyArray<ParentReference>, namespace: string): ReadonlyArray<ParentReference> => {
+  const seen = new Set<string>()
+  return refs.filter((ref) => {
+    const key = JSON.stringify([
+      normaliseGroup(ref.group ?? GATEWAY_API_GROUP),
+      ref.kind ?? "Gateway",
+      ref.namespace ?? namespace,
+      ref.name,
+      ref.sectionName ?? "",
+      ref.port ?? 0,
+    ])
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+}
+
+const bindingProblem = (binding: ParentBinding): Problem | undefined =>
+  binding.type === "gateway" || binding.type === "unattached" ? binding.problem : undefined
+
+export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOptions): GatewayApiOutput => {
+  const classes = reconcileGatewayClasses(input.gatewayClasses, options)
+  const grants = indexReferenceGrants(input.referenceGrants)
+  const services = indexServices(input.services)
+  const gateways = new Map<string, GatewayState>()
+  for (const gateway of [...input.gateways].sort(byAge)) {
+    if (classes.names.has(gateway.spec.gatewayClassName))
+      gateways.set(keyOf(gateway), reconcileGateway(gateway, { grants }))
+  }
+  const bindingContext: BindingContext = {
+    gateways,
+    existingGateways: new Set(input.gateways.map(keyOf)),
+    services,
+    namespaceLabels: input.namespaceLabels,
+    domainSuffix: options.domainSuffix,
+  }
+  const assembly = new VirtualServiceAssembly()
+  const statuses: Array<ResourceStatus> = [...classes.statuses]
+
+  const reconcileRoute = (
+    kind: RouteKind,
+    route: ConfigResource<RouteSpecBase>,
+    convert: (backends: BackendContext) => Converted,
+  ): void => {
+    const identity: RouteIdentity = {
+      kind,
+      namespace: route.meta.namespace,
+      name: route.meta.name,
+      hostnames: route.spec.hostnames ?? [],
+    }
+    const bindings = distinctParents(route.spec.parentRefs ?? [], route.meta.namespace)
+      .map((ref) => ({ ref, binding: bindParent(identity, ref, bindingContext) }))
+      .filter(({ binding }) => binding.type !== "foreign")
+    if (bindings.length === 0) return
+    const converted = convert({
+      services,
+      grants,
+      domainSuffix: options.domainSuffix,
+      routeKind: kind,
+      routeNamespace: route.meta.namespace,
+    })
+    const id = `${kind}/${keyOf(route)}`
+    for (const { binding } of bindings) {
+      if (binding.type === "gateway") {
+        for (const { listener, hostnames } of binding.attachments) {
+          listener.attachedRoutes.add(id)
+          const port = listener.listener.port
+          if (converted.type === "http") {
+            for (const host of hostnames)
+              assembly.addGatewayHttp(binding.gateway, host, port, kind, route, converted.rules.entries)
+          } else if (kind === "TLSRoute" || kind === "TCPRoute") {
+            assembly.addL4(kind, binding.gateway, route, hostnames, port, converted.rules.routes)
+          }
+        }
+      } else if (binding.type === "service" && converted.type === "http") {
+        assembly.addMeshHttp(binding.service, binding.port, kind, route, converted.rules.entries)
+      }
+    }
+    const ctx = { generation: route.meta.generation, now: options.now }
+    const unsupported = converted.type === "http" ? converted.rules.unsupported : []
+    const parents: ReadonlyArray<RouteParentStatus> = bindings.map(({ ref, binding }) =>
+      routeParentStatus(
+        ctx,
+        ref,
+        options.controllerName,
+        bindingProblem(binding),
+        unsupported,
+        converted.rules.refProblems,
+      ),
+    )
+    statuses.push({
+      kind,
+      namespace: route.meta.namespace,
+      name: route.meta.name,
+      ...(route.meta.generation !== undefined ? { generation: route.meta.generation } : {}),
+      status: { parents },
+    })
+  }
+
+  for (const route of [...input.httpRoutes].sort(byAge))
+    reconcileRoute("HTTPRoute", route, (b) => ({ type: "http", rules: convertHttpRoute(route, b) }))
+  for (const route of [...input.grpcRoutes].sort(byAge))
+    reconcileRoute("GRPCRoute", route, (b) => ({ type: "http", rules: convertGrpcRoute(route, b) }))
+  for (const route of [...input.tlsRoutes].sort(byAge))
+    reconcileRoute("TLSRoute", route, (b) => ({ type: "l4", rules: convertL4Rules(route.spec.rules, b) }))
+  for (const route of [...input.tcpRoutes].sort(byAge))
+    reconcileRoute("TCPRoute", route, (b) => ({ type: "l4", rules: convertL4Rules(route.spec.rules, b) }))
+
+  // Gateway status last: it counts the routes attached to each listener.
+  for (const gateway of gateways.values()) {
+    const meta = gateway.resource.meta
+    statuses.push({
+      kind: GatewayApiKind.KubernetesGateway,
+      namespace: meta.namespace,
+      name: meta.name,
+      ...(meta.generation !== undefined ? { generation: meta.generation } : {}),
+      status: gatewayStatus(gateway, options.now),
+    })
+  }
+
+  const meshGateways = [...gateways.values()]
+    .flatMap((g) => (g.meshGateway !== undefined ? [g.meshGateway] : []))
+    .sort((a, b) => compareStrings(keyOf(a), keyOf(b)))
+  return {
+    gateways: meshGateways,
+    virtualServices: assembly.build(),
+    statuses: statuses.sort(
+      (a, b) =>
+        compareStrings(a.kind, b.kind) || compareStrings(a.namespace, b.namespace) || compareStrings(a.name, b.name),
+    ),
+  }
+}

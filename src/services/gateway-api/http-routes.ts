@@ -1,0 +1,128 @@
+/**
+ * HTTPRoute rules → VirtualService HTTP routes, one entry per match (ranked for the Gateway-API
+ * precedence, see precedence.ts): path Exact → `uri.exact`, PathPrefix → segment-wise prefix
+ * (see rule-actions.ts), RegularExpression → `uri.regex`; header and query parameter matches
+ * (Exact / RegularExpression; the first of a repeated name counts); method → `method`. A rule
+ * without matches matches every path; a route without rules is one such rule.
+ */
+import type { ConfigResource } from "../config-model/resource.js"
+import type {
+  HTTPHeaderMatch,
+  HTTPQueryParamMatch,
+  HTTPRouteMatch,
+  HTTPRouteSpec,
+} from "../config-model/schemas/gateway-api/types.js"
+import type { HTTPRoute as VsHttpRoute } from "../config-model/schemas/virtual-service.js"
+import type { BackendContext } from "./backends.js"
+import type { Problem } from "./conditions.js"
+import { HTTP_ROUTE_FILTERS, translateFilters } from "./filters.js"
+import { keyOf } from "./model.js"
+import { type MatchRank, PathRank, type Ranked } from "./precedence.js"
+import { type MatchRest, type PathMatch, routesForMatch, ruleAction, segmentPrefix } from "./rule-actions.js"
+
+/** One match of one rule: where it ranks and the VirtualService routes it becomes. */
+export interface HttpEntry extends Ranked {
+  readonly routes: ReadonlyArray<VsHttpRoute>
+}
+
+export interface ConvertedHttpRoutes {
+  readonly entries: ReadonlyArray<HttpEntry>
+  readonly refProblems: ReadonlyArray<Problem>
+  readonly unsupported: ReadonlyArray<Problem>
+}
+
+type StringMatch = { readonly exact: string } | { readonly regex: string }
+
+/** Header or query parameter matches by name, the first of a repeated name kept. */
+export const valueMatches = (
+  matches: ReadonlyArray<HTTPHeaderMatch | HTTPQueryParamMatch> | undefined,
+  caseInsensitiveNames: boolean,
+): Readonly<Record<string, StringMatch>> | undefined => {
+  if (matches === undefined || matches.length === 0) return undefined
+  const out: Record<string, StringMatch> = {}
+  for (const m of matches) {
+    const name = caseInsensitiveNames ? m.name.toLowerCase() : m.name
+    if (name in out) continue
+    out[name] = m.type === "RegularExpression" ? { regex: m.value } : { exact: m.value }
+  }
+  return out
+}
+
+const pathOf = (match: HTTPRouteMatch): PathMatch => {
+  const path = match.path
+  switch (path?.type) {
+    case "Exact":
+      return { type: "Exact", value: path.value ?? "/" }
+    case "RegularExpression":
+      return { type: "Regex", value: path.value ?? ".*" }
+    default:
+      return { type: "SegmentPrefix", value: segmentPrefix(path?.value) }
+  }
+}
+
+export const matchRank = (path: PathMatch, rest: MatchRest): MatchRank => ({
+  path:
+    path.type === "Exact"
+      ? PathRank.Exact
+      : path.type === "Regex"
+        ? PathRank.Regex
+        : path.type === "Any"
+          ? PathRank.Any
+          : PathRank.Prefix,
+  pathLength: path.type === "Any" ? 0 : path.value.length,
+  method: rest.method !== undefined,
+  headers: Object.keys(rest.headers ?? {}).length,
+  queryParams: Object.keys(rest.queryParams ?? {}).length,
+})
+
+const restOf = (match: HTTPRouteMatch): MatchRest => {
+  const headers = valueMatches(match.headers, true)
+  const queryParams = valueMatches(match.queryParams, false)
+  return {
+    ...(headers !== undefined ? { headers } : {}),
+    ...(queryParams !== undefined ? { queryParams } : {}),
+    ...(match.method !== undefined ? { method: { exact: match.method } } : {}),
+  }
+}
+
+export const convertHttpRoute = (
+  route: ConfigResource<HTTPRouteSpec>,
+  backends: BackendContext,
+): ConvertedHttpRoutes => {
+  const entries: Array<HttpEntry> = []
+  const refProblems: Array<Problem> = []
+  const unsupported: Array<Problem> = []
+  const rules = route.spec.rules !== undefined && route.spec.rules.length > 0 ? route.spec.rules : [{}]
+  rules.forEach((rule, ruleIndex) => {
+    const filters = translateFilters(rule.filters, HTTP_ROUTE_FILTERS, backends)
+    const action = ruleAction(
+      {
+        filters,
+        ...(rule.backendRefs !== undefined ? { backendRefs: rule.backendRefs } : {}),
+        ...(rule.timeouts !== undefined ? { timeouts: rule.timeouts } : {}),
+        ...(rule.retry !== undefined ? { retry: rule.retry } : {}),
+      },
+      backends,
+    )
+    refProblems.push(...action.refProblems)
+    unsupported.push(...action.unsupported)
+    const name = `${route.meta.namespace}.${route.meta.name}.${ruleIndex}`
+    const matches = rule.matches !== undefined && rule.matches.length > 0 ? rule.matches : [{}]
+    matches.forEach((match, matchIndex) => {
+      const path = pathOf(match)
+      const rest = restOf(match)
+      entries.push({
+        rank: matchRank(path, rest),
+        origin: {
+          creationTimestamp: route.meta.creationTimestamp ?? "",
+          route: keyOf(route),
+          kind: "HTTPRoute",
+          rule: ruleIndex,
+          match: matchIndex,
+        },
+        routes: routesForMatch(action, name, path, rest),
+      })
+    })
+  })
+  return { entries, refProblems, unsupported }
+}

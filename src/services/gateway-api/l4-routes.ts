@@ -1,0 +1,33 @@
+/**
+ * TCPRoute and TLSRoute rules → the destinations of VirtualService `tcp` / `tls` routes. A
+ * connection cannot be answered with an error the way a request can, so an invalid backend is
+ * left out (and reported); a rule with no backend left is dropped.
+ */
+import type { BackendRef } from "../config-model/schemas/gateway-api/types.js"
+import { type BackendContext, resolveBackend, type WeightedDestination, weightedDestinations } from "./backends.js"
+import type { Problem } from "./conditions.js"
+
+export interface L4Rules {
+  /** Per rule that has a backend left, its destinations. */
+  readonly routes: ReadonlyArray<ReadonlyArray<WeightedDestination>>
+  readonly refProblems: ReadonlyArray<Problem>
+}
+
+export const convertL4Rules = (
+  rules: ReadonlyArray<{ readonly backendRefs?: ReadonlyArray<BackendRef> }>,
+  backends: BackendContext,
+): L4Rules => {
+  const routes: Array<ReadonlyArray<WeightedDestination>> = []
+  const refProblems: Array<Problem> = []
+  for (const rule of rules) {
+    const valid: Array<{ destination: WeightedDestination["destination"]; weight: number }> = []
+    for (const ref of rule.backendRefs ?? []) {
+      const backend = resolveBackend(ref, backends)
+      if (backend.ok) valid.push(backend)
+      else refProblems.push(backend.problem)
+    }
+    const destinations = weightedDestinations(valid)
+    if (destinations.length > 0) routes.push(destinations)
+  }
+  return { routes, refProblems }
+}

@@ -1,0 +1,283 @@
+/**
+ * What an HTTP or gRPC route rule does, as VirtualService route fields, and the VirtualService
+ * routes one of its matches becomes.
+ *
+ * - Forwarding: the backends with a weight (percentages summing to 100), per-backend header
+ *   changes, mirrors, timeout and retries. A rule that cannot forward as written (no backends,
+ *   an invalid backend, only zero weights, an unsupported filter) answers 500, as the Gateway API
+ *   requires of requests that would have reached an invalid backend.
+ * - A redirect replaces forwarding (redirect code 302 unless given).
+ *
+ * A PathPrefix match `/foo` matches whole path segments (`/foo`, `/foo/bar`, not `/foobar`): it
+ * becomes two VirtualService matches, `exact: /foo` and `prefix: /foo/`. When the rule replaces
+ * the matched prefix (URLRewrite or RequestRedirect ReplacePrefixMatch), the two become separate
+ * routes so each rewrites what it matched: `/foo` → `<new>`, `/foo/<rest>` → `<new>/<rest>`. A
+ * redirect's prefix replacement of the second is written `%PREFIX()%<new>/` (the reference's
+ * spelling; the route translation must turn it into a prefix rewrite of the redirect).
+ */
+
+import { Either } from "effect"
+import { durationNanos } from "../config-model/schemas/common.js"
+import type { BackendRef, HTTPPathModifier, HTTPRouteRule } from "../config-model/schemas/gateway-api/types.js"
+import type { HTTPRoute as VsHttpRoute } from "../config-model/schemas/virtual-service.js"
+import { type BackendContext, resolveBackend, weightedDestinations } from "./backends.js"
+import type { Problem } from "./conditions.js"
+import {
+  BACKEND_FILTERS,
+  type HeaderChanges,
+  type Redirect,
+  type Rewrite,
+  type RuleFilters,
+  translateFilters,
+} from "./filters.js"
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+type VsMatch = NonNullable<VsHttpRoute["match"]>[number]
+type VsUri = NonNullable<VsMatch["uri"]>
+
+/** The redirect prefix marker of the reference: the path the prefix matched is replaced, the rest kept. */
+export const PREFIX_REDIRECT_MARKER = "%PREFIX()%"
+
+/** The retry conditions a Gateway-API retry adds its status codes to. */
+const RETRY_ON_BASE = ["connect-failure", "refused-stream", "unavailable", "cancelled"]
+/** Attempts when a retry policy gives none (the mesh's default). */
+const DEFAULT_RETRY_ATTEMPTS = 2
+
+export interface RuleAction {
+  /** The fields of every VirtualService route of the rule, except name, match and path changes. */
+  readonly fields: Readonly<Partial<VsHttpRoute>>
+  /** A redirect (its path applied per match), when the rule redirects. */
+  readonly redirect?: Redirect
+  /** A rewrite (its path applied per match), when the rule forwards and rewrites. */
+  readonly rewrite?: Rewrite
+  readonly refProblems: ReadonlyArray<Problem>
+  readonly unsupported: ReadonlyArray<Problem>
+}
+
+const positiveDuration = (value: string | undefined): string | undefined => {
+  if (value === undefined) return undefined
+  const nanos = durationNanos(value)
+  return Either.isRight(nanos) && nanos.right > 0n ? value : undefined
+}
+
+const headersField = (headers: HeaderChanges | undefined): Partial<VsHttpRoute> =>
+  headers === undefined ? {} : { headers: headers as NonNullable<VsHttpRoute["headers"]> }
+
+const retriesField = (rule: {
+  readonly timeouts?: HTTPRouteRule["timeouts"]
+  readonly retry?: HTTPRouteRule["retry"]
+}): Partial<VsHttpRoute> => {
+  const perTry = positiveDuration(rule.timeouts?.backendRequest)
+  const retry = rule.retry
+  if (retry === undefined && perTry === undefined) return {}
+  const attempts = retry?.attempts ?? DEFAULT_RETRY_ATTEMPTS
+  // Zero attempts disables retries; the VirtualService refuses any other retry field with it.
+  if (attempts === 0) return { retries: { attempts: 0 } }
+  const backoff = positiveDuration(retry?.backoff)
+  const retryOn = retry === undefined ? undefined : [...RETRY_ON_BASE, ...(retry.codes ?? []).map(String)].join(",")
+  return {
+    retries: {
+      attempts,
+      ...(retryOn !== undefined ? { retryOn } : {}),
+      ...(perTry !== undefined ? { perTryTimeout: perTry } : {}),
+      ...(backoff !== undefined ? { backoff } : {}),
+    },
+  }
+}
+
+const fail = (unsupported: ReadonlyArray<Problem>, refProblems: ReadonlyArray<Problem>): RuleAction => ({
+  fields: { directResponse: { status: 500 } },
+  refProblems,
+  unsupported,
+})
+
+export interface RuleInput {
+  readonly filters: RuleFilters
+  readonly backendRefs?: ReadonlyArray<BackendRef>
+  readonly timeouts?: HTTPRouteRule["timeouts"]
+  readonly retry?: HTTPRouteRule["retry"]
+}
+
+export const ruleAction = (rule: RuleInput, backends: BackendContext): RuleAction => {
+  const { filters } = rule
+  const refProblems: Array<Problem> = [...filters.refProblems]
+  const unsupported: Array<Problem> = [...filters.unsupported]
+  if (unsupported.length > 0) return fail(unsupported, refProblems)
+  if (filters.redirect !== undefined) {
+    return {
+      fields: headersField(filters.headers),
+      redirect: filters.redirect,
+      refProblems,
+      unsupported: [],
+    }
+  }
+  const resolved = (rule.backendRefs ?? []).map((ref) => {
+    const backend = resolveBackend(ref, backends)
+    if (!backend.ok) return { ...backend, weight: ref.weight ?? 1 }
+    const own = translateFilters(ref.filters, BACKEND_FILTERS, backends)
+    return { ...backend, headers: own.headers, unsupported: own.unsupported }
+  })
+  // An invalid backend fails the rule only if it would have had traffic (a weight above zero).
+  let invalid = false
+  const valid: Array<{
+    destination: { host: string; port?: { number: number } }
+    weight: number
+    headers?: HeaderChanges
+  }> = []
+  for (const backend of resolved) {
+    if (!backend.ok) {
+      refProblems.push(backend.problem)
+      invalid ||= backend.weight > 0
+    } else if (backend.unsupported.length > 0) {
+      unsupported.push(...backend.unsupported)
+      invalid ||= backend.weight > 0
+    } else
+      valid.push({
+        destination: backend.destination,
+        weight: backend.weight,
+        ...(backend.headers !== undefined ? { headers: backend.headers } : {}),
+      })
+  }
+  const destinations = weightedDestinations(valid)
+  if (invalid || destinations.length === 0) return fail(unsupported, refProblems)
+  const headersOf = new Map(valid.map((v) => [v.destination, v.headers]))
+  const route = destinations.map((d) => {
+    const headers = headersOf.get(d.destination)
+    return {
+      destination: d.destination,
+      ...(d.weight !== undefined ? { weight: d.weight } : {}),
+      ...(headers !== undefined ? { headers: headers as NonNullable<VsHttpRoute["headers"]> } : {}),
+    }
+  })
+  const timeout = positiveDuration(rule.timeouts?.request)
+  const fields: Mutable<Partial<VsHttpRoute>> = {
+    route,
+    ...headersField(filters.headers),
+    ...(timeout !== undefined ? { timeout } : {}),
+    ...retriesField(rule),
+    ...(filters.mirrors.length > 0 ? { mirrors: filters.mirrors } : {}),
+  }
+  return {
+    fields,
+    ...(filters.rewrite !== undefined ? { rewrite: filters.rewrite } : {}),
+    refProblems,
+    unsupported: [],
+  }
+}
+
+/** The path part of one match, as far as path changes need it. */
+export type PathMatch =
+  | { readonly type: "Exact"; readonly value: string }
+  /** A segment prefix, without its trailing slash (`""` for the root). */
+  | { readonly type: "SegmentPrefix"; readonly value: string }
+  /** A plain string prefix (gRPC `/<service>/`). */
+  | { readonly type: "Prefix"; readonly value: string }
+  | { readonly type: "Regex"; readonly value: string }
+  | { readonly type: "Any" }
+
+/** A PathPrefix value as a segment prefix: the trailing slash does not count (`/foo/` is `/foo`). */
+export const segmentPrefix = (value: string | undefined): string => (value ?? "/").replace(/\/+$/, "")
+
+const withoutTrailingSlash = (value: string): string => value.replace(/\/+$/, "")
+
+/** A matched piece of the path and the prefix replacement that applies to it. */
+interface PathPiece {
+  readonly uri?: VsUri
+  /** The replacement for what `uri` matched, when the rule replaces the prefix. */
+  readonly prefixTo?: string
+}
+
+const isPrefixReplacement = (modifier: HTTPPathModifier | undefined): boolean => modifier?.type === "ReplacePrefixMatch"
+
+/** The pieces of a path match: one route per group, several uris in a group sharing one route. */
+const pathGroups = (path: PathMatch, replacement: string | undefined): ReadonlyArray<ReadonlyArray<PathPiece>> => {
+  switch (path.type) {
+    case "Any":
+      return [[{}]]
+    case "Exact":
+      return [[{ uri: { exact: path.value }, ...(replacement !== undefined ? { prefixTo: replacement } : {}) }]]
+    case "Regex":
+      return [[{ uri: { regex: path.value }, ...(replacement !== undefined ? { prefixTo: replacement } : {}) }]]
+    case "Prefix":
+      return [[{ uri: { prefix: path.value }, ...(replacement !== undefined ? { prefixTo: replacement } : {}) }]]
+    case "SegmentPrefix": {
+      const exact = { exact: path.value === "" ? "/" : path.value }
+      const prefix = { prefix: `${path.value}/` }
+      if (replacement === undefined)
+        return path.value === "" ? [[{ uri: prefix }]] : [[{ uri: exact }, { uri: prefix }]]
+      const to = withoutTrailingSlash(replacement)
+      return [[{ uri: exact, prefixTo: to === "" ? "/" : to }], [{ uri: prefix, prefixTo: `${to}/` }]]
+    }
+  }
+}
+
+const redirectField = (redirect: Redirect, piece: PathPiece): NonNullable<VsHttpRoute["redirect"]> => {
+  const path = redirect.path
+  // An exact or regex match replaces the whole path; a prefix match only what it matched.
+  const uri =
+    path?.type === "ReplaceFullPath"
+      ? path.replaceFullPath
+      : piece.prefixTo === undefined
+        ? undefined
+        : piece.uri?.prefix !== undefined
+          ? `${PREFIX_REDIRECT_MARKER}${piece.prefixTo}`
+          : piece.prefixTo
+  const port =
+    redirect.port !== undefined
+      ? { port: redirect.port }
+      : redirect.scheme !== undefined
+        ? { derivePort: "FROM_PROTOCOL_DEFAULT" as const }
+        : uri === undefined && redirect.hostname === undefined
+          ? // Nothing else changes: the VirtualService needs one part of the URL to redirect to.
+            { derivePort: "FROM_REQUEST_PORT" as const }
+          : {}
+  return {
+    ...(uri !== undefined ? { uri } : {}),
+    ...(redirect.hostname !== undefined ? { authority: redirect.hostname } : {}),
+    ...port,
+    ...(redirect.scheme !== undefined ? { scheme: redirect.scheme } : {}),
+    redirectCode: redirect.statusCode ?? 302,
+  }
+}
+
+const rewriteField = (rewrite: Rewrite, piece: PathPiece): VsHttpRoute["rewrite"] => {
+  const path = rewrite.path
+  const out = {
+    ...(rewrite.hostname !== undefined ? { authority: rewrite.hostname } : {}),
+    ...(path?.type === "ReplaceFullPath" && path.replaceFullPath !== undefined
+      ? { uriRegexRewrite: { match: "^/.*$", rewrite: path.replaceFullPath } }
+      : {}),
+    ...(piece.prefixTo !== undefined ? { uri: piece.prefixTo } : {}),
+  }
+  return Object.keys(out).length === 0 ? undefined : out
+}
+
+/** The parts of one match besides its path (headers, query parameters, method). */
+export type MatchRest = Omit<VsMatch, "uri">
+
+/**
+ * The VirtualService routes of one match of a rule: usually one; two for a segment prefix whose
+ * matched prefix is replaced.
+ */
+export const routesForMatch = (
+  action: RuleAction,
+  name: string,
+  path: PathMatch,
+  rest: MatchRest,
+): ReadonlyArray<VsHttpRoute> => {
+  const modifier = action.redirect?.path ?? action.rewrite?.path
+  const replacement = isPrefixReplacement(modifier) ? (modifier?.replacePrefixMatch ?? "/") : undefined
+  return pathGroups(path, replacement).map((pieces) => {
+    const match = pieces.map((piece): VsMatch => ({ ...(piece.uri !== undefined ? { uri: piece.uri } : {}), ...rest }))
+    const first = pieces[0]!
+    const rewrite = action.rewrite !== undefined ? rewriteField(action.rewrite, first) : undefined
+    const empty = match.every((m) => Object.keys(m).length === 0)
+    return {
+      name,
+      ...(empty ? {} : { match }),
+      ...action.fields,
+      ...(action.redirect !== undefined ? { redirect: redirectField(action.redirect, first) } : {}),
+      ...(rewrite !== undefined ? { rewrite } : {}),
+    } as VsHttpRoute
+  })
+}
