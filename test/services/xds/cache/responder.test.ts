@@ -17,7 +17,7 @@ import { clusterName } from "../../../../src/services/xds/grpcgen/grpc-gen.js"
 import { derivePushContext, makePushContext } from "../../../../src/services/xds/model/push-context.js"
 import { plainToStruct } from "../../../../src/services/xds/protocol/messages.js"
 import { TypeUrl } from "../../../../src/services/xds/protocol/type-urls.js"
-import { destinationRule, ECHO, endpoint, input, service } from "../../../fixtures/xds/mesh.js"
+import { destinationRule, ECHO, endpoint, input, service, virtualService } from "../../../fixtures/xds/mesh.js"
 
 const codec = loadXdsProtos().codec
 const OTHER = "other.default.svc.cluster.local"
@@ -134,5 +134,39 @@ describe("endpoint pushes to a data-plane proxy", () => {
     expect(
       sotwResponse(makePushContext(moved, undefined, "2"), cache, acked, "n2", grpc, true, hosts).response.resources,
     ).toHaveLength(2)
+  })
+})
+
+describe("route pushes to a data-plane proxy after a DestinationRule change", () => {
+  const sidecar = proxyInfo({
+    id: "sidecar~10.1.0.1~app-1.default~default.svc.cluster.local",
+    metadata: plainToStruct({ NAMESPACE: "default" }),
+  })
+  const routes = { typeUrl: TypeUrl.Route, names: ["80"], wildcard: false }
+  const routing = (trafficPolicy: unknown) =>
+    input({
+      ...base,
+      virtualServices: [
+        virtualService("echo", { hosts: ["echo"], http: [{ route: [{ destination: { host: "other" } }] }] }),
+      ],
+      destinationRules: [destinationRule("other", { host: OTHER, trafficPolicy })],
+    })
+  const hashOn = (header: string) => ({ loadBalancer: { consistentHash: { httpHeaderName: header } } })
+  const hashPolicies = (response: { resources: ReadonlyArray<{ value: Uint8Array }> }) =>
+    JSON.stringify(response.resources.map((r) => codec.decode(TypeUrl.Route, r.value))).match(/"header_name":"[^"]*"/g)
+
+  it("a hash key change gives the proxy a new route set carrying the new key; other rule changes do not", () => {
+    const cache = makeResourceCache(codec)
+    const first = sotwResponse(makePushContext(routing(hashOn("x-a")), undefined, "1"), cache, routes, "n1", sidecar)
+    // echo's route to other, and other's own (default) route.
+    expect(hashPolicies(first.response)).toEqual(['"header_name":"x-a"', '"header_name":"x-a"'])
+    const held = { ...routes, digestSent: first.digest, versionSent: "1", versionAcked: "1" }
+    const rehashed = sotwResponse(makePushContext(routing(hashOn("x-b")), undefined, "2"), cache, held, "n2", sidecar)
+    expect(rehashed.digest).not.toBe(first.digest)
+    expect(hashPolicies(rehashed.response)).toEqual(['"header_name":"x-b"', '"header_name":"x-b"'])
+    // Outlier detection shapes the cluster, not the route: the same set (the push sends nothing new).
+    const outliers = { ...hashOn("x-a"), outlierDetection: { consecutive5xxErrors: 3 } }
+    const same = sotwResponse(makePushContext(routing(outliers), undefined, "3"), cache, held, "n3", sidecar)
+    expect(same.digest).toBe(first.digest)
   })
 })

@@ -6,7 +6,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import {
+  changedHosts,
   derivePushContext,
+  hostOfResourceName,
   makePushContext,
   type PushContextInput,
 } from "../../../../src/services/xds/model/push-context.js"
@@ -108,5 +110,58 @@ describe("PushContext memo", () => {
       subsets: [{ name: "v1", labels: {} }],
       ignored: [],
     })
+  })
+})
+
+describe("changedHosts and DestinationRules", () => {
+  const RATINGS = "ratings.default.svc.cluster.local"
+  const FRONT = "front.default.svc.cluster.local"
+  const API = "api.default.svc.cluster.local"
+  const SHOP_A = "a.shop.example"
+  const SHOP_B = "b.shop.example"
+  const CART = "cart.default.svc.cluster.local"
+  const to = (host: string) => ({ route: [{ destination: { host } }] })
+  const routing = (ratingsHash: string, shopHash: string): PushContextInput =>
+    input({
+      services: [service(ECHO), service(RATINGS), service(FRONT), service(API), service(SHOP_A), service(SHOP_B)],
+      virtualServices: [
+        virtualService("echo", { hosts: ["echo"], http: [to("echo")] }),
+        virtualService("front", { hosts: ["front"], http: [to("ratings")] }),
+        // api reaches ratings only through its delegate.
+        virtualService("api", { hosts: ["api"], http: [{ delegate: { name: "api-ratings" } }] }),
+        virtualService("api-ratings", { http: [to("ratings")] }),
+        virtualService("cart", { hosts: ["cart"], http: [to(SHOP_A)] }),
+      ],
+      destinationRules: [
+        destinationRule("ratings", {
+          host: "ratings",
+          trafficPolicy: { loadBalancer: { consistentHash: { httpHeaderName: ratingsHash } } },
+        }),
+        destinationRule("shop", {
+          host: "*.shop.example",
+          trafficPolicy: { loadBalancer: { consistentHash: { httpHeaderName: shopHash } } },
+        }),
+      ],
+    })
+
+  it("a hash key change reaches the rule's host and the hosts routing to it, delegates included", () => {
+    const before = makePushContext(routing("x-user", "x-shop"))
+    const after = makePushContext(routing("x-session", "x-shop"), undefined, "2", before)
+    const changed = changedHosts(before, after)
+    expect([...(changed ?? [])].sort()).toEqual([API, FRONT, RATINGS].sort())
+    // What a proxy's `host:port` route watch stands for is among them (so the watch is pushed).
+    expect(changed?.has(hostOfResourceName(after, `${API}:80`)!)).toBe(true)
+  })
+
+  it("a wildcard rule's change reaches every service it covers and the hosts routing to them", () => {
+    const before = makePushContext(routing("x-user", "x-shop"))
+    const after = makePushContext(routing("x-user", "x-basket"), undefined, "2", before)
+    expect([...(changedHosts(before, after) ?? [])].sort()).toEqual(["*.shop.example", CART, SHOP_A, SHOP_B].sort())
+  })
+
+  it("nothing changed, nothing named", () => {
+    const before = makePushContext(routing("x-user", "x-shop"))
+    const after = makePushContext(routing("x-user", "x-shop"), undefined, "2", before)
+    expect([...(changedHosts(before, after) ?? [])]).toEqual([])
   })
 })

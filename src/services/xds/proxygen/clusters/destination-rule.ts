@@ -185,6 +185,22 @@ export const destinationRuleForWorkload = (
   return found?.rule
 }
 
+/**
+ * What of a workload the rules it applies depend on: its namespace, and its labels only when a
+ * rule of that namespace has a workload selector. Workloads with the same key apply the same
+ * rules to every host, so what is built from those rules can be shared between them.
+ */
+export const destinationRuleWorkloadKey = (
+  push: PushContext,
+  namespace: string,
+  labels: Readonly<Record<string, string>>,
+): string => {
+  const own = indexOf(push).byNamespace.get(namespace) ?? []
+  return own.some((g) => g.selector !== undefined)
+    ? `${namespace}\u0000${JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)))}`
+    : namespace
+}
+
 /** The rule `proxy` applies to the service `hostname` of `serviceNamespace`. */
 export const destinationRuleFor = (
   push: PushContext,

@@ -9,6 +9,7 @@ export {
   clusterPolicy,
   destinationRuleFor,
   destinationRuleForWorkload,
+  destinationRuleWorkloadKey,
   type MergedDestinationRule,
   mergedDestinationRules,
   subsetLabels,

@@ -10,11 +10,16 @@
 import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
 import { type Generated, type GeneratorNotice, noNotices } from "../../grpcgen/generator-notices.js"
 import { digest, type PushContext } from "../../model/push-context.js"
+import { destinationRuleWorkloadKey } from "../clusters/destination-rule.js"
 import type { ProxyView } from "../proxy-view.js"
 import {
+  clusterHash,
   collapseVirtualHosts,
+  type DestinationHash,
   defaultHttpRoute,
+  hashKeyOf,
   httpRoutesFor,
+  NO_HASH,
   routeHostDomains,
   type VirtualServiceResource,
   virtualServiceKey,
@@ -86,14 +91,24 @@ const routeEntry = (push: PushContext, proxy: ProxyView, plan: OutboundPlan, rou
   })
   if (byPort) hosts.push(...virtualServiceOnlyHosts(push, plan))
 
-  // Routes are computed now (once per plan and name) for what they have to say about the config.
+  // Routes are computed now (once per plan, name and rule workload) for what they have to say
+  // about the config, and for the destination hashes their key depends on.
   const warnings: Array<GeneratorNotice> = []
   const routesByVs = new Map<VirtualServiceResource, ReadonlyArray<ProtoObject>>()
+  const hashKeyByVs = new Map<VirtualServiceResource, string>()
   for (const { vs } of hosts) {
     if (vs === undefined || routesByVs.has(vs)) continue
     const result = httpRoutesFor(push, vs, { port, sourceLabels: proxy.labels, sourceNamespace: proxy.namespace })
     routesByVs.set(vs, result.routes)
+    hashKeyByVs.set(vs, result.hashKey)
     warnings.push(...result.warnings)
+  }
+  // A service without VirtualService routes on this port: its default route carries its cluster's hash key.
+  const defaultHashes = new Map<string, DestinationHash>()
+  for (const entry of hosts) {
+    if (!entry.service || (entry.vs !== undefined && (routesByVs.get(entry.vs) ?? []).length > 0)) continue
+    const service = push.serviceByHost.get(entry.host)
+    if (service !== undefined) defaultHashes.set(entry.host, clusterHash(push, proxy, service, port, ""))
   }
 
   const policy = plan.trafficPolicy
@@ -101,7 +116,9 @@ const routeEntry = (push: PushContext, proxy: ProxyView, plan: OutboundPlan, rou
   const namespace = proxy.namespace
   const deps = hosts.map(
     (h) =>
-      `${h.host}=${push.fingerprint("service", h.host)}:${h.vs !== undefined ? virtualServiceKey(push, h.vs) : "-"}`,
+      `${h.host}=${push.fingerprint("service", h.host)}:${
+        h.vs !== undefined ? `${virtualServiceKey(push, h.vs)}:${hashKeyByVs.get(h.vs) ?? ""}` : "-"
+      }:${hashKeyOf(defaultHashes.get(h.host) ?? NO_HASH)}`,
   )
   const key = `R|${plan.key}|${policy}|${collapse}|${push.options.domainSuffix}|${route.name}|${digest(deps.join(";"))}`
 
@@ -110,7 +127,12 @@ const routeEntry = (push: PushContext, proxy: ProxyView, plan: OutboundPlan, rou
     const virtualHosts: Array<ProtoObject> = []
     for (const entry of hosts) {
       const vsRoutes = entry.vs !== undefined ? (routesByVs.get(entry.vs) ?? []) : []
-      const routes = vsRoutes.length > 0 ? vsRoutes : entry.service ? [defaultHttpRoute(entry.host, port)] : []
+      const routes =
+        vsRoutes.length > 0
+          ? vsRoutes
+          : entry.service
+            ? [defaultHttpRoute(entry.host, port, defaultHashes.get(entry.host))]
+            : []
       if (routes.length === 0) continue
       const domains = (
         entry.service ? routeHostDomains(entry.host, port, push, namespace) : [entry.host, `${entry.host}:${port}`]
@@ -152,14 +174,16 @@ export const generateOutboundRoutes = (
   }
   const resources: Array<ResourceSpec> = []
   let warnings: ReadonlyArray<GeneratorNotice> = noNotices
+  // Proxies of one plan apply the same DestinationRules unless a rule selects workloads by label.
+  const rules = destinationRuleWorkloadKey(push, proxy.namespace, proxy.labels)
   for (const name of names.length > 0 ? names : [...plan.routes.keys()]) {
-    let entry = byName.get(name)
+    let entry = byName.get(`${name}\u0000${rules}`)
     if (entry === undefined) {
       const port = portOfName(name)
       const route = plan.routes.get(name) ?? (port !== undefined ? { name, port, hosts: [] } : undefined)
       if (route === undefined) continue
       entry = routeEntry(push, proxy, plan, route)
-      byName.set(name, entry)
+      byName.set(`${name}\u0000${rules}`, entry)
     }
     resources.push(entry.spec)
     if (entry.warnings.length > 0) warnings = [...warnings, ...entry.warnings]

@@ -6,15 +6,17 @@
  * matches gives one catching everything); the first catch-all ends the list, as later routes
  * could never be reached. Destinations become `outbound|port|subset|host` clusters whether or
  * not the host is known: an unknown one has no cluster, so the proxy answers 503, as the
- * reference does (and the generator warns).
+ * reference does (and the generator warns). A route to a cluster whose DestinationRule hashes
+ * carries the hash key (hash-policy.ts): without it the cluster hashes nothing.
  */
 import type { HTTPRoute } from "../../../config-model/schemas/virtual-service.js"
-import type { Service } from "../../../registry/model.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
-import { lookupService, type PushContext, resolveHost } from "../../model/push-context.js"
+import type { PushContext } from "../../model/push-context.js"
 import { Filter, outboundClusterName, TypedConfig } from "../well-known.js"
 import type { HttpMatch } from "./delegate.js"
+import { type DestinationHashes, type DestinationSpec, destinationCluster, destinationHashes } from "./destinations.js"
+import { type DestinationHash, NO_HASH } from "./hash-policy.js"
 import { isCatchAll, matchApplies, type RouteTarget, routeMatch } from "./http-match.js"
 import { headerFields, headerMutations, percentPerHundred, percentPerMillion } from "./proto-values.js"
 import { corsConfig, defaultRetryPolicy, faultConfig, retryPolicy, timeoutFields } from "./route-policies.js"
@@ -25,6 +27,8 @@ export type { RouteTarget } from "./http-match.js"
 export interface HttpRoutes {
   readonly routes: ReadonlyArray<ProtoObject>
   readonly warnings: ReadonlyArray<GeneratorNotice>
+  /** What the routes read of DestinationRules (their destinations' hashes), for cache keys; "" for nothing. */
+  readonly hashKey: string
 }
 
 /** The name of the route a service without a VirtualService gets. */
@@ -33,46 +37,21 @@ export const DEFAULT_ROUTE_NAME = "default"
 /** The tracing operation of a route to `host:port` (`host:port/*` for the whole service). */
 export const traceOperation = (host: string, port: number, path = "/*"): string => `${host}:${port}${path}`
 
-/** The route a service port without a VirtualService gets: everything to its cluster, no timeout, default retries. */
-export const defaultHttpRoute = (host: string, port: number): ProtoObject => ({
+/**
+ * The route a service port without a VirtualService gets: everything to its cluster, no timeout,
+ * default retries, and the cluster's hash key when its DestinationRule hashes.
+ */
+export const defaultHttpRoute = (host: string, port: number, hash: DestinationHash = NO_HASH): ProtoObject => ({
   name: DEFAULT_ROUTE_NAME,
   match: { prefix: "/" },
-  route: { cluster: outboundClusterName(host, port), ...timeoutFields(undefined), retry_policy: defaultRetryPolicy() },
+  route: {
+    cluster: outboundClusterName(host, port),
+    ...timeoutFields(undefined),
+    retry_policy: defaultRetryPolicy(),
+    ...(hash.policy !== undefined ? { hash_policy: [hash.policy] } : {}),
+  },
   decorator: { operation: traceOperation(host, port) },
 })
-
-// ---------------------------------------------------------------------------------------------
-// Destinations
-
-interface DestinationSpec {
-  readonly host: string
-  readonly subset?: string | undefined
-  readonly port?: { readonly number: number } | undefined
-}
-
-/** The service a destination host names (short names in the VirtualService's namespace). */
-export const destinationService = (push: PushContext, host: string, namespace: string): Service | undefined =>
-  lookupService(push, resolveHost(host, namespace, push.options.domainSuffix)) ?? lookupService(push, host)
-
-/**
- * The cluster of a destination: its port, else the service's only port, else the listener's.
- * `onUnknown` is called when the host is not in the registry.
- */
-export const destinationCluster = (
-  push: PushContext,
-  destination: DestinationSpec,
-  namespace: string,
-  listenerPort: number,
-  onUnknown?: (host: string) => void,
-): string => {
-  const service = destinationService(push, destination.host, namespace)
-  if (service === undefined) onUnknown?.(resolveHost(destination.host, namespace, push.options.domainSuffix))
-  const host = service?.hostname ?? resolveHost(destination.host, namespace, push.options.domainSuffix)
-  const port =
-    destination.port?.number ??
-    (service !== undefined && service.ports.length === 1 ? service.ports[0]!.port : listenerPort)
-  return outboundClusterName(host, port, destination.subset ?? "")
-}
 
 // ---------------------------------------------------------------------------------------------
 // Actions
@@ -149,6 +128,7 @@ const buildAction = (
   http: HTTPRoute,
   index: number,
   target: RouteTarget,
+  hashes: DestinationHashes,
   warn: (message: string) => void,
 ): Built => {
   const namespace = vs.meta.namespace
@@ -178,9 +158,15 @@ const buildAction = (
         name: cluster(d.destination, `http[${index}].route[${j}].destination`),
         weight: all.length === 1 ? 100 : (d.weight ?? 0),
         ops,
+        hash: hashes.byDestination.get(d) ?? NO_HASH,
       }
     })
     const action: Record<string, unknown> = {}
+    // As the reference: each destination's hash key, in order; a lone hashing destination's
+    // retries may go back to the host they hashed to.
+    const hashPolicies = weighted.flatMap((w) => (w.hash.policy !== undefined ? [w.hash.policy] : []))
+    if (hashPolicies.length > 0) action.hash_policy = hashPolicies
+    const consistent = weighted.length === 1 && weighted[0]!.hash.consistent
     let authority = headers.authority
     if (http.rewrite?.authority) authority = http.rewrite.authority
     if (weighted.length === 1) {
@@ -218,7 +204,7 @@ const buildAction = (
     else if (rewrite?.uri) action.prefix_rewrite = rewrite.uri
     if (authority !== undefined) action.host_rewrite_literal = authority
     Object.assign(action, timeoutFields(http.timeout))
-    const retries = retryPolicy(http.retries)
+    const retries = retryPolicy(http.retries, consistent)
     if (retries !== undefined) action.retry_policy = retries
     const mirrors = mirrorPolicies(http, (d) => cluster(d, `http[${index}].mirror`))
     if (mirrors.length > 0) action.request_mirror_policies = mirrors
@@ -254,7 +240,12 @@ const routeName = (http: HTTPRoute, match: HttpMatch | undefined): string | unde
   return name === "" ? undefined : name
 }
 
-const translate = (push: PushContext, vs: VirtualServiceResource, target: RouteTarget): HttpRoutes => {
+const translate = (
+  push: PushContext,
+  vs: VirtualServiceResource,
+  target: RouteTarget,
+  hashes: DestinationHashes,
+): HttpRoutes => {
   const warnings: Array<GeneratorNotice> = []
   const warn = (message: string) =>
     warnings.push({
@@ -272,7 +263,7 @@ const translate = (push: PushContext, vs: VirtualServiceResource, target: RouteT
     let catchAll = false
     for (const [j, match] of matches.entries()) {
       if (!matchApplies(match, target, vs.meta.namespace)) continue
-      built ??= buildAction(push, vs, http, index, target, warn)
+      built ??= buildAction(push, vs, http, index, target, hashes, warn)
       const { body } = built
       if (body.route === undefined && body.redirect === undefined && body.direct_response === undefined) break
       const translated = routeMatch(match)
@@ -295,7 +286,7 @@ const translate = (push: PushContext, vs: VirtualServiceResource, target: RouteT
     }
     if (catchAll) break
   }
-  return { routes, warnings }
+  return { routes, warnings, hashKey: hashes.key }
 }
 
 const routesByPush = new WeakMap<PushContext, WeakMap<VirtualServiceResource, Map<string, HttpRoutes>>>()
@@ -308,7 +299,8 @@ const readsSource = (vs: VirtualServiceResource): boolean =>
 
 /**
  * The Envoy routes of `vs`'s http routes for `target` (memoised per push, VirtualService object
- * and what of the target the result reads).
+ * and what of the target the result reads: its port and gateways, who asks when a match reads
+ * that, and the hashes of the destinations as the asking proxy's DestinationRules set them).
  */
 export const httpRoutesFor = (push: PushContext, vs: VirtualServiceResource, target: RouteTarget): HttpRoutes => {
   let byVs = routesByPush.get(push)
@@ -322,12 +314,15 @@ export const httpRoutesFor = (push: PushContext, vs: VirtualServiceResource, tar
     byVs.set(vs, byTarget)
   }
   const gateways = [...(target.gateway !== undefined ? [target.gateway] : []), ...(target.gateways ?? [])].join(",")
-  const key = readsSource(vs)
-    ? JSON.stringify([target.port, gateways, target.sourceNamespace, Object.entries(target.sourceLabels).sort()])
-    : `${target.port}|${gateways}`
+  const hashes = destinationHashes(push, vs, target)
+  const key = `${
+    readsSource(vs)
+      ? JSON.stringify([target.port, gateways, target.sourceNamespace, Object.entries(target.sourceLabels).sort()])
+      : `${target.port}|${gateways}`
+  }|${hashes.key}`
   let result = byTarget.get(key)
   if (result === undefined) {
-    result = translate(push, vs, target)
+    result = translate(push, vs, target, hashes)
     byTarget.set(key, result)
   }
   return result

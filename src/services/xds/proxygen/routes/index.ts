@@ -3,13 +3,20 @@
  * which VirtualServices apply, their HTTP routes, TCP/TLS upstreams, virtual host domains.
  */
 export { type HttpMatch, mergeHttpRoute } from "./delegate.js"
+export { destinationCluster, destinationService } from "./destinations.js"
 export { altHosts, collapseVirtualHosts, routeHostDomains } from "./domains.js"
+export {
+  clusterHash,
+  type DestinationHash,
+  hashKeyOf,
+  hashPolicyOf,
+  NO_HASH,
+  type RuleWorkload,
+} from "./hash-policy.js"
 export { isCatchAll, matchApplies, type RouteTarget, routeMatch } from "./http-match.js"
 export {
   DEFAULT_ROUTE_NAME,
   defaultHttpRoute,
-  destinationCluster,
-  destinationService,
   type HttpRoutes,
   httpFilterNamesNeeded,
   httpRoutesFor,

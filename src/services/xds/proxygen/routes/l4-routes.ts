@@ -8,7 +8,7 @@ import { BlockList, isIPv4, isIPv6 } from "node:net"
 import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import type { PushContext } from "../../model/push-context.js"
-import { destinationCluster } from "./http-route.js"
+import { destinationCluster } from "./destinations.js"
 import { MESH_GATEWAY, resolveGatewayName, type VirtualServiceResource } from "./virtual-services.js"
 
 /** Who asks, for `sourceLabels` / `sourceNamespace` / `gateways` matches; absent: any sidecar. */

@@ -1,7 +1,8 @@
 /**
  * What the routes of a VirtualService depend on, for the dependency keys of the resources that
  * contain them: its spec (delegates merged) and whether and how each destination host is known
- * (the cluster port defaults to a service's only port).
+ * (the cluster port defaults to a service's only port). The destinations' hash keys depend on
+ * the asking proxy's DestinationRules too: those are `HttpRoutes.hashKey`, keyed beside this.
  */
 import { digest, lookupService, type PushContext, resolveHost } from "../../model/push-context.js"
 import type { VirtualServiceResource } from "./virtual-services.js"

@@ -52,12 +52,23 @@ const parseRetryOn = (retryOn: string): { readonly on: string; readonly codes: R
   return { on: conditions.join(","), codes }
 }
 
-/** The RetryPolicy of `retries`: the default when unset, none when `attempts` is 0. */
-export const retryPolicy = (retries: Retries | undefined): ProtoObject | undefined => {
-  if (retries === undefined) return defaultRetryPolicy()
+/** The default retry policy without the "previous hosts" predicate. */
+const consistentHashRetryPolicy = (): ProtoObject => {
+  const { retry_host_predicate: _previousHosts, ...policy } = defaultRetryPolicy()
+  return policy
+}
+
+/**
+ * The RetryPolicy of `retries`: the default when unset, none when `attempts` is 0. A route to a
+ * cluster that hashes (`consistentHash`) leaves out the "previous hosts" predicate unless
+ * `retryIgnorePreviousHosts` asks for it, as the reference: the hash picks the host.
+ */
+export const retryPolicy = (retries: Retries | undefined, consistentHash = false): ProtoObject | undefined => {
+  const base = consistentHash ? consistentHashRetryPolicy : defaultRetryPolicy
+  if (retries === undefined) return base()
   const attempts = retries.attempts ?? 0
   if (attempts <= 0) return undefined
-  const policy: Record<string, unknown> = { ...defaultRetryPolicy(), num_retries: { value: attempts } }
+  const policy: Record<string, unknown> = { ...base(), num_retries: { value: attempts } }
   if ((retries.retryOn ?? "") !== "") {
     const parsed = parseRetryOn(retries.retryOn ?? "")
     policy.retry_on = parsed.on
@@ -72,6 +83,8 @@ export const retryPolicy = (retries: Retries | undefined): ProtoObject | undefin
       typed_config: { "@type": PREVIOUS_PRIORITIES_TYPE, update_frequency: 2 },
     }
   if (retries.retryIgnorePreviousHosts === false) delete policy.retry_host_predicate
+  else if (retries.retryIgnorePreviousHosts === true)
+    policy.retry_host_predicate = defaultRetryPolicy().retry_host_predicate
   const backoff = nanosOf(retries.backoff)
   if (backoff !== undefined) policy.retry_back_off = { base_interval: durationOf(backoff) }
   return policy

@@ -298,10 +298,7 @@ describe("TCP traffic shifting and DestinationRule policies seen end to end", ()
     expect(ratings.lb_policy).toBe("RING_HASH")
   })
 
-  // KNOWN GAP (reported to the lead): the hash key of a DestinationRule's consistentHash is a
-  // route's `hash_policy` (the clusters helper leaves it to the routes), but no route generator
-  // writes one, so the proxy hashes nothing and picks hosts at random. Flips when fixed.
-  it.fails("consistent hashing on a header: the route carries the hash policy", () => {
+  it("consistent hashing on a header: the route carries the hash policy", () => {
     const { http } = configOf()
     const hit = routed(http("ratings", 9080))
     expect((hit.route as Obj).route).toMatchObject({ hash_policy: [{ header: { header_name: "x-user" } }] })
