@@ -17,6 +17,7 @@ import { parseDocument } from "yaml"
 import { decodeAll, renderPath } from "../config-model/issues.js"
 import type { ValidationIssue } from "../config-model/resource.js"
 import { DEFAULT_TRUST_DOMAIN, SYSTEM_NAMESPACE } from "../constants.js"
+import { DEFAULT_RAW_EXTENSION_PROVIDERS } from "./extension-providers.js"
 import {
   type MeshConfigInput,
   MeshConfig as MeshConfigSchema,
@@ -125,11 +126,7 @@ export const defaultMeshConfig = (): MeshConfig => ({
   dnsRefreshRate: "60s",
   localityLbSetting: { enabled: true },
   enablePrometheusMerge: true,
-  extensionProviders: [
-    { name: "prometheus", prometheus: {} },
-    { name: "stackdriver", stackdriver: {} },
-    { name: "envoy", envoyFileAccessLog: { path: "/dev/stdout" } },
-  ],
+  extensionProviders: [...DEFAULT_RAW_EXTENSION_PROVIDERS],
   defaultProviders: {},
 })
 

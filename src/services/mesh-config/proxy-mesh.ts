@@ -1,12 +1,14 @@
 /**
  * The mesh config fields the proxy (sidecar and gateway) generators read, in their form:
- * durations as milliseconds. A duration that does not parse keeps its default (the mesh config
- * watcher already reported it when the file was read).
+ * durations as milliseconds, extension providers as their typed view (parsed here, once per mesh
+ * config). A duration that does not parse keeps its default (the mesh config watcher already
+ * reported it when the file was read).
  */
 import { Either } from "effect"
 import { parseGoDurationNanos } from "../config/duration.js"
 import type { ProxyMesh } from "../xds/config.js"
 import { defaultProxyGenOptions } from "../xds/model/push-context.js"
+import { parseExtensionProviders } from "./extension-providers.js"
 import type { MeshConfig } from "./mesh-config.js"
 
 const millis = (text: string, fallback: number): number =>
@@ -22,4 +24,5 @@ export const proxyMeshOf = (mesh: MeshConfig): ProxyMesh => ({
   enableTracing: mesh.enableTracing,
   connectTimeoutMs: millis(mesh.connectTimeout, defaultProxyGenOptions.connectTimeoutMs),
   protocolDetectionTimeoutMs: millis(mesh.protocolDetectionTimeout, defaultProxyGenOptions.protocolDetectionTimeoutMs),
+  extensionProviders: parseExtensionProviders(mesh.extensionProviders),
 })

@@ -70,6 +70,7 @@ export type ProxyMesh = Pick<
   | "enableTracing"
   | "connectTimeoutMs"
   | "protocolDetectionTimeoutMs"
+  | "extensionProviders"
 >
 
 /** The proxy generators' options: the mesh config's fields and the environment's switches. */

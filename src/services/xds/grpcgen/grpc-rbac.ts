@@ -49,6 +49,8 @@ export interface AuthorizationPolicyView {
   /** Whether the policy uses `targetRef(s)` (gateway/waypoint attachment, not for gRPC servers). */
   readonly targeted: boolean
   readonly action: string
+  /** CUSTOM: `provider.name`, the mesh config extension provider sidecars ask (gRPC servers skip CUSTOM). */
+  readonly provider?: string
   readonly rules: ReadonlyArray<AuthorizationRule>
 }
 
@@ -80,6 +82,7 @@ export const authorizationPolicyView = (
     targeted: spec.targetRef !== undefined || (spec.targetRefs?.length ?? 0) > 0,
     // The schema defaults the action; a resource built by hand (tests, embedders) may leave it out.
     action: spec.action ?? "ALLOW",
+    ...(spec.provider?.name !== undefined && spec.provider.name !== "" ? { provider: spec.provider.name } : {}),
     rules: (spec.rules ?? []).map(rule),
   }
 }

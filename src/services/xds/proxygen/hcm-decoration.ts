@@ -1,9 +1,9 @@
 /**
  * What Telemetry and WasmPlugin resources add to every HTTP connection manager of a proxy's
  * listeners: access logs and tracing (telemetry/), and the ECDS references of the Wasm filters
- * (ecds/), placed by phase around the authentication, authorization and router filters. The
- * listener generators stay unaware of both: this step rewrites their output lazily and folds
- * what it adds into each spec's key.
+ * (ecds/), placed by phase around the authentication, authorization and router filters; and
+ * to every TCP proxy: its access logs. The listener generators stay unaware of both: this step
+ * rewrites their output lazily and folds what it adds into each spec's key.
  */
 import type { ProtoObject, ResourceSpec } from "../cache/resource-spec.js"
 import type { Generated } from "../grpcgen/generator-notices.js"
@@ -17,14 +17,21 @@ type Direction = "inbound" | "outbound" | "gateway"
 
 interface Decoration {
   readonly accessLog: ReadonlyArray<ProtoObject>
+  readonly tcpAccessLog: ReadonlyArray<ProtoObject>
   readonly tracing?: ProtoObject
   /** The Wasm filter references for a port (plugins may select ports). */
   readonly wasm: (port: number | undefined) => ReturnType<typeof wasmFilterRefs>
   readonly key: string
 }
 
-const isHcm = (filter: ProtoObject): boolean =>
-  (filter.typed_config as ProtoObject | undefined)?.["@type"] === TypedConfig.httpConnectionManager
+const typeOf = (filter: ProtoObject): unknown => (filter.typed_config as ProtoObject | undefined)?.["@type"]
+const isHcm = (filter: ProtoObject): boolean => typeOf(filter) === TypedConfig.httpConnectionManager
+const isTcpProxy = (filter: ProtoObject): boolean => typeOf(filter) === TypedConfig.tcpProxy
+
+const decorateTcpProxy = (filter: ProtoObject, decoration: Decoration): ProtoObject =>
+  decoration.tcpAccessLog.length === 0
+    ? filter
+    : { ...filter, typed_config: { ...(filter.typed_config as ProtoObject), access_log: decoration.tcpAccessLog } }
 
 const decorateHcm = (hcmFilter: ProtoObject, decoration: Decoration, port: number | undefined): ProtoObject => {
   const hcm = hcmFilter.typed_config as ProtoObject
@@ -55,7 +62,7 @@ const decorateChain = (chain: ProtoObject, decoration: Decoration, listenerPort:
   return {
     ...chain,
     filters: ((chain.filters as ReadonlyArray<ProtoObject> | undefined) ?? []).map((f) =>
-      isHcm(f) ? decorateHcm(f, decoration, port) : f,
+      isHcm(f) ? decorateHcm(f, decoration, port) : isTcpProxy(f) ? decorateTcpProxy(f, decoration) : f,
     ),
   }
 }
@@ -101,6 +108,7 @@ const decorationOf = (push: PushContext, proxy: ProxyView, direction: Direction)
   const wasmKey = wasmKeyOf(push)
   const decoration: Decoration = {
     accessLog: telemetry.accessLog,
+    tcpAccessLog: telemetry.tcpAccessLog,
     ...(telemetry.tracing !== undefined ? { tracing: telemetry.tracing } : {}),
     wasm: (port) => (wasmKey === "" ? [] : wasmFilterRefs(push, proxy, direction, port)),
     key: wasmKey === "" ? telemetry.key : `${telemetry.key}|w:${wasmKey}`,
@@ -108,7 +116,11 @@ const decorationOf = (push: PushContext, proxy: ProxyView, direction: Direction)
   return {
     decoration,
     warnings: telemetry.warnings,
-    empty: telemetry.accessLog.length === 0 && telemetry.tracing === undefined && wasmKey === "",
+    empty:
+      telemetry.accessLog.length === 0 &&
+      telemetry.tcpAccessLog.length === 0 &&
+      telemetry.tracing === undefined &&
+      wasmKey === "",
   }
 }
 

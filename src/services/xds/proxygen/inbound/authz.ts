@@ -8,11 +8,15 @@
  *   `from` entries differ in JWT conditions is split per entry (entries are alternatives, and
  *   the policies of one filter are too), so each entry's JWT condition joins only its own.
  * - AUDIT policies: an RBAC filter with action LOG, matching as DENY rules do.
- * - CUSTOM policies need an extension provider from the mesh config; none reaches the generators,
- *   so, as the reference does for a provider it cannot use, the workload gets a deny-all filter.
+ * - CUSTOM policies: their rules select the requests an external authorizer checks, through the
+ *   mesh config extension provider they name (ext-authz.ts). A provider that is missing, of
+ *   another kind, invalid, or one of several gives the workload a deny-all filter instead, as
+ *   the reference does for a provider it cannot use. An HTTP provider cannot check TCP
+ *   connections: there the connections the CUSTOM rules select are denied.
  * - TCP ports get network RBAC filters; HTTP-only fields make an ALLOW rule match nothing and are
  *   dropped from DENY/AUDIT rules (they then match more), each with a warning.
  */
+import { Either } from "effect"
 import type { ProtoObject } from "../../cache/resource-spec.js"
 import {
   type AuthorizationCondition,
@@ -24,6 +28,13 @@ import {
 import type { PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { Filter, TypedConfig } from "../well-known.js"
+import {
+  customPolicyId,
+  httpExtAuthzFilters,
+  networkExtAuthzFilters,
+  type ResolvedExtAuthz,
+  resolveExtAuthz,
+} from "./ext-authz.js"
 
 type Fields = AuthorizationRule["from"][number]
 type Policy = { readonly principals: ReadonlyArray<ProtoObject>; readonly permissions: ReadonlyArray<ProtoObject> }
@@ -211,6 +222,8 @@ const translate = (
 
 const CUSTOM_DENY_ALL = "default-deny-all-due-to-bad-CUSTOM-action"
 const denyAll: Policy = { permissions: [ANY], principals: [ANY] }
+/** What a CUSTOM policy without rules selects: nothing (its id stays visible in the config). */
+const matchNever: Policy = { permissions: [{ not_rule: ANY }], principals: [NEVER] }
 
 const httpFilter = (action: string, policies: Record<string, Policy>): ProtoObject => ({
   name: Filter.rbac,
@@ -224,10 +237,11 @@ const networkFilter = (action: string, policies: Record<string, Policy>): ProtoO
 
 interface Buckets {
   readonly audit: Record<string, Policy>
+  /** The CUSTOM policies' rules, translated as DENY rules are (they select, never allow). */
+  readonly custom: Record<string, Policy>
   readonly deny: Record<string, Policy>
   readonly allow: Record<string, Policy>
   anyAllow: boolean
-  custom: boolean
 }
 
 const fill = (
@@ -236,19 +250,19 @@ const fill = (
   issuers: ReadonlyArray<string>,
   warnings: Array<string>,
 ): Buckets => {
-  const b: Buckets = { audit: {}, deny: {}, allow: {}, anyAllow: false, custom: false }
+  const b: Buckets = { audit: {}, custom: {}, deny: {}, allow: {}, anyAllow: false }
   for (const view of policies) {
     const id = `${view.namespace}/${view.name}`
-    if (view.action === "CUSTOM") {
-      b.custom = true
-      continue
-    }
+    const custom = view.action === "CUSTOM"
     const deny = view.action !== "ALLOW"
-    const target = view.action === "AUDIT" ? b.audit : view.action === "DENY" ? b.deny : b.allow
+    const target = custom ? b.custom : view.action === "AUDIT" ? b.audit : view.action === "DENY" ? b.deny : b.allow
     if (view.action === "ALLOW") b.anyAllow = true
+    if (custom && view.rules.length === 0) b.custom[customPolicyId(view.namespace, view.name, 0)] = matchNever
     view.rules.forEach((rule, i) => {
       const ruleName = `rule ${i}`
-      const key = `ns[${view.namespace}]-policy[${view.name}]-rule[${i}]`
+      const key = custom
+        ? customPolicyId(view.namespace, view.name, i)
+        : `ns[${view.namespace}]-policy[${view.name}]-rule[${i}]`
       let parts: ReadonlyArray<Part>
       if (tcp) {
         const http = httpOnlyFields(rule)
@@ -271,15 +285,36 @@ const fill = (
   return b
 }
 
-const assemble = (b: Buckets, make: (action: string, policies: Record<string, Policy>) => ProtoObject) => [
+type Make = (action: string, policies: Record<string, Policy>) => ProtoObject
+
+/** The filters of one protocol, in the reference's order: AUDIT, CUSTOM, DENY, ALLOW. */
+const assemble = (b: Buckets, make: Make, custom: (b: Buckets) => ReadonlyArray<ProtoObject>) => [
   ...(Object.keys(b.audit).length > 0 ? [make("LOG", b.audit)] : []),
-  ...(b.custom ? [make("DENY", { [CUSTOM_DENY_ALL]: denyAll })] : []),
+  ...custom(b),
   ...(Object.keys(b.deny).length > 0 ? [make("DENY", b.deny)] : []),
   // An ALLOW policy whose rules all match nothing still allows nothing.
   ...(b.anyAllow ? [make("ALLOW", b.allow)] : []),
 ]
 
-/** The RBAC filters of a workload's inbound HTTP and TCP chains. */
+/** What the CUSTOM policies become on a protocol's chains, once their provider is resolved. */
+const customFilters = (
+  resolved: Either.Either<ResolvedExtAuthz, string> | undefined,
+  tcp: boolean,
+  make: Make,
+): ((b: Buckets) => ReadonlyArray<ProtoObject>) => {
+  if (resolved === undefined) return () => []
+  if (Either.isLeft(resolved)) return () => [make("DENY", { [CUSTOM_DENY_ALL]: denyAll })]
+  const ext = resolved.right
+  if (!tcp) return (b) => httpExtAuthzFilters(ext, b.custom)
+  if (ext.tcp !== undefined) {
+    const network = ext.tcp
+    return (b) => networkExtAuthzFilters(network, b.custom)
+  }
+  // No check is possible: what the authorizer would have been asked about is refused.
+  return (b) => [make("DENY", b.custom)]
+}
+
+/** The RBAC (and ext_authz) filters of a workload's inbound HTTP and TCP chains. */
 export const authzFilters = (push: PushContext, proxy: ProxyView, issuers: ReadonlyArray<string>): AuthzFilters => {
   const applicable = applicablePolicies(
     push.authorizationPolicies,
@@ -288,15 +323,41 @@ export const authzFilters = (push: PushContext, proxy: ProxyView, issuers: Reado
     proxy.labels,
   )
   const warnings = applicable.warnings.map((w) => w.replace(/gRPC servers/g, "sidecars"))
-  for (const view of applicable.policies)
-    if (view.action === "CUSTOM")
+  const customPolicies = applicable.policies.filter((view) => view.action === "CUSTOM")
+  const resolved =
+    customPolicies.length === 0
+      ? undefined
+      : resolveExtAuthz(
+          push,
+          customPolicies.map((view) => view.provider ?? ""),
+        )
+  if (resolved !== undefined && Either.isLeft(resolved))
+    for (const view of customPolicies)
       warnings.push(
-        `AuthorizationPolicy ${view.namespace}/${view.name} field provider: no extension provider is configured for sidecars; the workload denies every request`,
+        `AuthorizationPolicy ${view.namespace}/${view.name} field provider: ${resolved.left}; the workload denies every request`,
       )
+  if (resolved !== undefined && Either.isRight(resolved) && resolved.right.tcp === undefined)
+    for (const view of customPolicies)
+      warnings.push(
+        `AuthorizationPolicy ${view.namespace}/${view.name} field provider: the HTTP provider "${resolved.right.provider}" cannot check TCP connections; on TCP ports the connections its rules select are denied`,
+      )
+  // Rules of CUSTOM policies that cannot be applied are not translated (nor reported).
+  const translated =
+    resolved !== undefined && Either.isLeft(resolved)
+      ? applicable.policies.filter((view) => view.action !== "CUSTOM")
+      : applicable.policies
   const httpWarnings: Array<string> = []
   const tcpWarnings: Array<string> = []
-  const http = assemble(fill(applicable.policies, false, issuers, httpWarnings), httpFilter)
-  const network = assemble(fill(applicable.policies, true, issuers, tcpWarnings), networkFilter)
+  const http = assemble(
+    fill(translated, false, issuers, httpWarnings),
+    httpFilter,
+    customFilters(resolved, false, httpFilter),
+  )
+  const network = assemble(
+    fill(translated, true, issuers, tcpWarnings),
+    networkFilter,
+    customFilters(resolved, true, networkFilter),
+  )
   // The same rule warns once per protocol at most; keep each text once.
   return { http, network, warnings: [...new Set([...warnings, ...httpWarnings, ...tcpWarnings])] }
 }

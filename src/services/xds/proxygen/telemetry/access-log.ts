@@ -1,21 +1,34 @@
 /**
- * Access logs of an HTTP connection manager (or TCP proxy: same `AccessLog` message) from the
+ * Access logs of HTTP connection managers and TCP proxies (the same `AccessLog` message) from the
  * mesh config and the Telemetry API.
  *
  * Without a Telemetry `accessLogging` entry for the direction, the mesh config decides:
  * `accessLogFile` set → one file log in `accessLogEncoding`. With entries, providers merge as the
  * reference merges them (root → namespace → workload, an entry without providers inheriting the
  * previous entry's, the last named set deciding which providers are in scope, `disabled`
- * removing a provider). The one provider known here is the built-in `envoy` file logger (the
- * reference's default mesh config defines it): the mesh's `accessLogFile` (else /dev/stdout) in
- * its encoding. The mesh's file also stands for the default provider, so `disabled: true` turns
- * it off. Other provider names live in mesh config `extensionProviders`, which the PushContext
- * does not carry: reported and skipped.
+ * removing a provider). The mesh's file stands for the default provider, so `disabled: true`
+ * turns it off. Named providers come from mesh config `extensionProviders`:
+ *
+ * - `envoyFileAccessLog`: its path (else /dev/stdout) in its `logFormat` (text, a newline added
+ *   when missing, or JSON labels); the built-in `envoy` provider without a format takes the
+ *   mesh's encoding, as the reference does;
+ * - `envoyHttpAls` on HTTP connection managers and `envoyTcpAls` on TCP proxies: the gRPC access
+ *   log service at the provider's registry service;
+ * - anything else (unknown names, other kinds, a service the registry lacks): reported, skipped.
  */
 
+import { Either } from "effect"
+import {
+  type ExtensionProvider,
+  type FileAccessLogProvider,
+  type ProviderService,
+  providerNamed,
+} from "../../../mesh-config/extension-providers.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import type { ProxyGenOptions } from "../../model/push-context.js"
+import { toStruct } from "../clusters/proto-values.js"
+import { envoyGrpcService, type ProviderCluster } from "../provider-cluster.js"
 import { TypedConfig } from "../well-known.js"
 import type { TelemetryResource } from "./telemetry-selection.js"
 
@@ -27,7 +40,17 @@ export const ENVOY_PROVIDER = "envoy"
 export const FILE_ACCESS_LOGGER = "envoy.access_loggers.file"
 export const CEL_FILTER = "envoy.access_loggers.extension_filters.cel"
 export const CEL_FILTER_TYPE = "type.googleapis.com/envoy.extensions.access_loggers.filters.cel.v3.ExpressionFilter"
+export const HTTP_GRPC_ACCESS_LOGGER = "envoy.access_loggers.http_grpc"
+export const TCP_GRPC_ACCESS_LOGGER = "envoy.access_loggers.tcp_grpc"
+const ALS = "type.googleapis.com/envoy.extensions.access_loggers.grpc.v3"
+export const HTTP_GRPC_ACCESS_LOG_TYPE = `${ALS}.HttpGrpcAccessLogConfig`
+export const TCP_GRPC_ACCESS_LOG_TYPE = `${ALS}.TcpGrpcAccessLogConfig`
+/** The reference's log names when a gRPC provider sets none. */
+const HTTP_LOG_NAME = "http_envoy_accesslog"
+const TCP_LOG_NAME = "tcp_envoy_accesslog"
 const DEV_STDOUT = "/dev/stdout"
+/** The mesh config's own file log in the provider merge (no provider can be named so). */
+const MESH_FILE = ""
 
 /** The reference's default text format (its 1.9+ format, with the termination details). */
 export const DEFAULT_TEXT_FORMAT =
@@ -82,28 +105,135 @@ export const workloadMode = (direction: Direction): WorkloadMode => (direction =
 export const matchesMode = (mode: string | undefined, direction: Direction): boolean =>
   mode === undefined || mode === "CLIENT_AND_SERVER" || mode === workloadMode(direction)
 
-/** The file access log of the mesh config (or the `envoy` provider), optionally filtered. */
+const celFilter = (expression: string | undefined): ProtoObject =>
+  expression !== undefined
+    ? { filter: { extension_filter: { name: CEL_FILTER, typed_config: { "@type": CEL_FILTER_TYPE, expression } } } }
+    : {}
+
+const meshLogFormat = (options: ProxyGenOptions): ProtoObject =>
+  options.accessLogEncoding === "JSON"
+    ? { json_format: stringStruct(DEFAULT_JSON_FORMAT) }
+    : { text_format_source: { inline_string: DEFAULT_TEXT_FORMAT } }
+
+/** The file access log of the mesh config, optionally filtered. */
 export const fileAccessLog = (options: ProxyGenOptions, expression?: string): ProtoObject => ({
   name: FILE_ACCESS_LOGGER,
-  ...(expression !== undefined
-    ? {
-        filter: {
-          extension_filter: { name: CEL_FILTER, typed_config: { "@type": CEL_FILTER_TYPE, expression } },
-        },
-      }
-    : {}),
+  ...celFilter(expression),
   typed_config: {
     "@type": TypedConfig.fileAccessLog,
     path: options.accessLogFile !== "" ? options.accessLogFile : DEV_STDOUT,
-    log_format:
-      options.accessLogEncoding === "JSON"
-        ? { json_format: stringStruct(DEFAULT_JSON_FORMAT) }
-        : { text_format_source: { inline_string: DEFAULT_TEXT_FORMAT } },
+    log_format: meshLogFormat(options),
   },
 })
 
+/** The format of a file provider (the built-in `envoy` one without a format: the mesh's encoding). */
+const providerLogFormat = (provider: FileAccessLogProvider, options: ProxyGenOptions): ProtoObject => {
+  const format = provider.logFormat
+  if (format === undefined) {
+    if (provider.name === ENVOY_PROVIDER) return meshLogFormat(options)
+    return { text_format_source: { inline_string: DEFAULT_TEXT_FORMAT } }
+  }
+  if ("text" in format)
+    return { text_format_source: { inline_string: format.text.endsWith("\n") ? format.text : `${format.text}\n` } }
+  return Object.keys(format.labels).length === 0
+    ? { json_format: stringStruct(DEFAULT_JSON_FORMAT) }
+    : { json_format: toStruct(format.labels) }
+}
+
+const providerFileLog = (provider: FileAccessLogProvider, options: ProxyGenOptions, expression?: string) => ({
+  name: FILE_ACCESS_LOGGER,
+  ...celFilter(expression),
+  typed_config: {
+    "@type": TypedConfig.fileAccessLog,
+    path: provider.path !== "" ? provider.path : DEV_STDOUT,
+    log_format: providerLogFormat(provider, options),
+  },
+})
+
+const commonGrpcConfig = (
+  logName: string,
+  filterState: ReadonlyArray<string>,
+  { hostname, cluster }: ProviderCluster,
+): ProtoObject => ({
+  log_name: logName,
+  grpc_service: envoyGrpcService(cluster, hostname),
+  transport_api_version: "V3",
+  ...(filterState.length > 0 ? { filter_state_objects_to_log: filterState } : {}),
+})
+
+const listed = (field: string, values: ReadonlyArray<string>): ProtoObject =>
+  values.length > 0 ? { [field]: values } : {}
+
+/** Resolves a provider's registry service to the cluster the proxy reaches it at. */
+export type ClusterLookup = (service: ProviderService) => Either.Either<ProviderCluster, string>
+
 interface ProviderState {
   readonly expression?: string
+}
+
+/** The entries of one provider for HTTP and TCP, or why it gives none. */
+interface ProviderLogs {
+  readonly http?: ProtoObject
+  readonly tcp?: ProtoObject
+  readonly problem?: string
+}
+
+const kindName = (provider: ExtensionProvider): string =>
+  provider.kind === "unsupported" || provider.kind === "invalid" ? provider.providerKind : provider.kind
+
+const providerLogs = (
+  name: string,
+  state: ProviderState,
+  options: ProxyGenOptions,
+  lookup: ClusterLookup,
+): ProviderLogs => {
+  if (name === MESH_FILE) {
+    const log = fileAccessLog(options, state.expression)
+    return { http: log, tcp: log }
+  }
+  const provider = providerNamed(options.extensionProviders, name)
+  if (provider === undefined) return { problem: "no mesh config extension provider has this name" }
+  switch (provider.kind) {
+    case "envoyFileAccessLog": {
+      const log = providerFileLog(provider, options, state.expression)
+      return { http: log, tcp: log }
+    }
+    case "envoyHttpAls":
+      return Either.match(lookup(provider), {
+        onLeft: (problem) => ({ problem }),
+        onRight: (at) => ({
+          http: {
+            name: HTTP_GRPC_ACCESS_LOGGER,
+            ...celFilter(state.expression),
+            typed_config: {
+              "@type": HTTP_GRPC_ACCESS_LOG_TYPE,
+              common_config: commonGrpcConfig(provider.logName || HTTP_LOG_NAME, provider.filterStateObjectsToLog, at),
+              ...listed("additional_request_headers_to_log", provider.additionalRequestHeadersToLog),
+              ...listed("additional_response_headers_to_log", provider.additionalResponseHeadersToLog),
+              ...listed("additional_response_trailers_to_log", provider.additionalResponseTrailersToLog),
+            },
+          },
+        }),
+      })
+    case "envoyTcpAls":
+      return Either.match(lookup(provider), {
+        onLeft: (problem) => ({ problem }),
+        onRight: (at) => ({
+          tcp: {
+            name: TCP_GRPC_ACCESS_LOGGER,
+            ...celFilter(state.expression),
+            typed_config: {
+              "@type": TCP_GRPC_ACCESS_LOG_TYPE,
+              common_config: commonGrpcConfig(provider.logName || TCP_LOG_NAME, provider.filterStateObjectsToLog, at),
+            },
+          },
+        }),
+      })
+    case "invalid":
+      return { problem: `the provider is invalid: ${provider.problems.join("; ")}` }
+    default:
+      return { problem: `a ${kindName(provider)} provider writes no access log` }
+  }
 }
 
 const providerNames = (providers: ReadonlyArray<{ readonly name: string }> | undefined): ReadonlyArray<string> =>
@@ -117,16 +247,25 @@ export const accessLogsFor = (
   telemetries: ReadonlyArray<TelemetryResource>,
   direction: Direction,
   options: ProxyGenOptions,
-): { readonly accessLog: ReadonlyArray<ProtoObject>; readonly warnings: ReadonlyArray<GeneratorNotice> } => {
+  lookup: ClusterLookup,
+): {
+  /** For HTTP connection managers. */
+  readonly accessLog: ReadonlyArray<ProtoObject>
+  /** For TCP proxies. */
+  readonly tcpAccessLog: ReadonlyArray<ProtoObject>
+  readonly warnings: ReadonlyArray<GeneratorNotice>
+} => {
   const entries = telemetries.flatMap((t) =>
     (t.spec.accessLogging ?? [])
       .map((entry, index) => ({ t, entry, index }))
       .filter(({ entry }) => matchesMode(entry.match?.mode, direction)),
   )
-  if (entries.length === 0)
-    return { accessLog: options.accessLogFile !== "" ? [fileAccessLog(options)] : [], warnings: [] }
+  if (entries.length === 0) {
+    const logs = options.accessLogFile !== "" ? [fileAccessLog(options)] : []
+    return { accessLog: logs, tcpAccessLog: logs, warnings: [] }
+  }
 
-  const defaults: ReadonlyArray<string> = options.accessLogFile !== "" ? [ENVOY_PROVIDER] : []
+  const defaults: ReadonlyArray<string> = options.accessLogFile !== "" ? [MESH_FILE] : []
   // The last entry naming providers decides which are in scope (a lower level replacing a
   // higher level's providers drops those).
   let inScope = defaults
@@ -161,18 +300,19 @@ export const accessLogsFor = (
   }
 
   const accessLog: Array<ProtoObject> = []
+  const tcpAccessLog: Array<ProtoObject> = []
   const warnings: Array<GeneratorNotice> = []
   for (const [provider, state] of [...enabled].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    if (provider === ENVOY_PROVIDER) {
-      accessLog.push(fileAccessLog(options, state.expression))
-      continue
-    }
+    const logs = providerLogs(provider, state, options, lookup)
+    if (logs.http !== undefined) accessLog.push(logs.http)
+    if (logs.tcp !== undefined) tcpAccessLog.push(logs.tcp)
+    if (logs.problem === undefined) continue
     const from = entries.find(({ entry }) => providerNames(entry.providers).includes(provider))
     warnings.push({
       level: "warning",
       scope: "model",
-      message: `Telemetry ${from === undefined ? "" : `${from.t.meta.namespace}/${from.t.meta.name} `}field accessLogging[${from?.index ?? 0}].providers: provider ${JSON.stringify(provider)} skipped: only the built-in ${JSON.stringify(ENVOY_PROVIDER)} file provider is known (mesh config extensionProviders are not carried to the generators)`,
+      message: `Telemetry ${from === undefined ? "" : `${from.t.meta.namespace}/${from.t.meta.name} `}field accessLogging[${from?.index ?? 0}].providers: provider ${JSON.stringify(provider)} skipped: ${logs.problem}`,
     })
   }
-  return { accessLog, warnings }
+  return { accessLog, tcpAccessLog, warnings }
 }

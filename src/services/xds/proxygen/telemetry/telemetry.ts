@@ -1,8 +1,9 @@
 /**
  * What the Telemetry API and the mesh config's logging/tracing options add to a proxy's HTTP
- * connection managers, per direction: access logs and the tracing block, with a key naming
- * exactly the inputs (the applying Telemetries, the direction, the mesh options read), so that
- * listeners of proxies treated alike keep sharing their encodings.
+ * connection managers and TCP proxies, per direction: access logs and the tracing block, with a
+ * key naming the inputs (the applying Telemetries, the direction, the mesh options read) and
+ * what they resolved to (extension providers, their clusters, the tracer's service name), so
+ * that listeners of proxies treated alike keep sharing their encodings.
  *
  * Metrics (`metrics.providers`, `metrics.overrides`) are reported, not applied: the reference
  * implements them in its own stats filters (Wasm or native builds), which are not part of the
@@ -11,16 +12,19 @@
 import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import { digest, type PushContext } from "../../model/push-context.js"
+import { providerCluster } from "../provider-cluster.js"
 import type { ProxyView } from "../proxy-view.js"
-import { accessLogsFor, type Direction } from "./access-log.js"
+import { accessLogsFor, type ClusterLookup, type Direction } from "./access-log.js"
 import { selectTelemetries, type TelemetryResource } from "./telemetry-selection.js"
 import { tracingFor } from "./tracing.js"
 
 export type { Direction }
 
 export interface TelemetryConfig {
-  /** HCM (or TCP proxy) `access_log` entries. */
+  /** HCM `access_log` entries. */
   readonly accessLog: ReadonlyArray<ProtoObject>
+  /** TCP proxy `access_log` entries. */
+  readonly tcpAccessLog: ReadonlyArray<ProtoObject>
   /** HCM `tracing`; undefined: no tracing. */
   readonly tracing?: ProtoObject
   /** Names every input the two above depend on. */
@@ -50,11 +54,21 @@ const metricsNotices = (telemetries: ReadonlyArray<TelemetryResource>): Readonly
       message: `Telemetry ${t.meta.namespace}/${t.meta.name} field metrics: not applied: metrics providers and overrides configure the reference's stats filters (Wasm or native builds), which are not part of the proxy's public API`,
     }))
 
+/** The labels naming a workload's service, most specific first (both API groups' spelling). */
+const SERVICE_NAME_LABELS = ["service.mesh.io/canonical-name", "service.istio.io/canonical-name", "app"]
+
+/** `<app>.<namespace>`, the name spans are reported under (labels only: replicas share it). */
+const tracingServiceName = (proxy: ProxyView): string => {
+  const app = SERVICE_NAME_LABELS.map((l) => proxy.labels[l]).find((v) => v !== undefined && v !== "")
+  return `${app ?? "mesh-proxy"}.${proxy.namespace}`
+}
+
 const compute = (push: PushContext, proxy: ProxyView, direction: Direction): TelemetryConfig => {
   const { telemetries, warnings: selectionWarnings } = selectTelemetries(push, proxy)
   const options = push.options.proxy
-  const logs = accessLogsFor(telemetries, direction, options)
-  const tracing = tracingFor(telemetries, direction, options)
+  const lookup: ClusterLookup = (service) => providerCluster(push, service)
+  const logs = accessLogsFor(telemetries, direction, options, lookup)
+  const tracing = tracingFor(telemetries, direction, options, { lookup, serviceName: tracingServiceName(proxy) })
   const key = digest(
     JSON.stringify([
       direction,
@@ -63,10 +77,15 @@ const compute = (push: PushContext, proxy: ProxyView, direction: Direction): Tel
       options.accessLogEncoding,
       options.enableTracing,
       options.traceSampling,
+      // What the names resolved to (providers, clusters, service name) is only in the output.
+      logs.accessLog,
+      logs.tcpAccessLog,
+      tracing.tracing ?? null,
     ]),
   )
   return {
     accessLog: logs.accessLog,
+    tcpAccessLog: logs.tcpAccessLog,
     ...(tracing.tracing !== undefined ? { tracing: tracing.tracing } : {}),
     key,
     warnings: [...selectionWarnings, ...logs.warnings, ...tracing.warnings, ...metricsNotices(telemetries)],

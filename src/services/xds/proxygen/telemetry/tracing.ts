@@ -5,15 +5,22 @@
  * → sampling at `PILOT_TRACE_SAMPLING`. With entries (root → namespace → workload), each field is
  * taken from the most specific entry setting it: `randomSamplingPercentage` (else the
  * `PILOT_TRACE_SAMPLING` default), `customTags` (replaced whole, as the reference does),
- * `disableSpanReporting` (sampling 0: requests still carry ids, no span is reported).
+ * `disableSpanReporting` (sampling 0: requests still carry ids, no span is reported), and
+ * `providers` (the first name counts: the reference takes one tracer per rule).
  *
- * No `provider` is written: the reference takes the tracer's config from mesh config
- * `extensionProviders`, which the PushContext does not carry; named providers are reported and
- * the proxy keeps the tracer its bootstrap declares (the legacy mesh config path).
+ * A named provider from mesh config `extensionProviders` becomes the tracer (`provider`), with
+ * its `maxTagLength` as `max_path_tag_length`: `zipkin` (Zipkin v2 JSON to its collector),
+ * `opentelemetry` (OTLP over gRPC) and `datadog`. Without a usable one (none named, unknown, of
+ * another kind, or a service the registry lacks, the latter reported) no provider is written
+ * and the proxy keeps the tracer its bootstrap declares.
  */
+import { Either } from "effect"
+import { providerNamed, type TracingProvider } from "../../../mesh-config/extension-providers.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import type { ProxyGenOptions } from "../../model/push-context.js"
+import { envoyGrpcService, type ProviderCluster } from "../provider-cluster.js"
+import type { ClusterLookup } from "./access-log.js"
 import { type Direction, matchesMode } from "./access-log.js"
 import type { TelemetryResource } from "./telemetry-selection.js"
 
@@ -45,18 +52,90 @@ const customTag = (tag: string, spec: CustomTagSpec): ProtoObject | undefined =>
   return undefined
 }
 
-const tracingBlock = (sampling: number, tags: ReadonlyArray<ProtoObject>): ProtoObject => ({
+const tracingBlock = (sampling: number, tags: ReadonlyArray<ProtoObject>, tracer?: ProtoObject): ProtoObject => ({
   client_sampling: percent(100),
   random_sampling: percent(sampling),
   overall_sampling: percent(100),
   ...(tags.length > 0 ? { custom_tags: tags } : {}),
+  ...(tracer ?? {}),
 })
+
+const TRACE = "type.googleapis.com/envoy.config.trace.v3"
+export const ZIPKIN_TRACER = "envoy.tracers.zipkin"
+export const OPENTELEMETRY_TRACER = "envoy.tracers.opentelemetry"
+export const DATADOG_TRACER = "envoy.tracers.datadog"
+/** Zipkin's v2 span collection path, where the reference sends spans. */
+const ZIPKIN_SPANS_PATH = "/api/v2/spans"
+
+/** The HCM `provider` (and path tag length) of a tracing provider reached at `at`. */
+const tracerOf = (provider: TracingProvider, { hostname, cluster }: ProviderCluster, serviceName: string) => {
+  const config =
+    provider.kind === "zipkin"
+      ? {
+          name: ZIPKIN_TRACER,
+          typed_config: {
+            "@type": `${TRACE}.ZipkinConfig`,
+            collector_cluster: cluster,
+            collector_endpoint: ZIPKIN_SPANS_PATH,
+            collector_endpoint_version: "HTTP_JSON",
+            collector_hostname: hostname,
+            trace_id_128bit: !provider.enable64bitTraceId,
+            shared_span_context: { value: false },
+          },
+        }
+      : provider.kind === "opentelemetry"
+        ? {
+            name: OPENTELEMETRY_TRACER,
+            typed_config: {
+              "@type": `${TRACE}.OpenTelemetryConfig`,
+              grpc_service: envoyGrpcService(cluster, hostname),
+              service_name: serviceName,
+            },
+          }
+        : {
+            name: DATADOG_TRACER,
+            typed_config: {
+              "@type": `${TRACE}.DatadogConfig`,
+              collector_cluster: cluster,
+              service_name: serviceName,
+              collector_hostname: hostname,
+            },
+          }
+  return {
+    provider: config,
+    ...(provider.maxTagLength > 0 ? { max_path_tag_length: { value: provider.maxTagLength } } : {}),
+  }
+}
+
+/** What a tracer reads of the proxy and the registry. */
+export interface TracerContext {
+  readonly lookup: ClusterLookup
+  /** The name spans are reported under (`<app>.<namespace>`). */
+  readonly serviceName: string
+}
+
+/** The tracer of the provider `name`, or why there is none. */
+const resolveTracer = (
+  name: string,
+  options: ProxyGenOptions,
+  context: TracerContext,
+): Either.Either<ProtoObject, string> => {
+  const provider = providerNamed(options.extensionProviders, name)
+  if (provider === undefined) return Either.left("no mesh config extension provider has this name")
+  if (provider.kind === "invalid") return Either.left(`the provider is invalid: ${provider.problems.join("; ")}`)
+  if (provider.kind !== "zipkin" && provider.kind !== "opentelemetry" && provider.kind !== "datadog")
+    return Either.left(
+      `a ${provider.kind === "unsupported" ? provider.providerKind : provider.kind} provider is not a tracer the generators implement (zipkin, opentelemetry, datadog)`,
+    )
+  return Either.map(context.lookup(provider), (at) => tracerOf(provider, at, context.serviceName))
+}
 
 /** The tracing block for one direction of a proxy (undefined: no tracing), and what was skipped. */
 export const tracingFor = (
   telemetries: ReadonlyArray<TelemetryResource>,
   direction: Direction,
   options: ProxyGenOptions,
+  context: TracerContext,
 ): { readonly tracing?: ProtoObject; readonly warnings: ReadonlyArray<GeneratorNotice> } => {
   const entries = telemetries.flatMap((t) =>
     (t.spec.tracing ?? [])
@@ -69,18 +148,19 @@ export const tracingFor = (
   let sampling = options.traceSampling
   let disabled = false
   let tags: Readonly<Record<string, CustomTagSpec>> = {}
+  let named: { readonly where: string; readonly name: string } | undefined
   const warnings: Array<GeneratorNotice> = []
+  const warn = (message: string) => warnings.push({ level: "warning", scope: "model", message })
   for (const { t, entry, index } of entries) {
     if (entry.randomSamplingPercentage !== undefined) sampling = entry.randomSamplingPercentage
     if (entry.disableSpanReporting !== undefined) disabled = entry.disableSpanReporting
     if (entry.customTags !== undefined && Object.keys(entry.customTags).length > 0) tags = entry.customTags
-    const named = (entry.providers ?? []).map((p) => p.name).filter((n) => n !== "")
-    if (named.length > 0)
-      warnings.push({
-        level: "warning",
-        scope: "model",
-        message: `Telemetry ${t.meta.namespace}/${t.meta.name} field tracing[${index}].providers: provider config for ${named.join(", ")} is not applied (mesh config extensionProviders are not carried to the generators): only sampling and custom tags are, the proxy keeps its bootstrap tracer`,
-      })
+    const names = (entry.providers ?? []).map((p) => p.name).filter((n) => n !== "")
+    if (names.length === 0) continue
+    const where = `Telemetry ${t.meta.namespace}/${t.meta.name} field tracing[${index}].providers`
+    if (names.length > 1)
+      warn(`${where}: only the first provider (${names[0]}) is used; ${names.slice(1).join(", ")} ignored`)
+    named = { where, name: names[0]! }
   }
   const customTags = Object.keys(tags)
     .sort()
@@ -88,5 +168,14 @@ export const tracingFor = (
       const tag = customTag(name, tags[name] as CustomTagSpec)
       return tag === undefined ? [] : [tag]
     })
-  return { tracing: tracingBlock(disabled ? 0 : sampling, customTags), warnings }
+  let tracer: ProtoObject | undefined
+  if (named !== undefined) {
+    const resolved = resolveTracer(named.name, options, context)
+    if (Either.isRight(resolved)) tracer = resolved.right
+    else
+      warn(
+        `${named.where}: provider ${JSON.stringify(named.name)} not applied: ${resolved.left}; only sampling and custom tags are, the proxy keeps its bootstrap tracer`,
+      )
+  }
+  return { tracing: tracingBlock(disabled ? 0 : sampling, customTags, tracer), warnings }
 }

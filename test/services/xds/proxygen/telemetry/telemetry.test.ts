@@ -225,7 +225,9 @@ describe("tracing", () => {
       ],
     })
     expect(inbound.warnings.map((w) => w.message)).toEqual([
-      expect.stringContaining("Telemetry mesh-system/root field tracing[0].providers: provider config for zipkin"),
+      expect.stringContaining(
+        'Telemetry mesh-system/root field tracing[0].providers: provider "zipkin" not applied: no mesh config extension provider has this name',
+      ),
     ])
     expect(sampling(push, app, "outbound")).toBe(0)
   })
