@@ -16,9 +16,12 @@ import type { SidecarSpec } from "../../config-model/schemas/sidecar.js"
 import type { TelemetrySpec } from "../../config-model/schemas/telemetry.js"
 import type { VirtualServiceSpec } from "../../config-model/schemas/virtual-service.js"
 import type { WasmPluginSpec } from "../../config-model/schemas/wasm-plugin.js"
+import type { Credential } from "../../credentials/credential.js"
+import { defaultExtensionProviders, type ExtensionProvider } from "../../mesh-config/extension-providers.js"
 import type { Endpoint, Service } from "../../registry/model.js"
 import { type AuthorizationPolicyView, authorizationPolicyView } from "../grpcgen/grpc-rbac.js"
 import { replacedRun } from "./replaced-run.js"
+import { hostsRoutingTo, wildcardCovers } from "./routing-hosts.js"
 import {
   type DestinationRuleView,
   destinationRuleView,
@@ -53,6 +56,8 @@ export interface ProxyConfigInput {
   readonly requestAuthentications: ReadonlyArray<ConfigResource<RequestAuthenticationSpec>>
   readonly telemetries: ReadonlyArray<ConfigResource<TelemetrySpec>>
   readonly wasmPlugins: ReadonlyArray<ConfigResource<WasmPluginSpec>>
+  /** Gateway and DestinationRule credentials (TLS Secrets), served over SDS by name; absent: none. */
+  readonly credentials?: ReadonlyArray<Credential>
 }
 
 export const emptyProxyConfigInput: ProxyConfigInput = {
@@ -122,6 +127,8 @@ export interface ProxyGenOptions {
   readonly connectTimeoutMs: number
   /** Mesh config `protocolDetectionTimeout`, milliseconds (0 disables the timeout). */
   readonly protocolDetectionTimeoutMs: number
+  /** Mesh config `extensionProviders`, parsed once (ext_authz, access log and tracing providers). */
+  readonly extensionProviders: ReadonlyArray<ExtensionProvider>
 }
 
 export const defaultProxyGenOptions: ProxyGenOptions = {
@@ -140,6 +147,7 @@ export const defaultProxyGenOptions: ProxyGenOptions = {
   scopeGatewayToNamespace: false,
   connectTimeoutMs: 10_000,
   protocolDetectionTimeoutMs: 0,
+  extensionProviders: defaultExtensionProviders,
 }
 
 export const defaultPushContextOptions: PushContextOptions = {
@@ -345,6 +353,7 @@ const sortedProxyConfig = (input: ProxyConfigInput | undefined): ProxyConfigInpu
         requestAuthentications: [...input.requestAuthentications].sort(byAge),
         telemetries: [...input.telemetries].sort(byAge),
         wasmPlugins: [...input.wasmPlugins].sort(byAge),
+        ...(input.credentials !== undefined ? { credentials: input.credentials } : {}),
       }
 
 /** Whether two inputs' proxy-only config may differ (compared by content when not the same objects). */
@@ -353,7 +362,7 @@ const proxyConfigDiffers = (before: PushContext, after: PushContext): boolean =>
   const b = after.input.proxyConfig
   if (a === b) return false
   if (a === undefined || b === undefined) return true
-  const kinds = Object.keys(emptyProxyConfigInput) as ReadonlyArray<keyof ProxyConfigInput>
+  const kinds = [...Object.keys(emptyProxyConfigInput), "credentials"] as ReadonlyArray<keyof ProxyConfigInput>
   return kinds.some((kind) => a[kind] !== b[kind] && jsonOf(a[kind]) !== jsonOf(b[kind]))
 }
 
@@ -487,8 +496,9 @@ export const isInboundListenerName = (name: string): boolean =>
 
 /**
  * Hosts whose generated resources may differ between two PushContexts: hosts with a changed
- * service, endpoints, VirtualService or DestinationRule, plus hosts whose VirtualService routes
- * to a host whose service changed. Different options mean everything may differ (undefined).
+ * service, endpoints, VirtualService or DestinationRule (a wildcard rule's: every service it
+ * covers), plus hosts whose VirtualService (or a delegate of it) routes to a host whose service
+ * or DestinationRule changed. Different options mean everything may differ (undefined).
  */
 export const changedHosts = (before: PushContext, after: PushContext): ReadonlySet<string> | undefined => {
   if (JSON.stringify(before.options) !== JSON.stringify(after.options)) return undefined
@@ -518,6 +528,7 @@ export const changedHosts = (before: PushContext, after: PushContext): ReadonlyS
   )
     changed.add(INBOUND_HOST)
   const servicesChanged = new Set<string>()
+  const rulesChanged = new Set<string>()
   // Inputs handed over unchanged (same array) cannot differ: skip fingerprinting them.
   const same = {
     service: before.input.services === after.input.services,
@@ -531,27 +542,39 @@ export const changedHosts = (before: PushContext, after: PushContext): ReadonlyS
     if (differs("service", host)) {
       changed.add(host)
       servicesChanged.add(host)
-    } else if (differs("endpoints", host) || differs("vs", host) || differs("dr", host)) {
-      changed.add(host)
     }
+    if (differs("dr", host)) {
+      changed.add(host)
+      rulesChanged.add(host)
+    }
+    if (!changed.has(host) && (differs("endpoints", host) || differs("vs", host))) changed.add(host)
   }
   // The views above hold what proxyless clients read; proxies read every field of the raw
   // resources, and every resource of a host (not only the one a view is built from).
   if (!same.vs) for (const host of changedResourceHosts(before, after, "virtualServices")) changed.add(host)
-  if (!same.dr) for (const host of changedResourceHosts(before, after, "destinationRules")) changed.add(host)
-  if (servicesChanged.size > 0) {
-    for (const push of [before, after]) {
-      for (const [host, vs] of push.virtualServiceByHost) {
-        const routesToChanged = vs.http.some((r) =>
-          r.route.some((d) => {
-            const dest = resolveHost(d.destination.host, vs.namespace, push.options.domainSuffix)
-            return servicesChanged.has(lookupService(push, dest)?.hostname ?? dest)
-          }),
-        )
-        if (routesToChanged) changed.add(host)
-      }
+  if (!same.dr)
+    for (const host of changedResourceHosts(before, after, "destinationRules")) {
+      changed.add(host)
+      rulesChanged.add(host)
     }
-  }
+  // A rule for a wildcard host is the rule of every service it covers (their clusters, and the
+  // hash keys of the routes to them).
+  const wildcards = [...rulesChanged].filter((host) => host.includes("*"))
+  if (wildcards.length > 0)
+    for (const push of [before, after])
+      for (const service of push.services)
+        if (wildcards.some((w) => wildcardCovers(w, service.hostname))) {
+          changed.add(service.hostname)
+          rulesChanged.add(service.hostname)
+        }
+  // Routes read their destinations' services (cluster ports) and rules (hash keys).
+  const targets = new Set([...servicesChanged, ...rulesChanged])
+  if (targets.size > 0)
+    for (const push of [before, after]) {
+      const resolve = (host: string, namespace: string) => resolveHost(host, namespace, push.options.domainSuffix)
+      const routesTo = (dest: string) => targets.has(lookupService(push, dest)?.hostname ?? dest)
+      for (const host of hostsRoutingTo(push.input.virtualServices, resolve, routesTo)) changed.add(host)
+    }
   return changed
 }
 

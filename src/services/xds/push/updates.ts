@@ -5,8 +5,9 @@
 
 import { type ConfigResource, resourceKey } from "../../config-model/resource.js"
 import { deepEqual } from "../../config-store/snapshot.js"
+import type { Credential } from "../../credentials/credential.js"
 import type { Endpoint, Service } from "../../registry/model.js"
-import type { PushContextInput } from "../model/push-context.js"
+import { emptyProxyConfigInput, type PushContextInput } from "../model/push-context.js"
 import { replacedRun } from "../model/replaced-run.js"
 import { type ConfigKey, makePushRequest, type PushRequest } from "./push-request.js"
 
@@ -129,6 +130,32 @@ const serviceKey = memoKey((s: Service) => `${s.namespace}/${s.hostname}`)
 const endpointKey = memoKey((e: Endpoint) => `${e.namespace}/${e.hostname}`)
 const configKey = memoKey((r: ConfigResource) => resourceKey(r).slice(r.kind.length + 1))
 
+/** The proxy-only kinds (gateways, sidecars, ...) and the config kind each change is reported as. */
+const PROXY_CONFIG_KINDS = [
+  ["gateways", "Gateway"],
+  ["sidecars", "Sidecar"],
+  ["envoyFilters", "EnvoyFilter"],
+  ["requestAuthentications", "RequestAuthentication"],
+  ["telemetries", "Telemetry"],
+  ["wasmPlugins", "WasmPlugin"],
+] as const
+
+const credentialKey = memoKey((c: Credential) => `${c.namespace}/${c.name}`)
+
+/** What changed in the config only proxies read (the PushContext makes any of it a full push). */
+const proxyConfigChanges = (before: PushContextInput, after: PushContextInput): ReadonlyArray<ConfigKey> => {
+  const a = before.proxyConfig ?? emptyProxyConfigInput
+  const b = after.proxyConfig ?? emptyProxyConfigInput
+  if (a === b) return []
+  const out: Array<ConfigKey> = []
+  for (const [field, kind] of PROXY_CONFIG_KINDS)
+    for (const key of changedKeys<ConfigResource>(a[field], b[field], configKey, sameSpec))
+      out.push(splitKey(kind, key))
+  for (const key of changedKeys(a.credentials ?? [], b.credentials ?? [], credentialKey))
+    out.push(splitKey("Secret", key))
+  return out
+}
+
 /** The push request a change of inputs calls for; undefined when nothing changed. */
 export const diffInputs = (before: PushContextInput, after: PushContextInput, now: number): PushRequest | undefined => {
   if (before === after) return undefined
@@ -144,6 +171,7 @@ export const diffInputs = (before: PushContextInput, after: PushContextInput, no
     ...dr.map((k) => splitKey("DestinationRule", k)),
     ...pa.map((k) => splitKey("PeerAuthentication", k)),
     ...ap.map((k) => splitKey("AuthorizationPolicy", k)),
+    ...proxyConfigChanges(before, after),
   ]
   if (configs.length === 0 && endpoints.length === 0) return undefined
   if (configs.length === 0) {
