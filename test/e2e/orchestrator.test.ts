@@ -7,7 +7,10 @@
  * observed through the API server. grpc-js-xds reads its bootstrap once per process, so this file
  * owns the process's bootstrap (vitest forks per file).
  */
-import { readFileSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import * as grpc from "@grpc/grpc-js"
 import * as xds from "@grpc/grpc-js-xds"
 import { Effect, Exit, Scope } from "effect"
@@ -21,6 +24,7 @@ import { discoveryArgs, proxylessBootstrap } from "../support/discovery.js"
 import { type Orchestrator, startOrchestrator } from "../support/orchestrator/index.js"
 import { meshCustomResources } from "../support/orchestrator/mesh-crds.js"
 import { type Daemon, startDaemon } from "../support/processes.js"
+import { StandInType, startStandInProxy } from "../support/proxygen/stand-in-proxy.js"
 
 const NS = "shop"
 const HOST = `echo.${NS}.svc.cluster.local`
@@ -403,5 +407,94 @@ describe("mesh-discovery on the orchestrator", () => {
     await until("the caBundle", () => (bundle() ?? "") !== "")
     expect(Buffer.from(bundle()!, "base64").toString()).toContain("BEGIN CERTIFICATE")
     expect(await metric("mesh_validation_config_updates")).toBeGreaterThan(0)
+  })
+
+  it("serves a gateway's credential over SDS from its TLS Secret, and pushes the rotated one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gateway-cert-"))
+    const certificate = (cn: string) => {
+      execFileSync(
+        "openssl",
+        [
+          "req",
+          "-x509",
+          "-newkey",
+          "ec",
+          "-pkeyopt",
+          "ec_paramgen_curve:P-256",
+          "-nodes",
+          "-keyout",
+          join(dir, "key.pem"),
+          "-out",
+          join(dir, "cert.pem"),
+          "-days",
+          "1",
+          "-subj",
+          `/CN=${cn}`,
+        ],
+        { stdio: "ignore" },
+      )
+      return { cert: readFileSync(join(dir, "cert.pem"), "utf8"), key: readFileSync(join(dir, "key.pem"), "utf8") }
+    }
+    const putTls = (pair: { cert: string; key: string }) =>
+      server.put({
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "shop-cert", namespace: NS },
+        type: "kubernetes.io/tls",
+        data: {
+          "tls.crt": Buffer.from(pair.cert).toString("base64"),
+          "tls.key": Buffer.from(pair.key).toString("base64"),
+        },
+      })
+    const first = certificate("shop.example.com")
+    putTls(first)
+    server.put({
+      apiVersion: "networking.mesh.io/v1",
+      kind: "Gateway",
+      metadata: { name: "shop-gateway", namespace: NS },
+      spec: {
+        selector: { app: "shop-gateway" },
+        servers: [
+          {
+            port: { number: 8443, name: "https", protocol: "HTTPS" },
+            hosts: ["shop.example.com"],
+            tls: { mode: "SIMPLE", credentialName: "shop-cert" },
+          },
+        ],
+      },
+    })
+    const proxy = startStandInProxy({
+      address: ads,
+      node: {
+        id: `router~10.1.0.7~shop-gateway-1.${NS}~${NS}.svc.cluster.local`,
+        metadata: { NAMESPACE: NS, LABELS: { app: "shop-gateway" } },
+      },
+    })
+    const chain = () => {
+      const secret = proxy.resources(StandInType.secret).find((r) => r.name === "kubernetes://shop-cert") as
+        | { tls_certificate?: { certificate_chain?: { inline_bytes?: string } } }
+        | undefined
+      // Decoded as proto JSON: bytes are base64.
+      const bytes = secret?.tls_certificate?.certificate_chain?.inline_bytes
+      return bytes === undefined ? "" : Buffer.from(bytes, "base64").toString()
+    }
+    try {
+      await proxy.waitFor(() => chain() !== "", 15_000)
+      expect(chain()).toBe(first.cert)
+      expect(proxy.nacks).toEqual([])
+      const rotated = certificate("shop.example.com")
+      putTls(rotated)
+      await proxy.waitFor(() => chain() === rotated.cert, 15_000)
+      // The debug dump shows the secret, its private key redacted.
+      const dump = await debug(
+        `/debug/config_dump?proxyID=router~10.1.0.7~shop-gateway-1.${NS}~${NS}.svc.cluster.local`,
+      )
+      expect(dump).toContain("SecretsConfigDump")
+      expect(dump).toContain("[redacted]")
+      expect(dump).not.toContain(rotated.key.split("\n")[1]!)
+    } finally {
+      proxy.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -9,12 +9,14 @@
  *   usually mounted there), else the `mesh[-REVISION]` ConfigMap of `--namespace` with
  *   `SHARED_MESH_CONFIG`, else defaults.
  * - Registries: see registries.ts.
+ * - Credentials (TLS Secrets served to gateways over SDS): the orchestrator's Secrets, else none.
  */
 import * as fs from "node:fs"
 import { Duration, Effect, Layer, Option } from "effect"
 import type { ConfigStore } from "../../services/config-store/config-store.js"
 import { layerMemory as configStoreMemory } from "../../services/config-store/memory.js"
 import { layerNone as noWatchedKinds, type WatchedConfigKinds } from "../../services/config-store/watched-kinds.js"
+import type { CredentialSource } from "../../services/credentials/credential.js"
 import { withScope } from "../../services/logging/logging.js"
 import type { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import type { Metrics } from "../../services/metrics/metrics.js"
@@ -23,6 +25,10 @@ import type { MockRegistry } from "../../services/registry/mock.js"
 import type { OrchestratorNotConfiguredError, ServiceRegistry } from "../../services/registry/registry.js"
 import { layerFile as configStoreFile } from "../config-store/file-store.js"
 import { layerWithKinds as orchestratorConfigStore } from "../config-store/orchestrator-store.js"
+import {
+  layerOrchestrator as credentialsFromOrchestrator,
+  layerNone as noCredentials,
+} from "../credentials/orchestrator.js"
 import { layerFile as meshConfigFile } from "../mesh-config/file.js"
 import { layer as orchestratorMeshConfig } from "../mesh-config/orchestrator.js"
 import type { OrchestratorConfigError } from "../orchestrator/client.js"
@@ -67,6 +73,7 @@ export interface DiscoveryInputsOptions {
 
 export type DiscoveryInputs =
   | ConfigStore
+  | CredentialSource
   | WatchedConfigKinds
   | MeshWatcher
   | ServiceRegistry
@@ -123,10 +130,16 @@ export const layer = (
           : access !== undefined
             ? orchestratorConfigStore({ watchNamespace: env.MESH_WATCH_NAMESPACE ?? "" }).pipe(Layer.provide(access))
             : Layer.merge(configStoreMemory(), noWatchedKinds)
+      // Gateway and DestinationRule credentials: the cluster's Secrets, when there is a cluster.
+      const credentials =
+        access !== undefined
+          ? credentialsFromOrchestrator({ watchNamespace: env.MESH_WATCH_NAMESPACE ?? "" }).pipe(Layer.provide(access))
+          : noCredentials
       const meshFileExists = options.meshConfig !== "" && fs.existsSync(options.meshConfig)
       if (access !== undefined && !meshFileExists) {
-        return Layer.merge(
+        return Layer.mergeAll(
           store,
+          credentials,
           orchestratorMeshConfig({
             namespace: options.namespace ?? "mesh-system",
             revision: env.REVISION ?? "",
@@ -141,8 +154,9 @@ export const layer = (
             : `SHARED_MESH_CONFIG=${env.SHARED_MESH_CONFIG} is not merged with the --meshConfig file ${options.meshConfig}; using the file only`,
         )
       }
-      return Layer.merge(
+      return Layer.mergeAll(
         store,
+        credentials,
         meshConfigFile({
           meshConfigPath: options.meshConfig,
           networksConfigPath: options.networksConfig,

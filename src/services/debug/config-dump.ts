@@ -74,6 +74,17 @@ const section = (
           last_updated: lastUpdated,
         })),
       }
+    case TypeUrl.Secret:
+      // As the proxy's own dump: private keys never leave the control plane's debug page.
+      return {
+        "@type": `${ADMIN}SecretsConfigDump`,
+        dynamic_active_secrets: resources.map((secret) => ({
+          name: secret.name,
+          version_info: version,
+          last_updated: lastUpdated,
+          secret: redactedSecret(secret),
+        })),
+      }
     case TypeUrl.ExtensionConfig:
       return {
         "@type": `${ADMIN}EcdsConfigDump`,
@@ -93,8 +104,19 @@ const ORDER: ReadonlyArray<string> = [
   TypeUrl.Listener,
   TypeUrl.Route,
   TypeUrl.Endpoint,
+  TypeUrl.Secret,
   TypeUrl.ExtensionConfig,
 ]
+
+/** A Secret with its private key replaced, as the proxy's admin dump shows it. */
+const redactedSecret = (secret: ProtoObject): ProtoObject => {
+  const certificate = secret.tls_certificate as ProtoObject | undefined
+  if (certificate?.private_key === undefined) return secret
+  return {
+    ...secret,
+    tls_certificate: { ...certificate, private_key: { inline_string: "[redacted]" } },
+  }
+}
 
 /** The dump of the newest connection of `proxyID` (a node id or a connection id); undefined when none. */
 export const configDump = (

@@ -3,7 +3,8 @@
  * connects to an xDS address (the agent's xDS proxy socket or a discovery port), sends a node
  * like the proxy's, and subscribes as the proxy does: clusters (wildcard), then the endpoints of
  * its EDS clusters, listeners (wildcard), then the route configurations and extension configs
- * its listeners name. Every response is decoded with the proxy's own protos and checked (proto
+ * its listeners name, and the secrets its listeners and clusters ask of the control plane (SDS
+ * over ADS). Every response is decoded with the proxy's own protos and checked (proto
  * shape and validate.rules by default); a response with any problem is NACKed whole, with the
  * problems as `error_detail`, and the previous state kept, as the proxy does.
  */
@@ -21,6 +22,7 @@ export const StandInType = {
   listener: `${T}envoy.config.listener.v3.Listener`,
   route: `${T}envoy.config.route.v3.RouteConfiguration`,
   extensionConfig: `${T}envoy.config.core.v3.TypedExtensionConfig`,
+  secret: `${T}envoy.extensions.transport_sockets.tls.v3.Secret`,
 } as const
 
 const WILDCARD = new Set<string>([StandInType.cluster, StandInType.listener])
@@ -111,6 +113,21 @@ const listenerRefs = (listeners: Iterable<ProtoObject>): { routes: Array<string>
   return { routes: [...routes].sort(), extensions: [...extensions].sort() }
 }
 
+/** Names of the SDS secrets served over ADS (`sds_config.ads`) anywhere in `resources`. */
+const adsSecretNames = (resources: Iterable<ProtoObject>): ReadonlyArray<string> => {
+  const out = new Set<string>()
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) for (const x of v) walk(x)
+    const o = obj(v)
+    if (o === undefined) return
+    const sds = obj(o.sds_config)
+    if (typeof o.name === "string" && sds !== undefined && obj(sds.ads) !== undefined) out.add(o.name)
+    for (const x of Object.values(o)) walk(x)
+  }
+  for (const r of resources) walk(r)
+  return [...out].sort()
+}
+
 const sameNames = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) =>
   a.length === b.length && a.every((x, i) => x === b[i])
 
@@ -192,6 +209,14 @@ export const startStandInProxy = (options: StandInOptions): StandInProxy => {
       subscribe(StandInType.route, refs.routes)
       subscribe(StandInType.extensionConfig, refs.extensions)
     }
+    if (typeUrl === StandInType.listener || typeUrl === StandInType.cluster)
+      subscribe(
+        StandInType.secret,
+        adsSecretNames([
+          ...state(StandInType.listener).resources.values(),
+          ...state(StandInType.cluster).resources.values(),
+        ]),
+      )
   }
 
   const onResponse = (response: WireResponse) => {

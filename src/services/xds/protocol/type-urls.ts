@@ -11,6 +11,8 @@ export const TypeUrl = {
   Endpoint: "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
   Listener: "type.googleapis.com/envoy.config.listener.v3.Listener",
   Route: "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
+  /** SDS over ADS: gateway and DestinationRule credentials by name. */
+  Secret: "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret",
   /** ECDS: WasmPlugin filter configs. */
   ExtensionConfig: "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig",
   /** NDS: the DNS name table of the agent's DNS proxy (proto/mesh/networking/nds/v1). */
@@ -19,12 +21,13 @@ export const TypeUrl = {
 
 export type TypeUrl = (typeof TypeUrl)[keyof typeof TypeUrl]
 
-/** Push order: CDS, EDS, LDS, RDS, ECDS, NDS. */
+/** Push order: CDS, EDS, LDS, RDS, SDS, ECDS, NDS. */
 export const PUSH_ORDER: ReadonlyArray<TypeUrl> = [
   TypeUrl.Cluster,
   TypeUrl.Endpoint,
   TypeUrl.Listener,
   TypeUrl.Route,
+  TypeUrl.Secret,
   TypeUrl.ExtensionConfig,
   TypeUrl.NameTable,
 ]
@@ -34,11 +37,12 @@ const SHORT: Record<string, string> = {
   [TypeUrl.Endpoint]: "eds",
   [TypeUrl.Listener]: "lds",
   [TypeUrl.Route]: "rds",
+  [TypeUrl.Secret]: "sds",
   [TypeUrl.ExtensionConfig]: "ecds",
   [TypeUrl.NameTable]: "nds",
 }
 
-/** `cds`, `eds`, `lds`, `rds`, `ecds`, `nds` (metric labels, logs); other type URLs keep their last segment. */
+/** `cds`, `eds`, `lds`, `rds`, `sds`, `ecds`, `nds` (metric labels, logs); other type URLs keep their last segment. */
 export const shortType = (typeUrl: string): string => SHORT[typeUrl] ?? typeUrl.slice(typeUrl.lastIndexOf(".") + 1)
 
 export const isKnownType = (typeUrl: string): typeUrl is TypeUrl => typeUrl in SHORT

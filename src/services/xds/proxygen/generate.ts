@@ -7,6 +7,7 @@
  * | EDS  | the requested clusters' endpoints                 | same                             |
  * | LDS  | virtualOutbound, per-port outbound, virtualInbound | one listener per Gateway server port |
  * | RDS  | per-port route configurations                     | per-server route configurations  |
+ * | SDS  | credentials it may read, by name (DestinationRule `credentialName`) | same, and its Gateways' `credentialName`s |
  * | ECDS | WasmPlugin filter configs                         | same                             |
  * | NDS  | the DNS name table (DNS capture only)             | —                                |
  *
@@ -20,6 +21,7 @@ import type { PushContext } from "../model/push-context.js"
 import { shortType, TypeUrl } from "../protocol/type-urls.js"
 import { generateOutboundClusters, generateProxyEndpoints } from "./clusters/index.js"
 import type { ProxySubscription } from "./contract.js"
+import { generateCredentials } from "./credentials/index.js"
 import { generateExtensionConfigs } from "./ecds/index.js"
 import { applyEnvoyFilterPatches } from "./envoy-filter-step.js"
 import {
@@ -84,6 +86,8 @@ const generateAll = (push: PushContext, typeUrl: string, sub: ProxySubscription)
       const delegates = virtualServiceWarnings(push)
       return delegates.length === 0 ? routes : { ...routes, warnings: [...routes.warnings, ...delegates] }
     }
+    case TypeUrl.Secret:
+      return generateCredentials(push, proxy, sub.names)
     case TypeUrl.ExtensionConfig:
       return generateExtensionConfigs(push, proxy, sub.names)
     case TypeUrl.NameTable:

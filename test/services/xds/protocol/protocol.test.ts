@@ -7,12 +7,13 @@ const CDS = TypeUrl.Cluster
 const EDS = TypeUrl.Endpoint
 
 describe("type URLs", () => {
-  it("pushes CDS, EDS, LDS, RDS in that order", () => {
+  it("pushes CDS, EDS, LDS, RDS, SDS in that order, then ECDS and NDS", () => {
     expect(PUSH_ORDER).toEqual([
       TypeUrl.Cluster,
       TypeUrl.Endpoint,
       TypeUrl.Listener,
       TypeUrl.Route,
+      TypeUrl.Secret,
       TypeUrl.ExtensionConfig,
       TypeUrl.NameTable,
     ])

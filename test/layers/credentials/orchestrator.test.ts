@@ -1,0 +1,70 @@
+/**
+ * The cluster's TLS Secrets as credentials, through the real client and informers against the
+ * in-process orchestrator API server: Secrets with TLS material appear, change and go; others
+ * never make a change.
+ */
+import { Chunk, Effect, Fiber, Stream } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { layerOrchestrator } from "../../../src/layers/credentials/orchestrator.js"
+import { type Credential, CredentialSource } from "../../../src/services/credentials/credential.js"
+import { type Orchestrator, startOrchestrator } from "../../support/orchestrator/index.js"
+import { orchestratorLayer } from "../../support/orchestrator/layers.js"
+
+let server: Orchestrator
+beforeAll(async () => {
+  server = await startOrchestrator({ namespaces: ["default", "mesh-system"] })
+})
+afterAll(() => server.close())
+
+const b64 = (text: string) => Buffer.from(text).toString("base64")
+const putSecret = (namespace: string, name: string, type: string, data: Record<string, string>) =>
+  server.put({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name, namespace },
+    type,
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
+  })
+
+const names = (set: ReadonlyArray<Credential>) => set.map((c) => `${c.namespace}/${c.name}`)
+
+describe("credentials from the orchestrator's Secrets", () => {
+  it("follows TLS Secrets as they are added, changed and removed, and ignores the rest", async () => {
+    putSecret("mesh-system", "web", "kubernetes.io/tls", { "tls.crt": "CERT1", "tls.key": "KEY" })
+    putSecret("default", "db-password", "Opaque", { password: "hunter2" })
+    const seen = await Effect.runPromise(
+      Effect.gen(function* () {
+        const source = yield* CredentialSource
+        const sets: Array<ReadonlyArray<Credential>> = []
+        const fiber = yield* source.changes.pipe(
+          Stream.tap((set) => Effect.sync(() => sets.push(set))),
+          Stream.takeUntil((set) => set.length === 0 && sets.length > 1),
+          Stream.runCollect,
+          Effect.fork,
+        )
+        const waitFor = (check: () => boolean) =>
+          Effect.gen(function* () {
+            const deadline = Date.now() + 5000
+            while (!check()) {
+              if (Date.now() > deadline) return yield* Effect.die(new Error(`not seen: ${JSON.stringify(sets)}`))
+              yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+            }
+          })
+        yield* waitFor(() => sets.some((s) => names(s).includes("mesh-system/web")))
+        putSecret("default", "db-password", "Opaque", { password: "changed" }) // no change of credentials
+        putSecret("default", "ca", "Opaque", { cacert: "CA" })
+        yield* waitFor(() => sets.some((s) => names(s).includes("default/ca")))
+        putSecret("mesh-system", "web", "kubernetes.io/tls", { "tls.crt": "CERT2", "tls.key": "KEY" })
+        yield* waitFor(() => sets.some((s) => s.some((c) => c.certificateChain === "CERT2")))
+        server.remove("v1", "Secret", "mesh-system", "web")
+        server.remove("v1", "Secret", "default", "ca")
+        return Chunk.toReadonlyArray(yield* Fiber.join(fiber))
+      }).pipe(Effect.provide(layerOrchestrator()), Effect.provide(orchestratorLayer(server)), Effect.scoped),
+    )
+    // Each emitted set differs from the one before it; the password Secret never shows.
+    for (let i = 1; i < seen.length; i++) expect(JSON.stringify(seen[i])).not.toBe(JSON.stringify(seen[i - 1]))
+    expect(seen.flatMap(names)).not.toContain("default/db-password")
+    expect(names(seen.at(-2)!)).toEqual(expect.arrayContaining(["default/ca"]))
+    expect(seen.at(-1)).toEqual([])
+  })
+})
