@@ -6,8 +6,10 @@
  * client's existing channel, the request command (when 15014 is free), and SIGTERM.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import { generateKeyPairSync } from "node:crypto"
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
+import { createServer as createHttpServer } from "node:http"
+import { type AddressInfo, createServer } from "node:net"
 import { networkInterfaces, tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
@@ -229,6 +231,51 @@ describe("mesh-discovery discovery on the example mesh, with a real grpc-js-xds 
       expect(JSON.stringify(configs)).toContain("outbound|9080|v2|reviews.demo.svc.cluster.local")
     } finally {
       proxy.close()
+    }
+  })
+
+  it("fetches a RequestAuthentication's JWKS itself and inlines it in the sidecar's inbound listener", async () => {
+    // PILOT_JWT_ENABLE_REMOTE_JWKS defaults to the control plane fetching the keys.
+    const { publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" })
+    const kid = `e2e-key-${Date.now()}`
+    const jwks = JSON.stringify({ keys: [{ ...publicKey.export({ format: "jwk" }), kid, use: "sig", alg: "ES256" }] })
+    let fetched = 0
+    const issuer = createHttpServer((_request, response) => {
+      fetched++
+      response.writeHead(200, { "content-type": "application/json" }).end(jwks)
+    })
+    await new Promise<void>((resolve) => issuer.listen(0, "127.0.0.1", resolve))
+    const uri = `http://127.0.0.1:${(issuer.address() as AddressInfo).port}/jwks.json`
+    writeFileSync(
+      join(dir, "mesh/request-authentication.yaml"),
+      `apiVersion: security.mesh.io/v1
+kind: RequestAuthentication
+metadata: { name: ratings-jwt, namespace: demo }
+spec:
+  selector: { matchLabels: { app: ratings } }
+  jwtRules:
+  - issuer: https://issuer.example.com
+    jwksUri: ${uri}
+`,
+    )
+    const proxy = startStandInProxy({
+      address: ads,
+      node: {
+        id: "sidecar~10.9.9.8~ratings-1.demo~demo.svc.cluster.local",
+        metadata: { NAMESPACE: "demo", LABELS: { app: "ratings" } },
+      },
+    })
+    try {
+      await proxy.waitFor((p) => JSON.stringify(p.resources(StandInType.listener)).includes(kid), 20_000)
+      expect(proxy.nacks).toEqual([])
+      expect(fetched).toBeGreaterThan(0)
+      const inbound = JSON.stringify(proxy.resources(StandInType.listener).find((l) => l.name === "virtualInbound"))
+      expect(inbound).toContain("local_jwks")
+      expect(inbound).not.toContain("remote_jwks")
+    } finally {
+      proxy.close()
+      rmSync(join(dir, "mesh/request-authentication.yaml"), { force: true })
+      await new Promise((resolve) => issuer.close(resolve))
     }
   })
 

@@ -9,15 +9,20 @@ import { Effect, Option, Stream } from "effect"
 import { ConfigStore } from "../../services/config-store/config-store.js"
 import type { ConfigSnapshot } from "../../services/config-store/snapshot.js"
 import { type Credential, CredentialSource } from "../../services/credentials/credential.js"
+import { JwksResolver } from "../../services/jwks/resolver.js"
+import { meshServiceLookup, serverFetchTargets } from "../../services/jwks/targets.js"
 import { type RegistrySnapshot, ServiceRegistry } from "../../services/registry/registry.js"
 import type { PushContextInput } from "../../services/xds/model/push-context.js"
+import type { JwksInput } from "../../services/xds/proxygen/inbound/jwt.js"
 
 /** The input of one moment: a config snapshot and a registry snapshot (pure). */
 export const pushContextInput = (
   config: ConfigSnapshot,
   registry: RegistrySnapshot,
   credentials: ReadonlyArray<Credential> = [],
+  jwks?: JwksInput,
 ): PushContextInput => ({
+  ...(jwks !== undefined ? { jwks } : {}),
   services: registry.services,
   endpoints: [...registry.endpointsByKey.values()].flat(),
   virtualServices: config.list("VirtualService"),
@@ -56,9 +61,28 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
         Stream.succeed(snapshot),
         Stream.fromQueue(events).pipe(Stream.map((event) => event.snapshot)),
       )
-      return Stream.zipLatestAll(configSnapshots, registrySnapshots, credentials).pipe(
-        Stream.map(([configSnapshot, registrySnapshot, credentialSet]) =>
-          pushContextInput(configSnapshot, registrySnapshot, credentialSet),
+      const inputs = Stream.zipLatestAll(configSnapshots, registrySnapshots, credentials)
+      // Optional too: with a JWKS resolver, the key sets the current RequestAuthentications need
+      // are kept fetched, and each new resolved map is a new input.
+      const jwksResolver = yield* Effect.serviceOption(JwksResolver)
+      if (Option.isNone(jwksResolver))
+        return inputs.pipe(Stream.map(([c, r, credentialSet]) => pushContextInput(c, r, credentialSet)))
+      const resolver = jwksResolver.value
+      const needed = inputs.pipe(
+        Stream.tap(([c, r]) =>
+          resolver.update(
+            serverFetchTargets(
+              c.list("RequestAuthentication"),
+              resolver.mode,
+              // Only hybrid mode asks which hosts are mesh services.
+              resolver.mode === "hybrid" ? meshServiceLookup(r.services) : () => false,
+            ),
+          ),
+        ),
+      )
+      return Stream.zipLatest(needed, resolver.changes).pipe(
+        Stream.map(([[c, r, credentialSet], resolved]) =>
+          pushContextInput(c, r, credentialSet, { mode: resolver.mode, resolved }),
         ),
       )
     }),

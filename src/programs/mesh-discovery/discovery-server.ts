@@ -14,6 +14,7 @@ import { layerAds as secureAdsLayer, layer as secureGrpcLayer } from "../../laye
 import { layer as servingCertLayer } from "../../layers/ca/serving-cert.js"
 import * as DebugServer from "../../layers/debug-server.js"
 import * as Introspection from "../../layers/introspection-server.js"
+import { layer as jwksResolverLayer } from "../../layers/jwks/resolver.js"
 import { layer as loggingLayer } from "../../layers/logging.js"
 import { layer as metricsLayer } from "../../layers/metrics.js"
 import { layerAuthority, layerProxyConnections } from "../../layers/orchestrator/cluster-variants.js"
@@ -23,6 +24,7 @@ import * as Webhook from "../../layers/webhook/webhook-server.js"
 import * as Xds from "../../layers/xds/layer.js"
 import { discoveryEnv } from "../../services/config/discovery-env.js"
 import { envTableConfig } from "../../services/config/env.js"
+import { JwksConfig } from "../../services/jwks/config.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { discoveryScopes } from "../../services/logging/scopes.js"
 import { boundShutdown } from "../shared/run.js"
@@ -78,6 +80,8 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
       controllers,
     ).pipe(
       Layer.provide(grpc),
+      // RequestAuthentication key sets fetched by the control plane (PILOT_JWT_ENABLE_REMOTE_JWKS).
+      Layer.provide(jwksResolverLayer.pipe(Layer.provide(JwksConfig.layerFromEnv()))),
       Layer.provide(discoveryConfigLayer(args)),
       Layer.provide(
         discoveryInputsLayer({

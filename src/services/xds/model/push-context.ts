@@ -20,6 +20,7 @@ import type { Credential } from "../../credentials/credential.js"
 import { defaultExtensionProviders, type ExtensionProvider } from "../../mesh-config/extension-providers.js"
 import type { Endpoint, Service } from "../../registry/model.js"
 import { type AuthorizationPolicyView, authorizationPolicyView } from "../grpcgen/grpc-rbac.js"
+import type { JwksInput } from "../proxygen/inbound/jwt.js"
 import { replacedRun } from "./replaced-run.js"
 import { hostsRoutingTo, wildcardCovers } from "./routing-hosts.js"
 import {
@@ -46,6 +47,12 @@ export interface PushContextInput {
    * A change to any of these is a full push (`changedHosts`).
    */
   readonly proxyConfig?: ProxyConfigInput
+  /**
+   * RequestAuthentication key sets the control plane fetched (`PILOT_JWT_ENABLE_REMOTE_JWKS`),
+   * inlined by the sidecar generator; absent: proxies fetch their own. A new `resolved` map is
+   * made only when a key set changed, so it is compared by identity.
+   */
+  readonly jwks?: JwksInput
 }
 
 /** The config kinds only the proxy generators read. */
@@ -510,6 +517,8 @@ export const changedHosts = (before: PushContext, after: PushContext): ReadonlyS
     return undefined
   // Gateways, Sidecars, EnvoyFilters, ... may change any proxy resource.
   if (proxyConfigDiffers(before, after)) return undefined
+  if (before.input.jwks?.resolved !== after.input.jwks?.resolved || before.input.jwks?.mode !== after.input.jwks?.mode)
+    return undefined
   const hosts = new Set<string>([
     ...before.serviceByHost.keys(),
     ...after.serviceByHost.keys(),

@@ -156,6 +156,16 @@ const proxyConfigChanges = (before: PushContextInput, after: PushContextInput): 
   return out
 }
 
+/** Key sets the control plane fetched changed: every RequestAuthentication using them may generate anew. */
+const jwksChanges = (before: PushContextInput, after: PushContextInput): ReadonlyArray<ConfigKey> => {
+  if (before.jwks?.resolved === after.jwks?.resolved && before.jwks?.mode === after.jwks?.mode) return []
+  return (after.proxyConfig?.requestAuthentications ?? []).map((ra) => ({
+    kind: "RequestAuthentication",
+    namespace: ra.meta.namespace,
+    name: ra.meta.name,
+  }))
+}
+
 /** The push request a change of inputs calls for; undefined when nothing changed. */
 export const diffInputs = (before: PushContextInput, after: PushContextInput, now: number): PushRequest | undefined => {
   if (before === after) return undefined
@@ -172,6 +182,7 @@ export const diffInputs = (before: PushContextInput, after: PushContextInput, no
     ...pa.map((k) => splitKey("PeerAuthentication", k)),
     ...ap.map((k) => splitKey("AuthorizationPolicy", k)),
     ...proxyConfigChanges(before, after),
+    ...jwksChanges(before, after),
   ]
   if (configs.length === 0 && endpoints.length === 0) return undefined
   if (configs.length === 0) {

@@ -12,36 +12,17 @@
  * Each provider writes the verified payload to the filter's dynamic metadata under its issuer
  * (`payload_in_metadata`): the RBAC filters read request principals and claims from there.
  */
-import { Either } from "effect"
-import { parseGoDurationNanos } from "../../../config/duration.js"
 import type { ConfigResource } from "../../../config-model/resource.js"
 import type { RequestAuthenticationSpec } from "../../../config-model/schemas/request-authentication.js"
+import type { JwksMode } from "../../../jwks/mode.js"
+import { jwksSource } from "../../../jwks/source.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { matchesLabels } from "../scope.js"
-import { Filter, outboundClusterName, TypedConfig } from "../well-known.js"
+import { Filter, TypedConfig } from "../well-known.js"
 
 type JwtRule = NonNullable<RequestAuthenticationSpec["jwtRules"]>[number]
-
-/**
- * The key set of providers whose keys cannot be had (no `jwks`, no `jwksUri`): a valid RSA key
- * whose private half was never kept, so no token verifies (the reference does the same).
- */
-const UNUSABLE_JWKS = JSON.stringify({
-  keys: [
-    {
-      kty: "RSA",
-      e: "AQAB",
-      n: "vbO8tFSf7Qo_d65t87oAq5juVWOVpK9vGyJq1qwFSpi8LVVSqBmxK2A2vqOpPmVhPVgJmOYx_NoGRVIiMmdb3SAJvzDfStJaxTCEYPnFQvQXP0dpJVwIuD8Towdl6kannlQsyUTdVUMSBsggpQbjMIZHAX-OoNfAc0Ro0Qe8NGXeocvHUDSzz_YdMwabWcLk4CcH7n1enuqzngX6KAgCwDOUVfIm7S7X0FBs74xl_u6hYVpKnJCA-MOzSFcm-iKxujDTVt1fM1AR0GXw2tuR6KmiZ3ReaPdyF4vw0xA13fnzRstHnQzo0YVDfKSx5_4C3A_0Lr5vSXhNwXkeZyoz8w",
-      kid: "mesh-unresolved-jwks",
-    },
-  ],
-})
-
-/** The reference's JWKS fetch timeout and cache duration. */
-const DEFAULT_TIMEOUT_NANOS = 5_000_000_000n
-const CACHE_DURATION: ProtoObject = { seconds: "300", nanos: 0 }
 
 export interface ApplicableRequestAuthentications {
   readonly resources: ReadonlyArray<ConfigResource<RequestAuthenticationSpec>>
@@ -69,58 +50,27 @@ export const applicableRequestAuthentications = (
   return { resources, warnings }
 }
 
-const duration = (nanos: bigint): ProtoObject => ({
-  seconds: (nanos / 1_000_000_000n).toString(),
-  nanos: Number(nanos % 1_000_000_000n),
-})
-
-/** `outbound|<port>||<host>` of a JWKS URI (the port defaults by scheme), or undefined. */
-export const jwksCluster = (uri: string): string | undefined => {
-  try {
-    const url = new URL(uri)
-    const port = url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80
-    return url.hostname === "" ? undefined : outboundClusterName(url.hostname, port)
-  } catch {
-    return undefined
-  }
-}
-
 /** Whether the proxy has a cluster for a service host and port (its scope sees the service). */
 export type HasServicePort = (host: string, port: number) => boolean
+
+/** How key sets are had (`PILOT_JWT_ENABLE_REMOTE_JWKS`) and those the control plane resolved. */
+export interface JwksInput {
+  readonly mode: JwksMode
+  readonly resolved: ReadonlyMap<string, string>
+}
+
+/** Nothing resolved by the server: every proxy fetches its keys itself (the behaviour without a resolver). */
+export const proxyFetchedJwks: JwksInput = { mode: "proxy", resolved: new Map() }
 
 const provider = (
   rule: JwtRule,
   where: string,
   warnings: Array<string>,
   hasServicePort: HasServicePort,
+  jwks: JwksInput,
 ): ProtoObject => {
-  const timeout =
-    rule.timeout === undefined
-      ? DEFAULT_TIMEOUT_NANOS
-      : Either.getOrElse(parseGoDurationNanos(rule.timeout), () => DEFAULT_TIMEOUT_NANOS)
-  const cluster = rule.jwksUri !== undefined && rule.jwksUri !== "" ? jwksCluster(rule.jwksUri) : undefined
-  let source: ProtoObject
-  if (rule.jwks !== undefined && rule.jwks !== "") source = { local_jwks: { inline_string: rule.jwks } }
-  else if (cluster !== undefined) {
-    // As the reference's remote-JWKS mode: the proxy fetches the keys through the host's
-    // outbound cluster, which only exists for a service it sees (a ServiceEntry for external
-    // issuers); without it every fetch fails and tokens of the issuer are rejected.
-    const url = new URL(rule.jwksUri!)
-    const port = Number(cluster.slice("outbound|".length, cluster.indexOf("||")))
-    if (!hasServicePort(url.hostname, port))
-      warnings.push(
-        `${where}: jwksUri host ${url.hostname}:${port} is not a service the proxy sees (no cluster ${cluster}); add a ServiceEntry for it, or tokens of issuer ${rule.issuer} are rejected`,
-      )
-    source = {
-      remote_jwks: {
-        http_uri: { uri: rule.jwksUri, cluster, timeout: duration(timeout) },
-        cache_duration: CACHE_DURATION,
-      },
-    }
-  } else {
-    warnings.push(`${where}: neither jwks nor a usable jwksUri; tokens of issuer ${rule.issuer} are rejected`)
-    source = { local_jwks: { inline_string: UNUSABLE_JWKS } }
-  }
+  const { source, warning } = jwksSource(rule, { mode: jwks.mode, resolved: jwks.resolved, hasServicePort })
+  if (warning !== undefined) warnings.push(`${where}: ${warning}`)
   const spaceDelimited = rule.spaceDelimitedClaims ?? []
   const claimHeaders = rule.outputClaimToHeaders ?? []
   return {
@@ -168,6 +118,7 @@ const byName = (i: number): ProtoObject => ({ provider_name: name(i) })
 export const jwtFilter = (
   resources: ReadonlyArray<ConfigResource<RequestAuthenticationSpec>>,
   hasServicePort: HasServicePort = () => true,
+  jwks: JwksInput = proxyFetchedJwks,
 ): JwtConfig => {
   const warnings: Array<string> = []
   const providers: Record<string, ProtoObject> = {}
@@ -176,7 +127,7 @@ export const jwtFilter = (
   for (const ra of resources)
     (ra.spec.jwtRules ?? []).forEach((rule, i) => {
       const where = `RequestAuthentication ${ra.meta.namespace}/${ra.meta.name} field jwtRules[${i}]`
-      providers[name(count++)] = provider(rule, where, warnings, hasServicePort)
+      providers[name(count++)] = provider(rule, where, warnings, hasServicePort, jwks)
       if (!issuers.includes(rule.issuer)) issuers.push(rule.issuer)
     })
   if (count === 0) return { issuers, warnings }

@@ -37,7 +37,7 @@ import {
   VIRTUAL_INBOUND_PORT,
 } from "../well-known.js"
 import { authzFilters } from "./authz.js"
-import { applicableRequestAuthentications, jwtFilter } from "./jwt.js"
+import { applicableRequestAuthentications, jwtFilter, proxyFetchedJwks } from "./jwt.js"
 import { type InboundPort, inboundPorts } from "./ports.js"
 import { ingressTlsSocket, MTLS_ALPN_HTTP, MTLS_ALPN_TCP, meshMtlsSocket, PLAINTEXT_ALPN_HTTP } from "./tls.js"
 
@@ -95,8 +95,11 @@ const plan = (push: PushContext, proxy: ProxyView): Planned => {
     return { port, mode }
   })
   const ras = applicableRequestAuthentications(push, proxy)
-  const jwt = jwtFilter(ras.resources, (host, port) =>
-    proxyScope(push, proxy).services.some((s) => s.hostname === host && s.ports.some((p) => p.port === port)),
+  const jwt = jwtFilter(
+    ras.resources,
+    (host, port) =>
+      proxyScope(push, proxy).services.some((s) => s.hostname === host && s.ports.some((p) => p.port === port)),
+    push.input.jwks ?? proxyFetchedJwks,
   )
   const authz = authzFilters(push, proxy, jwt.issuers)
   for (const m of [...ras.warnings, ...jwt.warnings]) warnings.push(notice("authn", m))
