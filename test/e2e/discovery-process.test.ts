@@ -279,6 +279,63 @@ spec:
     }
   })
 
+  it("serves a Gateway-API Gateway and HTTPRoute from the config directory to its gateway (stand-in proxy)", async () => {
+    writeFileSync(
+      join(dir, "mesh/gateway-api.yaml"),
+      `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: edge, namespace: demo }
+spec:
+  gatewayClassName: mesh
+  listeners:
+  - { name: http, port: 8080, protocol: HTTP, hostname: "*.example.com" }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: reviews, namespace: demo }
+spec:
+  parentRefs: [{ name: edge }]
+  hostnames: [reviews.example.com]
+  rules:
+  - matches: [{ path: { type: PathPrefix, value: /reviews } }]
+    backendRefs: [{ name: reviews, port: 9080 }]
+`,
+    )
+    const proxy = startStandInProxy({
+      address: ads,
+      node: {
+        id: "router~10.9.9.7~edge-1.demo~demo.svc.cluster.local",
+        metadata: { NAMESPACE: "demo", LABELS: { "gateway.networking.k8s.io/gateway-name": "edge" } },
+      },
+    })
+    const request = (host: string, path: string) =>
+      outboundHttp({
+        listeners: proxy.resources(StandInType.listener),
+        routes: proxy.resources(StandInType.route),
+        port: 8080,
+        host,
+        path,
+        headers: {},
+      })
+    try {
+      await proxy.waitFor(
+        (p) => p.version(StandInType.route) !== "" && request("reviews.example.com", "/reviews/1").kind === "route",
+        20_000,
+      )
+      expect(proxy.nacks).toEqual([])
+      expect(request("reviews.example.com", "/reviews/1")).toMatchObject({
+        kind: "route",
+        cluster: "outbound|9080||reviews.demo.svc.cluster.local",
+      })
+      // Outside the route's path prefix and hostnames: not found.
+      expect(request("reviews.example.com", "/other").kind).not.toBe("route")
+      expect(request("ratings.example.com", "/reviews/1").kind).not.toBe("route")
+    } finally {
+      proxy.close()
+      rmSync(join(dir, "mesh/gateway-api.yaml"), { force: true })
+    }
+  })
+
   it("shows the client's ACKed versions in /debug/syncz and its resources in /debug/config_dump", async () => {
     const rows = await until("every type ACKed in syncz", async () => {
       const { status, body } = await getJson(`http://${monitoring}/debug/syncz`)

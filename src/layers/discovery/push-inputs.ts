@@ -1,56 +1,93 @@
 /**
  * The PushContext inputs of the ADS server, followed live: every applied config change and
  * every registry change yields a full input (services, endpoints, VirtualServices,
- * DestinationRules, PeerAuthentications, AuthorizationPolicies, and the proxy-only config with
- * the cluster's TLS credentials when a CredentialSource is there); the server diffs consecutive
- * inputs and debounces the pushes.
+ * DestinationRules, PeerAuthentications, AuthorizationPolicies, and the proxy-only config); the
+ * server diffs consecutive inputs and debounces the pushes. Optional sources join when they are
+ * there: the cluster's TLS credentials, namespace labels (for Gateway-API route binding), the
+ * JWKS resolver. Gateway-API resources are converted into Gateways and VirtualServices here.
  */
 import { Effect, Option, Stream } from "effect"
 import { ConfigStore } from "../../services/config-store/config-store.js"
 import type { ConfigSnapshot } from "../../services/config-store/snapshot.js"
 import { type Credential, CredentialSource } from "../../services/credentials/credential.js"
+import {
+  defaultGatewayApiSettings,
+  type GatewayApiResources,
+  GatewayApiSettings,
+  makeGatewayApiView,
+} from "../../services/gateway-api/push-view.js"
 import { JwksResolver } from "../../services/jwks/resolver.js"
 import { meshServiceLookup, serverFetchTargets } from "../../services/jwks/targets.js"
+import { type NamespaceLabelMap, NamespaceLabels } from "../../services/orchestrator/namespace-labels.js"
 import { type RegistrySnapshot, ServiceRegistry } from "../../services/registry/registry.js"
 import type { PushContextInput } from "../../services/xds/model/push-context.js"
 import type { JwksInput } from "../../services/xds/proxygen/inbound/jwt.js"
 
-/** The input of one moment: a config snapshot and a registry snapshot (pure). */
+/** What joins the config and registry snapshots when its source is there. */
+export interface PushExtras {
+  readonly credentials?: ReadonlyArray<Credential>
+  readonly jwks?: JwksInput
+  readonly gatewayApi?: GatewayApiResources
+}
+
+/** The input of one moment: a config snapshot, a registry snapshot and the extras (pure). */
 export const pushContextInput = (
   config: ConfigSnapshot,
   registry: RegistrySnapshot,
-  credentials: ReadonlyArray<Credential> = [],
-  jwks?: JwksInput,
-): PushContextInput => ({
-  ...(jwks !== undefined ? { jwks } : {}),
-  services: registry.services,
-  endpoints: [...registry.endpointsByKey.values()].flat(),
-  virtualServices: config.list("VirtualService"),
-  destinationRules: config.list("DestinationRule"),
-  peerAuthentications: config.list("PeerAuthentication"),
-  authorizationPolicies: config.list("AuthorizationPolicy"),
-  proxyConfig: {
-    gateways: config.list("Gateway"),
-    sidecars: config.list("Sidecar"),
-    envoyFilters: config.list("EnvoyFilter"),
-    requestAuthentications: config.list("RequestAuthentication"),
-    telemetries: config.list("Telemetry"),
-    wasmPlugins: config.list("WasmPlugin"),
-    credentials,
-  },
-})
+  extras: PushExtras = {},
+): PushContextInput => {
+  const converted = extras.gatewayApi
+  const withConverted = <T>(own: ReadonlyArray<T>, more: ReadonlyArray<T> | undefined): ReadonlyArray<T> =>
+    more === undefined || more.length === 0 ? own : [...own, ...more]
+  return {
+    ...(extras.jwks !== undefined ? { jwks: extras.jwks } : {}),
+    services: registry.services,
+    endpoints: [...registry.endpointsByKey.values()].flat(),
+    virtualServices: withConverted(config.list("VirtualService"), converted?.virtualServices),
+    destinationRules: config.list("DestinationRule"),
+    peerAuthentications: config.list("PeerAuthentication"),
+    authorizationPolicies: config.list("AuthorizationPolicy"),
+    proxyConfig: {
+      gateways: withConverted(config.list("Gateway"), converted?.gateways),
+      sidecars: config.list("Sidecar"),
+      envoyFilters: config.list("EnvoyFilter"),
+      requestAuthentications: config.list("RequestAuthentication"),
+      telemetries: config.list("Telemetry"),
+      wasmPlugins: config.list("WasmPlugin"),
+      credentials: extras.credentials ?? [],
+    },
+  }
+}
+
+/** Namespace labels from the config (files may hold Namespaces), the cluster's overriding them. */
+const namespaceLabelsOf = (config: ConfigSnapshot, cluster: NamespaceLabelMap): NamespaceLabelMap => {
+  const own = config.list("Namespace")
+  if (own.length === 0) return cluster
+  const map = new Map<string, Readonly<Record<string, string>>>(own.map((ns) => [ns.meta.name, ns.meta.labels]))
+  for (const [name, labels] of cluster) map.set(name, labels)
+  return map
+}
 
 export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigStore | ServiceRegistry> =
   Stream.unwrapScoped(
     Effect.gen(function* () {
       const config = yield* ConfigStore
       const registry = yield* ServiceRegistry
-      // Optional: without an orchestrator (or in tests) there are no Secrets to serve.
+      // Optional sources: without an orchestrator (or in tests) there are no Secrets or labels.
       const credentialSource = yield* Effect.serviceOption(CredentialSource)
       const credentials = Option.match(credentialSource, {
         onNone: () => Stream.succeed<ReadonlyArray<Credential>>([]),
         onSome: (source) => Stream.concat(Stream.succeed<ReadonlyArray<Credential>>([]), source.changes),
       })
+      const namespaceSource = yield* Effect.serviceOption(NamespaceLabels)
+      const noLabels: NamespaceLabelMap = new Map()
+      const namespaceLabels = Option.match(namespaceSource, {
+        onNone: () => Stream.succeed(noLabels),
+        onSome: (source) => Stream.concat(Stream.succeed(noLabels), source.changes),
+      })
+      const gatewayApiView = makeGatewayApiView(
+        Option.getOrElse(yield* Effect.serviceOption(GatewayApiSettings), () => defaultGatewayApiSettings),
+      )
       // Events that only change the set of reported issues leave the served config as it was.
       const configSnapshots = config.watch.pipe(
         Stream.filter((event) => event.full || event.changes.length > 0),
@@ -61,12 +98,33 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
         Stream.succeed(snapshot),
         Stream.fromQueue(events).pipe(Stream.map((event) => event.snapshot)),
       )
-      const inputs = Stream.zipLatestAll(configSnapshots, registrySnapshots, credentials)
+      const inputs = Stream.zipLatestAll(configSnapshots, registrySnapshots, credentials, namespaceLabels)
+      const extrasOf = (
+        c: ConfigSnapshot,
+        r: RegistrySnapshot,
+        credentialSet: ReadonlyArray<Credential>,
+        labels: NamespaceLabelMap,
+      ): PushExtras => ({
+        credentials: credentialSet,
+        gatewayApi: gatewayApiView(
+          {
+            gatewayClasses: c.list("GatewayClass"),
+            gateways: c.list("KubernetesGateway"),
+            httpRoutes: c.list("HTTPRoute"),
+            grpcRoutes: c.list("GRPCRoute"),
+            tcpRoutes: c.list("TCPRoute"),
+            tlsRoutes: c.list("TLSRoute"),
+            referenceGrants: c.list("ReferenceGrant"),
+          },
+          r.services,
+          namespaceLabelsOf(c, labels),
+        ),
+      })
       // Optional too: with a JWKS resolver, the key sets the current RequestAuthentications need
       // are kept fetched, and each new resolved map is a new input.
       const jwksResolver = yield* Effect.serviceOption(JwksResolver)
       if (Option.isNone(jwksResolver))
-        return inputs.pipe(Stream.map(([c, r, credentialSet]) => pushContextInput(c, r, credentialSet)))
+        return inputs.pipe(Stream.map(([c, r, cs, ls]) => pushContextInput(c, r, extrasOf(c, r, cs, ls))))
       const resolver = jwksResolver.value
       const needed = inputs.pipe(
         Stream.tap(([c, r]) =>
@@ -81,8 +139,8 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
         ),
       )
       return Stream.zipLatest(needed, resolver.changes).pipe(
-        Stream.map(([[c, r, credentialSet], resolved]) =>
-          pushContextInput(c, r, credentialSet, { mode: resolver.mode, resolved }),
+        Stream.map(([[c, r, cs, ls], resolved]) =>
+          pushContextInput(c, r, { ...extrasOf(c, r, cs, ls), jwks: { mode: resolver.mode, resolved } }),
         ),
       )
     }),

@@ -33,6 +33,7 @@ import { layerFile as meshConfigFile } from "../mesh-config/file.js"
 import { layer as orchestratorMeshConfig } from "../mesh-config/orchestrator.js"
 import type { OrchestratorConfigError } from "../orchestrator/client.js"
 import { layer as localClusterLayer } from "../orchestrator/local-cluster.js"
+import { layer as namespaceLabelsLayer } from "../orchestrator/namespace-labels.js"
 import { checkOrchestrator, layerRegistries, type RegistryKind } from "./registries.js"
 
 export interface DiscoveryInputsOptions {
@@ -66,6 +67,8 @@ export interface DiscoveryInputsOptions {
     readonly PILOT_ENABLE_SERVICEENTRY_SELECT_PODS?: boolean
     readonly PILOT_INSECURE_MULTICLUSTER_ORCHCONFIG_OPTIONS?: string
     readonly PILOT_REMOTE_CLUSTER_TIMEOUT?: Duration.Duration
+    readonly PILOT_ENABLE_GATEWAY_API?: boolean
+    readonly PILOT_ENABLE_ALPHA_GATEWAY_API?: boolean
   }
   /** The shared mesh config as a file (embedders, tests); `SHARED_MESH_CONFIG` itself names an orchestrator ConfigMap. */
   readonly sharedMeshConfigPath?: string
@@ -128,12 +131,22 @@ export const layer = (
         options.configDir !== ""
           ? Layer.merge(configStoreFile({ configDir: options.configDir }), noWatchedKinds)
           : access !== undefined
-            ? orchestratorConfigStore({ watchNamespace: env.MESH_WATCH_NAMESPACE ?? "" }).pipe(Layer.provide(access))
+            ? orchestratorConfigStore({
+                watchNamespace: env.MESH_WATCH_NAMESPACE ?? "",
+                crdSources: {
+                  gatewayApi: env.PILOT_ENABLE_GATEWAY_API ?? true,
+                  alphaGatewayApi: env.PILOT_ENABLE_ALPHA_GATEWAY_API ?? false,
+                },
+              }).pipe(Layer.provide(access))
             : Layer.merge(configStoreMemory(), noWatchedKinds)
       // Gateway and DestinationRule credentials: the cluster's Secrets, when there is a cluster.
+      // And the namespaces' labels (Gateway listeners select route namespaces by them).
       const credentials =
         access !== undefined
-          ? credentialsFromOrchestrator({ watchNamespace: env.MESH_WATCH_NAMESPACE ?? "" }).pipe(Layer.provide(access))
+          ? Layer.merge(
+              credentialsFromOrchestrator({ watchNamespace: env.MESH_WATCH_NAMESPACE ?? "" }),
+              namespaceLabelsLayer,
+            ).pipe(Layer.provide(access))
           : noCredentials
       const meshFileExists = options.meshConfig !== "" && fs.existsSync(options.meshConfig)
       if (access !== undefined && !meshFileExists) {

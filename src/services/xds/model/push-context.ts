@@ -301,6 +301,9 @@ export const makePushContext = (
   // The oldest VirtualService / DestinationRule for a host wins (reference conflict rule).
   const virtualServiceByHost = new Map<string, VirtualServiceView>()
   for (const resource of [...input.virtualServices].sort(byAge)) {
+    // Proxyless clients are mesh workloads: a VirtualService bound only to gateways (a
+    // Gateway-API route's, or the user's) is not theirs.
+    if (!appliesToMesh(resource)) continue
     const view = viewOf(memo.virtualServices, resource, virtualServiceView)
     for (const host of view.hosts) {
       const fqdn = resolveHost(host, view.namespace, options.domainSuffix)
@@ -348,6 +351,12 @@ export const makePushContext = (
     fingerprint,
     memo,
   }
+}
+
+/** Whether a VirtualService binds the mesh's own workloads: no `gateways`, or `mesh` among them. */
+const appliesToMesh = (resource: ConfigResource<VirtualServiceSpec>): boolean => {
+  const gateways = resource.spec.gateways ?? []
+  return gateways.length === 0 || gateways.includes("mesh")
 }
 
 const sortedProxyConfig = (input: ProxyConfigInput | undefined): ProxyConfigInput =>

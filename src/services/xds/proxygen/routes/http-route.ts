@@ -64,6 +64,16 @@ const REDIRECT_CODES: Readonly<Record<number, string>> = {
   308: "PERMANENT_REDIRECT",
 }
 
+/**
+ * The path part of a redirect: the whole path, or with the reference's `%PREFIX()%` marker (a
+ * Gateway-API `ReplacePrefixMatch` redirect) the matched prefix replaced by what follows it.
+ */
+const PREFIX_MARKER = "%PREFIX()%"
+const redirectPath = (uri: string | undefined): ProtoObject => {
+  if (uri === undefined || uri === "") return {}
+  return uri.startsWith(PREFIX_MARKER) ? { prefix_rewrite: uri.slice(PREFIX_MARKER.length) } : { path_redirect: uri }
+}
+
 const redirectAction = (redirect: NonNullable<HTTPRoute["redirect"]>, listenerPort: number): ProtoObject => ({
   ...(redirect.scheme ? { scheme_redirect: redirect.scheme } : {}),
   ...(redirect.authority ? { host_redirect: redirect.authority } : {}),
@@ -73,7 +83,7 @@ const redirectAction = (redirect: NonNullable<HTTPRoute["redirect"]>, listenerPo
     : redirect.derivePort === "FROM_REQUEST_PORT"
       ? { port_redirect: listenerPort }
       : {}),
-  ...(redirect.uri ? { path_redirect: redirect.uri } : {}),
+  ...redirectPath(redirect.uri),
   response_code: REDIRECT_CODES[redirect.redirectCode ?? 301] ?? "MOVED_PERMANENTLY",
 })
 

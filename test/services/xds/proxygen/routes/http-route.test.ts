@@ -241,6 +241,13 @@ describe("httpRoutesFor: actions", () => {
     expect(routes.every((r) => r.route === undefined)).toBe(true)
   })
 
+  it("redirect with the %PREFIX()% marker (a Gateway-API ReplacePrefixMatch) rewrites the matched prefix", () => {
+    const { routes } = routesOf([
+      { match: [{ uri: { prefix: "/old/" } }], redirect: { uri: "%PREFIX()%/new/", redirectCode: 302 } },
+    ])
+    expect(routes[0].redirect).toEqual({ prefix_rewrite: "/new/", response_code: "FOUND" })
+  })
+
   it("directResponse: status and body", () => {
     const { routes } = routesOf([
       { match: [{ uri: { exact: "/s" } }], directResponse: { status: 418, body: { string: "teapot" } } },

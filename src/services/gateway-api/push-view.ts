@@ -1,0 +1,76 @@
+/**
+ * The Gateway-API resources as the push pipeline serves them: converted (convert.ts) to mesh
+ * Gateways and VirtualServices that join the user's own. The conversion runs again only when one
+ * of its inputs changed: the config snapshot hands unchanged kinds over as the same arrays, and
+ * the registry its unchanged services, so an endpoint change costs an identity check.
+ */
+import { Context } from "effect"
+import type { ConfigResource } from "../config-model/resource.js"
+import type { GatewaySpec } from "../config-model/schemas/gateway.js"
+import type { VirtualServiceSpec } from "../config-model/schemas/virtual-service.js"
+import { GATEWAY_CONTROLLER_NAME } from "../constants.js"
+import type { Service } from "../registry/model.js"
+import { convertGatewayApi, type GatewayApiInput } from "./convert.js"
+import { DEFAULT_GATEWAY_CLASS_NAME } from "./model.js"
+
+/** `PILOT_ENABLE_GATEWAY_API`, `PILOT_GATEWAY_API_CONTROLLER_NAME`, `PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME`, `--domain`. */
+export interface GatewayApiSettingsShape {
+  readonly enabled: boolean
+  readonly controllerName: string
+  readonly defaultClassName: string
+  readonly domainSuffix: string
+}
+
+export class GatewayApiSettings extends Context.Tag("mesh/GatewayApiSettings")<
+  GatewayApiSettings,
+  GatewayApiSettingsShape
+>() {}
+
+/** The reference's defaults: on, its controller name, the `mesh` class. */
+export const defaultGatewayApiSettings: GatewayApiSettingsShape = {
+  enabled: true,
+  controllerName: GATEWAY_CONTROLLER_NAME,
+  defaultClassName: DEFAULT_GATEWAY_CLASS_NAME,
+  domainSuffix: "cluster.local",
+}
+
+/** What the push pipeline adds: the mesh resources the Gateway-API resources stand for. */
+export interface GatewayApiResources {
+  readonly gateways: ReadonlyArray<ConfigResource<GatewaySpec>>
+  readonly virtualServices: ReadonlyArray<ConfigResource<VirtualServiceSpec>>
+}
+
+const NONE: GatewayApiResources = { gateways: [], virtualServices: [] }
+
+type Lists = Omit<GatewayApiInput, "services" | "namespaceLabels">
+
+const sameInputs = (a: GatewayApiInput, b: GatewayApiInput): boolean =>
+  (Object.keys(a) as Array<keyof GatewayApiInput>).every((key) => a[key] === b[key])
+
+/** A converter remembering its last input and output (one per push pipeline). */
+export const makeGatewayApiView = (settings: GatewayApiSettingsShape) => {
+  let last: { readonly input: GatewayApiInput; readonly output: GatewayApiResources } | undefined
+  return (
+    lists: Lists,
+    services: ReadonlyArray<Service>,
+    namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>,
+  ): GatewayApiResources => {
+    if (!settings.enabled) return NONE
+    const input: GatewayApiInput = { ...lists, services, namespaceLabels }
+    if (last !== undefined && sameInputs(last.input, input)) return last.output
+    // Nothing to convert: no Gateway-API objects at all (the common case without the CRDs).
+    const empty = Object.values(lists).every((list) => list.length === 0)
+    const converted = empty
+      ? NONE
+      : convertGatewayApi(input, {
+          controllerName: settings.controllerName,
+          defaultClassName: settings.defaultClassName,
+          domainSuffix: settings.domainSuffix,
+          // Statuses are the status writer's; the served resources do not depend on the time.
+          now: new Date(0).toISOString(),
+        })
+    const output = { gateways: converted.gateways, virtualServices: converted.virtualServices }
+    last = { input, output }
+    return output
+  }
+}
