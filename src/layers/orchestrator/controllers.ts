@@ -1,19 +1,21 @@
 /**
  * mesh-discovery's writing controllers on the orchestrator, each run only while this instance
  * leads (spec 000 part 1 rule 6): the `mesh-ca-root-cert` ConfigMaps of every namespace, the
- * caBundle of the webhook configurations (rule 9), node untainting and analysis messages in the
- * status of config resources when their variables ask for them. Leadership is a coordination Lease unless
- * `ENABLE_LEADER_ELECTION=false`; without an orchestrator this instance always leads and there is
- * nothing to write.
+ * caBundle of the webhook configurations (rule 9), node untainting, analysis messages in the
+ * status of config resources and the status of Gateway-API objects when their variables ask for
+ * them. Leadership is a coordination Lease unless `ENABLE_LEADER_ELECTION=false`; without an
+ * orchestrator this instance always leads and there is nothing to write.
  */
-import { type Duration, Effect, Layer, Option, Stream } from "effect"
+import { Duration, Effect, Layer, Option, Stream } from "effect"
 import type { CertificateAuthority } from "../../services/ca/ca.js"
 import type { ConfigStore } from "../../services/config-store/config-store.js"
 import { WatchedConfigKinds } from "../../services/config-store/watched-kinds.js"
 import type { Metrics } from "../../services/metrics/metrics.js"
 import { LeaderElection, layerAlwaysLeader } from "../../services/orchestrator/leader.js"
 import { LocalCluster, withCluster } from "../../services/orchestrator/local-cluster.js"
+import type { ServiceRegistry } from "../../services/registry/registry.js"
 import { rootCertDistributor } from "../ca/orchestrator/root-cert-distributor.js"
+import { runGatewayApiStatus } from "../gateway-api/status-writer.js"
 import { ServingCert } from "../secure-grpc/serving-cert.js"
 import { runCaBundlePatcher } from "../webhook/ca-bundle-patcher.js"
 import { servingCaPem } from "../webhook/serving-ca.js"
@@ -60,14 +62,35 @@ export interface ControllersSettings {
   readonly untaintNodes: boolean
   /** `PILOT_ENABLE_ANALYSIS` and `PILOT_ANALYSIS_INTERVAL`; `--domain`. */
   readonly analysis: { readonly enabled: boolean; readonly interval: Duration.DurationInput; readonly domain: string }
+  /**
+   * `PILOT_ENABLE_GATEWAY_API` and `PILOT_ENABLE_GATEWAY_API_STATUS`,
+   * `PILOT_GATEWAY_API_CONTROLLER_NAME`, `PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME`; `--domain`.
+   * Absent: not written.
+   */
+  readonly gatewayApiStatus?: {
+    readonly enabled: boolean
+    readonly controllerName: string
+    readonly defaultClassName: string
+    readonly domain: string
+  }
 }
+
+/** The longest time between two Gateway-API status rounds (changes start one sooner). */
+const GATEWAY_API_STATUS_INTERVAL = Duration.seconds(30)
 
 export const layerControllers = (
   settings: ControllersSettings,
 ): Layer.Layer<
   never,
   never,
-  LocalCluster | LeaderElection | CertificateAuthority | ServingCert | Metrics | ConfigStore | WatchedConfigKinds
+  | LocalCluster
+  | LeaderElection
+  | CertificateAuthority
+  | ServingCert
+  | Metrics
+  | ConfigStore
+  | WatchedConfigKinds
+  | ServiceRegistry
 > =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
@@ -101,6 +124,20 @@ export const layerControllers = (
             watched: yield* WatchedConfigKinds,
             watchNamespace: settings.watchNamespace,
             domainSuffix: settings.analysis.domain,
+          }).pipe(withCluster(local.value)),
+        )
+      }
+      const gatewayApi = settings.gatewayApiStatus
+      if (gatewayApi?.enabled === true) {
+        yield* leader.whileLeader(
+          "gateway-api-status",
+          runGatewayApiStatus({
+            controllerName: gatewayApi.controllerName,
+            defaultClassName: gatewayApi.defaultClassName,
+            domainSuffix: gatewayApi.domain,
+            interval: GATEWAY_API_STATUS_INTERVAL,
+            watched: yield* WatchedConfigKinds,
+            watchNamespace: settings.watchNamespace,
           }).pipe(withCluster(local.value)),
         )
       }

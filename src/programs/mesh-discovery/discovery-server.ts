@@ -24,6 +24,7 @@ import * as Webhook from "../../layers/webhook/webhook-server.js"
 import * as Xds from "../../layers/xds/layer.js"
 import { discoveryEnv } from "../../services/config/discovery-env.js"
 import { envTableConfig } from "../../services/config/env.js"
+import { GatewayApiSettings } from "../../services/gateway-api/push-view.js"
 import { JwksConfig } from "../../services/jwks/config.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { discoveryScopes } from "../../services/logging/scopes.js"
@@ -62,6 +63,12 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
       namespace: args.namespace,
       untaintNodes: env.PILOT_ENABLE_NODE_UNTAINT_CONTROLLERS,
       analysis: { enabled: env.PILOT_ENABLE_ANALYSIS, interval: env.PILOT_ANALYSIS_INTERVAL, domain: args.domain },
+      gatewayApiStatus: {
+        enabled: env.PILOT_ENABLE_GATEWAY_API && env.PILOT_ENABLE_GATEWAY_API_STATUS,
+        controllerName: env.PILOT_GATEWAY_API_CONTROLLER_NAME,
+        defaultClassName: env.PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME,
+        domain: args.domain,
+      },
     }).pipe(
       Layer.provide(
         layerLeaderElection({
@@ -80,6 +87,14 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
       controllers,
     ).pipe(
       Layer.provide(grpc),
+      Layer.provide(
+        Layer.succeed(GatewayApiSettings, {
+          enabled: env.PILOT_ENABLE_GATEWAY_API,
+          controllerName: env.PILOT_GATEWAY_API_CONTROLLER_NAME,
+          defaultClassName: env.PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME,
+          domainSuffix: args.domain,
+        }),
+      ),
       // RequestAuthentication key sets fetched by the control plane (PILOT_JWT_ENABLE_REMOTE_JWKS).
       Layer.provide(jwksResolverLayer.pipe(Layer.provide(JwksConfig.layerFromEnv()))),
       Layer.provide(discoveryConfigLayer(args)),
