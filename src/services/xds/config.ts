@@ -37,6 +37,7 @@ export type XdsEnv = Pick<
   | "PILOT_ENABLE_ALPN_FILTER"
   | "PILOT_FILTER_GATEWAY_CLUSTER_CONFIG"
   | "PILOT_SCOPE_GATEWAY_TO_NAMESPACE"
+  | "PILOT_HTTP10"
 >
 
 export interface XdsFlags {
@@ -83,6 +84,7 @@ export const proxyGenOptions = (env: XdsEnv, mesh: ProxyMesh | undefined): Proxy
   enableAlpnFilter: env.PILOT_ENABLE_ALPN_FILTER,
   filterGatewayClusterConfig: env.PILOT_FILTER_GATEWAY_CLUSTER_CONFIG,
   scopeGatewayToNamespace: env.PILOT_SCOPE_GATEWAY_TO_NAMESPACE,
+  http10: env.PILOT_HTTP10,
 })
 
 export const xdsServerConfig = (
@@ -161,6 +163,7 @@ export class XdsConfig extends EnvConfig<XdsConfig, XdsFlags & XdsMesh>()("mesh/
     "PILOT_ENABLE_ALPN_FILTER",
     "PILOT_FILTER_GATEWAY_CLUSTER_CONFIG",
     "PILOT_SCOPE_GATEWAY_TO_NAMESPACE",
+    "PILOT_HTTP10",
   ],
   // The defaults of the `discovery` flags and of the mesh config.
   fields: {

@@ -134,6 +134,8 @@ export interface ProxyGenOptions {
   readonly connectTimeoutMs: number
   /** Mesh config `protocolDetectionTimeout`, milliseconds (0 disables the timeout). */
   readonly protocolDetectionTimeoutMs: number
+  /** `PILOT_HTTP10`: outbound and gateway HTTP listeners accept HTTP/1.0 (a proxy's `HTTP10=1` metadata does for it alone). */
+  readonly http10: boolean
   /** Mesh config `extensionProviders`, parsed once (ext_authz, access log and tracing providers). */
   readonly extensionProviders: ReadonlyArray<ExtensionProvider>
 }
@@ -154,6 +156,7 @@ export const defaultProxyGenOptions: ProxyGenOptions = {
   scopeGatewayToNamespace: false,
   connectTimeoutMs: 10_000,
   protocolDetectionTimeoutMs: 0,
+  http10: false,
   extensionProviders: defaultExtensionProviders,
 }
 

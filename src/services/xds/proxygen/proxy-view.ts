@@ -32,6 +32,8 @@ export interface ProxyView {
   readonly interceptionMode: InterceptionMode
   /** The agent answers DNS for the workload (metadata `DNS_CAPTURE`). */
   readonly dnsCapture: boolean
+  /** Its outbound HTTP listeners accept HTTP/1.0 (metadata `HTTP10` = `1`). */
+  readonly http10: boolean
   readonly metadata: Readonly<Record<string, unknown>>
   /**
    * The digest of everything above a generated resource set may depend on except the name and
@@ -96,6 +98,7 @@ export const proxyView = (
     version: stringOf(metadata.MESH_VERSION) || stringOf(metadata.ISTIO_VERSION),
     interceptionMode: interceptionOf(metadata.INTERCEPTION_MODE),
     dnsCapture: truthy(metadata.DNS_CAPTURE),
+    http10: stringOf(metadata.HTTP10) === "1",
     metadata,
   } as const
   const scopeKey = createHash("sha1")
@@ -112,6 +115,7 @@ export const proxyView = (
         ips.length > 0 && ips.every((ip) => ip.includes(":")),
         view.interceptionMode,
         view.dnsCapture,
+        view.http10,
       ]),
     )
     .digest("base64url")

@@ -9,7 +9,7 @@
 import type { ProtoObject } from "../../cache/resource-spec.js"
 import { Filter, TypedConfig } from "../well-known.js"
 
-export const httpConnectionManager = (statPrefix: string, routeConfigName: string): ProtoObject => ({
+export const httpConnectionManager = (statPrefix: string, routeConfigName: string, http10 = false): ProtoObject => ({
   name: Filter.httpConnectionManager,
   typed_config: {
     "@type": TypedConfig.httpConnectionManager,
@@ -32,6 +32,6 @@ export const httpConnectionManager = (statPrefix: string, routeConfigName: strin
     stream_idle_timeout: { seconds: "0", nanos: 0 },
     normalize_path: { value: true },
     path_with_escaped_slashes_action: "KEEP_UNCHANGED",
-    http_protocol_options: {},
+    http_protocol_options: http10 ? { accept_http_10: true } : {},
   },
 })

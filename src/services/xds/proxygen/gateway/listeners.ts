@@ -135,16 +135,19 @@ const listenerFor = (
   const name = `${address}_${port.listenPort}`
   const defaultStatPrefix = `outbound_${name}`
   const first = port.servers[0]!
+  const http10 = push.options.proxy.http10 || proxy.http10
   const chains: Array<ChainPlan> = []
   if (isHttpProtocol(first.protocol)) {
-    chains.push({ sniHosts: [], filters: [httpConnectionManager(defaultStatPrefix, first.routeName)] })
+    chains.push({ sniHosts: [], filters: [httpConnectionManager(defaultStatPrefix, first.routeName, http10)] })
   } else {
     for (const server of port.servers) {
       if (isHttpsTerminating(server)) {
         chains.push({
           sniHosts: server.sniHosts,
           tls: downstreamTlsContext(server.tls!, false),
-          filters: [httpConnectionManager(server.name !== "" ? server.name : defaultStatPrefix, server.routeName)],
+          filters: [
+            httpConnectionManager(server.name !== "" ? server.name : defaultStatPrefix, server.routeName, http10),
+          ],
         })
       } else chains.push(...tcpChains(push, proxy, server, knownSni, warnings))
     }

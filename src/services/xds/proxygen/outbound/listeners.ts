@@ -68,7 +68,7 @@ const tcpProxy = (target: TcpTarget): ProtoObject => ({
 const catchAllCluster = (policy: TrafficPolicy): string =>
   policy === "ALLOW_ANY" ? PASSTHROUGH_CLUSTER : BLACKHOLE_CLUSTER
 
-const httpConnectionManager = (listener: ListenerPlan, routeName: string): ProtoObject => ({
+const httpConnectionManager = (listener: ListenerPlan, routeName: string, http10: boolean): ProtoObject => ({
   name: Filter.httpConnectionManager,
   typed_config: {
     "@type": TypedConfig.httpConnectionManager,
@@ -90,6 +90,7 @@ const httpConnectionManager = (listener: ListenerPlan, routeName: string): Proto
     // Sidecars keep long-lived streams (gRPC, watch) open: no idle timeout.
     stream_idle_timeout: ZERO,
     upgrade_configs: [{ upgrade_type: "websocket" }],
+    ...(http10 ? { http_protocol_options: { accept_http_10: true } } : {}),
   },
 })
 
@@ -105,13 +106,14 @@ export const buildOutboundListener = (
   plan: ListenerPlan,
   policy: TrafficPolicy,
   detectionTimeoutMs: number,
+  http10 = false,
 ): ProtoObject => {
   const inspects = plan.httpRoute !== undefined || plan.tls.length > 0
   const chains: Array<ProtoObject> = []
   if (plan.httpRoute !== undefined)
     chains.push({
       filter_chain_match: { transport_protocol: "raw_buffer", application_protocols: [...SNIFFED_HTTP_PROTOCOLS] },
-      filters: [httpConnectionManager(plan, plan.httpRoute)],
+      filters: [httpConnectionManager(plan, plan.httpRoute, http10)],
     })
   for (const tls of plan.tls)
     chains.push({
@@ -180,6 +182,7 @@ export const generateOutboundListeners = (push: PushContext, proxy: ProxyView): 
   const scopeKey = proxyScope(push, proxy).key
   const policy = plan.trafficPolicy
   const timeout = push.options.proxy.protocolDetectionTimeoutMs
+  const http10 = push.options.proxy.http10 || proxy.http10
   const resources: Array<ResourceSpec> = []
   // Without capture rules nothing reaches 15001: the reference builds no virtualOutbound then.
   if (proxy.interceptionMode !== "NONE") {
@@ -193,8 +196,8 @@ export const generateOutboundListeners = (push: PushContext, proxy: ProxyView): 
   for (const listener of plan.listeners)
     resources.push({
       name: listener.name,
-      key: `${scopeKey}|${policy}|${timeout}|${listenerPlanDigest(listener)}`,
-      build: () => buildOutboundListener(listener, policy, timeout),
+      key: `${scopeKey}|${policy}|${timeout}|${http10 ? "h10" : ""}|${listenerPlanDigest(listener)}`,
+      build: () => buildOutboundListener(listener, policy, timeout, http10),
     })
   const result = { resources, warnings: plan.warnings.length > 0 ? plan.warnings : noNotices }
   generated.set(plan, result)
