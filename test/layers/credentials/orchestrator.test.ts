@@ -3,7 +3,7 @@
  * in-process orchestrator API server: Secrets with TLS material appear, change and go; others
  * never make a change.
  */
-import { Chunk, Effect, Fiber, Stream } from "effect"
+import { Chunk, Effect, Fiber, Layer, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { layerOrchestrator } from "../../../src/layers/credentials/orchestrator.js"
 import { type Credential, CredentialSource } from "../../../src/services/credentials/credential.js"
@@ -59,7 +59,7 @@ describe("credentials from the orchestrator's Secrets", () => {
         server.remove("v1", "Secret", "mesh-system", "web")
         server.remove("v1", "Secret", "default", "ca")
         return Chunk.toReadonlyArray(yield* Fiber.join(fiber))
-      }).pipe(Effect.provide(layerOrchestrator()), Effect.provide(orchestratorLayer(server)), Effect.scoped),
+      }).pipe(Effect.provide(layerOrchestrator().pipe(Layer.provide(orchestratorLayer(server)))), Effect.scoped),
     )
     // Each emitted set differs from the one before it; the password Secret never shows.
     for (let i = 1; i < seen.length; i++) expect(JSON.stringify(seen[i])).not.toBe(JSON.stringify(seen[i - 1]))
