@@ -166,6 +166,17 @@ const jwksChanges = (before: PushContextInput, after: PushContextInput): Readonl
   }))
 }
 
+const headless = new WeakMap<ReadonlyArray<Service>, ReadonlySet<string>>()
+/** `namespace/hostname` of the services without a VIP whose endpoints are addressed directly (resolution NONE). */
+const headlessKeys = (services: ReadonlyArray<Service>): ReadonlySet<string> => {
+  let keys = headless.get(services)
+  if (keys === undefined) {
+    keys = new Set(services.filter((s) => s.resolution === "NONE" && s.addresses.length === 0).map(serviceKey))
+    headless.set(services, keys)
+  }
+  return keys
+}
+
 /** The push request a change of inputs calls for; undefined when nothing changed. */
 export const diffInputs = (before: PushContextInput, after: PushContextInput, now: number): PushRequest | undefined => {
   if (before === after) return undefined
@@ -185,7 +196,8 @@ export const diffInputs = (before: PushContextInput, after: PushContextInput, no
     ...jwksChanges(before, after),
   ]
   if (configs.length === 0 && endpoints.length === 0) return undefined
-  if (configs.length === 0) {
+  // A headless service's endpoints are listeners of their own (outbound/plan.ts): a full push.
+  if (configs.length === 0 && !endpoints.some((key) => headlessKeys(after.services).has(key))) {
     return makePushRequest({
       full: false,
       configsUpdated: endpoints.map((k) => splitKey("ServiceEntry", k)),

@@ -4,7 +4,10 @@
  * route configurations exist, from the services of its scope and the Sidecar's egress listeners.
  * Conflicts are settled here, as the reference does, and counted: two TCP services on one address
  * and port keep the first (oldest, then by host name); an HTTP port on the wildcard address wins
- * over a TCP service without a VIP there. The plan is small data, built once per push and scope
+ * over a TCP service without a VIP there. A headless service (resolution NONE) has no VIP: its
+ * TCP and TLS ports get a listener per endpoint address instead, as the reference builds them,
+ * so a connection to one pod IP reaches that service's chain rather than passthrough. The plan
+ * is small data, built once per push and scope
  * key; the listener and route builders turn it into protos only when asked.
  */
 import type { Protocol, Service } from "../../../registry/model.js"
@@ -252,7 +255,7 @@ const buildPlan = (push: PushContext, proxy: ProxyView, index: VirtualServiceInd
         if (group.port > 0 ? port !== group.port : claimed.has(port)) continue
         const kind = classOf(group.protocol ?? servicePort.protocol)
         const host = service.hostname
-        const vips = perVip ? service.addresses : []
+        const vips = perVip ? listenAddresses(push, service, servicePort.name, kind) : []
         if (kind === "http") {
           const listener = listenerAt(group.bind, port, group.bindToPort)
           if (listener.tcp?.explicit === true && listener.address === WILDCARD) {
@@ -315,6 +318,24 @@ const buildPlan = (push: PushContext, proxy: ProxyView, index: VirtualServiceInd
     key,
     warnings: sink.notices,
   }
+}
+
+/**
+ * Where a service port gets per-address listeners: its VIPs; for a headless service's TCP, TLS
+ * and sniffed ports, its endpoints' addresses (HTTP ports share the wildcard listener anyway).
+ */
+const listenAddresses = (
+  push: PushContext,
+  service: Service,
+  portName: string,
+  kind: PortClass,
+): ReadonlyArray<string> => {
+  if (service.addresses.length > 0 || service.resolution !== "NONE" || kind === "http" || kind === "none")
+    return service.addresses
+  const addresses = new Set<string>()
+  for (const endpoint of push.endpointsByHost.get(service.hostname) ?? [])
+    if (endpoint.servicePortName === portName && endpoint.healthStatus !== "UNHEALTHY") addresses.add(endpoint.address)
+  return [...addresses].sort()
 }
 
 const listenerDigests = new WeakMap<ListenerPlan, string>()
