@@ -29,8 +29,9 @@ import { withScope } from "../../services/logging/logging.js"
 import { OrchestratorClient } from "../../services/orchestrator/client.js"
 import { type InformerShape, Informers } from "../../services/orchestrator/informer.js"
 import type { OrchObject } from "../../services/orchestrator/objects.js"
-import { type ResourceRef, Resources, resourcePath } from "../../services/orchestrator/resources.js"
+import { type ResourceRef, Resources } from "../../services/orchestrator/resources.js"
 import { ServiceRegistry } from "../../services/registry/registry.js"
+import { patchStatus } from "../orchestrator/status-patch.js"
 
 export interface GatewayApiStatusOptions {
   /** `PILOT_GATEWAY_API_CONTROLLER_NAME`. */
@@ -158,26 +159,14 @@ const writer = (
     const write = (ref: ResourceRef, object: WithStatus, patch: unknown) => {
       const { namespace: ns, name } = object.metadata
       const what = `${ref.kind} ${ns === undefined || ns === "" ? "" : `${ns}/`}${name}`
-      return client
-        .request({
-          method: "PATCH",
-          path: `${resourcePath(ref, ns, name)}/status`,
-          contentType: "application/merge-patch+json",
-          body: patch,
-        })
-        .pipe(
-          // A CRD without the status subresource takes status on the object itself.
-          Effect.catchIf(
-            (e) => e.notFound,
-            () => client.mergePatch(ref, ns, name, patch),
-          ),
-          Effect.as(1),
-          Effect.catchAll((e) =>
-            e.notFound
-              ? Effect.succeed(0)
-              : Effect.as(log.warn(`writing the status of ${what} failed (retried next round): ${e.message}`), 0),
-          ),
-        )
+      return patchStatus(client, ref, ns, name, patch).pipe(
+        Effect.as(1),
+        Effect.catchAll((e) =>
+          e.notFound
+            ? Effect.succeed(0)
+            : Effect.as(log.warn(`writing the status of ${what} failed (retried next round): ${e.message}`), 0),
+        ),
+      )
     }
 
     /** Writes one object's status if it differs; 1 when written. */

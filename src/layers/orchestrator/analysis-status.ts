@@ -19,7 +19,8 @@ import { desiredMessages, statusPatch } from "../../services/orchestrator/analys
 import { OrchestratorClient } from "../../services/orchestrator/client.js"
 import { Informers } from "../../services/orchestrator/informer.js"
 import type { OrchObject } from "../../services/orchestrator/objects.js"
-import { type ResourceRef, resourcePath } from "../../services/orchestrator/resources.js"
+import type { ResourceRef } from "../../services/orchestrator/resources.js"
+import { patchStatus } from "./status-patch.js"
 
 export interface AnalysisStatusOptions {
   /** `PILOT_ANALYSIS_INTERVAL`. */
@@ -56,24 +57,13 @@ export const runAnalysisStatus = (
 
     const write = (ref: ResourceRef, object: WithStatus, patch: unknown) => {
       const { namespace: ns, name } = object.metadata
-      return client
-        .request({
-          method: "PATCH",
-          path: `${resourcePath(ref, ns, name)}/status`,
-          contentType: "application/merge-patch+json",
-          body: patch,
-        })
-        .pipe(
-          Effect.catchIf(
-            (e) => e.notFound,
-            () => client.mergePatch(ref, ns, name, patch),
-          ),
-          Effect.catchAll((e) =>
-            e.notFound
-              ? Effect.void
-              : log.warn(`writing the analysis status of ${ref.kind} ${ns ?? ""}/${name} failed: ${e.message}`),
-          ),
-        )
+      return patchStatus(client, ref, ns, name, patch).pipe(
+        Effect.catchAll((e) =>
+          e.notFound
+            ? Effect.void
+            : log.warn(`writing the analysis status of ${ref.kind} ${ns ?? ""}/${name} failed: ${e.message}`),
+        ),
+      )
     }
 
     const round = Effect.gen(function* () {
