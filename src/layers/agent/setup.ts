@@ -136,7 +136,7 @@ const make = (config: AgentConfigValues) =>
     const xdsSocket = resolve(XDS_PROXY_SOCKET)
     const sdsSocket = resolve(WORKLOAD_IDENTITY_DIR, config.WORKLOAD_IDENTITY_SOCKET_FILE)
     const { node, problems: nodeProblems } = buildNode({
-      type: "sidecar",
+      type: config.proxyType,
       podName: config.podName,
       namespace: config.namespace,
       instanceIps: config.INSTANCE_IP ? config.INSTANCE_IP.split(",") : ["127.0.0.1"],

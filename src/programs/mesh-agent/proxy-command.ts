@@ -1,6 +1,6 @@
 /** `mesh-agent proxy`: the flags of spec part 2 §4.2; the agent itself is wired in proxy-agent.ts (loaded lazily). */
-import { Command, Options } from "@effect/cli"
-import { Effect } from "effect"
+import { Args, Command, Options } from "@effect/cli"
+import { Effect, Option } from "effect"
 import { agentEnv } from "../../services/config/agent-env.js"
 import { envTableConfig } from "../../services/config/env.js"
 import type { LogSettings } from "../../services/logging/options.js"
@@ -53,12 +53,18 @@ export const proxyFlags = {
   ),
 }
 
+/** `mesh-agent proxy [sidecar|router]`: the node type, as injected pods and gateways run it (default sidecar). */
+const proxyType = Args.choice([
+  ["sidecar", "sidecar" as const],
+  ["router", "router" as const],
+]).pipe(Args.withDescription("the proxy's role: sidecar (default) or router (gateway)"), Args.optional)
+
 export const proxyCommand = (logging: Options.Options<LogSettings>) =>
-  Command.make("proxy", { ...proxyFlags, logging }, ({ logging: settings, ...flags }) =>
+  Command.make("proxy", { ...proxyFlags, logging, type: proxyType }, ({ logging: settings, type, ...flags }) =>
     Effect.gen(function* () {
       // Validated before the heavy modules load, so a bad value is reported the same way everywhere.
       yield* envTableConfig(agentEnv)
       const { runProxyAgent } = yield* Effect.promise(() => import("./proxy-agent.js"))
-      return yield* runProxyAgent(flags, settings)
+      return yield* runProxyAgent({ ...flags, proxyType: Option.getOrElse(type, () => "sidecar" as const) }, settings)
     }),
   ).pipe(Command.withDescription("XDS proxy agent"))

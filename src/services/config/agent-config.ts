@@ -19,6 +19,8 @@ export interface ProxyAgentFlags {
   readonly proxyComponentLogLevel: string
   readonly concurrency: number
   readonly templateFile: string
+  /** The positional `sidecar` (default) or `router`: the node type the proxy announces. */
+  readonly proxyType: "sidecar" | "router"
 }
 
 /** Pod facts from the downward API. */
@@ -91,6 +93,7 @@ export class AgentConfig extends EnvConfig<AgentConfig, ProxyAgentFlags & PodFie
     proxyComponentLogLevel: "",
     concurrency: 0,
     templateFile: "",
+    proxyType: "sidecar",
     podName: hostname(),
     namespace: "default",
     serviceAccount: "default",
