@@ -1,0 +1,169 @@
+/**
+ * Puts the selected templates' fragments into the pod: customisations merged, containers placed
+ * (the proxy last so `kubectl exec` keeps defaulting to the application, first when the
+ * application must wait for it, or as a native sidecar right after capture), `mesh-init` after
+ * the pod's own init containers (they may need the network before capture starts), application
+ * probes moved to the agent, metrics merged, labels, annotations and the status recorded.
+ */
+import type { InjectionInput, Json } from "./contract.js"
+import { customizeContainer } from "./customization.js"
+import { normalRevision } from "./decision.js"
+import { emptyFragment, type Fragment, type TemplateContext } from "./fragment.js"
+import { asObject, asObjects, asStringMap, cloneJson, type Obj, stringAt } from "./json.js"
+import { ContainerNames, InjectAnnotations, ProxyEnv } from "./names.js"
+import { workloadOwnerOf } from "./owner.js"
+import type { PodSettings } from "./pod-settings.js"
+import { rewriteAppProbes } from "./probes.js"
+import { metricsMerge } from "./prometheus-merge.js"
+import { withEnv } from "./proxy-env.js"
+import { renderStatus } from "./status.js"
+import { builtinTemplates } from "./templates/index.js"
+
+const nameOf = (o: Obj): string => stringAt(o.name) ?? ""
+
+const uniqueBy = <A>(items: ReadonlyArray<A>, key: (a: A) => unknown): ReadonlyArray<A> => {
+  const seen = new Set<unknown>()
+  return items.filter((item) => {
+    const k = key(item)
+    if (seen.has(k)) return false
+    seen.add(k)
+    return true
+  })
+}
+
+/** Fragments in template order; for a name given twice, the earlier template's entry is kept. */
+export const mergeFragments = (fragments: ReadonlyArray<Fragment>): Fragment =>
+  fragments.reduce<Fragment>(
+    (acc, f) => ({
+      initContainers: uniqueBy([...acc.initContainers, ...f.initContainers], nameOf),
+      containers: uniqueBy([...acc.containers, ...f.containers], nameOf),
+      volumes: uniqueBy([...acc.volumes, ...f.volumes], nameOf),
+      imagePullSecrets: uniqueBy([...acc.imagePullSecrets, ...f.imagePullSecrets], (s) => s),
+      labels: { ...acc.labels, ...f.labels },
+      annotations: { ...acc.annotations, ...f.annotations },
+      appEnv: [...acc.appEnv, ...f.appEnv],
+      appVolumeMounts: uniqueBy([...acc.appVolumeMounts, ...f.appVolumeMounts], (m) => m.mountPath),
+      keepAppProbes: acc.keepAppProbes || f.keepAppProbes,
+    }),
+    emptyFragment,
+  )
+
+const withMounts = (container: Obj, mounts: ReadonlyArray<Obj>): Obj => {
+  if (mounts.length === 0) return container
+  const existing = asObjects(container.volumeMounts)
+  const added = mounts.filter((m) => !existing.some((e) => e.mountPath === m.mountPath))
+  return { ...container, volumeMounts: [...existing, ...added] }
+}
+
+export interface Assembled {
+  readonly pod: Json
+  readonly warnings: ReadonlyArray<string>
+}
+
+export const assemblePod = (input: InjectionInput, settings: PodSettings): Assembled => {
+  const pod = cloneJson(input.pod) as Obj
+  const metadata = asObject(pod.metadata)
+  const spec = asObject(pod.spec)
+  const podContainers = asObjects(spec.containers)
+  const podInitContainers = asObjects(spec.initContainers)
+  const context: TemplateContext = {
+    settings,
+    appContainers: podContainers.filter((c) => nameOf(c) !== ContainerNames.proxy),
+    podContainers,
+    owner: input.owner ?? workloadOwnerOf(input.pod),
+    namespace: input.namespace.name,
+    revision: input.revision,
+    meshConfig: input.meshConfig,
+  }
+  const merged = mergeFragments(settings.templates.map((name) => builtinTemplates[name]?.(context) ?? emptyFragment))
+  const warnings: Array<string> = []
+
+  // Containers the pod declares under an injected name customise the injected ones.
+  const generatedNames = new Set([...merged.initContainers, ...merged.containers].map(nameOf))
+  const declared = new Map(
+    [...podContainers, ...podInitContainers].filter((c) => generatedNames.has(nameOf(c))).map((c) => [nameOf(c), c]),
+  )
+  const customize = (c: Obj) => customizeContainer(c, declared.get(nameOf(c)))
+  const generatedInit = merged.initContainers.map(customize)
+  let proxy = merged.containers.map(customize)[0]
+  let apps: ReadonlyArray<Obj> = podContainers
+    .filter((c) => !generatedNames.has(nameOf(c)))
+    .map((c) =>
+      withMounts(
+        { ...c, ...(merged.appEnv.length > 0 ? { env: withEnv(c.env, merged.appEnv) } : {}) },
+        merged.appVolumeMounts,
+      ),
+    )
+  const userInit = podInitContainers.filter((c) => !generatedNames.has(nameOf(c)))
+
+  const statusPort = settings.proxyConfig.statusPort
+  if (proxy !== undefined && settings.rewriteAppProbes && !merged.keepAppProbes && statusPort !== 0) {
+    const rewritten = rewriteAppProbes(apps, statusPort)
+    apps = rewritten.containers
+    warnings.push(...rewritten.warnings)
+    if (Object.keys(rewritten.probers).length > 0) {
+      proxy = {
+        ...proxy,
+        env: withEnv(proxy.env, [{ name: ProxyEnv.appProbers, value: JSON.stringify(rewritten.probers) }]),
+      }
+    }
+  }
+
+  const annotations: Record<string, string> = { ...asStringMap(metadata.annotations), ...merged.annotations }
+  if (proxy !== undefined) {
+    const merge = metricsMerge(annotations, input.meshConfig, settings.mergeMetrics, statusPort)
+    if (merge !== undefined) {
+      Object.assign(annotations, merge.annotations)
+      if (merge.envValue !== undefined) {
+        proxy = { ...proxy, env: withEnv(proxy.env, [{ name: ProxyEnv.prometheusAnnotations, value: merge.envValue }]) }
+      }
+    }
+  }
+
+  const capture = generatedInit.filter((c) => nameOf(c) === ContainerNames.init)
+  const otherGeneratedInit = generatedInit.filter((c) => nameOf(c) !== ContainerNames.init)
+  const native = proxy !== undefined && settings.nativeSidecar
+  const initContainers = native
+    ? [...capture, { ...proxy, restartPolicy: "Always" }, ...userInit, ...otherGeneratedInit]
+    : [...userInit, ...otherGeneratedInit, ...capture]
+  const containers =
+    proxy === undefined || native
+      ? apps
+      : settings.holdApplicationUntilProxyStarts
+        ? [proxy, ...apps]
+        : [...apps, proxy]
+
+  const podVolumes = asObjects(spec.volumes)
+  const volumes = [...podVolumes, ...merged.volumes.filter((v) => !podVolumes.some((p) => nameOf(p) === nameOf(v)))]
+  const podSecrets = asObjects(spec.imagePullSecrets)
+  const secrets = [
+    ...podSecrets,
+    ...merged.imagePullSecrets.filter((s) => !podSecrets.some((p) => nameOf(p) === s)).map((name) => ({ name })),
+  ]
+
+  const injectedInit = initContainers.filter((c) => generatedNames.has(nameOf(c))).map(nameOf)
+  annotations[InjectAnnotations.status] = renderStatus({
+    initContainers: injectedInit,
+    containers: containers.filter((c) => generatedNames.has(nameOf(c))).map(nameOf),
+    volumes: merged.volumes.map(nameOf),
+    imagePullSecrets: merged.imagePullSecrets,
+    revision: normalRevision(input.revision),
+  })
+  Object.assign(annotations, input.config.injectedAnnotations)
+
+  const labels = { ...asStringMap(metadata.labels), ...merged.labels }
+  pod.metadata = {
+    ...metadata,
+    ...(Object.keys(labels).length > 0 || metadata.labels !== undefined ? { labels } : {}),
+    annotations,
+  }
+  pod.spec = {
+    ...spec,
+    ...(initContainers.length > 0 ? { initContainers } : {}),
+    containers,
+    ...(volumes.length > 0 ? { volumes } : {}),
+    ...(secrets.length > 0 ? { imagePullSecrets: secrets } : {}),
+  }
+  // Templates share values (resources, mounts) between containers; the caller gets an unshared tree.
+  return { pod: cloneJson(pod), warnings }
+}

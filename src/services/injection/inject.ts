@@ -1,0 +1,39 @@
+/**
+ * The pure sidecar injector: one pod (or a workload's pod template) in, the injected pod or the
+ * reason it is left alone (Skipped) or cannot be injected as asked (Refused) out. Never throws:
+ * the webhook and `meshctl orch-inject` turn the outcome into an admission response or output.
+ */
+import { Either } from "effect"
+import { assemblePod } from "./assemble.js"
+import type { InjectionInput, InjectionOutcome } from "./contract.js"
+import { injectionDecision } from "./decision.js"
+import { asObject, asObjects, isObject } from "./json.js"
+import { podSettings } from "./pod-settings.js"
+
+export const injectPod = (input: InjectionInput): InjectionOutcome => {
+  try {
+    if (!isObject(input.pod) || asObjects(asObject(input.pod.spec).containers).length === 0) {
+      return { _tag: "Refused", reason: "the pod has no spec.containers" }
+    }
+    const decision = injectionDecision(input)
+    if (decision._tag === "Skip") return { _tag: "Skipped", reason: decision.reason, warnings: decision.warnings }
+    const settings = podSettings(input)
+    if (Either.isLeft(settings)) return { _tag: "Refused", reason: settings.left }
+    const warnings = [...decision.warnings, ...settings.right.warnings]
+    if (settings.right.templates.length === 0) {
+      return {
+        _tag: "Skipped",
+        reason: "no built-in template is selected (custom templates are not executed)",
+        warnings,
+      }
+    }
+    const assembled = assemblePod(input, settings.right)
+    return { _tag: "Injected", pod: assembled.pod, warnings: [...warnings, ...assembled.warnings] }
+  } catch (error) {
+    // A defect, not an input problem; the webhook still answers instead of failing the request.
+    return {
+      _tag: "Refused",
+      reason: `internal injector error: ${error instanceof Error ? error.message : String(error)}`,
+    }
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * Every name the injector reads or writes: annotations, labels, containers, volumes, paths,
+ * environment variables. One module so that a rename is one edit. Each pod-facing key is
+ * spelled in the mesh domain; the reference's spelling (`*.istio.io`, `istio-injection`) is
+ * accepted as an alias when reading (see `upstreamSpelling`).
+ */
+import { MESH_DOMAIN, Annotations as SharedAnnotations, Labels as SharedLabels } from "../constants.js"
+
+/** The reference's domain, accepted as an alias of every mesh-domain key. */
+export const UPSTREAM_DOMAIN = "istio.io"
+
+/** Pod annotations the injector reads (or writes, for the capture ones under CNI). */
+export const InjectAnnotations = {
+  inject: SharedAnnotations.sidecarInject,
+  status: SharedAnnotations.sidecarStatus,
+  templates: `inject.${MESH_DOMAIN}/templates`,
+  proxyConfig: `proxy.${MESH_DOMAIN}/config`,
+  proxyImage: `sidecar.${MESH_DOMAIN}/proxyImage`,
+  proxyCPU: `sidecar.${MESH_DOMAIN}/proxyCPU`,
+  proxyMemory: `sidecar.${MESH_DOMAIN}/proxyMemory`,
+  proxyCPULimit: `sidecar.${MESH_DOMAIN}/proxyCPULimit`,
+  proxyMemoryLimit: `sidecar.${MESH_DOMAIN}/proxyMemoryLimit`,
+  interceptionMode: `sidecar.${MESH_DOMAIN}/interceptionMode`,
+  includeOutboundIPRanges: `traffic.sidecar.${MESH_DOMAIN}/includeOutboundIPRanges`,
+  excludeOutboundIPRanges: `traffic.sidecar.${MESH_DOMAIN}/excludeOutboundIPRanges`,
+  includeInboundPorts: `traffic.sidecar.${MESH_DOMAIN}/includeInboundPorts`,
+  excludeInboundPorts: `traffic.sidecar.${MESH_DOMAIN}/excludeInboundPorts`,
+  includeOutboundPorts: `traffic.sidecar.${MESH_DOMAIN}/includeOutboundPorts`,
+  excludeOutboundPorts: `traffic.sidecar.${MESH_DOMAIN}/excludeOutboundPorts`,
+  excludeInterfaces: `traffic.sidecar.${MESH_DOMAIN}/excludeInterfaces`,
+  rewriteAppHTTPProbers: `sidecar.${MESH_DOMAIN}/rewriteAppHTTPProbers`,
+  holdApplicationUntilProxyStarts: `sidecar.${MESH_DOMAIN}/holdApplicationUntilProxyStarts`,
+  nativeSidecar: `sidecar.${MESH_DOMAIN}/nativeSidecar`,
+  logLevel: `sidecar.${MESH_DOMAIN}/logLevel`,
+  componentLogLevel: `sidecar.${MESH_DOMAIN}/componentLogLevel`,
+  agentLogLevel: `sidecar.${MESH_DOMAIN}/agentLogLevel`,
+  mergeMetrics: `prometheus.${MESH_DOMAIN}/merge-metrics`,
+  /** Written on injected pods: the revision that injected them. */
+  revision: SharedLabels.revision,
+} as const
+
+export type InjectAnnotation = keyof typeof InjectAnnotations
+
+/** Labels the injector reads (pod and namespace) or writes (pod). */
+export const InjectLabels = {
+  inject: SharedAnnotations.sidecarInject,
+  revision: SharedLabels.revision,
+  /** Namespace label selecting the default revision (`enabled`) or opting out (`disabled`). */
+  namespaceInjection: "mesh-injection",
+  tlsMode: `security.${MESH_DOMAIN}/tlsMode`,
+  canonicalName: `service.${MESH_DOMAIN}/canonical-name`,
+  canonicalRevision: `service.${MESH_DOMAIN}/canonical-revision`,
+  network: SharedLabels.network,
+} as const
+
+/** The reference's spelling of a mesh key: `sidecar.mesh.io/x` → `sidecar.istio.io/x`, `mesh-injection` → `istio-injection`. */
+export const upstreamSpelling = (key: string): string =>
+  key === InjectLabels.namespaceInjection ? "istio-injection" : key.replace(MESH_DOMAIN, UPSTREAM_DOMAIN)
+
+/** Orchestrator-defined names (not the mesh's), so never aliased. */
+export const OrchestratorNames = {
+  defaultContainer: "kubectl.kubernetes.io/default-container",
+  defaultLogsContainer: "kubectl.kubernetes.io/default-logs-container",
+  appName: "app.kubernetes.io/name",
+  appVersion: "app.kubernetes.io/version",
+  app: "app",
+  version: "version",
+  podTemplateHash: "pod-template-hash",
+  prometheusScrape: "prometheus.io/scrape",
+  prometheusPort: "prometheus.io/port",
+  prometheusPath: "prometheus.io/path",
+} as const
+
+/** Namespaces the injector never touches (the reference's ignored system namespaces). */
+export const IGNORED_NAMESPACES: ReadonlyArray<string> = ["kube-system", "kube-public"]
+
+export const ContainerNames = {
+  proxy: "mesh-proxy",
+  init: "mesh-init",
+  grpcBootstrapInit: "grpc-bootstrap-init",
+} as const
+
+/** Proxy container names that mark a pod as already carrying a sidecar (ours and the reference's). */
+export const PROXY_CONTAINER_NAMES: ReadonlyArray<string> = [ContainerNames.proxy, "istio-proxy"]
+
+export const VolumeNames = {
+  workloadSocket: "workload-socket",
+  credentialSocket: "credential-socket",
+  workloadCerts: "workload-certs",
+  proxyConfig: "mesh-envoy",
+  data: "mesh-data",
+  podInfo: "mesh-podinfo",
+  token: "mesh-token",
+  caCert: "meshd-ca-cert",
+  /** The proxyless agent's xDS/SDS channel with the gRPC application. */
+  grpcXds: "mesh-xds",
+  grpcBootstrap: "grpc-io-proxyless-bootstrap",
+} as const
+
+export const Paths = {
+  workloadSocket: "/var/run/secrets/workload-spiffe-uds",
+  credentialSocket: "/var/run/secrets/credential-uds",
+  workloadCerts: "/var/run/secrets/workload-spiffe-credentials",
+  caCert: "/var/run/secrets/mesh",
+  data: "/var/lib/mesh/data",
+  proxyConfig: "/etc/mesh/proxy",
+  tokens: "/var/run/secrets/tokens",
+  podInfo: "/etc/mesh/pod",
+  grpcAgentBootstrap: "/etc/mesh/proxy/grpc-bootstrap.json",
+  grpcSimpleDir: "/var/lib/grpc/data/",
+  grpcSimpleBootstrap: "/var/lib/grpc/data/bootstrap.json",
+} as const
+
+/** The CA root ConfigMap every namespace receives (services/ca/root-cert-configmap.ts). */
+export const ROOT_CERT_CONFIGMAP = "mesh-ca-root-cert"
+/** The projected token file name under Paths.tokens (what the agent reads, identity.ts). */
+export const TOKEN_FILE = "mesh-token"
+
+export const ProxyEnv = {
+  appProbers: "MESH_ORCH_APP_PROBERS",
+  prometheusAnnotations: "MESH_PROMETHEUS_ANNOTATIONS",
+  dnsCapture: "MESH_META_DNS_CAPTURE",
+  generator: "MESH_META_GENERATOR",
+} as const
+
+/** Metadata environment prefixes: the mesh's, and the reference's (renamed when found in proxyMetadata). */
+export const META_PREFIXES = { mesh: "MESH_META_", meshJson: "MESH_METAJSON_", upstream: "ISTIO_META_" } as const
+
+/** The proxy's uid/gid, excluded from capture by the iptables rules. */
+export const PROXY_UID = 1337
+
+/** The agent's readiness port (served by the agent itself, also in proxyless mode). */
+export const READINESS_PORT = 15021
+export const READINESS_PATH = "/healthz/ready"
+export const PROXY_METRICS_PORT = 15090
+
+/** Built-in template names. */
+export const TemplateNames = {
+  sidecar: "sidecar",
+  init: "init",
+  gateway: "gateway",
+  grpcAgent: "grpc-agent",
+  grpcSimple: "grpc-simple",
+} as const
+
+export const BUILTIN_TEMPLATES: ReadonlyArray<string> = Object.values(TemplateNames)

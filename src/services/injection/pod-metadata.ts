@@ -1,0 +1,63 @@
+/**
+ * Labels and annotations the templates put on an injected pod: the canonical service name and
+ * revision (telemetry and the registry read them), the mTLS mode label, the revision that
+ * injected the pod, and which container `kubectl logs/exec` pick by default. A value the pod
+ * already has (under either spelling) is kept.
+ */
+import { hasAliased } from "./aliased-metadata.js"
+import { normalRevision } from "./decision.js"
+import type { TemplateContext } from "./fragment.js"
+import { stringAt } from "./json.js"
+import { InjectAnnotations, InjectLabels, OrchestratorNames, upstreamSpelling } from "./names.js"
+
+const existing = (labels: Readonly<Record<string, string>>, meshKey: string): string | undefined =>
+  labels[meshKey] ?? labels[upstreamSpelling(meshKey)]
+
+const firstSet = (...candidates: ReadonlyArray<string | undefined>): string | undefined =>
+  candidates.find((c) => c !== undefined && c !== "")
+
+export const canonicalLabels = (context: TemplateContext): Readonly<Record<string, string>> => {
+  const labels = context.settings.labels
+  return {
+    [InjectLabels.canonicalName]:
+      firstSet(
+        existing(labels, InjectLabels.canonicalName),
+        labels[OrchestratorNames.appName],
+        labels[OrchestratorNames.app],
+        context.owner.name,
+      ) ?? "",
+    [InjectLabels.canonicalRevision]:
+      firstSet(
+        existing(labels, InjectLabels.canonicalRevision),
+        labels[OrchestratorNames.appVersion],
+        labels[OrchestratorNames.version],
+      ) ?? "latest",
+  }
+}
+
+/** The peer-authentication mode the mesh's clients see for this workload: mutual TLS. */
+export const tlsModeLabel = (context: TemplateContext): Readonly<Record<string, string>> => ({
+  [InjectLabels.tlsMode]: existing(context.settings.labels, InjectLabels.tlsMode) ?? "mesh",
+})
+
+export const revisionAnnotation = (context: TemplateContext): Readonly<Record<string, string>> => ({
+  [InjectAnnotations.revision]: normalRevision(context.revision),
+})
+
+/** The first application container becomes the default of `kubectl logs` / `kubectl exec`, unless set. */
+export const defaultContainerAnnotations = (
+  context: TemplateContext,
+  onlyWithSingleApp = false,
+): Readonly<Record<string, string>> => {
+  const first = stringAt(context.appContainers[0]?.name)
+  if (first === undefined || (onlyWithSingleApp && context.appContainers.length !== 1)) return {}
+  const annotations = context.settings.annotations
+  return {
+    ...(hasAliased(annotations, OrchestratorNames.defaultLogsContainer)
+      ? {}
+      : { [OrchestratorNames.defaultLogsContainer]: first }),
+    ...(hasAliased(annotations, OrchestratorNames.defaultContainer)
+      ? {}
+      : { [OrchestratorNames.defaultContainer]: first }),
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * Everything the templates need from one pod, read once: its annotations (either spelling,
+ * validated — an invalid value refuses the injection, naming the annotation), the values and the
+ * proxy config. Annotation over values over defaults, as the reference's templates do.
+ */
+import { Either } from "effect"
+import type { EffectiveProxyConfig } from "../mesh-config/index.js"
+import { type AliasedReader, type AliasedValue, aliasedReader } from "./aliased-metadata.js"
+import * as check from "./annotation-values.js"
+import type { InjectionConfig, InjectionInput } from "./contract.js"
+import { asObject, asObjects, asStringMap, type Obj } from "./json.js"
+import { BUILTIN_TEMPLATES, ContainerNames, InjectAnnotations, TemplateNames } from "./names.js"
+import { injectedProxyConfig } from "./proxy-config.js"
+import { type ValuesView, valuesView } from "./values.js"
+
+export interface CaptureSettings {
+  readonly includeOutboundIPRanges: string
+  readonly excludeOutboundIPRanges: string
+  readonly includeInboundPorts: string
+  /** The user's exclusions only; the proxy's own ports are added by the capture template. */
+  readonly excludeInboundPorts: string
+  /** Undefined when neither the annotation nor the values set it (the flag is then omitted). */
+  readonly includeOutboundPorts: string | undefined
+  readonly excludeOutboundPorts: string | undefined
+  readonly excludeInterfaces: string | undefined
+}
+
+export interface PodSettings {
+  readonly values: ValuesView
+  readonly annotations: Readonly<Record<string, string>>
+  readonly labels: Readonly<Record<string, string>>
+  /** Built-in template names to apply, in order, without duplicates. */
+  readonly templates: ReadonlyArray<string>
+  readonly proxyConfig: EffectiveProxyConfig
+  readonly interceptionMode: check.InterceptionMode
+  readonly capture: CaptureSettings
+  readonly resources: Obj
+  readonly proxyImage: string
+  /** Whether `sidecar.mesh.io/proxyImage` chose the image (it then applies to mesh-init too). */
+  readonly proxyImageAnnotated: boolean
+  readonly rewriteAppProbes: boolean
+  readonly holdApplicationUntilProxyStarts: boolean
+  readonly nativeSidecar: boolean
+  readonly proxyLogLevel: string
+  readonly proxyComponentLogLevel: string
+  readonly agentLogLevel: string
+  readonly mergeMetrics: boolean
+  readonly warnings: ReadonlyArray<string>
+}
+
+const invalid = (found: AliasedValue, problem: string): string =>
+  `invalid annotation ${found.key}=${JSON.stringify(found.value)}: ${problem}`
+
+/** The annotation's value checked by `parse`; undefined when the pod does not set it. */
+const checked = <A>(
+  reader: AliasedReader,
+  key: string,
+  parse: (text: string) => Either.Either<A, string>,
+): Either.Either<A | undefined, string> => {
+  const found = reader.get(key)
+  if (found === undefined) return Either.right(undefined)
+  return Either.mapLeft(parse(found.value), (problem) => invalid(found, problem))
+}
+
+/** The selected templates: the pod's list (or the config's default), aliases expanded once. */
+const selectTemplates = (
+  reader: AliasedReader,
+  config: InjectionConfig,
+): Either.Either<{ readonly names: ReadonlyArray<string>; readonly warnings: ReadonlyArray<string> }, string> => {
+  const given = reader.get(InjectAnnotations.templates)
+  const requested =
+    given === undefined
+      ? config.defaultTemplates
+      : given.value
+          .split(",")
+          .map((s) => s.trim())
+          .filter((s) => s !== "")
+  const expanded = requested.flatMap((name) => config.aliases[name] ?? [name])
+  const names: Array<string> = []
+  const warnings: Array<string> = []
+  for (const name of expanded) {
+    if (BUILTIN_TEMPLATES.includes(name)) {
+      if (!names.includes(name)) names.push(name)
+    } else if (config.customTemplates.includes(name)) {
+      warnings.push(`template "${name}" is defined by the injector ConfigMap but custom templates are not executed`)
+    } else {
+      const where = given === undefined ? "the injector config's defaultTemplates" : `annotation ${given.key}`
+      return Either.left(
+        `unknown template "${name}" in ${where} (known: ${[...BUILTIN_TEMPLATES, ...config.customTemplates].join(", ")})`,
+      )
+    }
+  }
+  return Either.right({ names, warnings })
+}
+
+/** A full reference (with a registry path) is used as is; a bare name is taken from the values' hub at their tag. */
+const image = (name: string, values: ValuesView): string =>
+  name.includes("/") ? name : `${values.hub}/${name}:${values.tag}`
+
+const RESOURCE_ANNOTATIONS = [
+  ["requests", "cpu", InjectAnnotations.proxyCPU],
+  ["requests", "memory", InjectAnnotations.proxyMemory],
+  ["limits", "cpu", InjectAnnotations.proxyCPULimit],
+  ["limits", "memory", InjectAnnotations.proxyMemoryLimit],
+] as const
+
+/**
+ * The proxy's resources. As in the reference, any of the four annotations replaces the values'
+ * resources entirely (requests from proxyCPU/proxyMemory, limits from the *Limit ones).
+ */
+const proxyResources = (reader: AliasedReader, values: ValuesView): Either.Either<Obj, string> =>
+  Either.gen(function* () {
+    const out: Record<string, Record<string, string>> = {}
+    for (const [section, resource, key] of RESOURCE_ANNOTATIONS) {
+      const value = yield* checked(reader, key, check.quantity)
+      if (value !== undefined) out[section] = { ...out[section], [resource]: value }
+    }
+    return Object.keys(out).length > 0 ? out : values.resources
+  })
+
+export const podSettings = (input: InjectionInput): Either.Either<PodSettings, string> =>
+  Either.gen(function* () {
+    const metadata = asObject(input.pod.metadata)
+    const annotations = asStringMap(metadata.annotations)
+    const labels = asStringMap(metadata.labels)
+    const reader = aliasedReader(annotations, "annotation")
+    const values = valuesView(input.values)
+    const templates = yield* selectTemplates(reader, input.config)
+    const proxy = yield* injectedProxyConfig(
+      input.meshConfig,
+      values.proxyMetadata,
+      reader.get(InjectAnnotations.proxyConfig),
+    )
+    const mode =
+      (yield* checked(reader, InjectAnnotations.interceptionMode, check.interceptionMode)) ??
+      proxy.value.interceptionMode ??
+      "REDIRECT"
+    const fromValues = (key: string, parse: (t: string) => Either.Either<string, string>, fallback: string) =>
+      Either.map(checked(reader, key, parse), (v) => v ?? fallback)
+    const optional = (key: string, parse: (t: string) => Either.Either<string, string>, fallback: string) =>
+      Either.map(checked(reader, key, parse), (v) => v ?? (fallback === "" ? undefined : fallback))
+    const capture: CaptureSettings = {
+      includeOutboundIPRanges: yield* fromValues(
+        InjectAnnotations.includeOutboundIPRanges,
+        check.cidrListOrWildcard,
+        values.includeIPRanges,
+      ),
+      excludeOutboundIPRanges: yield* fromValues(
+        InjectAnnotations.excludeOutboundIPRanges,
+        check.cidrList,
+        values.excludeIPRanges,
+      ),
+      includeInboundPorts: yield* fromValues(
+        InjectAnnotations.includeInboundPorts,
+        check.portListOrWildcard,
+        values.includeInboundPorts,
+      ),
+      excludeInboundPorts: yield* fromValues(
+        InjectAnnotations.excludeInboundPorts,
+        check.portList,
+        values.excludeInboundPorts,
+      ),
+      includeOutboundPorts: yield* optional(
+        InjectAnnotations.includeOutboundPorts,
+        check.portList,
+        values.includeOutboundPorts,
+      ),
+      excludeOutboundPorts: yield* optional(
+        InjectAnnotations.excludeOutboundPorts,
+        check.portList,
+        values.excludeOutboundPorts,
+      ),
+      excludeInterfaces: yield* optional(InjectAnnotations.excludeInterfaces, check.interfaceList, ""),
+    }
+    const resources = yield* proxyResources(reader, values)
+    const imageAnnotation = reader.get(InjectAnnotations.proxyImage)
+    if (imageAnnotation !== undefined && imageAnnotation.value.trim() === "") {
+      return yield* Either.left(invalid(imageAnnotation, "an image reference is required"))
+    }
+    const rewrite = yield* checked(reader, InjectAnnotations.rewriteAppHTTPProbers, check.boolean)
+    const hold = yield* checked(reader, InjectAnnotations.holdApplicationUntilProxyStarts, check.boolean)
+    const native = yield* checked(reader, InjectAnnotations.nativeSidecar, check.boolean)
+    const merge = yield* checked(reader, InjectAnnotations.mergeMetrics, check.boolean)
+    const text = (key: string, fallback: string) => reader.get(key)?.value ?? fallback
+    return {
+      values,
+      annotations,
+      labels,
+      templates: templates.names,
+      proxyConfig: proxy.value,
+      interceptionMode: mode,
+      capture,
+      resources,
+      proxyImage: image(imageAnnotation?.value.trim() ?? values.proxyImage, values),
+      proxyImageAnnotated: imageAnnotation !== undefined,
+      rewriteAppProbes: rewrite ?? values.rewriteAppHTTPProbe,
+      holdApplicationUntilProxyStarts:
+        hold ?? (proxy.value.holdApplicationUntilProxyStarts || values.holdApplicationUntilProxyStarts),
+      // A gateway's proxy is its main container, never a native sidecar; nor is a proxy without an application.
+      nativeSidecar:
+        (native ?? input.nativeSidecars ?? false) &&
+        !templates.names.includes(TemplateNames.gateway) &&
+        asObjects(asObject(input.pod.spec).containers).some((c) => c.name !== ContainerNames.proxy),
+      proxyLogLevel: text(InjectAnnotations.logLevel, values.proxyLogLevel),
+      proxyComponentLogLevel: text(InjectAnnotations.componentLogLevel, values.proxyComponentLogLevel),
+      agentLogLevel: text(InjectAnnotations.agentLogLevel, values.logLevel),
+      mergeMetrics: merge ?? true,
+      warnings: [...reader.warnings(), ...templates.warnings, ...proxy.warnings],
+    }
+  })

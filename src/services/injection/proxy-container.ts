@@ -1,0 +1,120 @@
+/**
+ * The `mesh-proxy` container: `mesh-agent proxy sidecar|router` (the image's entrypoint is
+ * `mesh-agent`), its environment, probes on the agent's readiness port, the non-root security
+ * context (root with NET_ADMIN only for TPROXY capture), resources and the agent's mounts.
+ *
+ * Three shapes, as the reference's templates: `sidecar`; `router` (gateways: security context
+ * and resources come from the gateway deployment's own `mesh-proxy` container, merged over this
+ * one); `proxyless` (the agent alone for proxyless gRPC: no proxy, so no metrics port, and
+ * `MESH_META_GENERATOR=grpc`).
+ */
+import type { Obj } from "./json.js"
+import {
+  ContainerNames,
+  Paths,
+  PROXY_METRICS_PORT,
+  PROXY_UID,
+  ProxyEnv,
+  READINESS_PATH,
+  READINESS_PORT,
+} from "./names.js"
+import { type EnvVar, type ProxyEnvInputs, proxyEnv } from "./proxy-env.js"
+import { agentVolumeMounts } from "./volumes.js"
+
+export type ProxyShape = "sidecar" | "router" | "proxyless"
+
+const readinessProbe = (inputs: ProxyEnvInputs): Obj => ({
+  httpGet: { path: READINESS_PATH, port: READINESS_PORT },
+  initialDelaySeconds: inputs.settings.values.readinessInitialDelaySeconds,
+  periodSeconds: inputs.settings.values.readinessPeriodSeconds,
+  timeoutSeconds: 3,
+  failureThreshold: inputs.settings.values.readinessFailureThreshold,
+})
+
+/** Polls every second until the proxy is ready: with native sidecars this holds back the app containers. */
+const startupProbe = (inputs: ProxyEnvInputs): Obj => ({
+  httpGet: { path: READINESS_PATH, port: READINESS_PORT },
+  initialDelaySeconds: 0,
+  periodSeconds: 1,
+  timeoutSeconds: 3,
+  failureThreshold: inputs.settings.values.startupProbeFailureThreshold,
+})
+
+/** TPROXY needs NET_ADMIN and uid 0 (transparent sockets); otherwise the proxy runs as 1337 with no capabilities. */
+export const proxySecurityContext = (inputs: ProxyEnvInputs): Obj => {
+  const privileged = inputs.settings.values.privileged
+  const tproxy = inputs.settings.interceptionMode === "TPROXY"
+  return {
+    allowPrivilegeEscalation: privileged,
+    capabilities: tproxy ? { add: ["NET_ADMIN"], drop: ["ALL"] } : { drop: ["ALL"] },
+    privileged,
+    readOnlyRootFilesystem: true,
+    runAsGroup: PROXY_UID,
+    runAsNonRoot: !tproxy,
+    runAsUser: tproxy ? 0 : PROXY_UID,
+  }
+}
+
+/**
+ * postStart `mesh-agent wait` holds the next containers until the proxy is ready; a native
+ * sidecar is ordered by its startup probe instead and drains its proxy on preStop.
+ */
+const lifecycle = (inputs: ProxyEnvInputs): Obj | undefined =>
+  inputs.settings.nativeSidecar
+    ? {
+        preStop: {
+          exec: {
+            command: [
+              "mesh-agent",
+              "request",
+              `--debug-port=${inputs.settings.proxyConfig.statusPort}`,
+              "POST",
+              "drain",
+            ],
+          },
+        },
+      }
+    : inputs.settings.holdApplicationUntilProxyStarts
+      ? { postStart: { exec: { command: ["mesh-agent", "wait"] } } }
+      : undefined
+
+const proxylessEnv: ReadonlyArray<EnvVar> = [
+  { name: ProxyEnv.generator, value: "grpc" },
+  { name: "OUTPUT_CERTS", value: Paths.data },
+  // gRPC resolves `xds:///` names itself: nothing to capture, and no proxy to run.
+  { name: ProxyEnv.dnsCapture, value: "false" },
+  { name: "DISABLE_PROXY", value: "true" },
+]
+
+export const proxyContainer = (inputs: ProxyEnvInputs, shape: ProxyShape): Obj => {
+  const settings = inputs.settings
+  const values = settings.values
+  const probesOn = settings.proxyConfig.statusPort !== 0
+  const env = proxyEnv(inputs)
+  const hooks = shape === "router" ? undefined : lifecycle(inputs)
+  const container: Obj = {
+    name: ContainerNames.proxy,
+    image: settings.proxyImage,
+    ...(shape === "proxyless"
+      ? {}
+      : { ports: [{ containerPort: PROXY_METRICS_PORT, protocol: "TCP", name: "http-envoy-prom" }] }),
+    args: [
+      "proxy",
+      shape === "router" ? "router" : "sidecar",
+      "--domain",
+      `$(POD_NAMESPACE).svc.${values.clusterDomain}`,
+      `--proxyLogLevel=${settings.proxyLogLevel}`,
+      `--proxyComponentLogLevel=${settings.proxyComponentLogLevel}`,
+      `--log_output_level=${settings.agentLogLevel}`,
+      ...(values.logAsJson ? ["--log_as_json"] : []),
+    ],
+    ...(hooks === undefined ? {} : { lifecycle: hooks }),
+    env: shape === "proxyless" ? [...env.filter((e) => e.name !== ProxyEnv.dnsCapture), ...proxylessEnv] : env,
+    ...(values.imagePullPolicy === "" ? {} : { imagePullPolicy: values.imagePullPolicy }),
+    ...(probesOn ? { readinessProbe: readinessProbe(inputs) } : {}),
+    ...(probesOn && shape === "sidecar" && values.startupProbeEnabled ? { startupProbe: startupProbe(inputs) } : {}),
+    ...(shape === "router" ? {} : { securityContext: proxySecurityContext(inputs), resources: settings.resources }),
+    volumeMounts: agentVolumeMounts(shape === "proxyless" ? "proxyless" : "proxy"),
+  }
+  return container
+}

@@ -1,0 +1,107 @@
+/**
+ * The `init` template: traffic capture. Without CNI, the `mesh-init` init container runs
+ * `mesh-agent mesh-iptables` as root with NET_ADMIN/NET_RAW, its flags from the
+ * `traffic.sidecar.mesh.io/*` annotations (else the values); the proxy's own inbound ports
+ * (metrics 15090, readiness 15021, agent status 15020) are always excluded from inbound capture.
+ * With CNI enabled, the CNI plugin sets the rules: the same settings are written as annotations
+ * it reads, and no privileged container is added. Interception mode NONE captures nothing.
+ */
+import type { Fragment, Template } from "../fragment.js"
+import { emptyFragment } from "../fragment.js"
+import type { Obj } from "../json.js"
+import { ContainerNames, InjectAnnotations, PROXY_METRICS_PORT, PROXY_UID, READINESS_PORT } from "../names.js"
+import type { PodSettings } from "../pod-settings.js"
+import { proxyMetadataEnv } from "../proxy-env.js"
+
+const portOf = (meshConfig: Obj, field: string, fallback: number): string =>
+  String(typeof meshConfig[field] === "number" ? meshConfig[field] : fallback)
+
+/** The user's inbound exclusions with the agent status port in front (unless listed, or 0). */
+export const excludedInboundPorts = (settings: PodSettings): string => {
+  const status = String(settings.proxyConfig.statusPort)
+  const listed = settings.capture.excludeInboundPorts
+  const ports = listed === "" ? [] : listed.split(",")
+  if (status === "0" || ports.includes(status)) return ports.join(",")
+  return [status, ...ports].join(",")
+}
+
+const iptablesArgs = (settings: PodSettings, meshConfig: Obj): ReadonlyArray<string> => {
+  const c = settings.capture
+  const excluded = excludedInboundPorts(settings)
+  return [
+    "mesh-iptables",
+    "-p",
+    portOf(meshConfig, "proxyListenPort", 15001),
+    "-z",
+    portOf(meshConfig, "proxyInboundListenPort", 15006),
+    "-u",
+    String(PROXY_UID),
+    "-m",
+    settings.interceptionMode,
+    "-i",
+    c.includeOutboundIPRanges,
+    "-x",
+    c.excludeOutboundIPRanges,
+    "-b",
+    c.includeInboundPorts,
+    "-d",
+    [String(PROXY_METRICS_PORT), String(READINESS_PORT), ...(excluded === "" ? [] : [excluded])].join(","),
+    ...(c.includeOutboundPorts === undefined ? [] : ["-q", c.includeOutboundPorts]),
+    ...(c.excludeOutboundPorts === undefined ? [] : ["-o", c.excludeOutboundPorts]),
+    ...(c.excludeInterfaces === undefined ? [] : ["-c", c.excludeInterfaces]),
+    `--log_output_level=${settings.agentLogLevel}`,
+    ...(settings.values.logAsJson ? ["--log_as_json"] : []),
+  ]
+}
+
+const initContainer = (settings: PodSettings, meshConfig: Obj): Obj => {
+  const values = settings.values
+  const metadata = proxyMetadataEnv(settings.proxyConfig.proxyMetadata)
+  return {
+    name: ContainerNames.init,
+    // The pod's proxyImage annotation, else a full reference in proxy_init.image, else the proxy
+    // image (it carries mesh-agent).
+    image:
+      !settings.proxyImageAnnotated && values.proxyInitImage.includes("/")
+        ? values.proxyInitImage
+        : settings.proxyImage,
+    args: iptablesArgs(settings, meshConfig),
+    ...(values.imagePullPolicy === "" ? {} : { imagePullPolicy: values.imagePullPolicy }),
+    // proxyMetadata reaches mesh-iptables too: MESH_META_DNS_CAPTURE turns on DNS redirection.
+    ...(metadata.length > 0 ? { env: metadata } : {}),
+    resources: settings.resources,
+    securityContext: {
+      allowPrivilegeEscalation: values.privileged,
+      privileged: values.privileged,
+      capabilities: { add: ["NET_ADMIN", "NET_RAW"], drop: ["ALL"] },
+      readOnlyRootFilesystem: false,
+      runAsGroup: 0,
+      runAsNonRoot: false,
+      runAsUser: 0,
+    },
+  }
+}
+
+/** The annotations the CNI plugin reads, with the values' defaults made explicit. */
+const cniAnnotations = (settings: PodSettings): Readonly<Record<string, string>> => {
+  const c = settings.capture
+  const out: Record<string, string> = { [InjectAnnotations.interceptionMode]: settings.interceptionMode }
+  const set = (key: string, value: string | undefined) => {
+    if (value !== undefined && value !== "") out[key] = value
+  }
+  set(InjectAnnotations.includeOutboundIPRanges, c.includeOutboundIPRanges)
+  set(InjectAnnotations.excludeOutboundIPRanges, c.excludeOutboundIPRanges)
+  set(InjectAnnotations.includeInboundPorts, c.includeInboundPorts)
+  out[InjectAnnotations.excludeInboundPorts] = excludedInboundPorts(settings)
+  if (c.includeOutboundPorts !== undefined) out[InjectAnnotations.includeOutboundPorts] = c.includeOutboundPorts
+  if (c.excludeOutboundPorts !== undefined) out[InjectAnnotations.excludeOutboundPorts] = c.excludeOutboundPorts
+  set(InjectAnnotations.excludeInterfaces, c.excludeInterfaces)
+  return out
+}
+
+export const captureTemplate: Template = (context): Fragment => {
+  const settings = context.settings
+  if (settings.values.cniEnabled) return { ...emptyFragment, annotations: cniAnnotations(settings) }
+  if (settings.interceptionMode === "NONE") return emptyFragment
+  return { ...emptyFragment, initContainers: [initContainer(settings, context.meshConfig)] }
+}

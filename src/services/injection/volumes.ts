@@ -1,0 +1,59 @@
+/**
+ * The volumes an injected agent needs and where it mounts them: the workload identity sockets
+ * and certificate directory, the proxy's config directory (or, proxyless, the xDS channel shared
+ * with the gRPC application), its data directory, the pod's labels and annotations, a projected
+ * service-account token for the CA, and the CA's root certificate ConfigMap.
+ */
+import type { Obj } from "./json.js"
+import { Paths, ROOT_CERT_CONFIGMAP, TOKEN_FILE, VolumeNames } from "./names.js"
+
+/** Token lifetime the orchestrator is asked for (12h, as the reference). */
+const TOKEN_EXPIRATION_SECONDS = 43200
+
+/** `proxyless`: the config directory is the xDS/SDS channel with the application (`mesh-xds`). */
+export type AgentKind = "proxy" | "proxyless"
+
+const configVolume = (kind: AgentKind): string => (kind === "proxy" ? VolumeNames.proxyConfig : VolumeNames.grpcXds)
+
+export const agentVolumes = (kind: AgentKind, tokenAudience: string): ReadonlyArray<Obj> => [
+  { name: VolumeNames.workloadSocket, emptyDir: {} },
+  { name: VolumeNames.credentialSocket, emptyDir: {} },
+  { name: VolumeNames.workloadCerts, emptyDir: {} },
+  { name: configVolume(kind), emptyDir: { medium: "Memory" } },
+  { name: VolumeNames.data, emptyDir: {} },
+  {
+    name: VolumeNames.podInfo,
+    downwardAPI: {
+      items: [
+        { path: "labels", fieldRef: { fieldPath: "metadata.labels" } },
+        { path: "annotations", fieldRef: { fieldPath: "metadata.annotations" } },
+      ],
+    },
+  },
+  {
+    name: VolumeNames.token,
+    projected: {
+      sources: [
+        {
+          serviceAccountToken: {
+            path: TOKEN_FILE,
+            expirationSeconds: TOKEN_EXPIRATION_SECONDS,
+            audience: tokenAudience,
+          },
+        },
+      ],
+    },
+  },
+  { name: VolumeNames.caCert, configMap: { name: ROOT_CERT_CONFIGMAP } },
+]
+
+export const agentVolumeMounts = (kind: AgentKind): ReadonlyArray<Obj> => [
+  { name: VolumeNames.workloadSocket, mountPath: Paths.workloadSocket },
+  { name: VolumeNames.credentialSocket, mountPath: Paths.credentialSocket },
+  { name: VolumeNames.workloadCerts, mountPath: Paths.workloadCerts },
+  { name: VolumeNames.caCert, mountPath: Paths.caCert },
+  { name: VolumeNames.data, mountPath: Paths.data },
+  { name: configVolume(kind), mountPath: Paths.proxyConfig },
+  { name: VolumeNames.token, mountPath: Paths.tokens },
+  { name: VolumeNames.podInfo, mountPath: Paths.podInfo },
+]
