@@ -145,9 +145,10 @@ describe("webhooks on --httpsAddr with the CA-issued certificate (PILOT_CERT_PRO
     expect(wrongType.status).toBe(415)
     const get = await call(port, rootPem, { method: "GET" })
     expect(get.status).toBe(405)
+    // /inject answers a review it cannot use with a denial (inject-webhook.test.ts covers it).
     const inject = await call(port, rootPem, { path: "/inject", body: "{}" })
-    expect(inject.status).toBe(501)
-    expect(inject.body).toContain("injection needs the orchestrator")
+    expect(inject.status).toBe(200)
+    expect(JSON.parse(inject.body).response.allowed).toBe(false)
 
     const metrics = await metricsText(monitoring)
     expect(metrics).toContain(

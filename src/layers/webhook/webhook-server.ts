@@ -1,30 +1,30 @@
 /**
  * The webhooks on `--httpsAddr`: `/validate` and its legacy alias `/admitpilot` (config
- * validation, counted in `mesh_validation_passed` / `_failed` / `_http_error`), and `/inject`,
- * which answers 501 until the mesh has the orchestrator's pod model (`INJECT_ENABLED`).
- * Request bodies are read up to MAX_REQUEST_BODY_BYTES; a larger one is answered 413 at once.
+ * validation, counted in `mesh_validation_passed` / `_failed` / `_http_error`), and `/inject`
+ * (sidecar injection, when `INJECT_ENABLED`; counted in `sidecar_injection_requests_total` and
+ * `_success_total` / `_skip_total` / `_failure_total`). Request bodies are read up to
+ * MAX_REQUEST_BODY_BYTES; a larger one is answered 413 at once.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Effect, Layer, Runtime } from "effect"
 import { SecureGrpcServing } from "../../services/ca/callers.js"
 import { WebhookConfig } from "../../services/config/discovery-config.js"
+import { type AdmissionInputs, handleInjectRequest, type InjectReply } from "../../services/injection/admission.js"
+import type { InjectionWebhookConfig } from "../../services/injection/webhook-config.js"
+import type { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import { Metrics } from "../../services/metrics/metrics.js"
 import type { ListenAddress } from "../../services/net/address.js"
-import {
-  handleInject,
-  handleValidate,
-  MAX_REQUEST_BODY_BYTES,
-  type WebhookReply,
-  type WebhookRequest,
-} from "../../services/webhook/validation.js"
+import type { LocalCluster } from "../../services/orchestrator/local-cluster.js"
+import { handleValidate, MAX_REQUEST_BODY_BYTES, type WebhookReply } from "../../services/webhook/validation.js"
 import type { ServingCert } from "../secure-grpc/serving-cert.js"
+import { makeAdmissionInputs } from "./admission-inputs.js"
 import { type HttpsServerError, layer as httpsServerLayer } from "./https-server.js"
 
 export interface WebhookSettings {
   /** `--httpsAddr` */
   readonly address: ListenAddress
-  /** `INJECT_ENABLED`: whether `/inject` is routed (to its 501 answer). */
-  readonly injectEnabled: boolean
+  /** The injector's inputs of the moment; `/inject` is routed only with them (`INJECT_ENABLED`). */
+  readonly inject?: (() => AdmissionInputs) | undefined
 }
 
 const send = (res: ServerResponse, reply: Pick<WebhookReply, "status" | "contentType" | "body">, close = false) => {
@@ -74,6 +74,18 @@ export const layerWith = (settings: WebhookSettings): Layer.Layer<never, HttpsSe
         "reason",
       ])
       const httpErrors = metrics.counter("mesh_validation_http_error", "Validation HTTP serving errors", ["status"])
+      const injections = {
+        requests: metrics.counter("sidecar_injection_requests_total", "Total number of sidecar injection requests."),
+        success: metrics.counter(
+          "sidecar_injection_success_total",
+          "Total number of successful sidecar injection requests.",
+        ),
+        skip: metrics.counter("sidecar_injection_skip_total", "Total number of skipped sidecar injection requests."),
+        failure: metrics.counter(
+          "sidecar_injection_failure_total",
+          "Total number of failed sidecar injection requests.",
+        ),
+      }
       const runtime = yield* Effect.runtime<never>()
       const log = (effect: Effect.Effect<void>) => void Runtime.runFork(runtime)(effect)
 
@@ -94,6 +106,22 @@ export const layerWith = (settings: WebhookSettings): Layer.Layer<never, HttpsSe
         }
       }
 
+      const countInjection = (reply: InjectReply) => {
+        injections.requests.inc()
+        switch (reply.count._tag) {
+          case "Injected":
+            injections.success.inc()
+            break
+          case "Skipped":
+            injections.skip.inc()
+            break
+          case "Failed":
+            injections.failure.inc()
+            log(Effect.logError(`sidecar injection failed: ${reply.count.reason}`))
+            break
+        }
+      }
+
       // A bug in a handler answers 500 rather than taking the server down.
       const guarded = (req: IncomingMessage, res: ServerResponse, f: () => void) => {
         try {
@@ -108,30 +136,43 @@ export const layerWith = (settings: WebhookSettings): Layer.Layer<never, HttpsSe
       }
       const handler = (req: IncomingMessage, res: ServerResponse) => guarded(req, res, () => route(req, res))
 
+      /** Answers a POST with its body read (up to the limit); other methods at once, unread. */
+      const withBody = (req: IncomingMessage, res: ServerResponse, answer: (body: string | "too-large") => void) => {
+        const reply = (body: string | "too-large") =>
+          guarded(req, res, () => {
+            answer(body)
+            // A body still arriving (413) is not read: close the connection after the answer.
+            if (body === "too-large") res.once("finish", () => req.destroy())
+          })
+        if (req.method !== "POST") {
+          req.resume()
+          reply("")
+        } else readBody(req, reply)
+      }
+
       const route = (req: IncomingMessage, res: ServerResponse) => {
         const path = (req.url ?? "/").split("?")[0]
+        const method = req.method ?? ""
+        const contentType = req.headers["content-type"]
         if (path === "/validate" || path === "/admitpilot") {
-          const answer = (body: WebhookRequest["body"]) =>
-            guarded(req, res, () => {
-              const reply = handleValidate({ method: req.method ?? "", contentType: req.headers["content-type"], body })
-              count(reply)
-              if (reply.refusal !== undefined) log(Effect.logInfo(`validation webhook refused: ${reply.refusal}`))
-              // A body still arriving (413) is not read: close the connection after the answer.
-              const tooLarge = body === "too-large"
-              send(res, reply, tooLarge)
-              if (tooLarge) res.once("finish", () => req.destroy())
-            })
-          if (req.method !== "POST") {
-            req.resume()
-            answer("")
-          } else readBody(req, answer)
+          withBody(req, res, (body) => {
+            const reply = handleValidate({ method, contentType, body })
+            count(reply)
+            if (reply.refusal !== undefined) log(Effect.logInfo(`validation webhook refused: ${reply.refusal}`))
+            send(res, reply, body === "too-large")
+          })
+          return
+        }
+        const inject = settings.inject
+        if (path === "/inject" && inject !== undefined) {
+          withBody(req, res, (body) => {
+            const reply = handleInjectRequest({ method, contentType, body }, inject())
+            countInjection(reply)
+            send(res, reply, body === "too-large")
+          })
           return
         }
         req.resume()
-        if (path === "/inject" && settings.injectEnabled) {
-          send(res, handleInject())
-          return
-        }
         send(res, { status: 404, contentType: "text/plain; charset=utf-8", body: `no webhook at ${path}\n` })
       }
       return httpsServerLayer({ address: settings.address, name: "webhook" }, handler)
@@ -141,12 +182,17 @@ export const layerWith = (settings: WebhookSettings): Layer.Layer<never, HttpsSe
 /**
  * The webhooks from `WebhookConfig`, serving the secure gRPC listener's certificate. They bind
  * once that listener has (`SecureGrpcServing`): a bind failure here must not interrupt its bind.
+ * With `INJECT_ENABLED`, the injector's inputs are read first (admission-inputs.ts).
  */
-export const layer: Layer.Layer<never, HttpsServerError, WebhookConfig | SecureGrpcServing | ServingCert | Metrics> =
-  Layer.unwrapEffect(
-    Effect.gen(function* () {
-      yield* SecureGrpcServing
-      const config = yield* WebhookConfig
-      return layerWith({ address: config.httpsAddr, injectEnabled: config.INJECT_ENABLED })
-    }),
-  )
+export const layer: Layer.Layer<
+  never,
+  HttpsServerError,
+  WebhookConfig | InjectionWebhookConfig | MeshWatcher | LocalCluster | SecureGrpcServing | ServingCert | Metrics
+> = Layer.unwrapScoped(
+  Effect.gen(function* () {
+    yield* SecureGrpcServing
+    const config = yield* WebhookConfig
+    const inject = config.INJECT_ENABLED ? yield* makeAdmissionInputs : undefined
+    return layerWith({ address: config.httpsAddr, inject })
+  }),
+)

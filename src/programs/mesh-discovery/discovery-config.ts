@@ -11,6 +11,7 @@ import { acceptedAudiences } from "../../services/ca/jwt.js"
 import { MonitoringConfig, WebhookConfig } from "../../services/config/discovery-config.js"
 import { discoveryEnv } from "../../services/config/discovery-env.js"
 import { envTableConfig } from "../../services/config/env.js"
+import { InjectionWebhookConfig } from "../../services/injection/webhook-config.js"
 import { proxyMeshOf } from "../../services/mesh-config/proxy-mesh.js"
 import { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import { LocalCluster, withCluster } from "../../services/orchestrator/local-cluster.js"
@@ -77,5 +78,6 @@ export const discoveryConfigLayer = (args: DiscoveryArgs) => {
     introspectionAddr: { host: args.ctrlzAddress === "*" ? undefined : args.ctrlzAddress, port: args.ctrlzPort },
   })
   const webhook = WebhookConfig.layerFromEnv({ httpsAddr: args.httpsAddr })
-  return Layer.mergeAll(Layer.provideMerge(ca, xds), monitoring, webhook)
+  const injection = InjectionWebhookConfig.layerFromEnv({ namespace: args.namespace })
+  return Layer.mergeAll(Layer.provideMerge(ca, xds), monitoring, webhook, injection)
 }

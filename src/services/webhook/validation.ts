@@ -196,13 +196,3 @@ export const handleValidate = (req: WebhookRequest): WebhookReply => {
     ...(decision.allowed || decision.message === undefined ? {} : { refusal: decision.message }),
   }
 }
-
-/** `/inject`: sidecar injection needs the orchestrator's pod model, which the mesh does not have yet. */
-export const handleInject = (): WebhookReply => ({
-  status: 501,
-  contentType: "application/json",
-  body: JSON.stringify({
-    error: "injection needs the orchestrator: sidecar injection is not implemented by this server",
-  }),
-  outcome: { _tag: "NotCounted" },
-})

@@ -1,10 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import {
-  handleInject,
-  handleValidate,
-  MAX_REQUEST_BODY_BYTES,
-  type WebhookReply,
-} from "../../../src/services/webhook/validation.js"
+import { handleValidate, MAX_REQUEST_BODY_BYTES, type WebhookReply } from "../../../src/services/webhook/validation.js"
 
 const virtualService = (weights: ReadonlyArray<number>, group = "networking.mesh.io") => ({
   apiVersion: `${group}/v1`,
@@ -177,12 +172,5 @@ describe("validation webhook", () => {
     const tooLarge = handleValidate({ method: "POST", contentType: "application/json", body: "too-large" })
     expect(tooLarge.status).toBe(413)
     expect(tooLarge.body).toContain(String(MAX_REQUEST_BODY_BYTES))
-  })
-
-  it("answers /inject with 501: injection needs the orchestrator", () => {
-    const reply = handleInject()
-    expect(reply.status).toBe(501)
-    expect(JSON.parse(reply.body).error).toMatch(/injection needs the orchestrator/)
-    expect(reply.outcome).toEqual({ _tag: "NotCounted" })
   })
 })
