@@ -4,6 +4,7 @@ import { meshctlScopes } from "../../services/logging/scopes.js"
 import { makeCompletionCommand } from "../shared/completion-command.js"
 import { loggingOptions } from "../shared/logging-options.js"
 import { optionsCommand } from "./options-command.js"
+import { orchInjectCommand } from "./orch-inject-command.js"
 import { validateAliasCommand, validateCommand } from "./validate-command.js"
 import { versionCommand } from "./version-command.js"
 
@@ -20,6 +21,7 @@ export const root = Command.make(PROGRAM).pipe(
   Command.withSubcommands([
     versionCommand(logging),
     optionsCommand(logging),
+    orchInjectCommand(logging),
     validateCommand(logging),
     validateAliasCommand(logging),
     completion,

@@ -1,0 +1,176 @@
+/**
+ * `meshctl orch-inject`: injects the sidecar into the pods and workloads of a file (`-f`, `-` for
+ * stdin) and writes the result (`-o`, stdout by default); unsupported kinds pass through
+ * unchanged. The injector's `config` and `values` and the mesh config come from
+ * `--injectConfigFile`, `--valuesFile` and `--meshConfigFile`, each falling back to the built-in
+ * defaults. Reading them from the orchestrator (`--injectConfigMapName`, `--meshConfigMapName`,
+ * `--webhookConfig`, `--xds-address`, a cluster named by `--orchconfig`/`--context`) is not
+ * supported: asking for it without the files is an error that says so. The other flags of the
+ * spec are accepted and ignored offline.
+ */
+import { Command, Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
+import { Console, Data, Effect, Either, Option } from "effect"
+import type { LogSettings } from "../../services/logging/options.js"
+import { boolFlag, durationFlag, textFlag, uint16Flag, withNote } from "../shared/options.js"
+import { globalOptions } from "./global-options.js"
+import { readProcessStdin, STDIN } from "./validate-command.js"
+
+/** The failure of `meshctl orch-inject`. */
+export class OrchInjectFailed extends Data.TaggedError("OrchInjectFailed")<{ readonly message: string }> {}
+
+const DEFAULT_INJECT_CONFIGMAP = "mesh-sidecar-injector"
+const DEFAULT_MESH_CONFIGMAP = "mesh"
+
+/** A flag whose presence matters (it names an orchestrator source), with its default for help. */
+const optionalText = (name: string, defaultValue: string) =>
+  Options.text(name).pipe(Options.optional, withNote({ default: defaultValue }))
+
+const options = {
+  filename: textFlag("filename").pipe(
+    Options.withAlias("f"),
+    Options.withDescription("Input orchestrator resource filename (- for stdin)"),
+  ),
+  output: textFlag("output").pipe(
+    Options.withAlias("o"),
+    Options.withDescription("Modified output orchestrator resource filename (default: stdout)"),
+  ),
+  injectConfigFile: textFlag("injectConfigFile").pipe(
+    Options.withDescription(
+      "Injection configuration filename (the injector ConfigMap's `config`). Cannot be used with --injectConfigMapName",
+    ),
+  ),
+  meshConfigFile: textFlag("meshConfigFile").pipe(
+    Options.withDescription("Mesh configuration filename. Takes precedence over --meshConfigMapName if set"),
+  ),
+  valuesFile: textFlag("valuesFile").pipe(
+    Options.withDescription("Injection values configuration filename (the injector ConfigMap's `values`)"),
+  ),
+  revision: textFlag("revision").pipe(Options.withAlias("r"), Options.withDescription("Control plane revision")),
+  injectConfigMapName: optionalText("injectConfigMapName", DEFAULT_INJECT_CONFIGMAP).pipe(
+    Options.withDescription(
+      "ConfigMap name for the injection configuration; read from the orchestrator (not supported: use --injectConfigFile)",
+    ),
+  ),
+  meshConfigMapName: optionalText("meshConfigMapName", DEFAULT_MESH_CONFIGMAP).pipe(
+    Options.withDescription(
+      "ConfigMap name for the mesh config, key `mesh`; read from the orchestrator (not supported: use --meshConfigFile)",
+    ),
+  ),
+  webhookConfig: optionalText("webhookConfig", DEFAULT_INJECT_CONFIGMAP).pipe(
+    Options.withDescription("MutatingWebhookConfiguration whose service injects (not supported offline)"),
+  ),
+  operatorFileName: textFlag("operatorFileName").pipe(
+    Options.withDescription("Path to the operator custom resource file (accepted; not read)"),
+  ),
+  authority: textFlag("authority").pipe(Options.withDescription("XDS subject alternative name (accepted; not used)")),
+  certDir: textFlag("cert-dir").pipe(
+    Options.withDescription("XDS endpoint certificate directory (accepted; not used)"),
+  ),
+  insecure: boolFlag("insecure").pipe(Options.withDescription("Skip server certificate and domain verification")),
+  plaintext: boolFlag("plaintext").pipe(Options.withDescription("Use plain-text HTTP/2 when connecting to the server")),
+  timeout: durationFlag("timeout", "30s").pipe(Options.withDescription("The duration to wait before failing")),
+  xdsAddress: textFlag("xds-address").pipe(Options.withDescription("XDS endpoint (not supported offline)")),
+  xdsLabel: textFlag("xds-label").pipe(
+    Options.withDescription("Control-plane pod label selector for the XDS endpoint"),
+  ),
+  xdsPort: uint16Flag("xds-port", 15012).pipe(Options.withDescription("Control-plane XDS port")),
+  global: globalOptions,
+}
+
+type OrchInjectArgs = {
+  readonly [K in keyof typeof options]: (typeof options)[K] extends Options.Options<infer A> ? A : never
+}
+
+const fail = (message: string) => new OrchInjectFailed({ message })
+
+/** What the offline command cannot do: a source only the orchestrator has, asked for without its file. */
+const orchestratorSourceAsked = (args: OrchInjectArgs): string | undefined => {
+  const files = args.injectConfigFile !== "" && args.valuesFile !== "" && args.meshConfigFile !== ""
+  if (files) return undefined
+  const asked = [
+    Option.isSome(args.injectConfigMapName) && args.injectConfigFile === "" ? "--injectConfigMapName" : undefined,
+    Option.isSome(args.meshConfigMapName) && args.meshConfigFile === "" ? "--meshConfigMapName" : undefined,
+    Option.isSome(args.webhookConfig) ? "--webhookConfig" : undefined,
+    args.xdsAddress !== "" ? "--xds-address" : undefined,
+    args.global.orchconfig !== "" ? "--orchconfig" : undefined,
+    args.global.context !== "" ? "--context" : undefined,
+  ].filter((flag) => flag !== undefined)
+  if (asked.length === 0) return undefined
+  return `reading the sidecar injector or mesh configuration from the orchestrator (${asked.join(", ")}) is not supported: use --injectConfigFile/--meshConfigFile/--valuesFile without a cluster`
+}
+
+const runOrchInject = (args: OrchInjectArgs, readStdin: Effect.Effect<string>) =>
+  Effect.gen(function* () {
+    if (args.filename === "") return yield* fail("filename not specified (see --help)")
+    if (args.injectConfigFile !== "" && Option.isSome(args.injectConfigMapName)) {
+      return yield* fail("--injectConfigFile and --injectConfigMapName are mutually exclusive")
+    }
+    const unsupported = orchestratorSourceAsked(args)
+    if (unsupported !== undefined) return yield* fail(unsupported)
+
+    const fs = yield* FileSystem.FileSystem
+    const read = (file: string, what: string) =>
+      fs.readFileString(file).pipe(Effect.mapError((e) => fail(`cannot read ${what} ${file}: ${e.message}`)))
+    const optionalFile = (file: string, what: string) =>
+      file === "" ? Effect.succeedNone : Effect.map(read(file, what), (text) => Option.some({ name: file, text }))
+
+    // The injector and the mesh config model load only when this command runs.
+    const [{ readInjectorSettings }, { injectWorkloads }, { applyMeshConfig }, { formatIssue }] = yield* Effect.promise(
+      () =>
+        Promise.all([
+          import("../../services/injection/injector-settings.js"),
+          import("../../services/injection/workloads.js"),
+          import("../../services/mesh-config/mesh-config.js"),
+          import("../../services/config-model/resource.js"),
+        ]),
+    )
+    const settings = readInjectorSettings(
+      {
+        config: Option.getOrUndefined(yield* optionalFile(args.injectConfigFile, "--injectConfigFile")),
+        values: Option.getOrUndefined(yield* optionalFile(args.valuesFile, "--valuesFile")),
+      },
+      "files",
+    )
+    if (Either.isLeft(settings)) return yield* fail(`invalid injection configuration:\n  ${settings.left.join("\n  ")}`)
+    const mesh =
+      args.meshConfigFile === ""
+        ? applyMeshConfig("built-in defaults", "")
+        : applyMeshConfig(args.meshConfigFile, yield* read(args.meshConfigFile, "--meshConfigFile"))
+    if (Either.isLeft(mesh)) {
+      return yield* fail(`invalid mesh configuration:\n  ${mesh.left.map(formatIssue).join("\n  ")}`)
+    }
+    for (const warning of [...settings.right.warnings, ...mesh.right.warnings])
+      yield* Console.error(`Warning: ${warning}`)
+
+    const input = args.filename === STDIN ? yield* readStdin : yield* read(args.filename, "--filename")
+    const injected = injectWorkloads(input, {
+      config: settings.right.settings.config,
+      values: settings.right.settings.values,
+      meshConfig: mesh.right.value as unknown as Record<string, unknown>,
+      revision: args.revision,
+    })
+    const source = args.filename === STDIN ? "stdin" : args.filename
+    if (Either.isLeft(injected)) {
+      return yield* fail(`${source} document ${injected.left.documentIndex}: ${injected.left.message}`)
+    }
+    for (const note of injected.right.notes) yield* Console.error(note)
+    if (args.output === "") {
+      yield* Effect.sync(() => process.stdout.write(injected.right.text))
+    } else {
+      yield* fs
+        .writeFileString(args.output, injected.right.text)
+        .pipe(Effect.mapError((e) => fail(`cannot write --output ${args.output}: ${e.message}`)))
+    }
+  })
+
+/** `meshctl orch-inject` (the reference's `kube-inject`). */
+export const orchInjectCommand = (
+  logging: Options.Options<LogSettings>,
+  readStdin: Effect.Effect<string> = readProcessStdin,
+) =>
+  Command.make("orch-inject", { ...options, logging }, (args) => runOrchInject(args, readStdin)).pipe(
+    Command.withDescription(
+      "Inject the sidecar into orchestrator workload resources; other resources pass through unchanged",
+    ),
+  )

@@ -1,0 +1,260 @@
+/**
+ * End-to-end: `meshctl orch-inject` as a process (the built binary) on a multi-document file and
+ * on stdin — a Deployment, a Service, a CronJob and a List of a Pod and a ConfigMap: the pod
+ * templates come back injected, the rest exactly as written, in order; running it again over its
+ * own output changes nothing; bad input and unsupported sources fail with exit 1 and a reason.
+ */
+import { spawnSync } from "node:child_process"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { beforeAll, describe, expect, it } from "vitest"
+import { parseAllDocuments } from "yaml"
+import { ContainerNames, InjectAnnotations } from "../../src/services/injection/names.js"
+import { binary, ROOT } from "../support/processes.js"
+
+interface Result {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** meshctl with `args`, `input` on its stdin. */
+const meshctl = (args: ReadonlyArray<string>, input = ""): Result => {
+  const result = spawnSync(process.execPath, [binary("meshctl"), ...args], {
+    cwd: ROOT,
+    input,
+    encoding: "utf8",
+    env: { ...process.env, NO_COLOR: "1" },
+    timeout: 30_000,
+  })
+  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr }
+}
+
+const container = (name: string, port: number) => `      - name: ${name}
+        image: example/${name}:1.0
+        ports:
+        - containerPort: ${port}
+        readinessProbe:
+          httpGet: {path: /ready, port: ${port}}
+        resources:
+          requests: {cpu: 100m, memory: 64Mi}`
+
+const DEPLOYMENT = `# the reviews workload
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: reviews
+  namespace: shop
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: reviews}
+  template:
+    metadata:
+      labels: {app: reviews, version: v1}
+    spec:
+      containers:
+${container("reviews", 9080)}
+${container("cache", 6379)}
+`
+const SERVICE = `apiVersion: v1
+kind: Service
+metadata:
+  name: reviews   # stays as written
+  namespace: shop
+spec:
+  selector: {app: reviews}
+  ports:
+  - {name: http, port: 9080}
+`
+const CRONJOB = `apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: report
+spec:
+  schedule: "*/5 * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+          - name: report
+            image: example/report:1.0
+`
+const LIST = `apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: debug, namespace: shop}
+  spec:
+    containers:
+    - {name: shell, image: example/shell:1.0}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: settings, namespace: shop}
+  data: {mode: fast}
+`
+const INPUT = [DEPLOYMENT, SERVICE, CRONJOB, LIST].join("---\n")
+
+// biome-ignore lint/suspicious/noExplicitAny: parsed orchestrator objects are walked loosely in assertions
+type Obj = Record<string, any>
+
+const documents = (text: string): Array<Obj> => parseAllDocuments(text).map((d) => d.toJS() as Obj)
+
+const containerNames = (podSpec: Obj): Array<string> => (podSpec.containers as Array<Obj>).map((c) => c.name)
+
+/** The pod template (metadata + spec) was injected: the proxy container beside the app's, the status annotation. */
+const expectInjected = (template: Obj, appContainers: ReadonlyArray<string>) => {
+  expect(containerNames(template.spec)).toEqual(expect.arrayContaining([...appContainers, ContainerNames.proxy]))
+  expect(template.metadata?.annotations?.[InjectAnnotations.status]).toBeDefined()
+}
+
+describe("meshctl orch-inject (built binary)", () => {
+  let dir: string
+  let file: string
+  let first: Result
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "orch-inject-"))
+    file = join(dir, "workloads.yaml")
+    writeFileSync(file, INPUT)
+    first = meshctl(["orch-inject", "-f", file])
+  })
+
+  it("injects every pod template of a multi-document file and keeps the other documents and the order", () => {
+    expect(first.stderr).not.toMatch(/Error/)
+    expect(first.code).toBe(0)
+    const [deployment, service, cronJob, list, ...rest] = documents(first.stdout)
+    expect(rest).toEqual([])
+    const original = documents(INPUT)
+
+    expect(deployment!.kind).toBe("Deployment")
+    expectInjected(deployment!.spec.template, ["reviews", "cache"])
+    // Only the pod template changed.
+    expect({ ...deployment!, spec: { ...deployment!.spec, template: undefined } }).toEqual({
+      ...original[0]!,
+      spec: { ...original[0]!.spec, template: undefined },
+    })
+    // The template is not given a name or namespace of its own.
+    expect(deployment!.spec.template.metadata.name).toBeUndefined()
+    expect(deployment!.spec.template.metadata.namespace).toBeUndefined()
+    expect(deployment!.spec.template.metadata.labels).toMatchObject({ app: "reviews", version: "v1" })
+
+    // The Service is written as it was, byte for byte (comment included).
+    expect(service).toEqual(original[1])
+    expect(first.stdout).toContain(`---\n${SERVICE}---\n`)
+
+    expect(cronJob!.kind).toBe("CronJob")
+    expectInjected(cronJob!.spec.jobTemplate.spec.template, ["report"])
+    expect(cronJob!.spec.schedule).toBe("*/5 * * * *")
+
+    expect(list!.kind).toBe("List")
+    const [pod, configMap] = list!.items as Array<Obj>
+    expectInjected(pod!, ["shell"])
+    expect(pod!.metadata.name).toBe("debug")
+    expect(configMap).toEqual(original[3]!.items[1])
+  })
+
+  it("gives the same output for the file on stdin (-f -), and writes -o to a file", () => {
+    const piped = meshctl(["orch-inject", "-f", "-"], INPUT)
+    expect(piped.code).toBe(0)
+    expect(piped.stdout).toBe(first.stdout)
+    const out = join(dir, "out.yaml")
+    const written = meshctl(["orch-inject", "--filename", file, "--output", out])
+    expect(written.code).toBe(0)
+    expect(written.stdout).toBe("")
+    expect(readFileSync(out, "utf8")).toBe(first.stdout)
+  })
+
+  it("changes nothing on a second run over its own output", () => {
+    const again = meshctl(["orch-inject", "-f", "-"], first.stdout)
+    expect(again.code).toBe(0)
+    expect(again.stdout).toBe(first.stdout)
+    // The pods are reported as already injected, not silently passed over.
+    expect(again.stderr).toMatch(/Deployment shop\/reviews: injection skipped/)
+  })
+
+  it("passes a file of unsupported kinds through unchanged", () => {
+    const result = meshctl(["orch-inject", "-f", "-"], SERVICE)
+    expect(result.code).toBe(0)
+    expect(documents(result.stdout)).toEqual(documents(SERVICE))
+  })
+
+  it("uses --valuesFile, --injectConfigFile and --meshConfigFile instead of the defaults", () => {
+    const values = join(dir, "values.yaml")
+    writeFileSync(values, "global:\n  hub: registry.example.com/mesh\n  tag: 9.9.9\n")
+    const config = join(dir, "config.yaml")
+    writeFileSync(config, "policy: disabled\ninjectedAnnotations:\n  team: platform\n")
+    const mesh = join(dir, "mesh.yaml")
+    writeFileSync(mesh, "defaultConfig:\n  discoveryAddress: meshd.elsewhere.svc:15012\n")
+    const result = meshctl(
+      ["orch-inject", "-f", "-", "--valuesFile", values, "--injectConfigFile", config, "--meshConfigFile", mesh],
+      DEPLOYMENT,
+    )
+    expect(result.code).toBe(0)
+    const [deployment] = documents(result.stdout)
+    const template = deployment!.spec.template
+    // Injected although the config's policy is disabled: the user asked for these objects.
+    expectInjected(template, ["reviews", "cache"])
+    const proxy = (template.spec.containers as Array<Obj>).find((c) => c.name === ContainerNames.proxy)!
+    expect(proxy.image).toBe("registry.example.com/mesh/proxyv2:9.9.9")
+    expect(template.metadata.annotations.team).toBe("platform")
+    expect(JSON.stringify(proxy)).toContain("meshd.elsewhere.svc:15012")
+  })
+
+  it("fails naming the document that is not valid YAML", () => {
+    const result = meshctl(["orch-inject", "-f", "-"], `${SERVICE}---\nkind: [Deployment\n`)
+    expect(result.code).toBe(1)
+    expect(result.stdout).toBe("")
+    expect(result.stderr).toMatch(/^Error: stdin document 1: YAML syntax error/m)
+  })
+
+  it("fails with a reason for a missing file, no file, or an orchestrator source without files", () => {
+    const missing = meshctl(["orch-inject", "-f", join(dir, "nope.yaml")])
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toMatch(/cannot read --filename .*nope\.yaml/)
+    const none = meshctl(["orch-inject"])
+    expect(none.code).toBe(1)
+    expect(none.stderr).toContain("filename not specified")
+    const cluster = meshctl(["orch-inject", "-f", file, "--injectConfigMapName", "custom"])
+    expect(cluster.code).toBe(1)
+    expect(cluster.stderr).toContain("use --injectConfigFile/--meshConfigFile/--valuesFile without a cluster")
+    const both = meshctl(["orch-inject", "-f", file, "--injectConfigFile", file, "--injectConfigMapName", "x"])
+    expect(both.code).toBe(1)
+    expect(both.stderr).toContain("--injectConfigFile and --injectConfigMapName are mutually exclusive")
+  })
+
+  it("accepts the spec's other flags", () => {
+    const result = meshctl(
+      [
+        "orch-inject",
+        "-f",
+        "-",
+        "-r",
+        "canary",
+        "--timeout",
+        "5s",
+        "--xds-port",
+        "15012",
+        "--insecure",
+        "--plaintext",
+        "--authority",
+        "meshd.mesh-system.svc",
+        "--cert-dir",
+        dir,
+        "--xds-label",
+        "app=meshd",
+        "--operatorFileName",
+        "op.yaml",
+        "-n",
+        "shop",
+      ],
+      SERVICE,
+    )
+    expect(result.stderr).toBe("")
+    expect(result.code).toBe(0)
+  })
+})
