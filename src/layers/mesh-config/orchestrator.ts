@@ -15,7 +15,7 @@
  *   remaining sources) — unlike a deleted file, which cannot be told from one being replaced;
  * - changes are published only when the resolved config (or networks) changes.
  */
-import { Effect, Either, Fiber, Layer, Option, type Queue, type Scope, Stream } from "effect"
+import { Effect, Either, Layer, Option, type Queue, type Scope, Stream } from "effect"
 import type { ValidationIssue } from "../../services/config-model/resource.js"
 import { withScope } from "../../services/logging/logging.js"
 import {
@@ -29,9 +29,9 @@ import {
 } from "../../services/mesh-config/configmap.js"
 import type { Applied } from "../../services/mesh-config/mesh-config.js"
 import { MeshWatcher, type MeshWatcherControl, makeMeshWatcher } from "../../services/mesh-config/watcher.js"
-import { type InformerBatch, Informers } from "../../services/orchestrator/informer.js"
+import type { InformerBatch, Informers } from "../../services/orchestrator/informer.js"
 import type { OrchConfigMap } from "../../services/orchestrator/objects.js"
-import { Resources } from "../../services/orchestrator/resources.js"
+import { followNamedConfigMap } from "../orchestrator/named-configmap.js"
 import { logIssues } from "./log-issues.js"
 
 export interface OrchestratorMeshConfigOptions {
@@ -44,9 +44,6 @@ export interface OrchestratorMeshConfigOptions {
   /** `SHARED_MESH_CONFIG`: a ConfigMap of the same namespace whose config the standard one overrides; "" = none. */
   readonly sharedConfigMapName?: string | undefined
 }
-
-/** How long start-up waits for the ConfigMaps' first list before it says so in the log. */
-const SYNC_WARNING_AFTER = "10 seconds"
 
 /** Texts the inputs carry, to skip ConfigMap updates that change nothing the mesh reads. */
 const inputsKey = (inputs: MeshSourceInputs): string =>
@@ -109,35 +106,16 @@ const followConfigMap = (
   name: string,
 ): Effect.Effect<FollowedConfigMap, never, Informers | Scope.Scope> =>
   Effect.gen(function* () {
-    const informers = yield* Informers
-    const informer = yield* informers.informer<OrchConfigMap>(Resources.configMaps, {
-      namespace,
-      fieldSelector: `metadata.name=${name}`,
-    })
-    const warn = yield* Effect.forkScoped(
-      Effect.sleep(SYNC_WARNING_AFTER).pipe(
-        Effect.zipRight(
-          Effect.logWarning(`still waiting for the first list of ConfigMap ${namespace}/${name} (mesh configuration)`),
-        ),
-      ),
-    )
-    yield* informer.synced
-    yield* Fiber.interrupt(warn)
-    const { objects, batches } = yield* informer.subscribe
-    // The field selector already narrows the list to this name; checking again costs nothing.
-    const ours = (cm: OrchConfigMap) => cm.metadata.name === name && (cm.metadata.namespace ?? namespace) === namespace
-    let current = objects.find(ours)
+    const followed = yield* followNamedConfigMap(namespace, name, "mesh configuration")
+    let current = followed.initial
     return {
       slot: () => ({ namespace, name, configMap: current }),
       apply: (batch) => {
         const before = current
-        for (const event of batch.events) {
-          if (!ours(event.object)) continue
-          current = event.type === "deleted" ? undefined : event.object
-        }
+        current = followed.next(current, batch)
         return before !== current
       },
-      batches,
+      batches: followed.batches,
     }
   })
 

@@ -15,7 +15,7 @@
  */
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
-import { Duration, Effect, Either, Fiber, Option, Schedule, type Scope, Stream } from "effect"
+import { Duration, Effect, Either, Option, Schedule, type Scope, Stream } from "effect"
 import {
   defaultInjectorSettings,
   type InjectorSettings,
@@ -23,16 +23,16 @@ import {
   readInjectorSettings,
 } from "../../services/injection/injector-settings.js"
 import { injectorConfigMapName } from "../../services/injection/webhook-config.js"
-import { Informers } from "../../services/orchestrator/informer.js"
+import type { Informers } from "../../services/orchestrator/informer.js"
 import { LocalCluster, withCluster } from "../../services/orchestrator/local-cluster.js"
 import type { OrchConfigMap } from "../../services/orchestrator/objects.js"
-import { Resources } from "../../services/orchestrator/resources.js"
 import {
   debounceReloads,
   FILE_DEBOUNCE_DURATION,
   FILE_POLL_INTERVAL,
   watchDirectory,
 } from "../config-store/file-store.js"
+import { followNamedConfigMap } from "../orchestrator/named-configmap.js"
 
 export interface InjectorSourceOptions {
   /** The directory of the mounted `config` and `values`. */
@@ -44,9 +44,6 @@ export interface InjectorSourceOptions {
   readonly debounce?: Duration.DurationInput
   readonly pollInterval?: Duration.DurationInput
 }
-
-/** How long start-up waits for the ConfigMap's first list before it says so in the log. */
-const SYNC_WARNING_AFTER = Duration.seconds(10)
 
 /** Holds the current settings; applies new texts, keeping the last good settings on problems. */
 const makeHolder = () => {
@@ -152,22 +149,7 @@ const followConfigMap = (
   name: string,
 ): Effect.Effect<void, never, Informers | Scope.Scope> =>
   Effect.gen(function* () {
-    const informers = yield* Informers
-    const informer = yield* informers.informer<OrchConfigMap>(Resources.configMaps, {
-      namespace,
-      fieldSelector: `metadata.name=${name}`,
-    })
-    const warn = yield* Effect.forkScoped(
-      Effect.sleep(SYNC_WARNING_AFTER).pipe(
-        Effect.zipRight(
-          Effect.logWarning(`still waiting for the first list of ConfigMap ${namespace}/${name} (sidecar injector)`),
-        ),
-      ),
-    )
-    yield* informer.synced
-    yield* Fiber.interrupt(warn)
-    const { objects, batches } = yield* informer.subscribe
-    const ours = (cm: OrchConfigMap) => cm.metadata.name === name && (cm.metadata.namespace ?? namespace) === namespace
+    const followed = yield* followNamedConfigMap(namespace, name, "sidecar injector")
     const origin = `ConfigMap ${namespace}/${name}`
     const apply = (configMap: OrchConfigMap | undefined) => {
       const data = configMap?.data ?? {}
@@ -177,16 +159,14 @@ const followConfigMap = (
         ? holder.apply({}, "built-in defaults")
         : holder.apply({ config: key("config"), values: key("values") }, origin)
     }
-    let current = objects.find(ours)
+    let current = followed.initial
     if (current === undefined) yield* Effect.logInfo(`no ConfigMap ${origin}: sidecar injection uses built-in defaults`)
     yield* apply(current)
     yield* Effect.forkScoped(
-      Stream.fromQueue(batches).pipe(
+      Stream.fromQueue(followed.batches).pipe(
         Stream.runForEach((batch) => {
           const before = current
-          for (const event of batch.events) {
-            if (ours(event.object)) current = event.type === "deleted" ? undefined : event.object
-          }
+          current = followed.next(current, batch)
           if (before === current) return Effect.void
           if (before !== undefined && current === undefined) {
             return Effect.logWarning(`${origin} was deleted; sidecar injection reverts to built-in defaults`).pipe(

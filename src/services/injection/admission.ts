@@ -8,6 +8,7 @@
  * Pod is allowed unchanged with a warning. Only what cannot be read as a request at all (method,
  * size, content type, empty body) is an HTTP error, exactly as on `/validate`.
  */
+import { type ReviewRequest, reviewRequestProblem } from "../webhook/review-request.js"
 import type { InjectionConfig, InjectionInput, InjectionValues, Json } from "./contract.js"
 import { injectPod, jsonPatch } from "./index.js"
 
@@ -40,13 +41,8 @@ export type InjectionCount =
   | { readonly _tag: "Skipped"; readonly reason: string }
   | { readonly _tag: "Failed"; readonly reason: string }
 
-export interface InjectRequest {
-  readonly method: string
-  /** The Content-Type header, if any. */
-  readonly contentType: string | undefined
-  /** The body, or "too-large" when it exceeded MAX_INJECT_BODY_BYTES. */
-  readonly body: string | "too-large"
-}
+/** The body is "too-large" when it exceeded MAX_INJECT_BODY_BYTES. */
+export type InjectRequest = ReviewRequest
 
 export interface InjectReply {
   readonly status: number
@@ -184,13 +180,8 @@ export const reviewPod = (review: unknown, inputs: AdmissionInputs): InjectReply
 
 /** One HTTP request to `/inject`. */
 export const handleInjectRequest = (req: InjectRequest, inputs: AdmissionInputs): InjectReply => {
-  if (req.method !== "POST") return httpError(405, `method ${req.method} not allowed: POST an AdmissionReview`)
-  if (req.body === "too-large") return httpError(413, `request body too large: limit is ${MAX_INJECT_BODY_BYTES} bytes`)
-  if (req.body.length === 0) return httpError(400, "no body found")
-  const mediaType = (req.contentType ?? "").split(";")[0]!.trim().toLowerCase()
-  if (mediaType !== "application/json") {
-    return httpError(415, `invalid Content-Type ${JSON.stringify(req.contentType ?? "")}, want application/json`)
-  }
+  const problem = reviewRequestProblem(req, MAX_INJECT_BODY_BYTES)
+  if (problem !== undefined) return httpError(problem.status, problem.message)
   let review: unknown
   try {
     review = JSON.parse(req.body)

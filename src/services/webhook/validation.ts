@@ -14,6 +14,7 @@
 import { allKinds, lookupKind } from "../config-model/kinds.js"
 import { validateDocument } from "../config-model/parse.js"
 import type { ValidationIssue } from "../config-model/resource.js"
+import { type ReviewRequest, reviewRequestProblem } from "./review-request.js"
 
 /** Largest request body read: the reference's limit (6 MiB, twice the orchestrator's own). */
 export const MAX_REQUEST_BODY_BYTES = 6 * 1024 * 1024
@@ -46,13 +47,8 @@ export interface WebhookReply {
   readonly refusal?: string
 }
 
-export interface WebhookRequest {
-  readonly method: string
-  /** The Content-Type header, if any. */
-  readonly contentType: string | undefined
-  /** The body, or "too-large" when it exceeded MAX_REQUEST_BODY_BYTES. */
-  readonly body: string | "too-large"
-}
+/** The body is "too-large" when it exceeded MAX_REQUEST_BODY_BYTES. */
+export type WebhookRequest = ReviewRequest
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -155,15 +151,8 @@ export const admit = (
 
 /** One HTTP request to `/validate` or `/admitpilot`. */
 export const handleValidate = (req: WebhookRequest): WebhookReply => {
-  if (req.method !== "POST") return httpError(405, `method ${req.method} not allowed: POST an AdmissionReview`)
-  if (req.body === "too-large") {
-    return httpError(413, `request body too large: limit is ${MAX_REQUEST_BODY_BYTES} bytes`)
-  }
-  if (req.body.length === 0) return httpError(400, "no body found")
-  const mediaType = (req.contentType ?? "").split(";")[0]!.trim().toLowerCase()
-  if (mediaType !== "application/json") {
-    return httpError(415, `invalid Content-Type ${JSON.stringify(req.contentType ?? "")}, want application/json`)
-  }
+  const problem = reviewRequestProblem(req, MAX_REQUEST_BODY_BYTES)
+  if (problem !== undefined) return httpError(problem.status, problem.message)
   let review: unknown
   try {
     review = JSON.parse(req.body)
