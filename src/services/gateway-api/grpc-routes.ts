@@ -8,11 +8,9 @@
 import type { ConfigResource } from "../config-model/resource.js"
 import type { GRPCRouteMatch, GRPCRouteSpec } from "../config-model/schemas/gateway-api/types.js"
 import type { BackendContext } from "./backends.js"
-import type { Problem } from "./conditions.js"
 import { GRPC_ROUTE_FILTERS, translateFilters } from "./filters.js"
-import { type ConvertedHttpRoutes, type HttpEntry, matchRank, valueMatches } from "./http-routes.js"
-import { keyOf } from "./model.js"
-import { type MatchRest, type PathMatch, routesForMatch, ruleAction } from "./rule-actions.js"
+import { type ConvertedHttpRoutes, convertRules, valueMatches } from "./http-routes.js"
+import { type MatchRest, type PathMatch, ruleAction } from "./rule-actions.js"
 
 const ANY_SEGMENT = "[^/]+"
 
@@ -34,39 +32,18 @@ const restOf = (match: GRPCRouteMatch): MatchRest => {
   return headers !== undefined ? { headers } : {}
 }
 
-export const convertGrpcRoute = (
-  route: ConfigResource<GRPCRouteSpec>,
-  backends: BackendContext,
-): ConvertedHttpRoutes => {
-  const entries: Array<HttpEntry> = []
-  const refProblems: Array<Problem> = []
-  const unsupported: Array<Problem> = []
-  const rules = route.spec.rules !== undefined && route.spec.rules.length > 0 ? route.spec.rules : [{}]
-  rules.forEach((rule, ruleIndex) => {
-    const filters = translateFilters(rule.filters, GRPC_ROUTE_FILTERS, backends)
-    const action = ruleAction(
-      { filters, ...(rule.backendRefs !== undefined ? { backendRefs: rule.backendRefs } : {}) },
-      backends,
-    )
-    refProblems.push(...action.refProblems)
-    unsupported.push(...action.unsupported)
-    const name = `${route.meta.namespace}.${route.meta.name}.${ruleIndex}`
-    const matches = rule.matches !== undefined && rule.matches.length > 0 ? rule.matches : [{}]
-    matches.forEach((match, matchIndex) => {
-      const path = pathOf(match)
-      const rest = restOf(match)
-      entries.push({
-        rank: matchRank(path, rest),
-        origin: {
-          creationTimestamp: route.meta.creationTimestamp ?? "",
-          route: keyOf(route),
-          kind: "GRPCRoute",
-          rule: ruleIndex,
-          match: matchIndex,
+export const convertGrpcRoute = (route: ConfigResource<GRPCRouteSpec>, backends: BackendContext): ConvertedHttpRoutes =>
+  convertRules(
+    route,
+    "GRPCRoute",
+    (rule) =>
+      ruleAction(
+        {
+          filters: translateFilters(rule.filters, GRPC_ROUTE_FILTERS, backends),
+          ...(rule.backendRefs !== undefined ? { backendRefs: rule.backendRefs } : {}),
         },
-        routes: routesForMatch(action, name, path, rest),
-      })
-    })
-  })
-  return { entries, refProblems, unsupported }
-}
+        backends,
+      ),
+    pathOf,
+    restOf,
+  )

@@ -18,7 +18,14 @@ import type { Problem } from "./conditions.js"
 import { HTTP_ROUTE_FILTERS, translateFilters } from "./filters.js"
 import { keyOf } from "./model.js"
 import { type MatchRank, PathRank, type Ranked } from "./precedence.js"
-import { type MatchRest, type PathMatch, routesForMatch, ruleAction, segmentPrefix } from "./rule-actions.js"
+import {
+  type MatchRest,
+  type PathMatch,
+  type RuleAction,
+  routesForMatch,
+  ruleAction,
+  segmentPrefix,
+} from "./rule-actions.js"
 
 /** One match of one rule: where it ranks and the VirtualService routes it becomes. */
 export interface HttpEntry extends Ranked {
@@ -85,38 +92,39 @@ const restOf = (match: HTTPRouteMatch): MatchRest => {
   }
 }
 
-export const convertHttpRoute = (
-  route: ConfigResource<HTTPRouteSpec>,
-  backends: BackendContext,
+/**
+ * The entries of a route's rules, one per match (HTTPRoute and GRPCRoute alike): each rule's
+ * action from its filters and backends (`actionOf`), each match's path and the rest of it.
+ */
+export const convertRules = <Rule extends { readonly matches?: ReadonlyArray<Match> }, Match>(
+  route: ConfigResource<{ readonly rules?: ReadonlyArray<Rule> }>,
+  kind: "HTTPRoute" | "GRPCRoute",
+  actionOf: (rule: Rule) => RuleAction,
+  pathOfMatch: (match: Match | Record<string, never>) => PathMatch,
+  restOfMatch: (match: Match | Record<string, never>) => MatchRest,
 ): ConvertedHttpRoutes => {
   const entries: Array<HttpEntry> = []
   const refProblems: Array<Problem> = []
   const unsupported: Array<Problem> = []
-  const rules = route.spec.rules !== undefined && route.spec.rules.length > 0 ? route.spec.rules : [{}]
+  const rules: ReadonlyArray<Rule | Record<string, never>> =
+    route.spec.rules !== undefined && route.spec.rules.length > 0 ? route.spec.rules : [{}]
   rules.forEach((rule, ruleIndex) => {
-    const filters = translateFilters(rule.filters, HTTP_ROUTE_FILTERS, backends)
-    const action = ruleAction(
-      {
-        filters,
-        ...(rule.backendRefs !== undefined ? { backendRefs: rule.backendRefs } : {}),
-        ...(rule.timeouts !== undefined ? { timeouts: rule.timeouts } : {}),
-        ...(rule.retry !== undefined ? { retry: rule.retry } : {}),
-      },
-      backends,
-    )
+    const action = actionOf(rule as Rule)
     refProblems.push(...action.refProblems)
     unsupported.push(...action.unsupported)
     const name = `${route.meta.namespace}.${route.meta.name}.${ruleIndex}`
-    const matches = rule.matches !== undefined && rule.matches.length > 0 ? rule.matches : [{}]
+    const ruleMatches = (rule as Rule).matches
+    const matches: ReadonlyArray<Match | Record<string, never>> =
+      ruleMatches !== undefined && ruleMatches.length > 0 ? ruleMatches : [{}]
     matches.forEach((match, matchIndex) => {
-      const path = pathOf(match)
-      const rest = restOf(match)
+      const path = pathOfMatch(match)
+      const rest = restOfMatch(match)
       entries.push({
         rank: matchRank(path, rest),
         origin: {
           creationTimestamp: route.meta.creationTimestamp ?? "",
           route: keyOf(route),
-          kind: "HTTPRoute",
+          kind,
           rule: ruleIndex,
           match: matchIndex,
         },
@@ -126,3 +134,21 @@ export const convertHttpRoute = (
   })
   return { entries, refProblems, unsupported }
 }
+
+export const convertHttpRoute = (route: ConfigResource<HTTPRouteSpec>, backends: BackendContext): ConvertedHttpRoutes =>
+  convertRules(
+    route,
+    "HTTPRoute",
+    (rule) =>
+      ruleAction(
+        {
+          filters: translateFilters(rule.filters, HTTP_ROUTE_FILTERS, backends),
+          ...(rule.backendRefs !== undefined ? { backendRefs: rule.backendRefs } : {}),
+          ...(rule.timeouts !== undefined ? { timeouts: rule.timeouts } : {}),
+          ...(rule.retry !== undefined ? { retry: rule.retry } : {}),
+        },
+        backends,
+      ),
+    pathOf,
+    restOf,
+  )
