@@ -59,13 +59,22 @@ export const pushContextInput = (
   }
 }
 
-/** Namespace labels from the config (files may hold Namespaces), the cluster's overriding them. */
-const namespaceLabelsOf = (config: ConfigSnapshot, cluster: NamespaceLabelMap): NamespaceLabelMap => {
-  const own = config.list("Namespace")
-  if (own.length === 0) return cluster
-  const map = new Map<string, Readonly<Record<string, string>>>(own.map((ns) => [ns.meta.name, ns.meta.labels]))
-  for (const [name, labels] of cluster) map.set(name, labels)
-  return map
+/**
+ * Namespace labels from the config (files may hold Namespaces), the cluster's overriding them.
+ * The merged map is kept while both sources are the same objects, so the Gateway-API view (which
+ * converts again when an input is a new object) is not redone on every endpoint change.
+ */
+const makeNamespaceLabels = () => {
+  let last: { own: ReadonlyArray<unknown>; cluster: NamespaceLabelMap; merged: NamespaceLabelMap } | undefined
+  return (config: ConfigSnapshot, cluster: NamespaceLabelMap): NamespaceLabelMap => {
+    const own = config.list("Namespace")
+    if (own.length === 0) return cluster
+    if (last !== undefined && last.own === own && last.cluster === cluster) return last.merged
+    const merged = new Map<string, Readonly<Record<string, string>>>(own.map((ns) => [ns.meta.name, ns.meta.labels]))
+    for (const [name, labels] of cluster) merged.set(name, labels)
+    last = { own, cluster, merged }
+    return merged
+  }
 }
 
 export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigStore | ServiceRegistry> =
@@ -85,6 +94,7 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
         onNone: () => Stream.succeed(noLabels),
         onSome: (source) => Stream.concat(Stream.succeed(noLabels), source.changes),
       })
+      const namespaceLabelsOf = makeNamespaceLabels()
       const gatewayApiView = makeGatewayApiView(
         Option.getOrElse(yield* Effect.serviceOption(GatewayApiSettings), () => defaultGatewayApiSettings),
       )
