@@ -4,13 +4,16 @@
  * templates come back injected, the rest exactly as written, in order; running it again over its
  * own output changes nothing; bad input and unsupported sources fail with exit 1 and a reason.
  */
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { createServer, type IncomingHttpHeaders } from "node:http"
+import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parseAllDocuments } from "yaml"
 import { ContainerNames, InjectAnnotations } from "../../src/services/injection/names.js"
+import { kubeconfigYaml, type Orchestrator, startOrchestrator } from "../support/orchestrator/index.js"
 import { binary, ROOT } from "../support/processes.js"
 
 interface Result {
@@ -19,13 +22,19 @@ interface Result {
   readonly stderr: string
 }
 
+/** The test's environment without a cluster: no $KUBECONFIG and a HOME without ~/.kube/config. */
+const isolatedEnv = (): NodeJS.ProcessEnv => {
+  const { KUBECONFIG: _cluster, ...rest } = process.env
+  return { ...rest, HOME: mkdtempSync(join(tmpdir(), "orch-inject-home-")), NO_COLOR: "1" }
+}
+
 /** meshctl with `args`, `input` on its stdin. */
 const meshctl = (args: ReadonlyArray<string>, input = ""): Result => {
   const result = spawnSync(process.execPath, [binary("meshctl"), ...args], {
     cwd: ROOT,
     input,
     encoding: "utf8",
-    env: { ...process.env, NO_COLOR: "1" },
+    env: isolatedEnv(),
     timeout: 30_000,
   })
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr }
@@ -221,7 +230,12 @@ describe("meshctl orch-inject (built binary)", () => {
     expect(none.stderr).toContain("filename not specified")
     const cluster = meshctl(["orch-inject", "-f", file, "--injectConfigMapName", "custom"])
     expect(cluster.code).toBe(1)
-    expect(cluster.stderr).toContain("use --injectConfigFile/--meshConfigFile/--valuesFile without a cluster")
+    expect(cluster.stderr).toContain("no orchestrator configuration: --orchconfig not given")
+    const absent = meshctl(["orch-inject", "-f", file, "-c", join(dir, "no-kubeconfig")])
+    expect(absent.code).toBe(1)
+    expect(absent.stderr).toContain(
+      `the orchestrator configuration ${join(dir, "no-kubeconfig")} (from --orchconfig) does not exist`,
+    )
     const both = meshctl(["orch-inject", "-f", file, "--injectConfigFile", file, "--injectConfigMapName", "x"])
     expect(both.code).toBe(1)
     expect(both.stderr).toContain("--injectConfigFile and --injectConfigMapName are mutually exclusive")
@@ -256,5 +270,134 @@ describe("meshctl orch-inject (built binary)", () => {
     )
     expect(result.stderr).toBe("")
     expect(result.code).toBe(0)
+  })
+})
+
+/** meshctl without blocking the event loop (the orchestrator it reads runs in this process). */
+const meshctlAsync = (args: ReadonlyArray<string>, input = ""): Promise<Result> =>
+  new Promise((resolve) => {
+    const child = spawn(process.execPath, [binary("meshctl"), ...args], { cwd: ROOT, env: isolatedEnv() })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (c: Buffer) => {
+      stdout += c.toString()
+    })
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString()
+    })
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }))
+    child.stdin.end(input)
+  })
+
+describe("meshctl orch-inject reading the injector and mesh ConfigMaps from a cluster", () => {
+  let orchestrator: Orchestrator
+  let kubeconfig: string
+  const configMap = (name: string, data: Record<string, string>) => ({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name, namespace: "mesh-system" },
+    data,
+  })
+
+  beforeAll(async () => {
+    orchestrator = await startOrchestrator({ namespaces: ["default", "mesh-system"] })
+    kubeconfig = orchestrator.kubeconfig()
+    orchestrator.put(
+      configMap("mesh-sidecar-injector", {
+        config: "policy: enabled\ninjectedAnnotations:\n  team: from-cluster\n",
+        values: "global:\n  hub: cluster.example.com/mesh\n  tag: 1.2.3\n",
+      }),
+    )
+    orchestrator.put(configMap("mesh", { mesh: "defaultConfig:\n  discoveryAddress: meshd.cluster.svc:15012\n" }))
+    orchestrator.put(
+      configMap("mesh-sidecar-injector-canary", { config: "policy: enabled\n", values: "global:\n  tag: canary\n" }),
+    )
+  })
+  afterAll(() => orchestrator.close())
+
+  it("injects with the cluster's config, values and mesh config", async () => {
+    const result = await meshctlAsync(["orch-inject", "-f", "-", "--orchconfig", kubeconfig], DEPLOYMENT)
+    expect(result.stderr).toBe("")
+    expect(result.code).toBe(0)
+    const template = documents(result.stdout)[0]!.spec.template
+    expectInjected(template, ["reviews", "cache"])
+    const proxy = (template.spec.containers as Array<Obj>).find((c) => c.name === ContainerNames.proxy)!
+    expect(proxy.image).toBe("cluster.example.com/mesh/proxyv2:1.2.3")
+    expect(template.metadata.annotations.team).toBe("from-cluster")
+    expect(JSON.stringify(proxy)).toContain("meshd.cluster.svc:15012")
+    expect(
+      orchestrator.requestCount({
+        verb: "get",
+        path: "/api/v1/namespaces/mesh-system/configmaps/mesh-sidecar-injector",
+      }),
+    ).toBe(1)
+  })
+
+  it("takes a file over the cluster for that input only, and the revision's injector ConfigMap", async () => {
+    const mesh = join(mkdtempSync(join(tmpdir(), "orch-inject-")), "mesh.yaml")
+    writeFileSync(mesh, "defaultConfig:\n  discoveryAddress: meshd.file.svc:15012\n")
+    const result = await meshctlAsync(
+      ["orch-inject", "-f", "-", "-c", kubeconfig, "--meshConfigFile", mesh, "--revision", "canary"],
+      DEPLOYMENT,
+    )
+    expect(result.code).toBe(0)
+    const proxy = (documents(result.stdout)[0]!.spec.template.spec.containers as Array<Obj>).find(
+      (c) => c.name === ContainerNames.proxy,
+    )!
+    expect(proxy.image).toMatch(/:canary$/)
+    expect(JSON.stringify(proxy)).toContain("meshd.file.svc:15012")
+  })
+
+  it("names the ConfigMap, the key and the server when they are missing", async () => {
+    const missing = await meshctlAsync(
+      ["orch-inject", "-f", "-", "-c", kubeconfig, "--injectConfigMapName", "nope"],
+      DEPLOYMENT,
+    )
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toContain(`ConfigMap mesh-system/nope not found on ${orchestrator.url}`)
+    orchestrator.put(configMap("mesh-empty", { other: "x" }))
+    const noKey = await meshctlAsync(
+      ["orch-inject", "-f", "-", "-c", kubeconfig, "--meshConfigMapName", "mesh-empty"],
+      DEPLOYMENT,
+    )
+    expect(noKey.code).toBe(1)
+    expect(noKey.stderr).toContain(`ConfigMap mesh-system/mesh-empty on ${orchestrator.url} has no key "mesh"`)
+  })
+
+  it("sends --as, --as-group and --as-uid as impersonation headers", async () => {
+    const seen: Array<IncomingHttpHeaders> = []
+    const server = createServer((req, res) => {
+      seen.push(req.headers)
+      res.writeHead(404, { "Content-Type": "application/json" })
+      res.end(JSON.stringify({ kind: "Status", reason: "NotFound", message: "not here", code: 404 }))
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const config = join(mkdtempSync(join(tmpdir(), "orch-inject-")), "kubeconfig")
+    writeFileSync(config, kubeconfigYaml({ server: url }))
+    const result = await meshctlAsync(
+      [
+        "orch-inject",
+        "-f",
+        "-",
+        "-c",
+        config,
+        "--as",
+        "jane",
+        "--as-group",
+        "ops",
+        "--as-group",
+        "dev",
+        "--as-uid",
+        "42",
+      ],
+      DEPLOYMENT,
+    )
+    server.close()
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(`not found on ${url}`)
+    expect(seen[0]?.["impersonate-user"]).toBe("jane")
+    expect(seen[0]?.["impersonate-group"]).toBe("ops, dev")
+    expect(seen[0]?.["impersonate-uid"]).toBe("42")
   })
 })

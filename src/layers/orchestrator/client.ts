@@ -53,7 +53,23 @@ export interface OrchestratorClientOptions {
   readonly burst: number
   /** Per-request timeout (not for watches); default 60 s. */
   readonly requestTimeoutMillis?: number
+  /** Act as another user (meshctl `--as`, `--as-group`, `--as-uid`): the Impersonate-* headers. */
+  readonly impersonate?: {
+    readonly user: string
+    readonly groups: ReadonlyArray<string>
+    readonly uid: string
+  }
 }
+
+/** The Impersonate-* headers of an identity to act as; none for an empty user. */
+const impersonationHeaders = (as: OrchestratorClientOptions["impersonate"]): Record<string, string | Array<string>> =>
+  as === undefined || as.user === ""
+    ? {}
+    : {
+        "Impersonate-User": as.user,
+        ...(as.groups.length > 0 ? { "Impersonate-Group": [...as.groups] } : {}),
+        ...(as.uid !== "" ? { "Impersonate-Uid": as.uid } : {}),
+      }
 
 /** Where the service-account credentials are mounted in a pod. */
 export const SERVICE_ACCOUNT_DIRS = [
@@ -167,6 +183,7 @@ export const makeOrchestratorClient = (
     yield* Effect.addFinalizer(() => Effect.sync(() => agent.destroy()))
     const throttle = yield* makeThrottle(options.qps, options.burst)
     const timeout = options.requestTimeoutMillis ?? 60_000
+    const impersonation = impersonationHeaders(options.impersonate)
     const watcher = new Watch(kc)
 
     const send = (request: OrchestratorRequest): Effect.Effect<unknown, OrchestratorError> =>
@@ -176,7 +193,7 @@ export const makeOrchestratorClient = (
           () => {
             const path = `${base.pathname.replace(/\/+$/, "")}${request.path}${queryString(request.query)}`
             const body = request.body === undefined ? undefined : JSON.stringify(request.body)
-            const headers: Record<string, string> = { Accept: "application/json" }
+            const headers: Record<string, string | Array<string>> = { Accept: "application/json", ...impersonation }
             for (const [k, v] of Object.entries(headerOptions.headers ?? {}))
               if (v !== undefined) headers[k] = String(v)
             if (headerOptions.auth !== undefined && headerOptions.auth !== null) {

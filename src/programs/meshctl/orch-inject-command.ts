@@ -2,11 +2,11 @@
  * `meshctl orch-inject`: injects the sidecar into the pods and workloads of a file (`-f`, `-` for
  * stdin) and writes the result (`-o`, stdout by default); unsupported kinds pass through
  * unchanged. The injector's `config` and `values` and the mesh config come from
- * `--injectConfigFile`, `--valuesFile` and `--meshConfigFile`, each falling back to the built-in
- * defaults. Reading them from the orchestrator (`--injectConfigMapName`, `--meshConfigMapName`,
- * `--webhookConfig`, `--xds-address`, a cluster named by `--orchconfig`/`--context`) is not
- * supported: asking for it without the files is an error that says so. The other flags of the
- * spec are accepted and ignored offline.
+ * `--injectConfigFile`, `--valuesFile` and `--meshConfigFile`; those without a file come from the
+ * cluster's injector and mesh ConfigMaps when a cluster is named (`--orchconfig`, `--context`,
+ * `$KUBECONFIG`, `--injectConfigMapName`, `--meshConfigMapName`), else from the built-in
+ * defaults (offline use on a laptop). Injecting through the control plane's webhook
+ * (`--webhookConfig`, `--xds-address`) is not done: those flags are ignored with a warning.
  */
 import { Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
@@ -14,6 +14,7 @@ import { Console, Data, Effect, Either, Option } from "effect"
 import type { LogSettings } from "../../services/logging/options.js"
 import { boolFlag, durationFlag, textFlag, uint16Flag, withNote } from "../shared/options.js"
 import { globalOptions } from "./global-options.js"
+import { clusterAsked } from "./orchestrator-source.js"
 import { readProcessStdin, STDIN } from "./validate-command.js"
 
 /** The failure of `meshctl orch-inject`. */
@@ -49,12 +50,12 @@ const options = {
   revision: textFlag("revision").pipe(Options.withAlias("r"), Options.withDescription("Control plane revision")),
   injectConfigMapName: optionalText("injectConfigMapName", DEFAULT_INJECT_CONFIGMAP).pipe(
     Options.withDescription(
-      "ConfigMap name for the injection configuration; read from the orchestrator (not supported: use --injectConfigFile)",
+      "ConfigMap name for the injection configuration (keys `config` and `values`), read from the orchestrator",
     ),
   ),
   meshConfigMapName: optionalText("meshConfigMapName", DEFAULT_MESH_CONFIGMAP).pipe(
     Options.withDescription(
-      "ConfigMap name for the mesh config, key `mesh`; read from the orchestrator (not supported: use --meshConfigFile)",
+      "ConfigMap name for the mesh config, key `mesh`, read from the orchestrator",
     ),
   ),
   webhookConfig: optionalText("webhookConfig", DEFAULT_INJECT_CONFIGMAP).pipe(
@@ -84,20 +85,11 @@ type OrchInjectArgs = {
 
 const fail = (message: string) => new OrchInjectFailed({ message })
 
-/** What the offline command cannot do: a source only the orchestrator has, asked for without its file. */
-const orchestratorSourceAsked = (args: OrchInjectArgs): string | undefined => {
-  const files = args.injectConfigFile !== "" && args.valuesFile !== "" && args.meshConfigFile !== ""
-  if (files) return undefined
-  const asked = [
-    Option.isSome(args.injectConfigMapName) && args.injectConfigFile === "" ? "--injectConfigMapName" : undefined,
-    Option.isSome(args.meshConfigMapName) && args.meshConfigFile === "" ? "--meshConfigMapName" : undefined,
-    Option.isSome(args.webhookConfig) ? "--webhookConfig" : undefined,
-    args.xdsAddress !== "" ? "--xds-address" : undefined,
-    args.global.orchconfig !== "" ? "--orchconfig" : undefined,
-    args.global.context !== "" ? "--context" : undefined,
-  ].filter((flag) => flag !== undefined)
-  if (asked.length === 0) return undefined
-  return `reading the sidecar injector or mesh configuration from the orchestrator (${asked.join(", ")}) is not supported: use --injectConfigFile/--meshConfigFile/--valuesFile without a cluster`
+/** Whether any of the three inputs must come from the cluster (its file missing and a cluster named). */
+const needsCluster = (args: OrchInjectArgs): boolean => {
+  const asked =
+    clusterAsked(args.global) || Option.isSome(args.injectConfigMapName) || Option.isSome(args.meshConfigMapName)
+  return asked && (args.injectConfigFile === "" || args.valuesFile === "" || args.meshConfigFile === "")
 }
 
 const runOrchInject = (args: OrchInjectArgs, readStdin: Effect.Effect<string>) =>
@@ -106,8 +98,13 @@ const runOrchInject = (args: OrchInjectArgs, readStdin: Effect.Effect<string>) =
     if (args.injectConfigFile !== "" && Option.isSome(args.injectConfigMapName)) {
       return yield* fail("--injectConfigFile and --injectConfigMapName are mutually exclusive")
     }
-    const unsupported = orchestratorSourceAsked(args)
-    if (unsupported !== undefined) return yield* fail(unsupported)
+    for (const [flag, given] of [
+      ["--webhookConfig", Option.isSome(args.webhookConfig)],
+      ["--xds-address", args.xdsAddress !== ""],
+    ] as const) {
+      if (given)
+        yield* Console.error(`Warning: ${flag} is ignored: meshctl injects locally from the injector ConfigMap`)
+    }
 
     const fs = yield* FileSystem.FileSystem
     const read = (file: string, what: string) =>
@@ -125,18 +122,38 @@ const runOrchInject = (args: OrchInjectArgs, readStdin: Effect.Effect<string>) =
           import("../../services/config-model/resource.js"),
         ]),
     )
+    const cluster = needsCluster(args)
+      ? yield* Effect.flatMap(
+          Effect.promise(() => import("./orch-inject-cluster.js")),
+          ({ readInjectionSources }) =>
+            readInjectionSources({
+              global: args.global,
+              revision: args.revision,
+              injectConfigMapName: args.injectConfigMapName,
+              meshConfigMapName: args.meshConfigMapName,
+              need: {
+                config: args.injectConfigFile === "",
+                values: args.valuesFile === "",
+                mesh: args.meshConfigFile === "",
+              },
+            }),
+        ).pipe(Effect.mapError((e) => fail(e.message)))
+      : undefined
     const settings = readInjectorSettings(
       {
-        config: Option.getOrUndefined(yield* optionalFile(args.injectConfigFile, "--injectConfigFile")),
-        values: Option.getOrUndefined(yield* optionalFile(args.valuesFile, "--valuesFile")),
+        config:
+          cluster?.config ?? Option.getOrUndefined(yield* optionalFile(args.injectConfigFile, "--injectConfigFile")),
+        values: cluster?.values ?? Option.getOrUndefined(yield* optionalFile(args.valuesFile, "--valuesFile")),
       },
-      "files",
+      cluster === undefined ? "files" : "orchestrator",
     )
     if (Either.isLeft(settings)) return yield* fail(`invalid injection configuration:\n  ${settings.left.join("\n  ")}`)
     const mesh =
-      args.meshConfigFile === ""
-        ? applyMeshConfig("built-in defaults", "")
-        : applyMeshConfig(args.meshConfigFile, yield* read(args.meshConfigFile, "--meshConfigFile"))
+      cluster?.mesh !== undefined
+        ? applyMeshConfig(cluster.mesh.name, cluster.mesh.text)
+        : args.meshConfigFile === ""
+          ? applyMeshConfig("built-in defaults", "")
+          : applyMeshConfig(args.meshConfigFile, yield* read(args.meshConfigFile, "--meshConfigFile"))
     if (Either.isLeft(mesh)) {
       return yield* fail(`invalid mesh configuration:\n  ${mesh.left.map(formatIssue).join("\n  ")}`)
     }
