@@ -99,6 +99,51 @@ export const boolean = (text: string): Either.Either<boolean, string> => {
   return Either.left("not a boolean (true or false)")
 }
 
+/** A whole number within [min, max] (probe timings, ports). */
+export const integerIn =
+  (min: number, max: number) =>
+  (text: string): Either.Either<number, string> => {
+    const t = text.trim()
+    if (!/^\d+$/.test(t)) return Either.left(`not a whole number (expected ${min}-${max})`)
+    const n = Number(t)
+    return n >= min && n <= max ? Either.right(n) : Either.left(`${n} is out of range ${min}-${max}`)
+  }
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v)
+
+/**
+ * A JSON map of name → object (the user volume annotations), turned into named entries; a JSON
+ * list of objects that carry their own `name` is accepted too.
+ */
+export const namedObjects = (text: string): Either.Either<ReadonlyArray<Record<string, unknown>>, string> => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return Either.left("not valid JSON")
+  }
+  if (Array.isArray(parsed)) {
+    const named = parsed.filter((x): x is Record<string, unknown> => isPlainObject(x) && typeof x.name === "string")
+    return named.length === parsed.length ? Either.right(named) : Either.left("every item of the list needs a name")
+  }
+  if (!isPlainObject(parsed)) return Either.left("expected a JSON object of name → definition")
+  const out: Array<Record<string, unknown>> = []
+  for (const [name, value] of Object.entries(parsed)) {
+    if (!isPlainObject(value)) return Either.left(`the entry "${name}" is not an object`)
+    out.push({ name, ...value })
+  }
+  return Either.right(out)
+}
+
+/** An orchestrator object name (a ConfigMap's): DNS-1123 subdomain. */
+export const objectName = (text: string): Either.Either<string, string> => {
+  const t = text.trim()
+  return /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(t)
+    ? Either.right(t)
+    : Either.left("not an object name (lower-case letters, digits, '-' and '.')")
+}
+
 export type InterceptionMode = "REDIRECT" | "TPROXY" | "NONE"
 
 export const interceptionMode = (text: string): Either.Either<InterceptionMode, string> => {

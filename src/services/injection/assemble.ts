@@ -96,7 +96,7 @@ export const assemblePod = (input: InjectionInput, settings: PodSettings): Assem
     )
   const userInit = podInitContainers.filter((c) => !generatedNames.has(nameOf(c)))
 
-  const statusPort = settings.proxyConfig.statusPort
+  const statusPort = settings.statusPort
   if (proxy !== undefined && settings.rewriteAppProbes && !merged.keepAppProbes && statusPort !== 0) {
     const rewritten = rewriteAppProbes(apps, statusPort)
     apps = rewritten.containers

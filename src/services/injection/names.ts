@@ -35,6 +35,17 @@ export const InjectAnnotations = {
   componentLogLevel: `sidecar.${MESH_DOMAIN}/componentLogLevel`,
   agentLogLevel: `sidecar.${MESH_DOMAIN}/agentLogLevel`,
   mergeMetrics: `prometheus.${MESH_DOMAIN}/merge-metrics`,
+  /** The agent's status port (`0`: no status port, so no readiness probe and no probe rewriting). */
+  statusPort: `status.sidecar.${MESH_DOMAIN}/port`,
+  readinessInitialDelaySeconds: `readiness.status.sidecar.${MESH_DOMAIN}/initialDelaySeconds`,
+  readinessPeriodSeconds: `readiness.status.sidecar.${MESH_DOMAIN}/periodSeconds`,
+  readinessFailureThreshold: `readiness.status.sidecar.${MESH_DOMAIN}/failureThreshold`,
+  /** JSON: volume name → volume source, added to the pod. */
+  userVolume: `sidecar.${MESH_DOMAIN}/userVolume`,
+  /** JSON: volume name → mount (mountPath, readOnly, ...), added to the proxy container. */
+  userVolumeMount: `sidecar.${MESH_DOMAIN}/userVolumeMount`,
+  /** A ConfigMap whose `custom_bootstrap.json` is merged over the proxy's bootstrap. */
+  bootstrapOverride: `sidecar.${MESH_DOMAIN}/bootstrapOverride`,
   /** Written on injected pods: the revision that injected them. */
   revision: SharedLabels.revision,
 } as const
@@ -69,7 +80,12 @@ export const OrchestratorNames = {
   prometheusScrape: "prometheus.io/scrape",
   prometheusPort: "prometheus.io/port",
   prometheusPath: "prometheus.io/path",
+  /** Multus: the extra networks of a pod, where the mesh CNI network is added when CNI is not chained. */
+  multusNetworks: "k8s.v1.cni.cncf.io/networks",
 } as const
+
+/** The Multus network (NetworkAttachmentDefinition) that runs the mesh CNI plugin. */
+export const MULTUS_MESH_NETWORK = "mesh-cni"
 
 /** Namespaces the injector never touches (the reference's ignored system namespaces). */
 export const IGNORED_NAMESPACES: ReadonlyArray<string> = ["kube-system", "kube-public"]
@@ -95,6 +111,7 @@ export const VolumeNames = {
   /** The proxyless agent's xDS/SDS channel with the gRPC application. */
   grpcXds: "mesh-xds",
   grpcBootstrap: "grpc-io-proxyless-bootstrap",
+  customBootstrap: "custom-bootstrap-volume",
 } as const
 
 export const Paths = {
@@ -109,6 +126,8 @@ export const Paths = {
   grpcAgentBootstrap: "/etc/mesh/proxy/grpc-bootstrap.json",
   grpcSimpleDir: "/var/lib/grpc/data/",
   grpcSimpleBootstrap: "/var/lib/grpc/data/bootstrap.json",
+  customBootstrapDir: "/etc/mesh/custom-bootstrap",
+  customBootstrapFile: "/etc/mesh/custom-bootstrap/custom_bootstrap.json",
 } as const
 
 /** The CA root ConfigMap every namespace receives (services/ca/root-cert-configmap.ts). */
@@ -121,7 +140,12 @@ export const ProxyEnv = {
   prometheusAnnotations: "MESH_PROMETHEUS_ANNOTATIONS",
   dnsCapture: "MESH_META_DNS_CAPTURE",
   generator: "MESH_META_GENERATOR",
+  bootstrapOverride: "MESH_BOOTSTRAP_OVERRIDE",
+  statusPort: "STATUS_PORT",
 } as const
+
+/** The agent's status port when nothing sets another (mesh-agent's STATUS_PORT default). */
+export const DEFAULT_STATUS_PORT = 15020
 
 /** Metadata environment prefixes: the mesh's, and the reference's (renamed when found in proxyMetadata). */
 export const META_PREFIXES = { mesh: "MESH_META_", meshJson: "MESH_METAJSON_", upstream: "ISTIO_META_" } as const

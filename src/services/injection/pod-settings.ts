@@ -45,6 +45,18 @@ export interface PodSettings {
   readonly proxyComponentLogLevel: string
   readonly agentLogLevel: string
   readonly mergeMetrics: boolean
+  /** The agent's status port: `status.sidecar.mesh.io/port` over the proxy config; 0 = none. */
+  readonly statusPort: number
+  readonly readiness: {
+    readonly initialDelaySeconds: number
+    readonly periodSeconds: number
+    readonly failureThreshold: number
+  }
+  /** `sidecar.mesh.io/userVolume` and `userVolumeMount`, as named entries. */
+  readonly userVolumes: ReadonlyArray<Obj>
+  readonly userVolumeMounts: ReadonlyArray<Obj>
+  /** The ConfigMap of `sidecar.mesh.io/bootstrapOverride`. */
+  readonly bootstrapOverride: string | undefined
   readonly warnings: ReadonlyArray<string>
 }
 
@@ -182,12 +194,28 @@ export const podSettings = (input: InjectionInput): Either.Either<PodSettings, s
     const native = yield* checked(reader, InjectAnnotations.nativeSidecar, check.boolean)
     const merge = yield* checked(reader, InjectAnnotations.mergeMetrics, check.boolean)
     const text = (key: string, fallback: string) => reader.get(key)?.value ?? fallback
+    const statusPort =
+      (yield* checked(reader, InjectAnnotations.statusPort, check.integerIn(0, 65535))) ?? proxy.value.statusPort
+    const seconds = (key: string, fallback: number) =>
+      Either.map(checked(reader, key, check.integerIn(0, 2_147_483_647)), (v) => v ?? fallback)
+    const readiness = {
+      initialDelaySeconds: yield* seconds(
+        InjectAnnotations.readinessInitialDelaySeconds,
+        values.readinessInitialDelaySeconds,
+      ),
+      periodSeconds: yield* seconds(InjectAnnotations.readinessPeriodSeconds, values.readinessPeriodSeconds),
+      failureThreshold: yield* seconds(InjectAnnotations.readinessFailureThreshold, values.readinessFailureThreshold),
+    }
+    const userVolumes = (yield* checked(reader, InjectAnnotations.userVolume, check.namedObjects)) ?? []
+    const userVolumeMounts = (yield* checked(reader, InjectAnnotations.userVolumeMount, check.namedObjects)) ?? []
+    const bootstrapOverride = yield* checked(reader, InjectAnnotations.bootstrapOverride, check.objectName)
     return {
       values,
       annotations,
       labels,
       templates: templates.names,
-      proxyConfig: proxy.value,
+      // The annotation's port travels in PROXY_CONFIG too, so the agent and the templates agree.
+      proxyConfig: statusPort === proxy.value.statusPort ? proxy.value : { ...proxy.value, statusPort },
       interceptionMode: mode,
       capture,
       resources,
@@ -205,6 +233,11 @@ export const podSettings = (input: InjectionInput): Either.Either<PodSettings, s
       proxyComponentLogLevel: text(InjectAnnotations.componentLogLevel, values.proxyComponentLogLevel),
       agentLogLevel: text(InjectAnnotations.agentLogLevel, values.logLevel),
       mergeMetrics: merge ?? true,
+      statusPort,
+      readiness,
+      userVolumes,
+      userVolumeMounts,
+      bootstrapOverride,
       warnings: [...reader.warnings(), ...templates.warnings, ...proxy.warnings],
     }
   })

@@ -11,6 +11,7 @@
 import type { Obj } from "./json.js"
 import {
   ContainerNames,
+  DEFAULT_STATUS_PORT,
   Paths,
   PROXY_METRICS_PORT,
   PROXY_UID,
@@ -19,16 +20,16 @@ import {
   READINESS_PORT,
 } from "./names.js"
 import { type EnvVar, type ProxyEnvInputs, proxyEnv } from "./proxy-env.js"
-import { agentVolumeMounts } from "./volumes.js"
+import { agentVolumeMounts, userVolumeMounts } from "./volumes.js"
 
 export type ProxyShape = "sidecar" | "router" | "proxyless"
 
 const readinessProbe = (inputs: ProxyEnvInputs): Obj => ({
   httpGet: { path: READINESS_PATH, port: READINESS_PORT },
-  initialDelaySeconds: inputs.settings.values.readinessInitialDelaySeconds,
-  periodSeconds: inputs.settings.values.readinessPeriodSeconds,
+  initialDelaySeconds: inputs.settings.readiness.initialDelaySeconds,
+  periodSeconds: inputs.settings.readiness.periodSeconds,
   timeoutSeconds: 3,
-  failureThreshold: inputs.settings.values.readinessFailureThreshold,
+  failureThreshold: inputs.settings.readiness.failureThreshold,
 })
 
 /** Polls every second until the proxy is ready: with native sidecars this holds back the app containers. */
@@ -64,19 +65,23 @@ const lifecycle = (inputs: ProxyEnvInputs): Obj | undefined =>
     ? {
         preStop: {
           exec: {
-            command: [
-              "mesh-agent",
-              "request",
-              `--debug-port=${inputs.settings.proxyConfig.statusPort}`,
-              "POST",
-              "drain",
-            ],
+            command: ["mesh-agent", "request", `--debug-port=${inputs.settings.statusPort}`, "POST", "drain"],
           },
         },
       }
     : inputs.settings.holdApplicationUntilProxyStarts
       ? { postStart: { exec: { command: ["mesh-agent", "wait"] } } }
       : undefined
+
+/** The agent's own settings a pod annotation changed: its status port, the bootstrap override file. */
+const userEnv = (inputs: ProxyEnvInputs, shape: ProxyShape): ReadonlyArray<EnvVar> => [
+  ...(inputs.settings.statusPort !== DEFAULT_STATUS_PORT
+    ? [{ name: ProxyEnv.statusPort, value: String(inputs.settings.statusPort) }]
+    : []),
+  ...(inputs.settings.bootstrapOverride !== undefined && shape !== "proxyless"
+    ? [{ name: ProxyEnv.bootstrapOverride, value: Paths.customBootstrapFile }]
+    : []),
+]
 
 const proxylessEnv: ReadonlyArray<EnvVar> = [
   { name: ProxyEnv.generator, value: "grpc" },
@@ -89,8 +94,8 @@ const proxylessEnv: ReadonlyArray<EnvVar> = [
 export const proxyContainer = (inputs: ProxyEnvInputs, shape: ProxyShape): Obj => {
   const settings = inputs.settings
   const values = settings.values
-  const probesOn = settings.proxyConfig.statusPort !== 0
-  const env = proxyEnv(inputs)
+  const probesOn = settings.statusPort !== 0
+  const env = [...proxyEnv(inputs), ...userEnv(inputs, shape)]
   const hooks = shape === "router" ? undefined : lifecycle(inputs)
   const container: Obj = {
     name: ContainerNames.proxy,
@@ -114,7 +119,10 @@ export const proxyContainer = (inputs: ProxyEnvInputs, shape: ProxyShape): Obj =
     ...(probesOn ? { readinessProbe: readinessProbe(inputs) } : {}),
     ...(probesOn && shape === "sidecar" && values.startupProbeEnabled ? { startupProbe: startupProbe(inputs) } : {}),
     ...(shape === "router" ? {} : { securityContext: proxySecurityContext(inputs), resources: settings.resources }),
-    volumeMounts: agentVolumeMounts(shape === "proxyless" ? "proxyless" : "proxy"),
+    volumeMounts:
+      shape === "proxyless"
+        ? agentVolumeMounts("proxyless")
+        : [...agentVolumeMounts("proxy"), ...userVolumeMounts(inputs.settings)],
   }
   return container
 }

@@ -94,6 +94,10 @@ const FIELD_TYPES: ReadonlyArray<readonly [string, "string" | "boolean" | "numbe
   ["sidecarInjectorWebhook.enableNamespacesByDefault", "boolean"],
   ["cni.enabled", "boolean"],
   ["istio_cni.enabled", "boolean"],
+  ["cni.chained", "boolean"],
+  ["istio_cni.chained", "boolean"],
+  ["cni.provider", "string"],
+  ["istio_cni.provider", "string"],
   ["meshConfig", "object"],
 ]
 
@@ -166,6 +170,11 @@ export interface ValuesView {
   readonly rewriteAppHTTPProbe: boolean
   readonly enableNamespacesByDefault: boolean
   readonly cniEnabled: boolean
+  /**
+   * The CNI plugin runs as its own Multus network rather than chained after the cluster's
+   * (`cni.chained: false` or `cni.provider: multus`): pods then ask Multus for it.
+   */
+  readonly cniMultus: boolean
   /** `meshConfig.defaultConfig.proxyMetadata` of the values (the chart's mesh config). */
   readonly proxyMetadata: Readonly<Record<string, string>>
 }
@@ -227,6 +236,10 @@ export const valuesView = (values: InjectionValues): ValuesView => {
     rewriteAppHTTPProbe: b("sidecarInjectorWebhook.rewriteAppHTTPProbe"),
     enableNamespacesByDefault: b("sidecarInjectorWebhook.enableNamespacesByDefault"),
     cniEnabled: cni,
+    cniMultus:
+      cni &&
+      ((valueAt(values, "cni.chained") ?? valueAt(values, "istio_cni.chained")) === false ||
+        (valueAt(values, "cni.provider") ?? valueAt(values, "istio_cni.provider")) === "multus"),
     proxyMetadata: isObject(metadata)
       ? Object.fromEntries(Object.entries(metadata).filter((e): e is [string, string] => isString(e[1])))
       : {},

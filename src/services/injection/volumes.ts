@@ -6,6 +6,7 @@
  */
 import type { Obj } from "./json.js"
 import { Paths, ROOT_CERT_CONFIGMAP, TOKEN_FILE, VolumeNames } from "./names.js"
+import type { PodSettings } from "./pod-settings.js"
 
 /** Token lifetime the orchestrator is asked for (12h, as the reference). */
 const TOKEN_EXPIRATION_SECONDS = 43200
@@ -56,4 +57,23 @@ export const agentVolumeMounts = (kind: AgentKind): ReadonlyArray<Obj> => [
   { name: configVolume(kind), mountPath: Paths.proxyConfig },
   { name: VolumeNames.token, mountPath: Paths.tokens },
   { name: VolumeNames.podInfo, mountPath: Paths.podInfo },
+]
+
+/**
+ * What pod annotations add for the proxy: the user's volumes (`sidecar.mesh.io/userVolume`) and
+ * the bootstrap override's ConfigMap (`sidecar.mesh.io/bootstrapOverride`).
+ */
+export const userVolumes = (settings: PodSettings): ReadonlyArray<Obj> => [
+  ...(settings.bootstrapOverride === undefined
+    ? []
+    : [{ name: VolumeNames.customBootstrap, configMap: { name: settings.bootstrapOverride } }]),
+  ...settings.userVolumes,
+]
+
+/** Where the proxy mounts them: the user's mounts (`sidecar.mesh.io/userVolumeMount`) and the override. */
+export const userVolumeMounts = (settings: PodSettings): ReadonlyArray<Obj> => [
+  ...(settings.bootstrapOverride === undefined
+    ? []
+    : [{ name: VolumeNames.customBootstrap, mountPath: Paths.customBootstrapDir }]),
+  ...settings.userVolumeMounts,
 ]

@@ -46,3 +46,22 @@ describe("annotation values", () => {
     expect(bad(check.interfaceList("eth 1"))).toBe(true)
   })
 })
+
+describe("user volume and timing annotations", () => {
+  it("reads a name → definition map and a list of named entries", () => {
+    expect(check.namedObjects('{"a":{"emptyDir":{}}}')).toEqual(Either.right([{ name: "a", emptyDir: {} }]))
+    expect(check.namedObjects('[{"name":"b","emptyDir":{}}]')).toEqual(Either.right([{ name: "b", emptyDir: {} }]))
+  })
+  it("refuses what is not such a map", () => {
+    expect(Either.isLeft(check.namedObjects("{a: b}"))).toBe(true)
+    expect(Either.isLeft(check.namedObjects('{"a":1}'))).toBe(true)
+    expect(Either.isLeft(check.namedObjects('[{"emptyDir":{}}]'))).toBe(true)
+    expect(Either.isLeft(check.namedObjects('"x"'))).toBe(true)
+  })
+  it("checks whole numbers in range", () => {
+    expect(check.integerIn(0, 65535)("15999")).toEqual(Either.right(15999))
+    expect(Either.isLeft(check.integerIn(0, 65535)("70000"))).toBe(true)
+    expect(Either.isLeft(check.integerIn(0, 65535)("-1"))).toBe(true)
+    expect(Either.isLeft(check.integerIn(0, 65535)("1.5"))).toBe(true)
+  })
+})

@@ -4,12 +4,21 @@
  * `traffic.sidecar.mesh.io/*` annotations (else the values); the proxy's own inbound ports
  * (metrics 15090, readiness 15021, agent status 15020) are always excluded from inbound capture.
  * With CNI enabled, the CNI plugin sets the rules: the same settings are written as annotations
- * it reads, and no privileged container is added. Interception mode NONE captures nothing.
+ * it reads, and no privileged container is added (with the plugin as a Multus network, the pod
+ * also asks for that network). Interception mode NONE captures nothing.
  */
 import type { Fragment, Template } from "../fragment.js"
 import { emptyFragment } from "../fragment.js"
 import type { Obj } from "../json.js"
-import { ContainerNames, InjectAnnotations, PROXY_METRICS_PORT, PROXY_UID, READINESS_PORT } from "../names.js"
+import {
+  ContainerNames,
+  InjectAnnotations,
+  MULTUS_MESH_NETWORK,
+  OrchestratorNames,
+  PROXY_METRICS_PORT,
+  PROXY_UID,
+  READINESS_PORT,
+} from "../names.js"
 import type { PodSettings } from "../pod-settings.js"
 import { proxyMetadataEnv } from "../proxy-env.js"
 
@@ -18,7 +27,7 @@ const portOf = (meshConfig: Obj, field: string, fallback: number): string =>
 
 /** The user's inbound exclusions with the agent status port in front (unless listed, or 0). */
 export const excludedInboundPorts = (settings: PodSettings): string => {
-  const status = String(settings.proxyConfig.statusPort)
+  const status = String(settings.statusPort)
   const listed = settings.capture.excludeInboundPorts
   const ports = listed === "" ? [] : listed.split(",")
   if (status === "0" || ports.includes(status)) return ports.join(",")
@@ -99,9 +108,35 @@ const cniAnnotations = (settings: PodSettings): Readonly<Record<string, string>>
   return out
 }
 
+/**
+ * The pod's Multus networks with the mesh CNI network added once: to a JSON list as an object, to a
+ * comma-separated list as a name. A value that is neither is left alone (Multus would refuse ours too).
+ */
+export const withMeshNetwork = (existing: string | undefined): string => {
+  if (existing === undefined || existing.trim() === "") return MULTUS_MESH_NETWORK
+  if (existing.trim().startsWith("[")) {
+    try {
+      const networks = JSON.parse(existing) as unknown
+      if (!Array.isArray(networks)) return existing
+      if (networks.some((n) => typeof n === "object" && n !== null && (n as Obj).name === MULTUS_MESH_NETWORK))
+        return existing
+      return JSON.stringify([...networks, { name: MULTUS_MESH_NETWORK }])
+    } catch {
+      return existing
+    }
+  }
+  const names = existing.split(",").map((n) => n.trim())
+  return names.includes(MULTUS_MESH_NETWORK) ? existing : `${existing}, ${MULTUS_MESH_NETWORK}`
+}
+
 export const captureTemplate: Template = (context): Fragment => {
   const settings = context.settings
-  if (settings.values.cniEnabled) return { ...emptyFragment, annotations: cniAnnotations(settings) }
+  if (settings.values.cniEnabled) {
+    const multus = settings.values.cniMultus
+      ? { [OrchestratorNames.multusNetworks]: withMeshNetwork(settings.annotations[OrchestratorNames.multusNetworks]) }
+      : {}
+    return { ...emptyFragment, annotations: { ...cniAnnotations(settings), ...multus } }
+  }
   if (settings.interceptionMode === "NONE") return emptyFragment
   return { ...emptyFragment, initContainers: [initContainer(settings, context.meshConfig)] }
 }
