@@ -114,7 +114,7 @@ beforeAll(async () => {
     dir,
   )
   await agent.waitFor(/agent status listening/, 30_000)
-  await agent.waitFor(/token exchange \(not supported\) listening/, 30_000)
+  await agent.waitFor(/token exchange listening/, 30_000)
   // the stand-in proxy's admin listener, whose metrics the page merges
   const limit = Date.now() + 30_000
   while (!(await events()).some((e) => e.event === "listening")) {
@@ -170,10 +170,21 @@ describe("mesh-agent status port (sidecar, stand-in proxy)", () => {
     expect((await status("/app-health/other/readyz")).status).toBe(404)
   })
 
-  it("--stsPort answers /token with 501: token exchange is not provided", async () => {
-    const response = await fetch(`http://127.0.0.1:${stsPort}/token`, { method: "POST" })
-    expect(response.status).toBe(501)
-    expect(await response.json()).toMatchObject({ error_description: "token exchange not supported in this build" })
+  it("--stsPort exchanges a subject token for an access token on /token", async () => {
+    const claims = { exp: Math.floor(Date.now() / 1000) + 600, sub: "spiffe://cluster.local/ns/default/sa/app" }
+    const jwt = ["{}", JSON.stringify(claims), "sig"].map((p) => Buffer.from(p).toString("base64url")).join(".")
+    const response = await fetch(`http://127.0.0.1:${stsPort}/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
+        subject_token: jwt,
+        subject_token_type: "urn:ietf:params:oauth:token-type:jwt",
+      }).toString(),
+    })
+    expect(response.status).toBe(200)
+    expect(await response.json()).toMatchObject({ access_token: jwt, token_type: "Bearer" })
+    expect((await fetch(`http://127.0.0.1:${stsPort}/token`, { method: "POST" })).status).toBe(400)
   })
 
   it("POST /drain from localhost drains the proxy's inbound listeners; GET is 405", async () => {

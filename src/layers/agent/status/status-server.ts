@@ -15,9 +15,9 @@ import { withScope } from "../../../services/logging/logging.js"
 import { Metrics } from "../../../services/metrics/metrics.js"
 import type { ListenAddress } from "../../../services/net/address.js"
 import { serveRouter } from "../../http/serve.js"
+import { layer as stsServerLayer } from "../sts/sts-server.js"
 import { runAppProbe } from "./app-probe.js"
 import { mergedMetricsResponse } from "./merged-metrics.js"
-import { layer as stsServerLayer } from "./sts-server.js"
 
 const ready = HttpRouter.get(
   "/healthz/ready",

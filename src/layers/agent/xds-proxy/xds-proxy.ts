@@ -9,10 +9,23 @@
  * A refusal (PERMISSION_DENIED, UNAUTHENTICATED, INVALID_ARGUMENT) is not bridged: the downstream
  * stream ends with the same status, so the application sees why (`isRefusal`). Repeated causes
  * are logged once per cause, not once per retry (`causeToLog`).
+ *
+ * With a DNS proxy (`nameTableSink`) the agent also subscribes to NDS on each upstream stream
+ * after the downstream's first request and consumes those responses itself; with a Wasm fetcher
+ * ECDS remote modules are fetched and rewritten (upstream-responses.ts). Both may take time (a
+ * fetch), so responses go down through one queue per stream, in the order they came up.
  */
 import * as grpc from "@grpc/grpc-js"
-import { Duration, Effect, FiberSet, Layer, Ref, Runtime } from "effect"
+import { Duration, Effect, Either, Fiber, FiberSet, Layer, Queue, Ref, Runtime } from "effect"
+import type { NameTableSinkShape } from "../../../services/agent/dns/name-table-sink.js"
 import { retrySchedule } from "../../../services/agent/identity/identity.js"
+import type { WasmFetcherShape } from "../../../services/agent/wasm/contract.js"
+import {
+  deltaNameTableRequest,
+  type NameTableSubscription,
+  notSubscribed,
+  sotwNameTableRequest,
+} from "../../../services/agent/xds-proxy/name-table-subscription.js"
 import { superviseUpstream } from "../../../services/agent/xds-proxy/reconnect.js"
 import { causeKey, causeToLog, isRefusal, type LoggedCause } from "../../../services/agent/xds-proxy/refusal.js"
 import {
@@ -34,6 +47,7 @@ import { withScope } from "../../../services/logging/logging.js"
 import { Metrics } from "../../../services/metrics/metrics.js"
 import { bindUnixSocket } from "../../grpc/unix-socket.js"
 import { loadXdsProtos } from "../../xds/protos.js"
+import { makeResponseHandler } from "./upstream-responses.js"
 
 export interface XdsProxySettings {
   readonly socketPath: string
@@ -52,6 +66,10 @@ export interface XdsProxySettings {
    * upstream stream would wait on a dead connection forever instead of reconnecting.
    */
   readonly keepalive?: { readonly interval: Duration.Duration; readonly timeout: Duration.Duration }
+  /** The DNS proxy's name table: when given, NDS is subscribed to upstream and consumed by the agent. */
+  readonly nameTableSink?: NameTableSinkShape
+  /** When given, ECDS remote Wasm modules are fetched and rewritten to local files. */
+  readonly wasmFetcher?: WasmFetcherShape
 }
 
 const SERVICE = "envoy.service.discovery.v3.AggregatedDiscoveryService"
@@ -121,6 +139,16 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
     const fibers = yield* FiberSet.make()
     const retry = settings.retry ?? { base: Duration.millis(100), max: Duration.seconds(5) }
     const codecs = { sotw: codecFor("sotw"), delta: codecFor("delta") }
+    const handling = {
+      ...(settings.nameTableSink ? { nameTableSink: settings.nameTableSink } : {}),
+      ...(settings.wasmFetcher ? { wasmFetcher: settings.wasmFetcher } : {}),
+    }
+    const handlers = {
+      sotw: makeResponseHandler("sotw", codecs.sotw.decodeResponse, handling, metricsService),
+      delta: makeResponseHandler("delta", codecs.delta.decodeResponse, handling, metricsService),
+    }
+    const nameTableRequest = (mode: Mode, subscription: NameTableSubscription) =>
+      mode === "sotw" ? sotwNameTableRequest(subscription) : deltaNameTableRequest(subscription)
 
     const channelCredentials = Effect.gen(function* () {
       if (settings.tls === undefined) return grpc.credentials.createInsecure()
@@ -147,6 +175,14 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
     const serve = (mode: Mode, downstream: grpc.ServerDuplexStream<Buffer, Buffer>) =>
       Effect.gen(function* () {
         const codec = codecs[mode]
+        const handleResponse = handlers[mode]
+        /** Upstream responses on their way down, in arrival order, with the stream each came on. */
+        const arrivals = yield* Queue.unbounded<{
+          readonly bytes: Buffer
+          readonly stream: grpc.ClientDuplexStream<Buffer, Buffer>
+        }>()
+        /** The agent's own NDS subscription on this stream's upstreams. */
+        let nameTable = notSubscribed
         let replay: ReplayState<SotwRequest | DeltaRequest> = emptyReplay()
         // delta only: the resource versions the downstream has ACKed, for a reconnect
         let versions = emptyDeltaVersions
@@ -175,6 +211,12 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
             // undecodable: forwarded as is, the server answers it
           }
           upstream?.write(bytes)
+          // the node has gone up with the first request: the server can now tell whether this
+          // proxy captures DNS; later upstream streams ask again in their replay
+          if (settings.nameTableSink !== undefined && !nameTable.subscribed) {
+            nameTable = { ...nameTable, subscribed: true }
+            upstream?.write(codec.encode(nameTableRequest(mode, nameTable)))
+          }
         })
         downstream.on("end", finish)
         downstream.on("error", finish)
@@ -216,19 +258,14 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
               gotResponse = true
               responses.inc()
               Runtime.runSync(runtime)(Ref.set(received, true))
-              if (mode === "delta") {
-                try {
-                  versions = recordDeltaResponse(versions, codec.decodeResponse(bytes) as DeltaResponse)
-                } catch {
-                  // undecodable: passed on all the same, the downstream NACKs it
-                }
-              }
-              if (!downstreamDone) downstream.write(bytes)
+              Queue.unsafeOffer(arrivals, { bytes, stream })
             })
             stream.on("error", (e: grpc.ServiceError) => settle(e))
             stream.on("end", () => settle())
             upstream = stream
             for (const message of replayed) stream.write(codec.encode(message))
+            if (nameTable.subscribed && replayed.length > 0)
+              stream.write(codec.encode(nameTableRequest(mode, nameTable)))
             return Effect.sync(() => {
               stream.cancel()
               settle()
@@ -265,6 +302,26 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
           yield* warnOnce(key, `upstream ${settings.upstream} connection failed: ${error?.details ?? "stream ended"}`)
           return "failed" as const
         })
+        /** Passes the arrivals down one at a time: a slow one (a Wasm fetch) holds back the rest. */
+        const deliver = Effect.gen(function* () {
+          for (;;) {
+            const { bytes, stream } = yield* Queue.take(arrivals)
+            const handled = yield* handleResponse(bytes, nameTable)
+            if (handled._tag === "NameTable") {
+              nameTable = handled.subscription
+              // the ACK belongs to the stream that delivered the response; a closed one needs none
+              if (upstream === stream) stream.write(codec.encode(handled.reply))
+              continue
+            }
+            if (mode === "delta") {
+              // undecodable: passed on all the same, the downstream NACKs it
+              const decoded = Either.try(() => handled.decoded ?? codec.decodeResponse(handled.bytes))
+              if (Either.isRight(decoded)) versions = recordDeltaResponse(versions, decoded.right as DeltaResponse)
+            }
+            if (!downstreamDone) downstream.write(handled.bytes)
+          }
+        })
+        const delivery = yield* Effect.fork(deliver)
         const loop = superviseUpstream(attempt, retrySchedule(retry))
         yield* Ref.update(active, (n) => n + 1)
         yield* Effect.raceFirst(
@@ -278,6 +335,7 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
               if (!downstreamDone) downstream.end()
             }),
           ),
+          Effect.ensuring(Fiber.interrupt(delivery)),
           Effect.ensuring(Ref.update(active, (n) => n - 1)),
         )
       }).pipe(withScope("xdsproxy"))

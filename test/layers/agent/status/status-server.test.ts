@@ -11,7 +11,6 @@ import { Effect, Either, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { healthServiceDefinition } from "../../../../src/layers/agent/status/grpc-health.js"
 import { layer as statusServersLayer } from "../../../../src/layers/agent/status/status-server.js"
-import { NOT_SUPPORTED } from "../../../../src/layers/agent/status/sts-server.js"
 import { layer as metricsLayer } from "../../../../src/layers/metrics.js"
 import { parseAppProbers } from "../../../../src/services/agent/status/app-probers.js"
 import { AgentReadiness } from "../../../../src/services/agent/status/status.js"
@@ -323,15 +322,15 @@ describe("readiness port and --stsPort", () => {
     expect((await fetch(`http://127.0.0.1:${readinessPort}/quitquitquit`, { method: "POST" })).status).toBe(404)
   })
 
-  it("a non-zero --stsPort answers /token with 501 and a JSON error, never a token", async () => {
+  it("a non-zero --stsPort serves the token exchange: an incomplete request is a 400 OAuth error", async () => {
     const response = await fetch(`http://127.0.0.1:${stsPort}/token`, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
       body: "grant_type=urn:ietf:params:oauth:grant-type:token-exchange",
     })
-    expect(response.status).toBe(501)
+    expect(response.status).toBe(400)
     expect(response.headers.get("content-type")).toMatch(/application\/json/)
-    expect(await response.json()).toEqual(NOT_SUPPORTED)
+    expect(await response.json()).toMatchObject({ error: "invalid_request" })
     expect((await fetch(`http://127.0.0.1:${stsPort}/other`)).status).toBe(404)
   })
 })
