@@ -5,7 +5,8 @@
  * problems (`validation succeed` for stdin), every problem with file, document, resource and
  * field path, and fails when any problem was found. Checks across the files follow, as
  * warnings (`Warning: ...`, after the errors; they do not fail the command): a VirtualService
- * destination whose subset no DestinationRule of the files defines.
+ * destination whose subset no DestinationRule of the files defines. Documents written at a
+ * version the reference marks deprecated are warned about the same way.
  */
 import { Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
@@ -36,7 +37,10 @@ export interface FileReport {
 export interface ValidateReport {
   readonly files: ReadonlyArray<FileReport>
   readonly readProblems: ReadonlyArray<ReadProblem>
-  /** Cross-resource findings over every valid resource of every file (subset-references.ts). */
+  /**
+   * Findings that do not make a document invalid: deprecated versions (version-warnings.ts),
+   * then cross-resource findings over every valid resource of every file (subset-references.ts).
+   */
   readonly warnings: ReadonlyArray<ValidationIssue>
 }
 
@@ -102,7 +106,11 @@ export const validatePaths = (
     const fs = yield* FileSystem.FileSystem
     // The schemas load only when validation runs: the rest of meshctl stays cheap to start.
     const { parseConfigDocuments } = yield* Effect.promise(() => import("../../services/config-model/parse.js"))
+    const { documentVersionWarnings } = yield* Effect.promise(
+      () => import("../../services/config-model/version-warnings.js"),
+    )
     const files: Array<FileReport> = []
+    const versionWarnings: Array<ValidationIssue> = []
     const readProblems: Array<ReadProblem> = []
     const resources: Array<ConfigResource> = []
     for (const path of paths) {
@@ -125,12 +133,13 @@ export const validatePaths = (
         const parsed = parseConfigDocuments(file, text.right)
         files.push({ file, resources: parsed.resources.length, issues: parsed.issues })
         resources.push(...parsed.resources)
+        versionWarnings.push(...documentVersionWarnings(file, text.right))
       }
     }
     const { undefinedSubsetWarnings } = yield* Effect.promise(
       () => import("../../services/config-model/subset-references.js"),
     )
-    return { files, readProblems, warnings: undefinedSubsetWarnings(resources) }
+    return { files, readProblems, warnings: [...versionWarnings, ...undefinedSubsetWarnings(resources)] }
   })
 
 /**

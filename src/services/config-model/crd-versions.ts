@@ -5,10 +5,11 @@
  * a cluster may serve either, both or neither. The Gateway-API kinds (`gateway.networking.k8s.io`)
  * are watched too, unless left out (`CrdSourceOptions`). All served versions of one CRD hold the
  * same objects, so one version per (group, kind) is watched: the group's preferred version when
- * this code knows it for the kind, else the newest version known for the kind that serves it.
- * Versions this code does not know are reported and never watched.
+ * this code knows it for the kind, else the newest version known for the kind that serves it
+ * (a version the reference marks deprecated only when no other serves it). Versions this code
+ * does not know are reported and never watched.
  */
-import { allKinds, apiKindOf, GATEWAY_API_GROUP, isMeshKind, type KindInfo } from "./kinds.js"
+import { allKinds, apiKindOf, deprecationWarningOf, GATEWAY_API_GROUP, isMeshKind, type KindInfo } from "./kinds.js"
 
 /** One (group, kind) a mesh kind may be served under. */
 export interface CrdSource {
@@ -31,6 +32,7 @@ export interface CrdSourceOptions {
 }
 
 const isGatewayApiKind = (info: KindInfo): boolean => info.group === GATEWAY_API_GROUP
+const isDeprecated = (info: KindInfo, version: string): boolean => deprecationWarningOf(info, version) !== undefined
 /** A kind with no version beyond alpha (v1alpha2, ...): experimental upstream. */
 const isAlphaOnly = (info: KindInfo): boolean => info.versions.every((v) => /alpha/.test(v))
 
@@ -118,7 +120,10 @@ export const planGroup = (
   for (const source of sources) {
     const servesKind = (version: string) => plurals.get(version)?.has(source.info.plural) === true
     // The preferred version first when the kind knows it, then the kind's versions, newest first.
-    const kindVersions = source.info.versions.filter((v) => served.includes(v))
+    // A version the reference marks deprecated only when the kind is served at no other.
+    const kindVersions = source.info.versions
+      .filter((v) => served.includes(v))
+      .sort((a, b) => Number(isDeprecated(source.info, a)) - Number(isDeprecated(source.info, b)))
     const order =
       preferred !== undefined && kindVersions.includes(preferred) ? [preferred, ...kindVersions] : kindVersions
     const version = order.find(servesKind)

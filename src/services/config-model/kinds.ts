@@ -1,7 +1,8 @@
 /**
  * The registry of configuration kinds: (group, kind) → schema and metadata. Upstream groups
- * (`networking.istio.io`, ...) are accepted as aliases of the mesh groups, with versions
- * v1, v1beta1 and v1alpha3. The Gateway-API kinds (`gateway.networking.k8s.io`) are read as
+ * (`networking.istio.io`, ...) are accepted as aliases of the mesh groups, each kind under v1
+ * and every version the reference's CRD serves for it (networking: v1beta1, v1alpha3;
+ * security: v1beta1; telemetry and extensions: v1alpha1). The Gateway-API kinds (`gateway.networking.k8s.io`) are read as
  * well; their Gateway is the mesh's kind `KubernetesGateway` (see `KindInfo.apiKind`).
  */
 import type { Schema } from "effect"
@@ -37,8 +38,12 @@ export const CORE_GROUP = ""
 export const DISCOVERY_GROUP = "discovery.k8s.io"
 export const GATEWAY_API_GROUP = "gateway.networking.k8s.io"
 
-/** Versions accepted for the mesh kinds; resources are normalised to the first. */
+/** Versions accepted for the networking kinds; resources are normalised to the first. */
 export const MESH_VERSIONS = ["v1", "v1beta1", "v1alpha3"] as const
+/** The security kinds: the reference serves v1 and v1beta1. */
+export const SECURITY_VERSIONS = ["v1", "v1beta1"] as const
+/** Telemetry and WasmPlugin: the reference serves v1alpha1 (Telemetry also v1, the mesh's own). */
+export const ALPHA_KIND_VERSIONS = ["v1", "v1alpha1"] as const
 
 export interface KindInfo {
   readonly group: string
@@ -58,6 +63,11 @@ export interface KindInfo {
   readonly version: string
   /** Versions accepted on input. */
   readonly versions: ReadonlyArray<string>
+  /**
+   * Accepted versions the reference's CRD marks deprecated, with the warning its API server
+   * returns for them (`deprecationWarning`): documents at these versions are valid, with a warning.
+   */
+  readonly deprecatedVersions?: Readonly<Record<string, string>>
   /** Other group names accepted on input for this kind. */
   readonly aliasGroups: ReadonlyArray<string>
   /**
@@ -147,14 +157,18 @@ const meshKind = <K extends KnownKind>(
   kind: K,
   plural: string,
   schema: SchemaOf<K>,
-  extra: { readonly nameProblem?: KindInfo["nameProblem"]; readonly resourceCheck?: ResourceCheck<SpecByKind[K]> } = {},
+  extra: {
+    readonly nameProblem?: KindInfo["nameProblem"]
+    readonly resourceCheck?: ResourceCheck<SpecByKind[K]>
+    readonly versions?: ReadonlyArray<string>
+  } = {},
 ): KindInfo => ({
   group,
   kind,
   plural,
   namespaced: true,
   version: "v1",
-  versions: MESH_VERSIONS,
+  versions: extra.versions ?? MESH_VERSIONS,
   aliasGroups: [alias],
   body: "spec",
   schema,
@@ -193,7 +207,11 @@ const gatewayApiKind = <K extends KnownKind>(
   plural: string,
   versions: ReadonlyArray<string>,
   schema: SchemaOf<K>,
-  options: { readonly apiKind?: string; readonly namespaced?: boolean } = {},
+  options: {
+    readonly apiKind?: string
+    readonly namespaced?: boolean
+    readonly deprecatedVersions?: Readonly<Record<string, string>>
+  } = {},
 ): KindInfo => ({
   group: GATEWAY_API_GROUP,
   kind,
@@ -202,6 +220,7 @@ const gatewayApiKind = <K extends KnownKind>(
   namespaced: options.namespaced ?? true,
   version: versions[0] as string,
   versions,
+  ...(options.deprecatedVersions !== undefined ? { deprecatedVersions: options.deprecatedVersions } : {}),
   aliasGroups: [],
   body: "spec",
   schema,
@@ -209,6 +228,11 @@ const gatewayApiKind = <K extends KnownKind>(
 })
 
 const GATEWAY_API_VERSIONS = ["v1", "v1beta1"] as const
+
+/** The Gateway-API CRDs' wording for a served version on its way out. */
+const gatewayApiDeprecation = (kind: string, version: string, replacement: string): Record<string, string> => ({
+  [version]: `The ${version} version of ${kind} has been deprecated and will be removed in a future release of the API. Please upgrade to ${replacement}.`,
+})
 
 const NET_ALIAS = "networking.istio.io"
 const SEC_ALIAS = "security.istio.io"
@@ -229,20 +253,33 @@ const kindInfos: Array<KindInfo> = [
   meshKind(NETWORKING_GROUP, NET_ALIAS, "Sidecar", "sidecars", Sidecar),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "EnvoyFilter", "envoyfilters", EnvoyFilter),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "ProxyConfig", "proxyconfigs", ProxyConfig),
-  meshKind(SECURITY_GROUP, SEC_ALIAS, "PeerAuthentication", "peerauthentications", PeerAuthentication),
-  meshKind(SECURITY_GROUP, SEC_ALIAS, "RequestAuthentication", "requestauthentications", RequestAuthentication),
+  meshKind(SECURITY_GROUP, SEC_ALIAS, "PeerAuthentication", "peerauthentications", PeerAuthentication, {
+    versions: SECURITY_VERSIONS,
+  }),
+  meshKind(SECURITY_GROUP, SEC_ALIAS, "RequestAuthentication", "requestauthentications", RequestAuthentication, {
+    versions: SECURITY_VERSIONS,
+  }),
   meshKind(SECURITY_GROUP, SEC_ALIAS, "AuthorizationPolicy", "authorizationpolicies", AuthorizationPolicy, {
     resourceCheck: dryRunCheck((policy) => policy.action),
+    versions: SECURITY_VERSIONS,
   }),
-  meshKind(TELEMETRY_GROUP, "telemetry.istio.io", "Telemetry", "telemetries", Telemetry),
-  meshKind(EXTENSIONS_GROUP, "extensions.istio.io", "WasmPlugin", "wasmplugins", WasmPlugin),
+  meshKind(TELEMETRY_GROUP, "telemetry.istio.io", "Telemetry", "telemetries", Telemetry, {
+    versions: ALPHA_KIND_VERSIONS,
+  }),
+  meshKind(EXTENSIONS_GROUP, "extensions.istio.io", "WasmPlugin", "wasmplugins", WasmPlugin, {
+    versions: ALPHA_KIND_VERSIONS,
+  }),
   gatewayApiKind("GatewayClass", "gatewayclasses", GATEWAY_API_VERSIONS, GatewayClass, { namespaced: false }),
   gatewayApiKind("KubernetesGateway", "gateways", GATEWAY_API_VERSIONS, KubernetesGateway, { apiKind: "Gateway" }),
   gatewayApiKind("HTTPRoute", "httproutes", GATEWAY_API_VERSIONS, HTTPRoute),
-  gatewayApiKind("GRPCRoute", "grpcroutes", [...GATEWAY_API_VERSIONS, "v1alpha2"], GRPCRoute),
+  gatewayApiKind("GRPCRoute", "grpcroutes", [...GATEWAY_API_VERSIONS, "v1alpha2"], GRPCRoute, {
+    deprecatedVersions: gatewayApiDeprecation("GRPCRoute", "v1alpha2", "v1"),
+  }),
   gatewayApiKind("TCPRoute", "tcproutes", ["v1alpha2"], TCPRoute),
   gatewayApiKind("TLSRoute", "tlsroutes", ["v1alpha2", "v1alpha3"], TLSRoute),
-  gatewayApiKind("ReferenceGrant", "referencegrants", ["v1beta1", "v1alpha2"], ReferenceGrant),
+  gatewayApiKind("ReferenceGrant", "referencegrants", ["v1beta1", "v1alpha2"], ReferenceGrant, {
+    deprecatedVersions: gatewayApiDeprecation("ReferenceGrant", "v1alpha2", "v1beta1"),
+  }),
   orchestratorKind("Service", "services", ["spec", "status"], Service),
   orchestratorKind("Endpoints", "endpoints", ["subsets"], Endpoints),
   orchestratorKind("EndpointSlice", "endpointslices", ["addressType", "endpoints", "ports"], EndpointSlice, {
@@ -293,6 +330,13 @@ export const kindInfoOf = (kind: string): KindInfo | undefined => byKind.get(kin
 
 /** Kinds by API kind only, whatever their group (for "expected apiVersion" messages). */
 export const kindsNamed = (kind: string): ReadonlyArray<KindInfo> => kindInfos.filter((k) => apiKindOf(k) === kind)
+
+/**
+ * The warning for a document of `info` at `version` when the reference marks that version
+ * deprecated; undefined otherwise (and for versions the kind does not accept).
+ */
+export const deprecationWarningOf = (info: Pick<KindInfo, "deprecatedVersions">, version: string): string | undefined =>
+  info.deprecatedVersions?.[version]
 
 /** `group/version` as written in apiVersion (`v1` for the core group). */
 export const apiVersionOf = (info: Pick<KindInfo, "group" | "version">): string =>

@@ -3,13 +3,14 @@
  * found, each with file, document index, kind/namespace/name when known and field path.
  */
 import { Either, type Schema } from "effect"
-import { CORE_SCHEMA, loadAll } from "js-yaml"
+import { loadAll } from "js-yaml"
 import { parseAllDocuments } from "yaml"
 import { documentBatches } from "./document-batches.js"
 import { decodeAll, renderPath } from "./issues.js"
 import { apiVersionOf, type KindInfo, kindsNamed, lookupKind } from "./kinds.js"
 import type { ConfigResource, ResourceMeta, ValidationIssue } from "./resource.js"
 import { labelKeyProblem, labelValueProblem } from "./schemas/common.js"
+import { GO_JS_YAML_SCHEMA, GO_YAML_OPTIONS, goFlowScalars } from "./yaml-dialect.js"
 import { aliasExpansion, MAX_ALIAS_EXPANSION_NODES, oversizedFileProblem } from "./yaml-limits.js"
 
 export interface ParsedDocuments {
@@ -230,12 +231,13 @@ export const validateDocument = (
 
 /**
  * Texts the fast parser (js-yaml) must not take, because the two readers could disagree on them:
- * directives (`%YAML 1.1` changes scalar resolution), merge keys (`<<`) and null-like keys (`null:`,
- * `~:` become `""` in the `yaml` library). Such files take the `yaml` library path. Anchors and
- * aliases, tags beyond the core schema, complex keys and every syntax error make js-yaml throw,
- * which sends the file to that path as well.
+ * directives (`%YAML 1.1` changes scalar resolution), merge keys (`<<`), null-like keys (`null:`,
+ * `~:` become `""` in the `yaml` library) and a `:` directly before `,`, `]` or `}` (Go's reader
+ * keeps it in the scalar before it; only the slow path rewrites those, see yaml-dialect.ts). Such
+ * files take the `yaml` library path. Anchors and aliases, tags beyond the schema, complex keys
+ * and every syntax error make js-yaml throw, which sends the file to that path as well.
  */
-const SLOW_PATH_ONLY = /^%|<<|(?:^|[\s{,?])(?:null|Null|NULL|~)[ \t]*:(?:[ \t]|$)/m
+const SLOW_PATH_ONLY = /^%|<<|:[,\]}]|(?:^|[\s{,?])(?:null|Null|NULL|~)[ \t]*:(?:[ \t]|$)/m
 
 /**
  * The documents of a text, each a JS value (`null` for an empty document), read by js-yaml; or
@@ -245,10 +247,25 @@ const SLOW_PATH_ONLY = /^%|<<|(?:^|[\s{,?])(?:null|Null|NULL|~)[ \t]*:(?:[ \t]|$
 export const fastDocuments = (text: string): ReadonlyArray<unknown> | undefined => {
   if (SLOW_PATH_ONLY.test(text)) return undefined
   try {
-    return loadAll(text, { schema: CORE_SCHEMA, maxAliases: 0 })
+    return loadAll(text, { schema: GO_JS_YAML_SCHEMA, maxAliases: 0 })
   } catch {
     return undefined
   }
+}
+
+/**
+ * The documents of a text as the config reader reads them (the reference's YAML dialect, see
+ * yaml-dialect.ts), `null` for an empty one; or the first YAML error. For callers that need the
+ * values themselves (what an orchestrator client would send for the text).
+ */
+export const readYamlDocuments = (text: string): Either.Either<ReadonlyArray<unknown>, string> => {
+  const fast = fastDocuments(text)
+  if (fast !== undefined) return Either.right(fast)
+  const documents = parseAllDocuments(goFlowScalars(text), { ...GO_YAML_OPTIONS, uniqueKeys: true })
+  const list = Array.isArray(documents) ? documents : []
+  const error = list.flatMap((document) => document.errors)[0]
+  if (error !== undefined) return Either.left(error.message)
+  return Either.right(list.map((document) => document.toJS({ maxAliasCount: -1 }) ?? null))
 }
 
 /** Validates one parsed document (an orchestrator List item by item) into `resources` / `issues`. */
@@ -309,7 +326,7 @@ const parseBatch = (
     for (let i = 0; i < fast.length; i++) addDocument(file, firstDocument + i, fast[i], resources, issues)
     return fast.length
   }
-  const documents = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true, merge: true })
+  const documents = parseAllDocuments(goFlowScalars(text), { ...GO_YAML_OPTIONS, prettyErrors: true, uniqueKeys: true })
   const list = Array.isArray(documents) ? documents : []
   list.forEach((document, i) => {
     const documentIndex = firstDocument + i

@@ -7,13 +7,16 @@
  * Outcomes follow the reference's validation webhook: CREATE/UPDATE are validated; other
  * operations are allowed and counted as failed with reason `unsupported_operation`; a kind the
  * config model does not know is refused (`unknown_type`), as the reference refuses an
- * unrecognised type; a bad resource is refused (`invalid_resource`). A request the server cannot
+ * unrecognised type; a bad resource is refused (`invalid_resource`). A resource written at a
+ * version the reference marks deprecated is allowed with the CRD's deprecation warning in the
+ * response's `warnings`, as the orchestrator's API server would add it. A request the server cannot
  * read at all (method, content type, size, JSON, not an AdmissionReview) is an HTTP error
  * counted by status.
  */
 import { allKinds, lookupKind } from "../config-model/kinds.js"
 import { validateDocument } from "../config-model/parse.js"
 import type { ValidationIssue } from "../config-model/resource.js"
+import { deprecatedVersionWarning } from "../config-model/version-warnings.js"
 import { type ReviewRequest, reviewRequestProblem } from "./review-request.js"
 
 /** Largest request body read: the reference's limit (6 MiB, twice the orchestrator's own). */
@@ -106,6 +109,8 @@ export const admit = (
 ): {
   readonly allowed: boolean
   readonly message?: string
+  /** Shown to the client beside an allowed resource (AdmissionReview `response.warnings`). */
+  readonly warnings?: ReadonlyArray<string>
   readonly outcome: ValidationOutcome
 } => {
   const resource = reviewedResource(request)
@@ -146,7 +151,12 @@ export const admit = (
       outcome: { _tag: "Failed", resource, reason: "invalid_resource" },
     }
   }
-  return { allowed: true, outcome: { _tag: "Passed", resource } }
+  const warning = deprecatedVersionWarning(apiVersion, kind)
+  return {
+    allowed: true,
+    ...(warning !== undefined ? { warnings: [warning] } : {}),
+    outcome: { _tag: "Passed", resource },
+  }
 }
 
 /** One HTTP request to `/validate` or `/admitpilot`. */
@@ -176,6 +186,7 @@ export const handleValidate = (req: WebhookRequest): WebhookReply => {
     uid,
     allowed: decision.allowed,
     ...(decision.message !== undefined ? { status: { code: 400, message: decision.message } } : {}),
+    ...(decision.warnings !== undefined && decision.warnings.length > 0 ? { warnings: decision.warnings } : {}),
   }
   return {
     status: 200,

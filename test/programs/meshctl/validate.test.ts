@@ -66,6 +66,23 @@ spec:
 `
 const SUBSET_WARNING =
   'field spec.http[0].route[1].destination.subset: referenced host+subset not found: the DestinationRules for host reviews.demo.svc.cluster.local define no subset "v3" (subsets: v1, v2; requests routed there fail)'
+/** Valid, at a version the reference's Gateway-API CRD serves but marks deprecated. */
+const DEPRECATED_GRANT = `apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: ReferenceGrant
+metadata: {name: allow-routes, namespace: backend}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: frontend}]
+  to: [{group: "", kind: Service}]
+`
+const GRANT_WARNING =
+  "field apiVersion: The v1alpha2 version of ReferenceGrant has been deprecated and will be removed in a future release of the API. Please upgrade to v1beta1."
+/** Telemetry at v1alpha1: served by the reference and not deprecated, so neither error nor warning. */
+const ALPHA_TELEMETRY = `apiVersion: telemetry.istio.io/v1alpha1
+kind: Telemetry
+metadata: {name: mesh-default, namespace: mesh-system}
+spec:
+  accessLogging: [{providers: [{name: envoy}]}]
+`
 const UNKNOWN_KIND = `apiVersion: networking.mesh.io/v1
 kind: Frobnicator
 metadata: {name: x}
@@ -85,6 +102,9 @@ beforeAll(() => {
   mkdirSync(join(dir, "subsets"))
   writeFileSync(join(dir, "subsets", "dr.yaml"), REVIEWS_DR)
   writeFileSync(join(dir, "subsets", "vs.yaml"), VS_UNDEFINED_SUBSET)
+  mkdirSync(join(dir, "deprecated"))
+  writeFileSync(join(dir, "deprecated", "grant.yaml"), `${ALPHA_TELEMETRY}---\n${DEPRECATED_GRANT}`)
+  writeFileSync(join(dir, "deprecated-and-bad.yaml"), `${DEPRECATED_GRANT}---\n${INVALID_VS}`)
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
@@ -163,6 +183,22 @@ describe("meshctl validate (in process)", () => {
     expect(result.err[0]).toBe(`${join(dir, "missing.yaml")}: cannot read: no such file or directory`)
     expect(result.err[1]).toMatch(new RegExp(`^${join(dir, "syntax.yaml")} document 0: YAML syntax error at line 2: `))
     expect(result.message).toBe("validation failed: 2 problems (1 invalid document and 1 unreadable path) in 2 files")
+  })
+
+  it("warns about a deprecated version apart from the errors, and passes when only warnings remain", async () => {
+    const grant = join(dir, "deprecated", "grant.yaml")
+    const warned = await runInProcess(["validate", "-f", grant])
+    expect(warned.ok).toBe(true)
+    expect(warned.out).toEqual([`"${grant}" is valid`])
+    expect(warned.err).toEqual([`Warning: ${grant} document 1 ReferenceGrant backend/allow-routes: ${GRANT_WARNING}`])
+    const mixed = join(dir, "deprecated-and-bad.yaml")
+    const failed = await runInProcess(["validate", "-f", mixed])
+    expect(failed.ok).toBe(false)
+    expect(failed.err).toEqual([
+      `${mixed} document 1 VirtualService demo/reviews: field spec.http[0].route: total destination weight 90 != 100`,
+      `Warning: ${mixed} document 0 ReferenceGrant backend/allow-routes: ${GRANT_WARNING}`,
+    ])
+    expect(failed.message).toBe("validation failed: 1 problem (1 invalid document) in 1 file")
   })
 
   it("warns about a route destination whose subset no DestinationRule of the files defines, and passes", async () => {
@@ -244,6 +280,20 @@ describe.concurrent("meshctl validate (process)", () => {
       `Warning: ${join(dir, "subsets", "vs.yaml")} document 0 VirtualService demo/reviews: ${SUBSET_WARNING}`,
     )
     expect(result.stdout).toContain(`"${join(dir, "subsets", "vs.yaml")}" is valid`)
+  })
+
+  it("exits 0 with a deprecation warning, and 1 when an error comes with it", async () => {
+    const grant = join(dir, "deprecated", "grant.yaml")
+    const warned = await runBinary(["validate", "-f", grant])
+    expect(warned.code).toBe(0)
+    expect(warned.stdout).toContain(`"${grant}" is valid`)
+    expect(warned.stderr).toContain(
+      `Warning: ${grant} document 1 ReferenceGrant backend/allow-routes: ${GRANT_WARNING}`,
+    )
+    const failed = await runBinary(["validate", "-f", join(dir, "deprecated-and-bad.yaml")])
+    expect(failed.code).toBe(1)
+    expect(failed.stderr).toContain(`Warning: ${join(dir, "deprecated-and-bad.yaml")} document 0 ReferenceGrant`)
+    expect(failed.stderr).toContain("Error: validation failed: 1 problem (1 invalid document) in 1 file")
   })
 
   it("validates the example mesh", async () => {

@@ -21,12 +21,16 @@ export const GROUPS: Record<string, string> = {
 
 /** One YAML document of `kind` named `name` in namespace `ns` with `spec`. */
 export const doc = (kind: string, spec: unknown, options: { name?: string; apiVersion?: string } = {}): string =>
-  stringify({
-    apiVersion: options.apiVersion ?? `${GROUPS[kind]}/v1`,
-    kind,
-    metadata: { name: options.name ?? "example", namespace: "ns" },
-    spec,
-  })
+  stringify(
+    {
+      apiVersion: options.apiVersion ?? `${GROUPS[kind]}/v1`,
+      kind,
+      metadata: { name: options.name ?? "example", namespace: "ns" },
+      spec,
+      // YAML 1.1 quoting: strings such as "ON" or "y" stay strings for the reader (Go's YAML 1.1 dialect).
+    },
+    { version: "1.1" },
+  )
 
 /** The problems of one document as `path: message` lines (path `-` when document-level). */
 export const problems = (text: string): ReadonlyArray<string> =>

@@ -769,6 +769,7 @@ export const TABLES: Record<string, KindTable> = {
         { jwtRules: [{ issuer: "i", jwksUri: "ftp://x/jwks", jwks: "{not json" }] },
         [
           'spec.jwtRules[0].jwksUri: invalid jwksUri "ftp://x/jwks": scheme must be http or https',
+          "spec.jwtRules[0]: only one of jwks or jwksUri can be set, found jwksUri and jwks",
           expect.stringMatching(/^spec\.jwtRules\[0\]\.jwks: jwks parse error: /) as unknown as string,
         ],
       ],

@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest"
 import { parseAllDocuments } from "yaml"
 import { fastDocuments, parseConfigDocuments } from "../../../src/services/config-model/parse.js"
 import { formatIssue, resourceKey } from "../../../src/services/config-model/resource.js"
+import { GO_YAML_OPTIONS, goFlowScalars } from "../../../src/services/config-model/yaml-dialect.js"
 import { doc, parse, problems } from "./helpers.js"
 
 const serviceEntry = (name: string) =>
@@ -65,13 +66,6 @@ describe("parseConfigDocuments", () => {
     for (const [apiVersion, kind, spec] of cases) {
       const text = doc(kind, spec, { apiVersion })
       const result = parse(text)
-      if (apiVersion.endsWith("v1alpha1")) {
-        // The upstream telemetry/extensions groups used v1alpha1: accepted versions are v1, v1beta1, v1alpha3.
-        expect(result.issues.map((i) => i.message)).toEqual([
-          `unsupported version "v1alpha1" for ${kind}; accepted: v1, v1beta1, v1alpha3`,
-        ])
-        continue
-      }
       expect(result.issues).toEqual([])
       expect(result.resources[0]?.group).toBe(apiVersion.split("/")[0]?.replace("istio.io", "mesh.io"))
       expect(result.resources[0]?.version).toBe("v1")
@@ -334,7 +328,7 @@ items:
 describe("fast YAML path (js-yaml) and the yaml library agree", () => {
   /** What the `yaml` library reads: one value per document, `null` for empty ones, or the error. */
   const slow = (text: string): ReadonlyArray<unknown> =>
-    parseAllDocuments(text, { uniqueKeys: true, merge: true }).map((d) =>
+    parseAllDocuments(goFlowScalars(text), { ...GO_YAML_OPTIONS, uniqueKeys: true }).map((d) =>
       d.errors.length > 0 ? "error" : d.contents === null ? null : d.toJS({ maxAliasCount: 1000 }),
     )
 

@@ -42,7 +42,7 @@ const responseOf = (reply: WebhookReply) => {
   return JSON.parse(reply.body) as {
     apiVersion: string
     kind: string
-    response: { uid: string; allowed: boolean; status?: { message: string } }
+    response: { uid: string; allowed: boolean; status?: { message: string }; warnings?: ReadonlyArray<string> }
   }
 }
 
@@ -58,6 +58,52 @@ describe("validation webhook", () => {
       response: { uid: "e911857d-c318-11e8-bbad-025000000001", allowed: true },
     })
     expect(reply.outcome).toEqual({ _tag: "Passed", resource })
+  })
+
+  it("allows a resource at a deprecated version and returns the CRD's deprecation warning", () => {
+    const grant = (version: string, spec: unknown) => ({
+      apiVersion: `gateway.networking.k8s.io/${version}`,
+      kind: "ReferenceGrant",
+      metadata: { name: "allow-routes", namespace: "backend" },
+      spec,
+    })
+    const spec = {
+      from: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute", namespace: "frontend" }],
+      to: [{ group: "", kind: "Service" }],
+    }
+    const deprecated = responseOf(post(review(grant("v1alpha2", spec)))).response
+    expect(deprecated.allowed).toBe(true)
+    expect(deprecated.warnings).toEqual([
+      "The v1alpha2 version of ReferenceGrant has been deprecated and will be removed in a future release of the API. Please upgrade to v1beta1.",
+    ])
+    // The current version: allowed without warnings; an invalid resource is refused, not warned about.
+    expect(responseOf(post(review(grant("v1beta1", spec)))).response).toEqual({
+      uid: "e911857d-c318-11e8-bbad-025000000001",
+      allowed: true,
+    })
+    const refused = responseOf(post(review(grant("v1alpha2", { from: [], to: "all" })))).response
+    expect(refused.allowed).toBe(false)
+    expect(refused.warnings).toBeUndefined()
+  })
+
+  it("allows Telemetry and WasmPlugin at the reference's v1alpha1 without a warning", () => {
+    const telemetry = {
+      apiVersion: "telemetry.istio.io/v1alpha1",
+      kind: "Telemetry",
+      metadata: { name: "mesh-default", namespace: "mesh-system" },
+      spec: { accessLogging: [{ providers: [{ name: "envoy" }] }] },
+    }
+    const wasm = {
+      apiVersion: "extensions.istio.io/v1alpha1",
+      kind: "WasmPlugin",
+      metadata: { name: "basic-auth", namespace: "default" },
+      spec: { url: "oci://ghcr.io/example/basic-auth:1.0", phase: "AUTHN" },
+    }
+    for (const object of [telemetry, wasm]) {
+      const out = responseOf(post(review(object))).response
+      expect(out.allowed).toBe(true)
+      expect(out.warnings).toBeUndefined()
+    }
   })
 
   it("accepts the upstream group alias (networking.istio.io)", () => {

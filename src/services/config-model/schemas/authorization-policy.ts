@@ -4,7 +4,6 @@ import {
   checked,
   Enum,
   ipOrCidrProblem,
-  oneOfSelectorType,
   opt,
   PolicyTargetReference,
   portProblem,
@@ -13,6 +12,13 @@ import {
   WorkloadSelector,
   withDefault,
 } from "./common.js"
+import { attachmentProblems, maxItemsProblem, TargetRefs } from "./policy-attachment.js"
+
+/** The CRD's bounds: rules and sources per policy, service accounts per source and their length. */
+const MAX_RULES = 512
+const MAX_FROM = 512
+const MAX_SERVICE_ACCOUNTS = 16
+const MAX_SERVICE_ACCOUNT_LENGTH = 320
 
 const Source = Schema.Struct({
   principals: opt(StringList),
@@ -27,6 +33,8 @@ const Source = Schema.Struct({
   notIpBlocks: opt(StringList),
   remoteIpBlocks: opt(StringList),
   notRemoteIpBlocks: opt(StringList),
+  trustDomains: opt(StringList),
+  notTrustDomains: opt(StringList),
 })
 
 const Operation = Schema.Struct({
@@ -56,6 +64,30 @@ const emptyValues = (
   for (const [field, values] of Object.entries(record)) {
     values?.forEach((v, i) => {
       if (v === "") report([...at, field, i], `empty value not allowed, found in ${field}`)
+    })
+  }
+}
+
+/**
+ * Service accounts name identities on their own: the CRD refuses them beside namespaces or
+ * principals (either form), and bounds how many and how long.
+ */
+const serviceAccountProblems = (src: typeof Source.Type, report: Report, at: ReadonlyArray<PropertyKey>) => {
+  if (src.serviceAccounts !== undefined || src.notServiceAccounts !== undefined) {
+    const clashing = (["principals", "notPrincipals", "namespaces", "notNamespaces"] as const).filter(
+      (field) => src[field] !== undefined,
+    )
+    if (clashing.length > 0) {
+      report(at, `Cannot set serviceAccounts with namespaces or principals (found ${clashing.join(", ")})`)
+    }
+  }
+  for (const field of ["serviceAccounts", "notServiceAccounts"] as const) {
+    const accounts = src[field]
+    maxItemsProblem(accounts, MAX_SERVICE_ACCOUNTS, [...at, field], report)
+    accounts?.forEach((account, i) => {
+      if (account.length > MAX_SERVICE_ACCOUNT_LENGTH) {
+        report([...at, field, i], `must be at most ${MAX_SERVICE_ACCOUNT_LENGTH} characters long`)
+      }
     })
   }
 }
@@ -125,13 +157,14 @@ const conditionProblems = (cond: typeof Condition.Type, report: Report, at: Read
 export const AuthorizationPolicy = Schema.Struct({
   selector: opt(WorkloadSelector),
   targetRef: opt(PolicyTargetReference),
-  targetRefs: opt(Schema.Array(PolicyTargetReference)),
+  targetRefs: opt(TargetRefs),
   rules: opt(Schema.Array(Rule)),
   action: withDefault(Enum("ALLOW", "DENY", "AUDIT", "CUSTOM"), () => "ALLOW" as const),
   provider: opt(Schema.Struct({ name: opt(Schema.String) })),
 }).pipe(
   checked((ap, report) => {
-    oneOfSelectorType(ap, report)
+    attachmentProblems(ap, report)
+    maxItemsProblem(ap.rules, MAX_RULES, ["rules"], report)
     if (ap.action === "CUSTOM") {
       if (ap.rules === undefined) {
         report(
@@ -180,6 +213,7 @@ export const AuthorizationPolicy = Schema.Struct({
       const at = ["rules", i] as const
       if (rule.from !== undefined && rule.from.length === 0)
         report([...at, "from"], `\`from\` must not be empty, found at rule ${i}`)
+      maxItemsProblem(rule.from, MAX_FROM, [...at, "from"], report)
       rule.from?.forEach((from, j) => {
         const src = from.source
         if (src === undefined) {
@@ -193,6 +227,7 @@ export const AuthorizationPolicy = Schema.Struct({
           ipProblems(src[field], report, [...at, "from", j, "source", field])
         }
         emptyValues(src, report, [...at, "from", j, "source"])
+        serviceAccountProblems(src, report, [...at, "from", j, "source"])
       })
       if (rule.to !== undefined && rule.to.length === 0)
         report([...at, "to"], `\`to\` must not be empty, found at rule ${i}`)

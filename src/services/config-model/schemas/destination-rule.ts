@@ -143,6 +143,23 @@ const LocalityLbSetting = Schema.Struct({
   }),
 )
 
+/** Slow start: `minimumPercent` is a percentage (0-100), `aggression` at least 1 (the reference's CRD bounds). */
+const WarmupConfiguration = Schema.Struct({
+  duration: Duration,
+  minimumPercent: opt(Schema.Number),
+  aggression: opt(Schema.Number),
+}).pipe(
+  checked((warmup, report) => {
+    const percent = warmup.minimumPercent
+    if (percent !== undefined && (percent < 0 || percent > 100)) {
+      report(["minimumPercent"], `minimumPercent ${percent} must be between 0 and 100`)
+    }
+    if (warmup.aggression !== undefined && warmup.aggression < 1) {
+      report(["aggression"], `aggression ${warmup.aggression} must be at least 1`)
+    }
+  }),
+)
+
 export const LoadBalancerSettings = Schema.Struct({
   simple: opt(Enum("UNSPECIFIED", "LEAST_CONN", "RANDOM", "PASSTHROUGH", "ROUND_ROBIN", "LEAST_REQUEST")),
   consistentHash: opt(
@@ -185,10 +202,9 @@ export const LoadBalancerSettings = Schema.Struct({
     ),
   ),
   localityLbSetting: opt(LocalityLbSetting),
+  /** Deprecated by `warmup`, still accepted. */
   warmupDurationSecs: opt(Duration),
-  warmup: opt(
-    Schema.Struct({ duration: Duration, minimumPercent: opt(Schema.Number), aggression: opt(Schema.Number) }),
-  ),
+  warmup: opt(WarmupConfiguration),
 }).pipe(
   checked((lb, report) => {
     if (lb.simple !== undefined && lb.consistentHash !== undefined) {

@@ -93,6 +93,9 @@ const Patch = Schema.Struct({
 })
 
 const LISTENER_CLASS = new Set(["LISTENER", "FILTER_CHAIN", "NETWORK_FILTER", "HTTP_FILTER", "LISTENER_FILTER"])
+const HCM = "envoy.filters.network.http_connection_manager"
+/** The connection manager's name and its legacy spelling: the only filter with sub filters. */
+const HTTP_CONNECTION_MANAGERS = new Set([HCM, "envoy.http_connection_manager"])
 const ROUTE_CLASS = new Set(["ROUTE_CONFIGURATION", "VIRTUAL_HOST", "HTTP_ROUTE"])
 
 const ConfigPatch = Schema.Struct({
@@ -157,18 +160,22 @@ const ConfigPatch = Schema.Struct({
         "Envoy filter: REPLACE is valid only for HTTP_FILTER, NETWORK_FILTER, CLUSTER and LISTENER",
       )
     }
-    if (
-      op === "ADD" &&
-      (applyTo === "ROUTE_CONFIGURATION" || applyTo === "NETWORK_FILTER" || applyTo === "HTTP_FILTER")
-    ) {
-      report(
-        ["patch", "operation"],
-        `Envoy filter: ADD is not supported for ${applyTo}; use INSERT_BEFORE, INSERT_AFTER or INSERT_FIRST`,
-      )
-    }
-    if (cp.patch.filterClass !== undefined && cp.patch.filterClass !== "UNSPECIFIED") {
-      if (applyTo !== "HTTP_FILTER" || op !== "ADD") {
-        // filterClass is honoured only for HTTP_FILTER ADD; elsewhere the reference ignores it.
+    // ADD appends to a list (filters included: FilterClass places it); the reference ignores it
+    // where there is no list (ROUTE_CONFIGURATION, HTTP_ROUTE) rather than refusing it.
+    const filter = match?.listener?.filterChain?.filter
+    if (filter !== undefined && LISTENER_CLASS.has(applyTo)) {
+      const at = ["match", "listener", "filterChain", "filter"]
+      if ((filter.name ?? "") === "") report(at, "Envoy filter: filter match has no name to match on")
+      else if (filter.subFilter !== undefined) {
+        if (applyTo !== "HTTP_FILTER") {
+          report([...at, "subFilter"], "Envoy filter: subfilter match can be used with applyTo HTTP_FILTER only")
+        }
+        if (!HTTP_CONNECTION_MANAGERS.has(filter.name ?? "")) {
+          report([...at, "subFilter"], `Envoy filter: subfilter match requires filter match with ${HCM}`)
+        }
+        if ((filter.subFilter.name ?? "") === "") {
+          report([...at, "subFilter", "name"], "Envoy filter: subfilter match has no name to match on")
+        }
       }
     }
   }),

@@ -1,12 +1,13 @@
 /** networking.mesh.io ProxyConfig: per-workload proxy settings. */
 import { Schema } from "effect"
-import { checked, Enum, Int32, opt, StringMap, WorkloadSelector } from "./common.js"
+import { checked, Int32, opt, StringMap, WorkloadSelector } from "./common.js"
 
 export const ProxyConfig = Schema.Struct({
   selector: opt(WorkloadSelector),
   concurrency: opt(Int32),
   environmentVariables: opt(StringMap),
-  image: opt(Schema.Struct({ imageType: opt(Enum("default", "debug", "distroless")) })),
+  // A free string in the reference: it names an image variant (`default`, `debug`, `distroless`, ...).
+  image: opt(Schema.Struct({ imageType: opt(Schema.String) })),
 }).pipe(
   checked((pc, report) => {
     if (pc.concurrency !== undefined && pc.concurrency < 0) {

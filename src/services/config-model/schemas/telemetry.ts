@@ -1,15 +1,7 @@
 /** telemetry.mesh.io Telemetry: metrics, tracing and access logging settings. */
 import { Schema } from "effect"
-import {
-  checked,
-  Duration,
-  Enum,
-  oneOfSelectorType,
-  opt,
-  PolicyTargetReference,
-  type Report,
-  WorkloadSelector,
-} from "./common.js"
+import { checked, Duration, Enum, opt, PolicyTargetReference, type Report, WorkloadSelector } from "./common.js"
+import { attachmentProblems, TargetRefs } from "./policy-attachment.js"
 
 const ProviderRef = Schema.Struct({ name: Schema.String })
 const WorkloadMode = Enum("CLIENT_AND_SERVER", "CLIENT", "SERVER")
@@ -19,16 +11,21 @@ const providersProblems = (providers: ReadonlyArray<{ readonly name: string }> |
     if (p.name === "") report(["providers", i, "name"], "providers.name may not be empty")
   })
 
+/** A span tag: at most one source (a tag with none is accepted, and adds nothing). */
 const CustomTag = Schema.Struct({
   literal: opt(Schema.Struct({ value: opt(Schema.String) })),
   environment: opt(Schema.Struct({ name: opt(Schema.String), defaultValue: opt(Schema.String) })),
   header: opt(Schema.Struct({ name: opt(Schema.String), defaultValue: opt(Schema.String) })),
+  formatter: opt(Schema.Struct({ value: opt(Schema.String) })),
 }).pipe(
   checked((tag, report) => {
-    const set = (["literal", "environment", "header"] as const).filter((k) => tag[k] !== undefined)
-    if (set.length !== 1) report([], "exactly one of literal, environment or header must be set")
+    const set = (["literal", "environment", "header", "formatter"] as const).filter((k) => tag[k] !== undefined)
+    if (set.length > 1)
+      report([], `only one of literal, environment, header or formatter may be set, found ${set.join(" and ")}`)
     if (tag.literal !== undefined && (tag.literal.value ?? "") === "")
       report(["literal", "value"], "literal tag value may not be empty")
+    if (tag.formatter !== undefined && (tag.formatter.value ?? "") === "")
+      report(["formatter", "value"], "formatter tag value may not be empty")
     if (tag.header !== undefined && (tag.header.name ?? "") === "")
       report(["header", "name"], "header tag name may not be empty")
     if (tag.environment !== undefined && (tag.environment.name ?? "") === "") {
@@ -84,11 +81,14 @@ const MetricsOverrides = Schema.Struct({
 }).pipe(
   checked((o, report) => {
     for (const [name, to] of Object.entries(o.tagOverrides ?? {})) {
+      // UPSERT is the operation's zero value: an override without one upserts.
       const op = to.operation ?? "UPSERT"
+      if (name === "") report(["tagOverrides"], "tagOverrides.name may not be empty")
       if (op === "UPSERT" && (to.value ?? "") === "") {
         report(["tagOverrides", name, "value"], "tagOverrides.value must be set when operation is UPSERT")
       }
-      if (op === "REMOVE" && (to.value ?? "") !== "") {
+      // The CRD refuses any value beside REMOVE, an empty one included.
+      if (op === "REMOVE" && to.value !== undefined) {
         report(["tagOverrides", name, "value"], "tagOverrides.value may only be set when operation is UPSERT")
       }
     }
@@ -122,9 +122,9 @@ const AccessLogging = Schema.Struct({
 export const Telemetry = Schema.Struct({
   selector: opt(WorkloadSelector),
   targetRef: opt(PolicyTargetReference),
-  targetRefs: opt(Schema.Array(PolicyTargetReference)),
+  targetRefs: opt(TargetRefs),
   tracing: opt(Schema.Array(Tracing)),
   metrics: opt(Schema.Array(Metrics)),
   accessLogging: opt(Schema.Array(AccessLogging)),
-}).pipe(checked(oneOfSelectorType))
+}).pipe(checked(attachmentProblems))
 export type TelemetrySpec = typeof Telemetry.Type

@@ -127,7 +127,16 @@ const ReadinessProbe = Schema.Struct({
 
 export const WorkloadGroup = Schema.Struct({
   metadata: opt(Schema.Struct({ labels: opt(Labels), annotations: opt(StringMap) })),
-  template: Schema.Struct(WorkloadEntryFields),
+  template: Schema.Struct(WorkloadEntryFields).pipe(
+    checked((template, report) => {
+      // Entries get their address when they register: a template must not carry one.
+      if ((template.address ?? "") !== "") report(["address"], "address is not allowed in a WorkloadGroup template")
+      for (const [name, port] of Object.entries(template.ports ?? {})) {
+        const problem = portNameProblem(name) ?? portProblem(port)
+        if (problem !== undefined) report(["ports", name], problem)
+      }
+    }),
+  ),
   probe: opt(ReadinessProbe),
 })
 export type WorkloadGroupSpec = typeof WorkloadGroup.Type
