@@ -52,6 +52,12 @@ export const ConnectionPoolSettings = Schema.Struct({
       h2UpgradePolicy: opt(Enum("DEFAULT", "DO_NOT_UPGRADE", "UPGRADE")),
       useClientProtocol: opt(Schema.Boolean),
       maxConcurrentStreams: opt(Int32),
+      /** HTTP/2 PING keepalive on upstream connections (finds dead connections behind middleboxes). */
+      http2ProtocolOptions: opt(
+        Schema.Struct({
+          connectionKeepalive: opt(Schema.Struct({ interval: opt(Duration), timeout: opt(Duration) })),
+        }),
+      ),
     }).pipe(
       checked((http, report) => {
         nonNegative([

@@ -143,6 +143,16 @@ const applyConnectionPool = (
     if (draft.http.protocol?.kind === "h2" && maxConcurrentStreams > 0)
       draft.http.protocol.options.max_concurrent_streams = { value: maxConcurrentStreams }
   }
+  // HTTP/2 PINGs: the proxy requires a timeout for them, so without one nothing is set.
+  const keepalive = http?.http2ProtocolOptions?.connectionKeepalive
+  const pingTimeout = positiveDuration(keepalive?.timeout)
+  if (draft.http.protocol?.kind === "h2" && pingTimeout !== undefined) {
+    const pingInterval = positiveDuration(keepalive?.interval)
+    draft.http.protocol.options.connection_keepalive = {
+      timeout: pingTimeout,
+      ...(pingInterval !== undefined ? { interval: pingInterval } : {}),
+    }
+  }
   if (http?.useClientProtocol === true) useDownstream(draft)
 }
 

@@ -329,6 +329,25 @@ describe("DestinationRule policies", () => {
     })
     const up = one({ connectionPool: { http: { h2UpgradePolicy: "UPGRADE" } } })[`outbound|80||${HOST}`]
     expect(hpo(up).explicit_http_config).toEqual({ http2_protocol_options: {} })
+    const pinged = one({
+      connectionPool: {
+        http: {
+          h2UpgradePolicy: "UPGRADE",
+          http2ProtocolOptions: { connectionKeepalive: { interval: "30s", timeout: "5s" } },
+        },
+      },
+    })[`outbound|80||${HOST}`]
+    expect(hpo(pinged).explicit_http_config.http2_protocol_options.connection_keepalive).toMatchObject({
+      interval: { seconds: "30" },
+      timeout: { seconds: "5" },
+    })
+    // Without a timeout the proxy would refuse the keepalive settings: none are sent.
+    const noTimeout = one({
+      connectionPool: {
+        http: { h2UpgradePolicy: "UPGRADE", http2ProtocolOptions: { connectionKeepalive: { interval: "30s" } } },
+      },
+    })[`outbound|80||${HOST}`]
+    expect(hpo(noTimeout).explicit_http_config).toEqual({ http2_protocol_options: {} })
     const client = one({ connectionPool: { http: { useClientProtocol: true } } }, 9090)[`outbound|9090||${HOST}`]
     expect(hpo(client).use_downstream_protocol_config).toBeDefined()
   })
