@@ -7,26 +7,50 @@
  * its bootstrap from --templateFile with PROXY_CONFIG merged into the proxy config and
  * MESH_BOOTSTRAP_OVERRIDE merged over the result; a bad template or CA_PROVIDER stops the start-up.
  */
+import { execFile } from "node:child_process"
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { promisify } from "node:util"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeAdsClient } from "../../src/layers/xds-client/ads-client.js"
+import { ORCHESTRATOR_REGISTRY } from "../../src/services/registry/orchestrator/service.js"
 import { plainToStruct } from "../../src/services/xds/protocol/messages.js"
 import { TypeUrl } from "../../src/services/xds/protocol/type-urls.js"
 import { type ControlPlane, startControlPlane } from "../fixtures/agent/control-plane.js"
 import { ECHO, endpoint, input, service } from "../fixtures/xds/mesh.js"
-import { freePort } from "../support/ports.js"
+import { freePort, freePorts } from "../support/ports.js"
 import { type Daemon, ROOT, startDaemon } from "../support/processes.js"
 import { outboundHttp } from "../support/proxygen/evaluator.js"
 import { StandInType, startStandInProxy } from "../support/proxygen/stand-in-proxy.js"
+
+const execFileAsync = promisify(execFile)
 
 let cp: ControlPlane
 let dir: string
 let agent: Daemon
 let readinessPort: number
 let adminPort: number
+let dnsPort: number
+/** An orchestrator service with a VIP: it and its short forms are in the name table the DNS proxy answers from. */
+const DB = "db.default.svc.cluster.local"
+const DB_VIP = "10.96.0.50"
+
+/** `dig` against the agent's DNS proxy: the answer's addresses (`+short`). */
+const dig = async (name: string, type = "A"): Promise<string> => {
+  const { stdout } = await execFileAsync("dig", [
+    "@127.0.0.1",
+    "-p",
+    String(dnsPort),
+    "+short",
+    "+time=1",
+    "+tries=1",
+    name,
+    type,
+  ]).catch((e: { stdout?: string }) => ({ stdout: e.stdout ?? "" }))
+  return stdout.trim()
+}
 
 const events = async () =>
   (await readFile(join(dir, "record"), "utf8").catch(() => ""))
@@ -47,10 +71,14 @@ const until = async <A>(f: () => Promise<A>, ok: (a: A) => boolean, ms = 20_000)
 const ready = async () => (await fetch(`http://127.0.0.1:${readinessPort}/healthz/ready`)).status
 
 beforeAll(async () => {
-  cp = await startControlPlane(input({ services: [service(ECHO, [80])], endpoints: [endpoint(ECHO, "127.0.0.1", 9)] }))
+  cp = await startControlPlane(
+    input({
+      services: [service(ECHO, [80]), { ...service(DB, [5432]), addresses: [DB_VIP], registry: ORCHESTRATOR_REGISTRY }],
+      endpoints: [endpoint(ECHO, "127.0.0.1", 9)],
+    }),
+  )
   dir = await mkdtemp(join(tmpdir(), "mesh-agent-sidecar-"))
-  adminPort = await freePort()
-  readinessPort = await freePort()
+  ;[adminPort, readinessPort, dnsPort] = await freePorts(3)
   const wrapper = join(dir, "proxy")
   await writeFile(
     wrapper,
@@ -91,6 +119,8 @@ beforeAll(async () => {
       ECC_SIGNATURE_ALGORITHM: "ECDSA",
       FAKE_PROXY_RECORD: join(dir, "record"),
       FAKE_PROXY_ACTIVE: join(dir, "active"),
+      MESH_META_DNS_CAPTURE: "true",
+      DNS_PROXY_ADDR: `127.0.0.1:${dnsPort}`,
     },
     dir,
   )
@@ -147,7 +177,8 @@ describe("mesh-agent proxy, sidecar mode (stand-in proxy)", () => {
       address: `unix://${join(dir, "etc/mesh/proxy/XDS")}`,
       node: {
         id: "sidecar~127.0.0.1~app-1.default~default.svc.cluster.local",
-        metadata: { NAMESPACE: "default", LABELS: { app: "echo" }, INSTANCE_IPS: "127.0.0.1" },
+        // As the bootstrap the agent wrote says (MESH_META_DNS_CAPTURE): the agent then asks for NDS.
+        metadata: { NAMESPACE: "default", LABELS: { app: "echo" }, INSTANCE_IPS: "127.0.0.1", DNS_CAPTURE: "true" },
       },
     })
     try {
@@ -172,6 +203,19 @@ describe("mesh-agent proxy, sidecar mode (stand-in proxy)", () => {
     } finally {
       proxy.close()
     }
+  })
+
+  it("answers mesh names from the control plane's name table with DNS capture on, and the short form too", async () => {
+    // The table came with the proxy's ADS stream of the test above (the agent subscribes for it).
+    expect(
+      await until(
+        () => dig(DB),
+        (a) => a === DB_VIP,
+      ),
+    ).toBe(DB_VIP)
+    expect(await dig("db.default", "A")).toBe(DB_VIP)
+    // A name the mesh knows with no IPv6 address: an empty answer, not NXDOMAIN.
+    expect(await dig(DB, "AAAA")).toBe("")
   })
 
   it("on SIGTERM drains the proxy until its connections reach zero, then stops it and exits 0", async () => {

@@ -82,6 +82,17 @@ export class AgentConfig extends EnvConfig<AgentConfig, ProxyAgentFlags & PodFie
     "MESH_PROMETHEUS_ANNOTATIONS",
     "MINIMUM_DRAIN_DURATION",
     "EXIT_ON_ZERO_ACTIVE_CONNECTIONS",
+    // DNS proxy (runs when DNS is captured or the DNS server is asked for)
+    "MESH_META_DNS_CAPTURE",
+    "MESH_META_ENABLE_DNS_SERVER",
+    "DNS_PROXY_ADDR",
+    "DNS_FORWARD_PARALLEL",
+    // Wasm module fetcher
+    "WASM_HTTP_REQUEST_MAX_RETRIES",
+    "WASM_HTTP_REQUEST_TIMEOUT",
+    "WASM_INSECURE_REGISTRIES",
+    "WASM_MODULE_EXPIRY",
+    "WASM_PURGE_INTERVAL",
   ],
   // The flags' defaults (proxy-command.ts) and the pod facts' defaults.
   fields: {

@@ -1,0 +1,175 @@
+/** OCI manifests (image, index, layer choice), registry credentials and challenges, and unpacking. */
+import { gzipSync } from "node:zlib"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import { pack } from "tar-stream"
+import { isInsecureHost, parseInsecureHosts } from "../../../../src/services/agent/wasm/insecure-hosts.js"
+import {
+  type ManifestDocument,
+  MediaType,
+  parseManifest,
+  selectModuleLayer,
+  selectPlatformManifest,
+} from "../../../../src/services/agent/wasm/oci-manifest.js"
+import {
+  credentialsFor,
+  parseChallenge,
+  parseDockerConfig,
+  parseTokenResponse,
+  tokenRequestUrl,
+} from "../../../../src/services/agent/wasm/registry-auth.js"
+import { pluginFromTarLayer, unboxModule } from "../../../../src/services/agent/wasm/unpack.js"
+
+const digest = (c: string) => `sha256:${c.repeat(64)}`
+const json = (value: unknown) => Buffer.from(JSON.stringify(value))
+const WASM = Buffer.concat([Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]), Buffer.from("payload")])
+
+const layersOf = (doc: ManifestDocument) => (doc.kind === "image" ? doc.layers : [])
+const manifestsOf = (doc: ManifestDocument) => (doc.kind === "index" ? doc.manifests : [])
+
+const tarOf = (files: Record<string, Buffer>) =>
+  new Promise<Buffer>((resolve, reject) => {
+    const archive = pack()
+    for (const [name, content] of Object.entries(files)) archive.entry({ name }, content)
+    archive.finalize()
+    const chunks: Array<Buffer> = []
+    archive.on("data", (c) => {
+      chunks.push(c as Buffer)
+    })
+    archive.on("end", () => resolve(Buffer.concat(chunks)))
+    archive.on("error", reject)
+  })
+
+describe("manifests", () => {
+  it("reads Docker schema 2 and OCI image manifests and picks the module layer", () => {
+    const docker = parseManifest(
+      json({
+        schemaVersion: 2,
+        mediaType: MediaType.dockerManifest,
+        layers: [{ mediaType: MediaType.dockerLayerTarGzip, digest: digest("a"), size: 3 }],
+      }),
+      "",
+    )
+    expect(Either.getOrThrow(docker).kind).toBe("image")
+    const layer = selectModuleLayer(layersOf(Either.getOrThrow(docker)))
+    expect(Either.getOrThrow(layer)).toMatchObject({ packaging: "tar", layer: { digest: digest("a") } })
+
+    // OCI manifests may omit mediaType: the Content-Type and the shape decide.
+    const oci = Either.getOrThrow(
+      parseManifest(
+        json({ schemaVersion: 2, layers: [{ mediaType: MediaType.wasmLayer, digest: digest("b"), size: 9 }] }),
+        `${MediaType.ociManifest}; charset=utf-8`,
+      ),
+    )
+    expect(oci).toMatchObject({ kind: "image", mediaType: MediaType.ociManifest })
+    expect(Either.getOrThrow(selectModuleLayer(layersOf(oci))).packaging).toBe("wasm")
+  })
+
+  it("rejects images without a module layer, with several tar layers, or malformed descriptors", () => {
+    const tar = { mediaType: MediaType.ociLayerTarGzip, digest: digest("a"), size: 1 }
+    expect(Either.isLeft(selectModuleLayer([tar, { ...tar, digest: digest("b") }]))).toBe(true)
+    expect(Either.isLeft(selectModuleLayer([{ ...tar, mediaType: "application/json" }]))).toBe(true)
+    expect(Either.isLeft(selectModuleLayer([]))).toBe(true)
+    expect(Either.isLeft(parseManifest(json({ layers: [{ digest: "md5:00", size: 1 }] }), ""))).toBe(true)
+    expect(Either.isLeft(parseManifest(Buffer.from("{"), ""))).toBe(true)
+    expect(Either.isLeft(parseManifest(json({ mediaType: "application/x-other", layers: [] }), ""))).toBe(true)
+  })
+
+  it("resolves an index to linux/amd64, or to its only image", () => {
+    const index = Either.getOrThrow(
+      parseManifest(
+        json({
+          mediaType: MediaType.ociIndex,
+          manifests: [
+            {
+              mediaType: MediaType.ociManifest,
+              digest: digest("1"),
+              size: 1,
+              platform: { os: "linux", architecture: "arm64" },
+            },
+            {
+              mediaType: MediaType.ociManifest,
+              digest: digest("2"),
+              size: 1,
+              platform: { os: "linux", architecture: "amd64" },
+            },
+          ],
+        }),
+        "",
+      ),
+    )
+    expect(index.kind).toBe("index")
+    const manifests = manifestsOf(index)
+    expect(Either.getOrThrow(selectPlatformManifest(manifests)).digest).toBe(digest("2"))
+    expect(Either.isLeft(selectPlatformManifest([manifests[0]!, manifests[0]!]))).toBe(true)
+    expect(Either.getOrThrow(selectPlatformManifest([manifests[0]!])).digest).toBe(digest("1"))
+  })
+})
+
+describe("registry auth", () => {
+  it("reads auths by host from auth or username/password, and matches Docker Hub aliases", () => {
+    const config = Either.getOrThrow(
+      parseDockerConfig(
+        JSON.stringify({
+          auths: {
+            "https://index.docker.io/v1/": { auth: Buffer.from("hub:pa:ss").toString("base64") },
+            "127.0.0.1:5000": { username: "u", password: "p" },
+          },
+        }),
+      ),
+    )
+    expect(credentialsFor(config, "docker.io")).toEqual({ username: "hub", password: "pa:ss" })
+    expect(credentialsFor(config, "127.0.0.1:5000")).toEqual({ username: "u", password: "p" })
+    expect(credentialsFor(config, "ghcr.io")).toBeUndefined()
+    expect(Either.isLeft(parseDockerConfig("nope"))).toBe(true)
+  })
+
+  it("parses a Bearer challenge and builds the token request", () => {
+    const challenge = parseChallenge(
+      'Bearer realm="https://auth.example/token",service="registry.example",scope="repository:a/b:pull,push"',
+    )!
+    expect(challenge).toEqual({
+      scheme: "bearer",
+      params: { realm: "https://auth.example/token", service: "registry.example", scope: "repository:a/b:pull,push" },
+    })
+    const url = new URL(Either.getOrThrow(tokenRequestUrl(challenge, "a/b")))
+    expect(url.searchParams.get("scope")).toBe("repository:a/b:pull,push")
+    expect(url.searchParams.get("service")).toBe("registry.example")
+    const noScope = Either.getOrThrow(tokenRequestUrl(parseChallenge('Bearer realm="http://h/t"')!, "x/y"))
+    expect(new URL(noScope).searchParams.get("scope")).toBe("repository:x/y:pull")
+    expect(parseChallenge('Basic realm="r"')?.scheme).toBe("basic")
+    expect(Either.getOrThrow(parseTokenResponse(json({ access_token: "t1" })))).toBe("t1")
+    expect(Either.isLeft(parseTokenResponse(json({})))).toBe(true)
+  })
+
+  it("matches WASM_INSECURE_REGISTRIES by host:port, bare host, or *", () => {
+    const list = parseInsecureHosts(" registry.local:5000, other.local ")
+    expect(isInsecureHost(list, "registry.local:5000")).toBe(true)
+    expect(isInsecureHost(list, "registry.local:5001")).toBe(false)
+    expect(isInsecureHost(list, "other.local:443")).toBe(true)
+    expect(isInsecureHost(parseInsecureHosts("*"), "anything:1")).toBe(true)
+    expect(isInsecureHost(parseInsecureHosts(""), "anything")).toBe(false)
+  })
+})
+
+describe("unpacking", () => {
+  it.effect("finds plugin.wasm in a gzipped or plain tar layer, and fails without one", () =>
+    Effect.gen(function* () {
+      const tar = yield* Effect.promise(() => tarOf({ "README.md": Buffer.from("x"), "./plugin.wasm": WASM }))
+      expect(yield* pluginFromTarLayer(gzipSync(tar))).toEqual(WASM)
+      expect(yield* pluginFromTarLayer(tar)).toEqual(WASM)
+      const without = yield* Effect.promise(() => tarOf({ "other.wasm": WASM }))
+      expect((yield* Effect.flip(pluginFromTarLayer(without))).reason).toContain("plugin.wasm")
+    }),
+  )
+
+  it.effect("unboxes gzip and tar around a download, leaves other bytes alone", () =>
+    Effect.gen(function* () {
+      const tar = yield* Effect.promise(() => tarOf({ "filter.wasm": WASM }))
+      expect(yield* unboxModule(gzipSync(tar))).toEqual(WASM)
+      expect(yield* unboxModule(gzipSync(WASM))).toEqual(WASM)
+      expect(yield* unboxModule(WASM)).toEqual(WASM)
+      expect(yield* unboxModule(Buffer.from("plain text"))).toEqual(Buffer.from("plain text"))
+    }),
+  )
+})
