@@ -1,4 +1,4 @@
-// Builds the four binaries (and the TypeScript scripts) into dist/ with esbuild.
+// Builds the binaries (the four commands and the mesh-cni plugin) and the TypeScript scripts into dist/ with esbuild.
 // Why a bundle: start-up of `version` and `--help` must stay close to a bare `node` start;
 // one pre-bundled file per binary loads far faster than hundreds of ESM modules, and
 // heavy subsystems (gRPC, the orchestrator client) stay external and load only when a
@@ -59,7 +59,7 @@ const common = {
   logLevel: "warning",
 }
 
-const binaries = ["mesh-discovery", "mesh-agent", "install-cni", "meshctl"]
+const binaries = ["mesh-discovery", "mesh-agent", "install-cni", "meshctl", "mesh-cni"]
 await Promise.all([
   // One CommonJS file per binary, started through V8's code cache by bin/launch.cjs. What a
   // command does not run (the daemons, reached by dynamic import) is bundled but evaluated lazily.

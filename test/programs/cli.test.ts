@@ -120,12 +120,12 @@ describe.concurrent("flags and environment", () => {
     expect(remote.stderr).toContain("control plane version: unavailable")
   })
 
-  it("reports what install-cni cannot do yet, and what mesh-agent proxy lacks to start", async () => {
+  it("reports what install-cni and mesh-agent proxy lack to start on a machine that is not a node", async () => {
     const proxy = await run("mesh-agent", ["proxy"])
     expect(proxy.code).toBe(1)
     expect(proxy.stderr).toContain("CA root certificate (CA_ROOT_CA) ./var/run/secrets/mesh/root-cert.pem")
     const cni = await run("install-cni", ["--repair-enabled=false"])
     expect(cni.code).toBe(1)
-    expect(cni.stderr).toContain("not part of this build yet")
+    expect(cni.stderr).toContain("cannot use the CNI bin directory (--cni-bin-dir) /host/opt/cni/bin")
   })
 })

@@ -194,8 +194,10 @@ export const makeOrchestratorClient = (
             const path = `${base.pathname.replace(/\/+$/, "")}${request.path}${queryString(request.query)}`
             const body = request.body === undefined ? undefined : JSON.stringify(request.body)
             const headers: Record<string, string | Array<string>> = { Accept: "application/json", ...impersonation }
+            // Trimmed: a token file ending in a newline would make an invalid header, which
+            // http.request throws on instead of failing the request.
             for (const [k, v] of Object.entries(headerOptions.headers ?? {}))
-              if (v !== undefined) headers[k] = String(v)
+              if (v !== undefined) headers[k] = String(v).trim()
             if (headerOptions.auth !== undefined && headerOptions.auth !== null) {
               headers.Authorization = `Basic ${Buffer.from(headerOptions.auth).toString("base64")}`
             }

@@ -3,6 +3,7 @@
  * (§4.4), then to the default; booleans take their default from the environment table.
  */
 import { Options } from "@effect/cli"
+import { DEFAULT_CNI_BIN_DIR } from "../../services/cni/install-settings.js"
 import { Annotations, Labels } from "../../services/constants.js"
 import { boolFlag, type FlagValues, intFlag, textFlag, uint16Flag } from "../shared/options.js"
 
@@ -15,6 +16,11 @@ export const cniFlags = {
   ),
   cniAgentRunDir: textFlag("cni-agent-run-dir", "/var/run/mesh-cni", "CNI_AGENT_RUN_DIR").pipe(
     Options.withDescription("Location of the node agent writable path on the node (used for sockets, etc)"),
+  ),
+  cniBinDir: textFlag("cni-bin-dir", DEFAULT_CNI_BIN_DIR, "CNI_BIN_DIR").pipe(
+    Options.withDescription(
+      "Directory on the container where the CNI plugin binary is installed (the host's CNI bin dir)",
+    ),
   ),
   cniConfName: textFlag("cni-conf-name", "", "CNI_CONF_NAME").pipe(
     Options.withDescription("Name of the CNI configuration file"),
