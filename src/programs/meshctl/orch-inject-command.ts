@@ -54,9 +54,7 @@ const options = {
     ),
   ),
   meshConfigMapName: optionalText("meshConfigMapName", DEFAULT_MESH_CONFIGMAP).pipe(
-    Options.withDescription(
-      "ConfigMap name for the mesh config, key `mesh`, read from the orchestrator",
-    ),
+    Options.withDescription("ConfigMap name for the mesh config, key `mesh`, read from the orchestrator"),
   ),
   webhookConfig: optionalText("webhookConfig", DEFAULT_INJECT_CONFIGMAP).pipe(
     Options.withDescription("MutatingWebhookConfiguration whose service injects (not supported offline)"),
