@@ -14,7 +14,10 @@ export const agentSpecificEnv = {
   CA_ROOT_CA: env.string("", "Root CA expected on the CA connection"),
   CREDENTIAL_FETCHER_TYPE: env.string("JWT", "Credential fetcher type; a cloud-VM type is also supported"),
   // The spec prints "cloud-VM provider": the reference's cloud-VM identity provider name.
-  CREDENTIAL_IDENTITY_PROVIDER: env.string("GoogleComputeEngine", "Identity provider for credentials"),
+  CREDENTIAL_IDENTITY_PROVIDER: env.string(
+    "GoogleComputeEngine",
+    "Identity provider for credentials (no effect here: there is no cloud-VM credential fetcher)",
+  ),
   DISABLE_PROXY: env.bool(false, "Disables all proxy-agent features"),
   DNS_FORWARD_PARALLEL: env.bool(false, "Parallel queries to all upstream nameservers"),
   DNS_PROXY_ADDR: env.string("localhost:15053", "DNS proxy address"),
@@ -22,7 +25,10 @@ export const agentSpecificEnv = {
   ECC_CURVE: env.string("P256", "Curve when algorithm is ECDSA"),
   ECC_SIGNATURE_ALGORITHM: env.string("", "ECC signature algorithm for generated keys"),
   PROXY_METRICS_PORT: env.int(15090, "Metrics redirection port"),
-  PROXY_SKIP_DEPRECATED_LOGS: env.bool(true, "Skip deprecated-log messages"),
+  PROXY_SKIP_DEPRECATED_LOGS: env.bool(
+    true,
+    "Skip deprecated-log messages (no effect here: the proxy's log is passed through as is)",
+  ),
   PROXY_STATUS_PORT: env.int(15021, "Health status port"),
   PROXY_USER: env.string("mesh-proxy", "Proxy user name"),
   EXIT_ON_ZERO_ACTIVE_CONNECTIONS: env.bool(false, "See part 1 rule 1"),
@@ -35,10 +41,16 @@ export const agentSpecificEnv = {
   INSTANCE_IP: env.string("", "IP address of the instance"),
   IPTABLES_TRACE_LOGGING: env.bool(false, "Log all iptables actions; needs NET_ADMIN; debugging only"),
   MESHD_SAN: env.string("", "Server name used to validate the control-plane certificate"),
-  MESH_BOOTSTRAP: env.string("", "Proxy bootstrap setting"),
+  MESH_BOOTSTRAP: env.string(
+    "",
+    "Proxy bootstrap setting (no effect here: use --templateFile or MESH_BOOTSTRAP_OVERRIDE)",
+  ),
   MESH_BOOTSTRAP_OVERRIDE: env.string("", "Proxy bootstrap override"),
   MESH_CPU_LIMIT: env.int(0, "CPU limit of the process, rounded up"),
-  MESH_PROXY_ENABLE_CORE_DUMP: env.bool(false, "Allow the proxy to write core dumps"),
+  MESH_PROXY_ENABLE_CORE_DUMP: env.bool(
+    false,
+    "Allow the proxy to write core dumps (no effect here: the injector does not read it)",
+  ),
   MESH_ORCH_APP_PROBERS: env.string("", "Application probers rewritten by the orchestrator injector"),
   MESH_META_CERT_SIGNER: env.string("", "Cert signer for workload cert"),
   MESH_META_CLUSTER_ID: env.string("", "Cluster ID in the proxy metadata"),
@@ -47,7 +59,10 @@ export const agentSpecificEnv = {
   JWT_POLICY: env.string("third-party-jwt", "JWT validation policy"),
   MINIMUM_DRAIN_DURATION: env.duration("5s", "Minimum wait before checking connections while draining"),
   OUTPUT_CERTS: env.string("", "Output directory for key and certificate"),
-  PEER_METADATA_DISCOVERY: env.bool(false, "Peer metadata discovery extension"),
+  PEER_METADATA_DISCOVERY: env.bool(
+    false,
+    "Peer metadata discovery extension (no effect here: the bootstrap has no such extension)",
+  ),
   TRUST_DOMAIN: env.string("cluster.local", "Trust domain of SPIFFE certificates"),
   WASM_HTTP_REQUEST_MAX_RETRIES: env.int(5, "Retries when pulling a Wasm module over HTTP(S)"),
   WASM_HTTP_REQUEST_TIMEOUT: env.duration("15s", "Per-request timeout for the pull"),
@@ -61,7 +76,7 @@ export const agentSpecificEnv = {
   WORKLOAD_RSA_KEY_SIZE: env.int(2048, "RSA key size of workload certs"),
   XDS_AUTH: env.bool(true, "Authenticate xDS clients"),
   XDS_AUTH_PLAINTEXT: env.bool(false, "Authenticate plain-text requests"),
-  XDS_AUTH_PROVIDER: env.string("", "xDS auth provider"),
+  XDS_AUTH_PROVIDER: env.string("", "xDS auth provider (no effect here: the agent always sends its workload token)"),
   XDS_ROOT_CA: env.string("", "Root CA expected on the xDS connection"),
   // Proxy bootstrap (spec 001 §2 names "the proxy-config environment variable" without printing
   // it; the reference's name is PROXY_CONFIG).
