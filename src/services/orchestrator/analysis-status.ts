@@ -6,6 +6,7 @@
  * (config-model/subset-references.ts), and the status patch that brings an object there — none
  * when it carries them already, `null` to clear them once fixed.
  */
+import { MessageTypes as SharedTypes } from "../analysis/message-types.js"
 import type { ValidationIssue } from "../config-model/resource.js"
 import { ORCHESTRATOR_FILE_PREFIX } from "../config-store/orchestrator-objects.js"
 
@@ -16,10 +17,11 @@ export interface AnalysisMessage {
   readonly description: string
 }
 
-/** The reference's message types (IST → MSH). */
+/** The message types this controller writes, from the shared table (analysis/message-types.ts). */
 export const MessageTypes = {
-  SchemaValidationError: { code: "MSH0106", name: "SchemaValidationError", level: "Error" },
-  ReferencedResourceNotFound: { code: "MSH0101", name: "ReferencedResourceNotFound", level: "Warning" },
+  SchemaValidationError: SharedTypes.SchemaValidationError,
+  // An undefined subset is served as it is (the DestinationRule may come later): a warning here.
+  ReferencedResourceNotFound: { ...SharedTypes.ReferencedResourceNotFound, level: "Warning" },
 } as const
 
 const documentationUrl = (code: string) =>

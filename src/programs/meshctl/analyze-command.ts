@@ -1,0 +1,348 @@
+/**
+ * `meshctl analyze [<file>...]`: runs the configuration analyzers (services/analysis) over the
+ * files given (directories read recursively for .yaml/.yml/.json, `-` for stdin) and, with
+ * `--use-orch`/`-k`, over the live cluster's mesh resources, Services, Pods, Deployments and
+ * Namespaces, the files overriding cluster objects of the same name (analysing a change before
+ * applying it). Without `-k`, a cluster is read only when no file is given.
+ *
+ * Exit codes: 79 when a printed message reaches `--failure-threshold` (spec §7 rule 1, the
+ * reference's code for "analyzers found issues"); 1 for unreadable input (unless
+ * `--ignore-unknown`, §7 rule 4), bad flags, an unreachable cluster or `--timeout`.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
+import { Console, Data, Duration, Effect, Option } from "effect"
+import type { LogSettings } from "../../services/logging/options.js"
+import { boolFlag, durationFlag, listFlag, textFlag } from "../shared/options.js"
+import { type GlobalOptions, globalOptions } from "./global-options.js"
+import { readProcessStdin, STDIN } from "./validate-command.js"
+
+/** The failure of `meshctl analyze` (exit 1). */
+export class AnalyzeFailed extends Data.TaggedError("AnalyzeFailed")<{ readonly message: string }> {}
+
+/** The reference's exit code when analyzers found issues at or above the failure threshold. */
+export const ANALYZER_FOUND_ISSUES_EXIT_CODE = 79
+
+const CONFIG_EXTENSIONS = [".yaml", ".yml", ".json"]
+
+/** A boolean whose absence is told apart from `=false` (Go semantics otherwise, see boolFlag). */
+const presenceBool = (name: string, alias: string) =>
+  (Options.boolean(name) as unknown as { readonly options: Options.Options<boolean> }).options.pipe(
+    Options.withAlias(alias),
+    Options.optional,
+  )
+
+const options = {
+  allNamespaces: boolFlag("all-namespaces").pipe(
+    Options.withAlias("A"),
+    Options.withDescription("Analyze all namespaces"),
+  ),
+  analyzer: listFlag("analyzer").pipe(
+    Options.withDescription("Analyzers to run (repeatable; see --list-analyzers). All run if omitted"),
+  ),
+  color: boolFlag("color", true).pipe(
+    Options.withDescription("Default true. Disable with '=false' or set $TERM to dumb"),
+  ),
+  failureThreshold: textFlag("failure-threshold", "Error").pipe(
+    Options.withDescription(
+      "The severity level of analysis at which to set a non-zero exit code. Valid values: [Info Warning Error]",
+    ),
+  ),
+  ignoreUnknown: boolFlag("ignore-unknown").pipe(
+    Options.withDescription("Don't complain about un-applicable file input"),
+  ),
+  listAnalyzers: boolFlag("list-analyzers").pipe(
+    Options.withAlias("L"),
+    Options.withDescription("List the analyzers available to run. Suppresses normal execution."),
+  ),
+  meshConfigFile: textFlag("meshConfigFile").pipe(
+    Options.withDescription("Overrides the mesh config values to use for analysis."),
+  ),
+  output: textFlag("output", "log").pipe(
+    Options.withAlias("o"),
+    Options.withDescription("Output format: one of [log json yaml]"),
+  ),
+  outputThreshold: textFlag("output-threshold", "Info").pipe(
+    Options.withDescription(
+      "The severity level of analysis at which to display messages. Valid values: [Info Warning Error]",
+    ),
+  ),
+  recursive: boolFlag("recursive", true).pipe(
+    Options.withAlias("R"),
+    Options.withDescription(
+      "[Removed: The analyze command now always recurses directories] Process directory arguments recursively.",
+    ),
+  ),
+  remoteContexts: listFlag("remote-contexts").pipe(
+    Options.withDescription(
+      "Orchestrator contexts of remote clusters (multi-cluster analysis is not supported; ignored)",
+    ),
+  ),
+  revision: textFlag("revision", "default").pipe(
+    Options.withAlias("r"),
+    Options.withDescription("analyze a specific revision deployed."),
+  ),
+  suppress: Options.text("suppress").pipe(
+    Options.withAlias("S"),
+    Options.repeated,
+    Options.withDescription(
+      "Suppress reporting a message code on a specific resource: '<code>=<resource>' (e.g. 'MSH0102=Namespace frod'); '*' matches any characters. Repeatable.",
+    ),
+  ),
+  timeout: durationFlag("timeout", "30s").pipe(Options.withDescription("The duration to wait before failing")),
+  useOrch: presenceBool("use-orch", "k").pipe(
+    Options.withDescription(
+      "Use the live orchestrator cluster for analysis. Set --use-orch=false to analyze files only.",
+    ),
+  ),
+  verbose: boolFlag("verbose").pipe(Options.withAlias("v"), Options.withDescription("Enable verbose output")),
+  files: Args.text({ name: "file" }).pipe(Args.withDescription("files or directories to analyze"), Args.repeated),
+  global: globalOptions,
+}
+
+type AnalyzeArgs = {
+  readonly [K in keyof typeof options]: (typeof options)[K] extends Options.Options<infer A>
+    ? A
+    : (typeof options)[K] extends Args.Args<infer B>
+      ? B
+      : never
+}
+
+const fail = (message: string) => new AnalyzeFailed({ message })
+
+/** The files named: directories expanded recursively (sorted), `-` kept for stdin. */
+const expandPaths = (paths: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const files: Array<string> = []
+    for (const path of paths) {
+      if (path === STDIN) {
+        files.push(STDIN)
+        continue
+      }
+      const info = yield* fs
+        .stat(path)
+        .pipe(Effect.mapError(() => fail(`cannot read ${path}: no such file or directory`)))
+      if (info.type !== "Directory") {
+        files.push(path)
+        continue
+      }
+      const entries = yield* fs
+        .readDirectory(path, { recursive: true })
+        .pipe(Effect.mapError((e) => fail(`cannot read ${path}: ${e.message}`)))
+      for (const entry of entries
+        .filter((e) => CONFIG_EXTENSIONS.some((ext) => e.toLowerCase().endsWith(ext)))
+        .sort()) {
+        const file = `${path.replace(/\/+$/, "")}/${entry}`
+        const stat = yield* Effect.either(fs.stat(file))
+        if (stat._tag === "Right" && stat.right.type === "File") files.push(file)
+      }
+    }
+    return files
+  })
+
+/** The cluster's objects the analyzers read, listed through the orchestrator client. */
+const listCluster = (global: GlobalOptions) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const [{ orchestratorClient }, { Resources }, { allKinds, isMeshKind }] = yield* Effect.promise(() =>
+        Promise.all([
+          import("./orchestrator-access.js"),
+          import("../../services/orchestrator/resources.js"),
+          import("../../services/config-model/kinds.js"),
+        ]),
+      )
+      const client = yield* orchestratorClient(global).pipe(Effect.mapError((e) => fail(e.message)))
+      const refs = [
+        Resources.services,
+        Resources.pods,
+        Resources.namespaces,
+        { group: "apps", version: "v1", plural: "deployments", kind: "Deployment", namespaced: true },
+        ...allKinds()
+          .filter((k) => isMeshKind(k))
+          .map((k) => ({
+            group: k.group,
+            version: k.version,
+            plural: k.plural,
+            kind: k.kind,
+            namespaced: k.namespaced,
+          })),
+      ]
+      const lists = yield* Effect.forEach(
+        refs,
+        (ref) =>
+          Effect.gen(function* () {
+            const items: Array<unknown> = []
+            let next: string | undefined
+            do {
+              const page = yield* client.list(ref, { limit: 500, ...(next !== undefined ? { continue: next } : {}) })
+              // List items carry neither apiVersion nor kind: the analyzers need both.
+              for (const item of page.items)
+                items.push({
+                  ...(item as object),
+                  apiVersion: ref.group === "" ? ref.version : `${ref.group}/${ref.version}`,
+                  kind: ref.kind,
+                })
+              next = page.continue
+            } while (next !== undefined && next !== "")
+            return items
+          }).pipe(
+            // A kind the cluster does not serve (CRD not installed) has nothing to analyze.
+            Effect.catchAll((error) =>
+              (error as { status?: number }).status === 404
+                ? Effect.succeed([] as Array<unknown>)
+                : Effect.fail(
+                    fail(`cannot list ${ref.kind}: ${(error as { message?: string }).message ?? String(error)}`),
+                  ),
+            ),
+          ),
+        { concurrency: 8 },
+      )
+      return lists.flat()
+    }),
+  )
+
+const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string>) =>
+  Effect.gen(function* () {
+    // The analyzers and the config model load only when this command runs.
+    const [
+      { ALL_ANALYZERS },
+      reader,
+      { runAnalysis, failsAt, parseSuppression },
+      output,
+      { makeSnapshot },
+      { parseLevel },
+      { readYamlDocuments },
+    ] = yield* Effect.promise(() =>
+      Promise.all([
+        import("../../services/analysis/analyzers/index.js"),
+        import("../../services/analysis/read-documents.js"),
+        import("../../services/analysis/run.js"),
+        import("../../services/analysis/output.js"),
+        import("../../services/analysis/snapshot.js"),
+        import("../../services/analysis/message-types.js"),
+        import("../../services/config-model/parse.js"),
+      ]),
+    )
+    if (args.listAnalyzers) {
+      const lines = ["Available analyzers:"]
+      for (const a of ALL_ANALYZERS) lines.push(`* ${a.name}:`, `    ${a.description}`)
+      yield* Console.log(lines.join("\n"))
+      return
+    }
+    const failureThreshold = parseLevel(args.failureThreshold)
+    if (failureThreshold === undefined)
+      return yield* fail(`invalid --failure-threshold "${args.failureThreshold}": one of Info, Warning, Error`)
+    const outputThreshold = parseLevel(args.outputThreshold)
+    if (outputThreshold === undefined)
+      return yield* fail(`invalid --output-threshold "${args.outputThreshold}": one of Info, Warning, Error`)
+    if (!["log", "json", "yaml"].includes(args.output))
+      return yield* fail(`invalid --output "${args.output}": one of log, json, yaml`)
+    const suppressions = []
+    for (const text of args.suppress) {
+      const parsed = parseSuppression(text)
+      if (typeof parsed === "string") return yield* fail(parsed)
+      suppressions.push(parsed)
+    }
+    const unknownAnalyzers = args.analyzer.filter((name) => !ALL_ANALYZERS.some((a) => a.name === name))
+    if (unknownAnalyzers.length > 0)
+      return yield* fail(`unknown analyzer(s): ${unknownAnalyzers.join(", ")} (see --list-analyzers)`)
+    const analyzers =
+      args.analyzer.length === 0 ? ALL_ANALYZERS : ALL_ANALYZERS.filter((a) => args.analyzer.includes(a.name))
+    if (args.remoteContexts.length > 0)
+      yield* Console.error("Warning: --remote-contexts is ignored: multi-cluster analysis is not supported")
+
+    const fs = yield* FileSystem.FileSystem
+    let meshConfig: Record<string, unknown> = {}
+    if (args.meshConfigFile !== "") {
+      const text = yield* fs
+        .readFileString(args.meshConfigFile)
+        .pipe(Effect.mapError((e) => fail(`cannot read --meshConfigFile ${args.meshConfigFile}: ${e.message}`)))
+      const docs = readYamlDocuments(text)
+      if (docs._tag === "Left") return yield* fail(`invalid --meshConfigFile ${args.meshConfigFile}: ${docs.left}`)
+      meshConfig = (docs.right[0] ?? {}) as Record<string, unknown>
+    }
+
+    const namespace = args.global.namespace === "" ? "default" : args.global.namespace
+    const useCluster = Option.getOrElse(args.useOrch, () => args.files.length === 0)
+    const entries = []
+    const messages = []
+    const unreadable: Array<string> = []
+    const fileKeys = new Set<string>()
+    for (const file of yield* expandPaths(args.files)) {
+      const text =
+        file === STDIN
+          ? yield* readStdin
+          : yield* fs.readFileString(file).pipe(Effect.mapError((e) => fail(`cannot read ${file}: ${e.message}`)))
+      const read = reader.readDocuments(file === STDIN ? "stdin" : file, text, namespace)
+      entries.push(...read.entries)
+      messages.push(...read.messages)
+      unreadable.push(...read.unreadable)
+    }
+    for (const e of entries) fileKeys.add(`${e.group}/${e.kind}/${e.namespace}/${e.name}`)
+    if (useCluster) {
+      const objects = yield* listCluster(args.global)
+      const read = reader.readObjects(objects, namespace)
+      // A file's object replaces the cluster's of the same name: the files are what would be applied.
+      entries.push(...read.entries.filter((e) => !fileKeys.has(`${e.group}/${e.kind}/${e.namespace}/${e.name}`)))
+      messages.push(...read.messages)
+    }
+    if (args.verbose)
+      yield* Console.error(
+        `Analyzing ${entries.length} resources with ${analyzers.length} analyzers${useCluster ? " (files and cluster)" : ""}`,
+      )
+    if (!args.ignoreUnknown) for (const line of unreadable) yield* Console.error(`Error: ${line}`)
+
+    // Scoped to one namespace with the cluster (unless -A) or an explicit -n; files alone: all of them.
+    const scoped = !args.allNamespaces && (useCluster || args.global.namespace !== "")
+    const result = runAnalysis(makeSnapshot(entries, { meshConfig }), messages, {
+      analyzers,
+      suppressions,
+      outputThreshold,
+      ...(scoped ? { namespace } : {}),
+    })
+    const target = args.allNamespaces ? "all namespaces" : `namespace: ${namespace}`
+    const color =
+      args.color && process.env.TERM !== "dumb" && process.env.NO_COLOR === undefined && process.stdout.isTTY === true
+    if (args.output === "json") yield* Effect.sync(() => process.stdout.write(output.formatJson(result.messages)))
+    else if (args.output === "yaml") yield* Effect.sync(() => process.stdout.write(output.formatYaml(result.messages)))
+    else if (result.messages.length === 0) {
+      const hidden = result.all.length - result.messages.length
+      yield* Console.error(
+        hidden > 0
+          ? `✔ No validation issues found at or above the output threshold when analyzing ${target}. (${hidden} message${hidden === 1 ? "" : "s"} below the threshold)`
+          : `✔ No validation issues found when analyzing ${target}.`,
+      )
+    } else
+      yield* Effect.sync(() =>
+        process.stdout.write(`${result.messages.map((m) => output.formatLog(m, color)).join("\n")}\n`),
+      )
+
+    if (failsAt(result.messages, failureThreshold)) {
+      yield* Console.error(
+        `Error: Analyzers found issues when analyzing ${target}.\nSee https://mesh.io/latest/docs/reference/config/analysis for more information about causes and resolutions.`,
+      )
+      yield* Effect.sync(() => {
+        process.exitCode = ANALYZER_FOUND_ISSUES_EXIT_CODE
+      })
+      return
+    }
+    if (unreadable.length > 0 && !args.ignoreUnknown)
+      return yield* fail(`${unreadable.length} input document(s) could not be read (use --ignore-unknown to skip them)`)
+  }).pipe(
+    Effect.timeoutFail({
+      duration: args.timeout,
+      onTimeout: () => fail(`analysis timed out after ${Duration.format(args.timeout)}`),
+    }),
+  )
+
+/** `meshctl analyze`. */
+export const analyzeCommand = (
+  logging: Options.Options<LogSettings>,
+  readStdin: Effect.Effect<string> = readProcessStdin,
+) =>
+  Command.make("analyze", { ...options, logging }, (args) => runAnalyze(args, readStdin)).pipe(
+    Command.withDescription(
+      "Analyze mesh configuration and print validation messages: files and directories given, and the live cluster with --use-orch",
+    ),
+  )

@@ -1,0 +1,23 @@
+/** Every analyzer, in the order `-L` lists them. */
+import type { Analyzer } from "../analyzer.js"
+import { annotationAnalyzers } from "./annotations.js"
+import { destinationRuleAnalyzers } from "./destination-rules.js"
+import { envoyFilterAnalyzers } from "./envoy-filters.js"
+import { gatewayAnalyzers } from "./gateways.js"
+import { injectionAnalyzers } from "./injection.js"
+import { policyAnalyzers } from "./policies.js"
+import { serviceAnalyzers } from "./services.js"
+import { virtualServiceAnalyzers } from "./virtual-services.js"
+import { workloadSelectorAnalyzers } from "./workload-selectors.js"
+
+export const ALL_ANALYZERS: ReadonlyArray<Analyzer> = [
+  ...annotationAnalyzers,
+  ...serviceAnalyzers,
+  ...destinationRuleAnalyzers,
+  ...envoyFilterAnalyzers,
+  ...gatewayAnalyzers,
+  ...injectionAnalyzers,
+  ...policyAnalyzers,
+  ...workloadSelectorAnalyzers,
+  ...virtualServiceAnalyzers,
+]

@@ -1,0 +1,339 @@
+/**
+ * VirtualService analyzers: what its destinations, gateways and subsets refer to exists
+ * (MSH0101), its hosts are on its gateways (MSH0132), mesh-bound hosts are not defined twice
+ * (MSH0109), ambiguous destination ports (MSH0112), shadowed rules and matches (MSH0130/0131).
+ * Invalid regular expressions are schema errors here (MSH0106): the config model checks them.
+ */
+import type { Analyzer } from "../analyzer.js"
+import { MessageTypes } from "../message-types.js"
+import {
+  arr,
+  type Entry,
+  type FieldPath,
+  fqdn,
+  groupBy,
+  hostCovers,
+  hostIndex,
+  type Message,
+  message,
+  num,
+  rec,
+  type Snapshot,
+  str,
+  strs,
+} from "../snapshot.js"
+
+interface DestinationAt {
+  readonly path: FieldPath
+  readonly destination: Readonly<Record<string, unknown>>
+}
+
+const destinationsOf = (vs: Entry): ReadonlyArray<DestinationAt> => {
+  const out: Array<DestinationAt> = []
+  for (const section of ["http", "tcp", "tls"] as const) {
+    arr(vs.body[section]).forEach((route, i) => {
+      arr(rec(route).route).forEach((r, j) => {
+        out.push({
+          path: ["spec", section, i, "route", j, "destination", "host"],
+          destination: rec(rec(r).destination),
+        })
+      })
+      if (section === "http") {
+        const mirror = rec(route).mirror
+        if (mirror !== undefined) out.push({ path: ["spec", "http", i, "mirror", "host"], destination: rec(mirror) })
+        arr(rec(route).mirrors).forEach((m, j) => {
+          out.push({
+            path: ["spec", "http", i, "mirrors", j, "destination", "host"],
+            destination: rec(rec(m).destination),
+          })
+        })
+      }
+    })
+  }
+  return out
+}
+
+/** The gateways of a VirtualService as `namespace/name` (`mesh` kept as is). */
+const gatewaysOf = (vs: Entry): ReadonlyArray<string> => {
+  const gateways = strs(vs.body.gateways)
+  return gateways.map((g) => (g === "mesh" || g.includes("/") ? g : `${vs.namespace}/${g.split(".")[0]}`))
+}
+
+const isMeshBound = (vs: Entry): boolean => {
+  const gateways = strs(vs.body.gateways)
+  return gateways.length === 0 || gateways.includes("mesh")
+}
+
+const destinationHosts = (snapshot: Snapshot): ReadonlyArray<Message> => {
+  const hosts = hostIndex(snapshot)
+  const out: Array<Message> = []
+  for (const vs of snapshot.ofKind("VirtualService")) {
+    for (const { path, destination } of destinationsOf(vs)) {
+      const host = str(destination.host)
+      if (host === "" || hosts.known(fqdn(host, vs.namespace, snapshot.domainSuffix))) continue
+      out.push(message(MessageTypes.ReferencedResourceNotFound, vs, `Referenced host not found: "${host}"`, path))
+    }
+  }
+  return out
+}
+
+const destinationSubsets = (snapshot: Snapshot): ReadonlyArray<Message> => {
+  const subsets = new Set<string>()
+  const wildcard: Array<{ host: string; subsets: ReadonlyArray<string> }> = []
+  for (const dr of snapshot.ofKind("DestinationRule")) {
+    const host = fqdn(str(dr.body.host), dr.namespace, snapshot.domainSuffix)
+    const names = arr(dr.body.subsets).map((s) => str(rec(s).name))
+    if (host.includes("*")) wildcard.push({ host, subsets: names })
+    else for (const name of names) subsets.add(`${host}+${name}`)
+  }
+  const out: Array<Message> = []
+  for (const vs of snapshot.ofKind("VirtualService")) {
+    for (const { path, destination } of destinationsOf(vs)) {
+      const subset = str(destination.subset)
+      if (subset === "") continue
+      const host = fqdn(str(destination.host), vs.namespace, snapshot.domainSuffix)
+      if (subsets.has(`${host}+${subset}`)) continue
+      if (wildcard.some((w) => hostCovers(w.host, host) && w.subsets.includes(subset))) continue
+      out.push(
+        message(
+          MessageTypes.ReferencedResourceNotFound,
+          vs,
+          `Referenced host+subset in destinationrule not found: "${str(destination.host)}+${subset}"`,
+          [...path.slice(0, -1), "subset"],
+        ),
+      )
+    }
+  }
+  return out
+}
+
+const gatewayIndex = (snapshot: Snapshot): ReadonlyMap<string, Entry> => {
+  const out = new Map<string, Entry>()
+  for (const g of snapshot.ofKind("Gateway", "networking.mesh.io")) out.set(`${g.namespace}/${g.name}`, g)
+  return out
+}
+
+const gatewayReferences = (snapshot: Snapshot): ReadonlyArray<Message> => {
+  const gateways = gatewayIndex(snapshot)
+  const out: Array<Message> = []
+  for (const vs of snapshot.ofKind("VirtualService")) {
+    gatewaysOf(vs).forEach((g, i) => {
+      if (g === "mesh" || gateways.has(g)) return
+      out.push(
+        message(
+          MessageTypes.ReferencedResourceNotFound,
+          vs,
+          `Referenced gateway not found: "${strs(vs.body.gateways)[i]}"`,
+          ["spec", "gateways", i],
+        ),
+      )
+    })
+  }
+  return out
+}
+
+/** Whether a gateway server host (`ns/host`, `*`, `*.example.com`) admits a VirtualService host. */
+const serverAdmits = (serverHost: string, vsNamespace: string, host: string): boolean => {
+  const slash = serverHost.indexOf("/")
+  const ns = slash < 0 ? "*" : serverHost.slice(0, slash)
+  const pattern = slash < 0 ? serverHost : serverHost.slice(slash + 1)
+  if (ns !== "*" && ns !== "." && ns !== vsNamespace) return false
+  return hostCovers(pattern, host) || hostCovers(host, pattern)
+}
+
+const hostsInGateway = (snapshot: Snapshot): ReadonlyArray<Message> => {
+  const gateways = gatewayIndex(snapshot)
+  const out: Array<Message> = []
+  for (const vs of snapshot.ofKind("VirtualService")) {
+    for (const g of gatewaysOf(vs)) {
+      const gateway = gateways.get(g)
+      if (gateway === undefined) continue
+      const serverHosts = arr(gateway.body.servers).flatMap((s) => strs(rec(s).hosts))
+      const missing = strs(vs.body.hosts).filter((h) => !serverHosts.some((sh) => serverAdmits(sh, vs.namespace, h)))
+      if (missing.length === 0) continue
+      out.push(
+        message(
+          MessageTypes.VirtualServiceHostNotFoundInGateway,
+          vs,
+          `one or more host [${missing.join(" ")}] defined in VirtualService ${vs.namespace}/${vs.name} not found in Gateway ${g}.`,
+          ["spec", "hosts"],
+        ),
+      )
+    }
+  }
+  return out
+}
+
+const conflictingMeshHosts = (snapshot: Snapshot): ReadonlyArray<Message> => {
+  const byHost = groupBy(
+    snapshot
+      .ofKind("VirtualService")
+      .filter(isMeshBound)
+      .flatMap((vs) => strs(vs.body.hosts).map((h) => ({ vs, host: fqdn(h, vs.namespace, snapshot.domainSuffix) }))),
+    (x) => x.host,
+  )
+  const out: Array<Message> = []
+  for (const [host, list] of byHost) {
+    const distinct = [...new Set(list.map((x) => x.vs))]
+    if (distinct.length < 2) continue
+    const names = distinct.map((vs) => `${vs.namespace}/${vs.name}`).join(",")
+    for (const vs of distinct)
+      out.push(
+        message(
+          MessageTypes.ConflictingMeshGatewayVirtualServiceHosts,
+          vs,
+          `The VirtualServices ${names} associated with mesh gateway define the same host ${host} which can lead to undefined behavior. This can be fixed by merging the conflicting VirtualServices into a single resource.`,
+        ),
+      )
+  }
+  return out
+}
+
+const destinationPorts = (snapshot: Snapshot): ReadonlyArray<Message> => {
+  const hosts = hostIndex(snapshot)
+  const out: Array<Message> = []
+  for (const vs of snapshot.ofKind("VirtualService")) {
+    if (strs(vs.body.gateways).filter((g) => g !== "mesh").length === 0) continue
+    for (const { path, destination } of destinationsOf(vs)) {
+      if (num(rec(destination.port).number) !== undefined) continue
+      const service = hosts.services.get(fqdn(str(destination.host), vs.namespace, snapshot.domainSuffix))
+      const ports = arr(rec(service?.body.spec).ports).map((p) => num(rec(p).port))
+      if (ports.length < 2) continue
+      out.push(
+        message(
+          MessageTypes.VirtualServiceDestinationPortSelectorRequired,
+          vs,
+          `This VirtualService routes to a service "${str(destination.host)}" that exposes multiple ports [${ports.join(" ")}]. Specifying a port in the destination is required to disambiguate.`,
+          path.slice(0, -1),
+        ),
+      )
+    }
+  }
+  return out
+}
+
+const unreachableRules = (snapshot: Snapshot): ReadonlyArray<Message> => {
+  const out: Array<Message> = []
+  for (const vs of snapshot.ofKind("VirtualService")) {
+    for (const section of ["http", "tcp", "tls"] as const) {
+      const routes = arr(vs.body[section])
+      const seen = new Map<string, number>()
+      let catchAll: number | undefined
+      routes.forEach((route, i) => {
+        const r = rec(route)
+        const label = str(r.name) === "" ? `${section}[${i}]` : str(r.name)
+        if (catchAll !== undefined) {
+          out.push(
+            message(
+              MessageTypes.VirtualServiceUnreachableRule,
+              vs,
+              `VirtualService rule ${label} not used (only the last rule can have no matches).`,
+              ["spec", section, i],
+            ),
+          )
+          return
+        }
+        const matches = arr(r.match)
+        if (matches.length === 0) catchAll = i
+        else if (matches.length === 1) {
+          const key = JSON.stringify(matches[0])
+          const earlier = seen.get(key)
+          if (earlier !== undefined)
+            out.push(
+              message(
+                MessageTypes.VirtualServiceUnreachableRule,
+                vs,
+                `VirtualService rule ${label} not used (duplicate match in ${section}[${earlier}]).`,
+                ["spec", section, i],
+              ),
+            )
+          else seen.set(key, i)
+        }
+      })
+    }
+  }
+  return out
+}
+
+const ineffectiveMatches = (snapshot: Snapshot): ReadonlyArray<Message> => {
+  const out: Array<Message> = []
+  for (const vs of snapshot.ofKind("VirtualService")) {
+    for (const section of ["http", "tcp", "tls"] as const) {
+      const seen = new Map<string, number>()
+      arr(vs.body[section]).forEach((route, i) => {
+        const matches = arr(rec(route).match)
+        if (matches.length < 2) {
+          // A single-match rule repeating an earlier one is an unreachable rule (MSH0130).
+          for (const m of matches) if (!seen.has(JSON.stringify(m))) seen.set(JSON.stringify(m), i)
+          return
+        }
+        matches.forEach((m, j) => {
+          const key = JSON.stringify(m)
+          const earlier = seen.get(key)
+          if (earlier !== undefined)
+            out.push(
+              message(
+                MessageTypes.VirtualServiceIneffectiveMatch,
+                vs,
+                `VirtualService rule ${section}[${i}] match ${j} is not used (duplicate/overlapping match in rule ${section}[${earlier}]).`,
+                ["spec", section, i, "match", j],
+              ),
+            )
+          else seen.set(key, i)
+        })
+      })
+    }
+  }
+  return out
+}
+
+export const virtualServiceAnalyzers: ReadonlyArray<Analyzer> = [
+  {
+    name: "virtualservice.DestinationHostAnalyzer",
+    description: "Checks the destination hosts associated with each virtual service",
+    types: [MessageTypes.ReferencedResourceNotFound],
+    run: destinationHosts,
+  },
+  {
+    name: "virtualservice.DestinationRuleAnalyzer",
+    description: "Checks the destination rules associated with each virtual service",
+    types: [MessageTypes.ReferencedResourceNotFound],
+    run: destinationSubsets,
+  },
+  {
+    name: "virtualservice.GatewayAnalyzer",
+    description: "Checks the gateways associated with each virtual service",
+    types: [MessageTypes.ReferencedResourceNotFound],
+    run: gatewayReferences,
+  },
+  {
+    name: "virtualservice.GatewayHostAnalyzer",
+    description: "Checks the hosts of each virtual service are defined on its gateways",
+    types: [MessageTypes.VirtualServiceHostNotFoundInGateway],
+    run: hostsInGateway,
+  },
+  {
+    name: "virtualservice.ConflictingMeshGatewayHostsAnalyzer",
+    description: "Checks if multiple virtual services associated with the mesh gateway have conflicting hosts",
+    types: [MessageTypes.ConflictingMeshGatewayVirtualServiceHosts],
+    run: conflictingMeshHosts,
+  },
+  {
+    name: "virtualservice.DestinationPortAnalyzer",
+    description: "Checks gateway-bound destinations to multi-port services name a port",
+    types: [MessageTypes.VirtualServiceDestinationPortSelectorRequired],
+    run: destinationPorts,
+  },
+  {
+    name: "virtualservice.UnreachableRuleAnalyzer",
+    description: "Checks for rules that can never be reached",
+    types: [MessageTypes.VirtualServiceUnreachableRule],
+    run: unreachableRules,
+  },
+  {
+    name: "virtualservice.IneffectiveMatchAnalyzer",
+    description: "Checks for matches repeated from earlier rules",
+    types: [MessageTypes.VirtualServiceIneffectiveMatch],
+    run: ineffectiveMatches,
+  },
+]

@@ -1,0 +1,233 @@
+/**
+ * `meshctl analyze` as a process through the built binary: messages with file:line, thresholds
+ * and exit codes, --suppress, -L, -o json/yaml, directories, unreadable input, and --use-orch
+ * against the fake orchestrator API server (it runs in this process: the CLI runs asynchronously).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Orchestrator, startOrchestrator } from "../../support/orchestrator/index.js"
+import { meshCustomResources } from "../../support/orchestrator/mesh-crds.js"
+import { run } from "../../support/processes.js"
+
+const meshctl = (...args: ReadonlyArray<string>) => run("meshctl", args)
+
+/** Line 13 holds `host: ratings`, line 9 the gateway, line 20 the Service's port name. */
+const ROUTES = `# routes
+apiVersion: networking.mesh.io/v1
+kind: VirtualService
+metadata:
+  name: reviews
+  namespace: default
+spec:
+  hosts: [reviews]
+  gateways: [mesh]
+  http:
+  - route:
+    - destination:
+        host: ratings
+---
+apiVersion: v1
+kind: Service
+metadata: {name: reviews, namespace: default}
+spec:
+  selector: {app: reviews}
+  ports: [{name: web, port: 9080}]
+`
+const CLEAN = `apiVersion: v1
+kind: Service
+metadata: {name: ratings, namespace: default}
+spec:
+  selector: {app: ratings}
+  ports: [{name: http, port: 9080}]
+`
+const OTHER_NAMESPACE = `apiVersion: v1
+kind: Service
+metadata: {name: db, namespace: data}
+spec:
+  ports: [{name: db, port: 5432}]
+`
+
+let dir: string
+const file = (name: string, text: string): string => {
+  const path = join(dir, name)
+  writeFileSync(path, text)
+  return path
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "meshctl-analyze-"))
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+describe("meshctl analyze <file>", () => {
+  it("prints each message with its resource and file:line, and exits 79 at the default Error threshold", async () => {
+    const routes = file("routes.yaml", ROUTES)
+    const result = await meshctl("analyze", routes)
+    expect(result.stdout.split("\n").filter((l) => l !== "")).toEqual([
+      `Error [MSH0101] (VirtualService default/reviews ${routes}:13) Referenced host not found: "ratings"`,
+      `Info [MSH0118] (Service default/reviews ${routes}:20) Port name web (port: 9080, targetPort: 9080) doesn't follow the naming convention of the mesh's ports.`,
+    ])
+    expect(result.stderr).toContain("Analyzers found issues when analyzing namespace: default.")
+    expect(result.code).toBe(79)
+  })
+
+  it("reads directories recursively and passes once every reference resolves", async () => {
+    const tree = join(dir, "tree")
+    mkdirSync(join(tree, "nested"), { recursive: true })
+    writeFileSync(join(tree, "routes.yaml"), ROUTES)
+    writeFileSync(join(tree, "nested", "ratings.yml"), CLEAN)
+    writeFileSync(join(tree, "nested", "notes.txt"), "not: [yaml")
+    const result = await meshctl("analyze", tree)
+    expect(result.stdout).not.toContain("MSH0101")
+    expect(result.stdout).toContain("MSH0118")
+    expect(result.code).toBe(0)
+  })
+
+  it("says so when nothing is found", async () => {
+    const result = await meshctl("analyze", file("clean.yaml", CLEAN))
+    expect(result.stdout).toBe("")
+    expect(result.stderr).toContain("✔ No validation issues found when analyzing namespace: default.")
+    expect(result.code).toBe(0)
+  })
+
+  it("--failure-threshold and --output-threshold decide what fails and what prints", async () => {
+    const routes = file("routes.yaml", ROUTES)
+    expect(
+      (
+        await meshctl(
+          "analyze",
+          "--failure-threshold",
+          "Info",
+          file("info-only.yaml", ROUTES.replace("host: ratings", "host: reviews")),
+        )
+      ).code,
+    ).toBe(79)
+    const errorsOnly = await meshctl("analyze", "--output-threshold", "Error", routes)
+    expect(errorsOnly.stdout).toContain("MSH0101")
+    expect(errorsOnly.stdout).not.toContain("MSH0118")
+    const infoOnly = await meshctl(
+      "analyze",
+      "--output-threshold",
+      "Warning",
+      file("info.yaml", ROUTES.replace("host: ratings", "host: reviews")),
+    )
+    expect(infoOnly.stdout).toBe("")
+    expect(infoOnly.code).toBe(0)
+    expect((await meshctl("analyze", "--failure-threshold", "Bogus", routes)).code).toBe(1)
+  })
+
+  it("--suppress hides a code on the resources its pattern matches", async () => {
+    const routes = file("routes.yaml", ROUTES)
+    const suppressed = await meshctl(
+      "analyze",
+      routes,
+      "-S",
+      "MSH0101=VirtualService reviews.default",
+      "--suppress",
+      "MSH0118=Service *",
+    )
+    expect(suppressed.stdout).toBe("")
+    expect(suppressed.code).toBe(0)
+    const other = await meshctl("analyze", routes, "-S", "MSH0101=VirtualService other.*")
+    expect(other.stdout).toContain("MSH0101")
+    expect(other.code).toBe(79)
+  })
+
+  it("-L lists the analyzers without analyzing; --analyzer runs only those named", async () => {
+    const list = await meshctl("analyze", "-L")
+    expect(list.stdout).toContain("Available analyzers:")
+    expect(list.stdout.match(/^\* /gm)?.length ?? 0).toBeGreaterThanOrEqual(30)
+    const only = await meshctl("analyze", "--analyzer", "service.PortNameAnalyzer", file("routes.yaml", ROUTES))
+    expect(only.stdout).toContain("MSH0118")
+    expect(only.stdout).not.toContain("MSH0101")
+    expect((await meshctl("analyze", "--analyzer", "no.SuchAnalyzer", file("routes.yaml", ROUTES))).code).toBe(1)
+  })
+
+  it("-o json and -o yaml print the message objects", async () => {
+    const routes = file("routes.yaml", ROUTES)
+    const json = await meshctl("analyze", "-o", "json", routes)
+    const messages = JSON.parse(json.stdout) as Array<Record<string, string>>
+    expect(messages[0]).toMatchObject({
+      code: "MSH0101",
+      level: "Error",
+      name: "ReferencedResourceNotFound",
+      origin: "VirtualService default/reviews",
+      reference: `${routes}:13`,
+      message: 'Referenced host not found: "ratings"',
+    })
+    expect(json.code).toBe(79)
+    const yaml = await meshctl("analyze", "-o", "yaml", routes)
+    expect(yaml.stdout).toContain("code: MSH0101")
+  })
+
+  it("reports schema errors and unreadable documents; --ignore-unknown skips the latter", async () => {
+    const bad = file(
+      "bad.yaml",
+      `apiVersion: networking.mesh.io/v1\nkind: DestinationRule\nmetadata: {name: dr}\nspec:\n  host: 12\n---\napiVersion: networking.mesh.io/v1\nkind: Nonsense\nmetadata: {name: x}\n`,
+    )
+    const result = await meshctl("analyze", bad)
+    expect(result.stdout).toContain(
+      `Error [MSH0106] (DestinationRule default/dr ${bad}:5) Schema validation error: spec.host`,
+    )
+    expect(result.stderr).toContain("unknown kind Nonsense")
+    const unknownOnly = file("unknown.yaml", `apiVersion: networking.mesh.io/v1\nkind: Nonsense\nmetadata: {name: x}\n`)
+    expect((await meshctl("analyze", unknownOnly)).code).toBe(1)
+    const ignored = await meshctl("analyze", "--ignore-unknown", unknownOnly)
+    expect(ignored.stderr).not.toContain("Nonsense")
+    expect(ignored.code).toBe(0)
+  })
+
+  it("-n scopes the report to one namespace; -A reports all", async () => {
+    const both = [file("routes.yaml", ROUTES), file("other.yaml", OTHER_NAMESPACE)]
+    expect((await meshctl("analyze", "-n", "data", ...both)).stdout).not.toContain("reviews")
+    const all = await meshctl("analyze", "-A", ...both)
+    expect(all.stdout).toContain("Service data/db")
+    expect(all.stdout).toContain("Service default/reviews")
+  })
+})
+
+describe("meshctl analyze --use-orch", () => {
+  let orchestrator: Orchestrator
+  let kubeconfig: string
+
+  beforeAll(async () => {
+    orchestrator = await startOrchestrator({ namespaces: ["default"], customResources: meshCustomResources() })
+    kubeconfig = orchestrator.kubeconfig()
+    orchestrator.put({
+      apiVersion: "networking.mesh.io/v1",
+      kind: "VirtualService",
+      metadata: { name: "reviews", namespace: "default" },
+      spec: { hosts: ["reviews"], http: [{ route: [{ destination: { host: "ratings" } }] }] },
+    })
+    orchestrator.put({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "reviews", namespace: "default" },
+      spec: { selector: { app: "reviews" }, ports: [{ name: "http", port: 9080 }] },
+    })
+  })
+  afterAll(async () => {
+    await orchestrator?.close()
+  })
+
+  it("analyzes the cluster's objects, merged with the files given", async () => {
+    const live = await meshctl("analyze", "-k", "-c", kubeconfig)
+    expect(live.stdout).toContain(
+      'Error [MSH0101] (VirtualService default/reviews) Referenced host not found: "ratings"',
+    )
+    expect(live.stdout).toContain("Info [MSH0102] (Namespace default)")
+    expect(live.code).toBe(79)
+    // The file adds the missing Service: the cluster plus the file has no error left.
+    const merged = await meshctl("analyze", "-k", "-c", kubeconfig, file("ratings.yaml", CLEAN))
+    expect(merged.stdout).not.toContain("MSH0101")
+    expect(merged.code).toBe(0)
+  })
+
+  it("fails when the cluster cannot be reached", async () => {
+    const result = await meshctl("analyze", "-k", "-c", join(dir, "missing-kubeconfig"))
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain("missing-kubeconfig")
+  })
+})
