@@ -56,6 +56,9 @@ export interface SyncStatus {
   readonly delta: boolean
   readonly type: string
   readonly typeUrl: string
+  /** The node's CLUSTER_ID and MESH_VERSION metadata ("" when absent), for `meshctl proxy-status`. */
+  readonly clusterId: string
+  readonly proxyVersion: string
   readonly nonceSent: string
   readonly nonceAcked: string
   readonly versionSent: string
@@ -69,6 +72,11 @@ export interface SyncStatus {
   readonly warnings: ReadonlyArray<string>
 }
 
+const metadataText = (c: ConnectionStatus, key: string): string => {
+  const value = c.proxy?.metadata[key]
+  return typeof value === "string" ? value : ""
+}
+
 /** `/debug/syncz`: one row per connection and watched type, like the reference's sync status. */
 export const syncz = (connections: ReadonlyArray<ConnectionStatus>): ReadonlyArray<SyncStatus> =>
   connections.flatMap((c) =>
@@ -79,6 +87,8 @@ export const syncz = (connections: ReadonlyArray<ConnectionStatus>): ReadonlyArr
       delta: c.delta,
       type: shortType(w.typeUrl),
       typeUrl: w.typeUrl,
+      clusterId: metadataText(c, "CLUSTER_ID"),
+      proxyVersion: metadataText(c, "MESH_VERSION"),
       nonceSent: w.nonceSent ?? "",
       nonceAcked: w.nonceAcked ?? "",
       versionSent: w.versionSent ?? "",
