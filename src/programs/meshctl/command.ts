@@ -3,8 +3,14 @@ import { Command } from "@effect/cli"
 import { meshctlScopes } from "../../services/logging/scopes.js"
 import { makeCompletionCommand } from "../shared/completion-command.js"
 import { loggingOptions } from "../shared/logging-options.js"
+import { adminAliasCommand, adminCommand } from "./admin-command.js"
+import { analyzeCommand } from "./analyze-command.js"
+import { experimentalAliasCommand, experimentalCommand } from "./experimental-command.js"
+import { manifestCommand } from "./manifest-command.js"
 import { optionsCommand } from "./options-command.js"
 import { orchInjectCommand } from "./orch-inject-command.js"
+import { proxyConfigCommands } from "./proxy-config-command.js"
+import { proxyStatusAliasCommand, proxyStatusCommand } from "./proxy-status-command.js"
 import { validateAliasCommand, validateCommand } from "./validate-command.js"
 import { versionCommand } from "./version-command.js"
 
@@ -20,8 +26,17 @@ export const root = Command.make(PROGRAM).pipe(
   ),
   Command.withSubcommands([
     versionCommand(logging),
+    analyzeCommand(logging),
+    proxyStatusCommand(logging),
+    proxyStatusAliasCommand(logging),
+    adminCommand(logging),
+    adminAliasCommand(logging),
+    experimentalCommand(logging),
+    experimentalAliasCommand(logging),
     optionsCommand(logging),
     orchInjectCommand(logging),
+    manifestCommand(logging),
+    ...proxyConfigCommands(logging),
     validateCommand(logging),
     validateAliasCommand(logging),
     completion,

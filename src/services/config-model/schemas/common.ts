@@ -56,6 +56,7 @@ export const Enum = <const L extends ReadonlyArray<string>>(...values: L) =>
   Schema.String.pipe(
     Schema.filter((value): value is L[number] => values.includes(value), {
       message: (issue) => `unknown value ${JSON.stringify(issue.actual)}; expected one of ${values.join(", ")}`,
+      jsonSchema: { enum: values },
     }),
   )
 

@@ -1,0 +1,105 @@
+/**
+ * `meshctl manifest generate`: the install manifest (every orchestrator object of the mesh) for
+ * an operator resource, as multi-document YAML on stdout. The operator comes from the profile
+ * (`--set profile=<name>` or `spec.profile`), the `-f` files laid over it left to right and the
+ * `--set` flags; `--revision` names the control-plane revision. Nothing is read from a
+ * cluster: `--manifests`, `--charts`, `--cluster-specific`, `--force` and `--dry-run` are
+ * accepted (the charts are built in; generation never changes a cluster).
+ */
+import { Command, Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
+import { Data, Effect, Either } from "effect"
+import type { LogSettings } from "../../services/logging/options.js"
+import { boolFlag, textFlag } from "../shared/options.js"
+import { globalOptions } from "./global-options.js"
+
+/** The failure of `meshctl manifest ...`: the message names the file or field. */
+export class ManifestFailed extends Data.TaggedError("ManifestFailed")<{ readonly message: string }> {}
+
+const repeatedText = (name: string) =>
+  Options.text(name).pipe(
+    Options.repeated,
+    Options.map((values) =>
+      values
+        .flatMap((v) => v.split(","))
+        .map((v) => v.trim())
+        .filter((v) => v !== ""),
+    ),
+  )
+
+const options = {
+  filename: repeatedText("filename").pipe(
+    Options.withAlias("f"),
+    Options.withDescription(
+      "Path to file containing the operator custom resource (repeatable; overlaid left to right)",
+    ),
+  ),
+  set: Options.text("set").pipe(
+    Options.withAlias("s"),
+    Options.repeated,
+    Options.withDescription(
+      "Override an operator value, e.g. to choose a profile (--set profile=demo), enable or disable components (--set components.cni.enabled=true), or override values (--set meshConfig.enableTracing=true); dots in a key are escaped with a backslash",
+    ),
+  ),
+  revision: textFlag("revision").pipe(
+    Options.withAlias("r"),
+    Options.withDescription("Target control plane revision for the command"),
+  ),
+  manifests: textFlag("manifests").pipe(
+    Options.withAlias("d"),
+    Options.withDescription(
+      "Specify a path to a directory of charts and profiles (accepted; the built-in ones are used)",
+    ),
+  ),
+  charts: textFlag("charts").pipe(Options.withDescription("Deprecated, use --manifests instead")),
+  clusterSpecific: boolFlag("cluster-specific").pipe(
+    Options.withDescription(
+      "If enabled, the current cluster will be checked for cluster-specific setting detection (not supported offline)",
+    ),
+  ),
+  dryRun: boolFlag("dry-run").pipe(Options.withDescription("Console/log output only, make no changes")),
+  force: boolFlag("force").pipe(Options.withDescription("Proceed even with validation errors")),
+  global: globalOptions,
+}
+
+type GenerateArgs = {
+  readonly [K in keyof typeof options]: (typeof options)[K] extends Options.Options<infer A> ? A : never
+}
+
+const fail = (message: string) => new ManifestFailed({ message })
+
+const runGenerate = (args: GenerateArgs) =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const files = yield* Effect.forEach(args.filename, (name) =>
+      fs.readFileString(name).pipe(
+        Effect.map((text) => ({ name, text })),
+        Effect.mapError((e) => fail(`cannot read --filename ${name}: ${e.message}`)),
+      ),
+    )
+    // The install model loads only when this command runs: --help stays fast.
+    const [{ resolveOperator }, { renderManifest, manifestYaml }] = yield* Effect.promise(() =>
+      Promise.all([import("../../services/install/resolve.js"), import("../../services/install/manifest.js")]),
+    )
+    const resolved = resolveOperator({ files, sets: args.set, revision: args.revision })
+    if (Either.isLeft(resolved)) return yield* fail(`invalid operator configuration:\n  ${resolved.left.join("\n  ")}`)
+    const text = manifestYaml(renderManifest(resolved.right))
+    // A reader that stops early (`| head`) closes the pipe: that ends the output, not the command.
+    // The listener stays: the stream reports a closed pipe both to the callback and as an event.
+    yield* Effect.async<void>((resume) => {
+      process.stdout.on("error", () => {})
+      process.stdout.write(text, () => resume(Effect.void))
+    })
+  })
+
+const generateCommand = (logging: Options.Options<LogSettings>) =>
+  Command.make("generate", { ...options, logging }, runGenerate).pipe(
+    Command.withDescription("Generates a mesh install manifest and writes it to stdout"),
+  )
+
+/** `meshctl manifest`: commands that generate the mesh's install manifests. */
+export const manifestCommand = (logging: Options.Options<LogSettings>) =>
+  Command.make("manifest").pipe(
+    Command.withDescription("Commands related to mesh manifests"),
+    Command.withSubcommands([generateCommand(logging)]),
+  )
