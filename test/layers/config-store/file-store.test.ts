@@ -181,12 +181,13 @@ describe("file config store (real directory)", () => {
       const { store } = yield* makeFileConfigStore({ configDir: dir })
       const { events } = yield* store.subscribe
       fs.mkdirSync(path.join(dir, "new", "nested"), { recursive: true })
-      fs.writeFileSync(path.join(dir, "new", "nested", "n.yaml"), serviceEntry("n", "n.com"))
+      // (not named `n`: Go's YAML, which config files are read as, takes a plain `n` for false)
+      fs.writeFileSync(path.join(dir, "new", "nested", "n.yaml"), serviceEntry("nested", "n.com"))
       const added = yield* within(awaitEvent(events, (e) => e.changes.length > 0))
-      expect(summary(added)).toEqual(["added ServiceEntry/default/n"])
-      fs.writeFileSync(path.join(dir, "new", "nested", "n.yaml"), serviceEntry("n", "n2.com"))
+      expect(summary(added)).toEqual(["added ServiceEntry/default/nested"])
+      fs.writeFileSync(path.join(dir, "new", "nested", "n.yaml"), serviceEntry("nested", "n2.com"))
       const updated = yield* within(awaitEvent(events, (e) => e.changes.length > 0))
-      expect(summary(updated)).toEqual(["updated ServiceEntry/default/n"])
+      expect(summary(updated)).toEqual(["updated ServiceEntry/default/nested"])
 
       // ConfigMap-style mount: visible file -> ..data/file, and ..data swapped atomically.
       const v1 = path.join(dir, "..v1")
