@@ -4,6 +4,8 @@
  * listens on both); an empty host means every IPv4 interface.
  */
 import { isIP } from "node:net"
+import { Either } from "effect"
+import { parseListenAddress as parseHostPort } from "../../net/address.js"
 
 export interface ListenAddresses {
   /** Addresses that must bind. */
@@ -14,16 +16,16 @@ export interface ListenAddresses {
   readonly port: number
 }
 
-/** The addresses of `address`, or why it is not one. */
+/** The addresses of `address` (read as every listen flag is), or why it is not one. */
 export const parseListenAddress = (address: string): ListenAddresses | string => {
-  const colon = address.lastIndexOf(":")
-  if (colon < 0) return `DNS_PROXY_ADDR "${address}": missing port`
-  const rawHost = address.slice(0, colon)
-  const host = rawHost.startsWith("[") && rawHost.endsWith("]") ? rawHost.slice(1, -1) : rawHost
-  const port = Number(address.slice(colon + 1))
-  if (!/^\d+$/.test(address.slice(colon + 1)) || port > 65535) return `DNS_PROXY_ADDR "${address}": bad port`
-  if (host === "localhost") return { required: ["127.0.0.1"], optional: ["::1"], port }
-  if (host === "") return { required: ["0.0.0.0"], optional: [], port }
-  if (isIP(host) === 0) return `DNS_PROXY_ADDR "${address}": host must be an IP address or localhost`
-  return { required: [host], optional: [], port }
+  if (!address.includes(":")) return `DNS_PROXY_ADDR "${address}": missing port`
+  return Either.match(parseHostPort(address), {
+    onLeft: () => `DNS_PROXY_ADDR "${address}": bad port`,
+    onRight: ({ host, port }): ListenAddresses | string => {
+      if (host === "localhost") return { required: ["127.0.0.1"], optional: ["::1"], port }
+      if (host === undefined) return { required: ["0.0.0.0"], optional: [], port }
+      if (isIP(host) === 0) return `DNS_PROXY_ADDR "${address}": host must be an IP address or localhost`
+      return { required: [host], optional: [], port }
+    },
+  })
 }
