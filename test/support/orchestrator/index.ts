@@ -10,6 +10,7 @@ import { join } from "node:path"
 import { opensslServerCert } from "../openssl.js"
 import { type Fault, Faults, type RequestRecord, type Verb } from "./faults.js"
 import { writeKubeconfig } from "./kubeconfig.js"
+import { PodLogs } from "./pod-logs.js"
 import { type CustomResource, customType, type KubeObject, Registry, type ResourceType } from "./resources.js"
 import { Api, type TokenReviewer } from "./rest.js"
 import { handler, Listener } from "./server.js"
@@ -81,6 +82,8 @@ export interface Orchestrator {
   readonly down: () => Promise<void>
   readonly up: () => Promise<void>
   readonly close: () => Promise<void>
+  /** Sets the text `pods/<pod>/log?container=<container>` serves. */
+  readonly setPodLog: (namespace: string, pod: string, container: string, text: string) => void
 }
 
 export const startOrchestrator = async (options: OrchestratorOptions = {}): Promise<Orchestrator> => {
@@ -115,6 +118,7 @@ export const startOrchestrator = async (options: OrchestratorOptions = {}): Prom
   const tls = options.tls ?? true
   const cert = tls ? opensslServerCert(dir, "orchestrator", "IP:127.0.0.1,DNS:localhost") : undefined
   let url = ""
+  const podLogs = new PodLogs()
   const listener = new Listener(
     handler({
       api,
@@ -125,6 +129,7 @@ export const startOrchestrator = async (options: OrchestratorOptions = {}): Prom
       expiredWatchAsStatus: options.expiredWatchAsStatus ?? false,
       openApiV3: options.openApiV3 ?? true,
       address: () => url.replace(/^https?:\/\//, ""),
+      podLogs,
     }),
     cert,
   )
@@ -184,5 +189,6 @@ export const startOrchestrator = async (options: OrchestratorOptions = {}): Prom
       watches.dropAll()
       await listener.close()
     },
+    setPodLog: (namespace, pod, container, text) => podLogs.set(namespace, pod, container, text),
   }
 }

@@ -157,6 +157,46 @@ export const builtinTypes: ReadonlyArray<ResourceType> = [
     status: true,
     generation: true,
   }),
+  // Workloads and RBAC as the mesh's installer writes them; workloads track generation so that
+  // readiness checks can compare status.observedGeneration.
+  define("apps", ["v1"], {
+    kind: "Deployment",
+    plural: "deployments",
+    shortNames: ["deploy"],
+    status: true,
+    generation: true,
+    categories: ["all"],
+  }),
+  define("apps", ["v1"], {
+    kind: "DaemonSet",
+    plural: "daemonsets",
+    shortNames: ["ds"],
+    status: true,
+    generation: true,
+    categories: ["all"],
+  }),
+  define("rbac.authorization.k8s.io", ["v1"], { kind: "ClusterRole", plural: "clusterroles", namespaced: false }),
+  define("rbac.authorization.k8s.io", ["v1"], {
+    kind: "ClusterRoleBinding",
+    plural: "clusterrolebindings",
+    namespaced: false,
+  }),
+  define("rbac.authorization.k8s.io", ["v1"], { kind: "Role", plural: "roles" }),
+  define("rbac.authorization.k8s.io", ["v1"], { kind: "RoleBinding", plural: "rolebindings" }),
+  define("autoscaling", ["v2"], {
+    kind: "HorizontalPodAutoscaler",
+    plural: "horizontalpodautoscalers",
+    shortNames: ["hpa"],
+    status: true,
+    categories: ["all"],
+  }),
+  define("policy", ["v1"], {
+    kind: "PodDisruptionBudget",
+    plural: "poddisruptionbudgets",
+    shortNames: ["pdb"],
+    status: true,
+    generation: true,
+  }),
   define("authentication.k8s.io", ["v1"], {
     kind: "TokenReview",
     plural: "tokenreviews",

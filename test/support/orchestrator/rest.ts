@@ -5,6 +5,7 @@
  * effects of CustomResourceDefinitions and Namespaces.
  */
 import { randomBytes, randomUUID } from "node:crypto"
+import { serverSideApply } from "./apply.js"
 import { Allocators, applyDefaults } from "./defaults.js"
 import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js"
 import { apiVersionOf, type KubeObject, type Registry, type ResourceType, typeOfCrd } from "./resources.js"
@@ -48,6 +49,9 @@ export interface ListObject {
 export interface WriteOptions {
   readonly dryRun?: boolean
   readonly subresource?: "status"
+  /** Server-side apply: who applies (required there) and whether to take over others' fields. */
+  readonly fieldManager?: string
+  readonly force?: boolean
 }
 
 export interface TokenReviewStatus {
@@ -85,6 +89,8 @@ const keyOf = (o: KubeObject): string => `${o.metadata.namespace ?? ""}/${o.meta
 
 export class Api {
   private readonly alloc = new Allocators()
+  /** Server-side apply: the last configuration each manager applied, by object uid and manager. */
+  private readonly applied = new Map<string, unknown>()
 
   constructor(
     private readonly store: Store,
@@ -217,6 +223,7 @@ export class Api {
 
   patch(scope: Scope, name: string, contentType: string, patch: unknown, options: WriteOptions = {}): KubeObject {
     const { type } = scope
+    if (contentType === "application/apply-patch+yaml") return this.apply(scope, name, patch, options)
     const previous = this.store.get(type, scope.namespace, name)
     if (previous === undefined) throw notFound(type, name)
     const current = this.present(type, scope.version, previous)
@@ -238,6 +245,29 @@ export class Api {
     const rv = o.metadata.resourceVersion
     if (rv !== undefined && rv !== previous.metadata.resourceVersion) throw conflict(type, name)
     return this.replace(scope, previous, o, options)
+  }
+
+  /** Server-side apply: creates the object when absent; conflicts between managers are not detected. */
+  private apply(scope: Scope, name: string, patch: unknown, options: WriteOptions): KubeObject {
+    const { type } = scope
+    const manager = options.fieldManager ?? ""
+    if (manager === "") throw badRequest("PATCH, application/apply-patch+yaml requires the fieldManager parameter")
+    const config = this.checkBody(scope, patch)
+    if (config.metadata.name !== name)
+      throw badRequest(`the name of the object (${config.metadata.name}) does not match the name on the URL (${name})`)
+    const previous = this.store.get(type, scope.namespace, name)
+    const remember = (o: KubeObject): KubeObject => {
+      if (!options.dryRun) this.applied.set(`${o.metadata.uid}/${manager}/${options.subresource ?? ""}`, config)
+      return o
+    }
+    if (previous === undefined) {
+      if (options.subresource !== undefined) throw notFound(type, name)
+      return remember(this.create(scope, config, options))
+    }
+    const before = this.applied.get(`${previous.metadata.uid}/${manager}/${options.subresource ?? ""}`)
+    const merged = serverSideApply(this.present(type, scope.version, previous), before, config)
+    const o = this.checkBody(scope, merged)
+    return remember(this.replace(scope, previous, o, options))
   }
 
   delete(

@@ -19,9 +19,11 @@ import {
   versionInfo,
 } from "./discovery.js"
 import type { Faults, Verb } from "./faults.js"
+import type { PodLogs } from "./pod-logs.js"
 import type { Registry } from "./resources.js"
 import type { Api, Scope } from "./rest.js"
 import { ApiError, badRequest, methodNotAllowed, pathNotFound, unauthorized, unsupportedMediaType } from "./status.js"
+import { issueServiceAccountToken, tokenRequestTarget } from "./token-request.js"
 import type { Watches } from "./watch.js"
 
 type Request = IncomingMessage | Http2ServerRequest
@@ -39,6 +41,8 @@ export interface HandlerDeps {
   /** Serve /openapi/v3 (servers since 1.27); without it clients fall back to /openapi/v2. */
   readonly openApiV3: boolean
   readonly address: () => string
+  /** Text served at `pods/<name>/log` (see pod-logs.ts). */
+  readonly podLogs?: PodLogs
 }
 
 const send = (res: Response, code: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -156,6 +160,21 @@ export const handler = (deps: HandlerDeps) => async (req: Request, res: Response
         return send(res, 200, doc)
       }
     }
+    if (method === "GET" && deps.podLogs !== undefined) {
+      const pods = deps.registry.lookup("", "v1", "pods")!
+      if (
+        deps.podLogs.serve(
+          path,
+          q,
+          (namespace, name) => deps.api.get({ type: pods, version: "v1", namespace }, name),
+          res,
+        )
+      )
+        return
+    }
+    const tokenTarget = method === "POST" ? tokenRequestTarget(path) : undefined
+    if (tokenTarget !== undefined)
+      return send(res, 201, issueServiceAccountToken(deps.api, deps.registry, tokenTarget, await readBody(req)))
     const segs = path.split("/").filter((s) => s !== "")
     let r: Route
     if (segs[0] === "api" && segs.length >= 3) r = route(deps.registry, "", segs[1]!, segs.slice(2))
@@ -211,7 +230,15 @@ export const handler = (deps: HandlerDeps) => async (req: Request, res: Response
         return send(res, 200, api.update(r.scope, name, body, options))
       case "patch":
         if (r.name === undefined) throw methodNotAllowed()
-        return send(res, 200, api.patch(r.scope, name, contentType, body, options))
+        return send(
+          res,
+          200,
+          api.patch(r.scope, name, contentType, body, {
+            ...options,
+            ...(q.has("fieldManager") ? { fieldManager: q.get("fieldManager")! } : {}),
+            force: q.get("force") === "true",
+          }),
+        )
       case "delete": {
         const preconditions = (body as { preconditions?: { resourceVersion?: string; uid?: string } } | undefined)
           ?.preconditions
