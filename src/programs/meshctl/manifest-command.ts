@@ -12,6 +12,8 @@ import { Data, Effect, Either } from "effect"
 import type { LogSettings } from "../../services/logging/options.js"
 import { boolFlag, textFlag } from "../shared/options.js"
 import { globalOptions } from "./global-options.js"
+import { installCommandNamed } from "./install-command.js"
+import { manifestTranslateCommand } from "./manifest-translate-command.js"
 
 /** The failure of `meshctl manifest ...`: the message names the file or field. */
 export class ManifestFailed extends Data.TaggedError("ManifestFailed")<{ readonly message: string }> {}
@@ -101,5 +103,10 @@ const generateCommand = (logging: Options.Options<LogSettings>) =>
 export const manifestCommand = (logging: Options.Options<LogSettings>) =>
   Command.make("manifest").pipe(
     Command.withDescription("Commands related to mesh manifests"),
-    Command.withSubcommands([generateCommand(logging)]),
+    Command.withSubcommands([
+      generateCommand(logging),
+      installCommandNamed("install", logging),
+      installCommandNamed("apply", logging),
+      manifestTranslateCommand(logging),
+    ]),
   )

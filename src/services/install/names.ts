@@ -16,6 +16,14 @@ export const INJECTION_WEBHOOK_NAME = "mesh-sidecar-injector"
 export const VALIDATION_WEBHOOK_NAME = "mesh-validator"
 export const OPERATOR_LABEL = `install.operator.mesh.io/owning-resource`
 export const COMPONENT_LABEL = "operator.mesh.io/component"
+/** The namespace of the operator resource that owns an installed object (with OPERATOR_LABEL). */
+export const OPERATOR_NAMESPACE_LABEL = `install.operator.mesh.io/owning-resource-namespace`
+/** The field manager of meshctl's server-side applies. */
+export const FIELD_MANAGER = "meshctl"
+
+/** The name of the operator resource an install stands for: one per revision. */
+export const owningResourceName = (revision: string): string =>
+  revision === "" ? "installed-state" : `installed-state-${revision}`
 
 export interface InstallNames {
   readonly revision: string

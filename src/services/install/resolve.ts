@@ -119,8 +119,14 @@ export const validateSpec = (raw: Obj): Either.Either<OperatorSpec, ReadonlyArra
 const stringOf = (value: unknown): string | undefined =>
   typeof value === "string" ? value : typeof value === "number" ? String(value) : undefined
 
-/** Profile + files + `--set` → the checked operator. */
-export const resolveOperator = (inputs: OperatorInputs): Either.Either<ResolvedOperator, ReadonlyArray<string>> => {
+/**
+ * Profile + files + `--set` → the checked operator. With `unchecked` (meshctl's `--force`) a
+ * merged spec that fails the schema is used as it is; unreadable inputs still fail.
+ */
+export const resolveOperator = (
+  inputs: OperatorInputs,
+  options: { readonly unchecked?: boolean } = {},
+): Either.Either<ResolvedOperator, ReadonlyArray<string>> => {
   const problems: Array<string> = []
   const overlays: Array<Obj> = []
   for (const file of inputs.files) {
@@ -153,7 +159,8 @@ export const resolveOperator = (inputs: OperatorInputs): Either.Either<ResolvedO
   if (problems.length > 0) return Either.left(problems)
   if (inputs.revision !== undefined && inputs.revision !== "") merged.revision = inputs.revision
 
-  return Either.map(validateSpec(merged), (spec) => {
+  const usable = options.unchecked === true ? Either.right(merged as OperatorSpec) : validateSpec(merged)
+  return Either.map(usable, (spec) => {
     const global = spec.values?.global
     const revision = spec.revision === undefined || spec.revision === "default" ? "" : spec.revision
     return {
