@@ -12,6 +12,7 @@ import { buildInfo } from "../services/build-info.js"
 import { MonitoringConfig } from "../services/config/discovery-config.js"
 import { allKinds, apiKindOf } from "../services/config-model/kinds.js"
 import { ConfigStore } from "../services/config-store/config-store.js"
+import { clusterz, RemoteClusters } from "../services/debug/clusterz.js"
 import { configDump } from "../services/debug/config-dump.js"
 import {
   adsz,
@@ -106,6 +107,12 @@ const debugRoutes = (adminEndpoints: boolean) =>
       Effect.map(
         Effect.flatMap(XdsServer, (x) => x.pushContext),
         (push) => json(endpointShardz(push)),
+      ),
+    ),
+    HttpRouter.get(
+      "/debug/clusterz",
+      Effect.flatMap(Effect.serviceOption(RemoteClusters), (remote) =>
+        Option.isNone(remote) ? Effect.succeed(json([])) : Effect.map(remote.value.clusters, (c) => json(clusterz(c))),
       ),
     ),
     HttpRouter.get(

@@ -10,6 +10,7 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { ConfigStore } from "../../services/config-store/config-store.js"
+import { RemoteClusters } from "../../services/debug/clusterz.js"
 import type { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import type { Metrics } from "../../services/metrics/metrics.js"
 import { LocalCluster, withCluster } from "../../services/orchestrator/local-cluster.js"
@@ -50,7 +51,7 @@ export const checkOrchestrator = (options: RegistriesOptions): OrchestratorNotCo
 export const layerRegistries = (
   options: RegistriesOptions,
 ): Layer.Layer<
-  ServiceRegistry | MockRegistry,
+  ServiceRegistry | MockRegistry | RemoteClusters,
   OrchestratorNotConfiguredError,
   ConfigStore | MeshWatcher | LocalCluster | Metrics
 > =>
@@ -62,6 +63,7 @@ export const layerRegistries = (
       const mock = yield* makeMockRegistry()
       const serviceEntries = yield* makeServiceEntryRegistry(options)
       const members: Array<ServiceRegistryShape> = []
+      let remoteClusters: RemoteClusters["Type"]["clusters"] = Effect.succeed([])
       if (options.registries.includes("Orchestrator") && Option.isSome(cluster)) {
         const clusterId = options.clusterId ?? cluster.value.client.clusterId
         const registry = {
@@ -84,11 +86,15 @@ export const layerRegistries = (
           ...options.multicluster,
         }).pipe(withCluster(cluster.value))
         members.push(remote.registry)
+        remoteClusters = remote.clusters
       }
       if (options.registries.includes("Mock")) members.push(mock.registry)
       members.push(serviceEntries)
       const aggregate = yield* makeAggregateRegistry(members)
       yield* aggregate.awaitSynced
-      return Context.make(ServiceRegistry, aggregate).pipe(Context.add(MockRegistry, mock))
+      return Context.make(ServiceRegistry, aggregate).pipe(
+        Context.add(MockRegistry, mock),
+        Context.add(RemoteClusters, { clusters: remoteClusters }),
+      )
     }),
   )

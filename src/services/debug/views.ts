@@ -25,6 +25,7 @@ export const DEBUG_ENDPOINTS: ReadonlyArray<{ readonly name: string; readonly he
   { name: "/debug/registryz", help: "Services known to the registries" },
   { name: "/debug/endpointShardz", help: "Endpoints by service" },
   { name: "/debug/config_dump", help: "Resources of one proxy: ?proxyID=<node id>" },
+  { name: "/debug/clusterz", help: "Remote clusters followed from remote-cluster Secrets, and their sync status" },
   { name: "/debug/push_status", help: "Push statistics" },
   { name: "/debug/pushcontext", help: "The current PushContext" },
   { name: "/debug/cachez", help: "Resource cache statistics" },

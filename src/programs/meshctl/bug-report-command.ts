@@ -1,0 +1,87 @@
+/**
+ * `meshctl bug-report` (and `bug-report version`): captures cluster information, the mesh
+ * namespace's configuration, the selected pods' YAML and logs, sidecar and control-plane debug
+ * output into `bug-report.tar.gz` (spec part 3 §4.3 bug-report, §1 rule 5, §5 rule 4, §8). The
+ * work is in bug-report-run.ts, loaded only when the command runs.
+ */
+import { Command, Options } from "@effect/cli"
+import { Console, Effect } from "effect"
+import { DEFAULT_EXCLUDE } from "../../services/bug-report/filter.js"
+import { buildInfo } from "../../services/build-info.js"
+import type { LogSettings } from "../../services/logging/options.js"
+import { boolFlag, intFlag, listFlag, textFlag, withNote } from "../shared/options.js"
+import { formatVersion, makeVersionCommand } from "../shared/version-command.js"
+import { globalOptions } from "./global-options.js"
+
+/** A filter list: repeatable, NOT split on commas (commas separate alternatives inside a filter). */
+const filterList = (name: string, defaultValue: ReadonlyArray<string>) =>
+  Options.text(name).pipe(
+    Options.repeated,
+    withNote({ default: defaultValue.length === 0 ? "none" : defaultValue.join(" ") }),
+    Options.map((values) => (values.length === 0 ? [...defaultValue] : values)),
+  )
+
+const FILTER_HELP =
+  "ns/dep/pod/labels/annotations/container: comma-separated alternatives per part, trailing parts omittable, '*' globs on names (not on label/annotation keys). Repeat the flag for more filters (commas do not separate filters)."
+
+export const bugReportOptions = {
+  criticalErrs: listFlag("critical-errs").pipe(
+    Options.withDescription("List of comma-separated glob patterns; a log matching one gets top priority"),
+  ),
+  dir: textFlag("dir").pipe(Options.withDescription("Directory for temporary artifacts (default: a new temp dir)")),
+  dryRun: boolFlag("dry-run").pipe(Options.withDescription("Only log the commands to run, write nothing")),
+  duration: textFlag("duration", "0s").pipe(
+    Options.withDescription("How far back from the end time to collect logs; exclusive with --start-time"),
+  ),
+  endTime: textFlag("end-time").pipe(Options.withDescription("End of the log window (RFC 3339; default now)")),
+  exclude: filterList("exclude", DEFAULT_EXCLUDE).pipe(
+    Options.withDescription(
+      `Pods/containers to leave out, after --include: ${FILTER_HELP} (default: ${DEFAULT_EXCLUDE.join(" ")})`,
+    ),
+  ),
+  filename: textFlag("filename").pipe(
+    Options.withAlias("f"),
+    Options.withDescription("YAML config file applied over defaults and flags (lists replaced)"),
+  ),
+  fullSecrets: boolFlag("full-secrets").pipe(Options.withDescription("Include the contents of Secrets")),
+  ignoreErrs: listFlag("ignore-errs").pipe(
+    Options.withDescription("List of comma-separated glob patterns of log lines the importance heuristic ignores"),
+  ),
+  include: filterList("include", []).pipe(
+    Options.withDescription(`Pods/containers to capture: ${FILTER_HELP} (default: all)`),
+  ),
+  meshNamespace: textFlag("mesh-namespace").pipe(
+    Options.withDescription('Mesh system namespace (default "mesh-system", or -i)'),
+  ),
+  outputDir: textFlag("output-dir").pipe(Options.withDescription("Where to write the archive (default: cwd)")),
+  rqConcurrency: intFlag("rq-concurrency", 0, { min: 0 }).pipe(
+    Options.withDescription("Parallel requests to the cluster and the proxies; 0 means 32"),
+  ),
+  startTime: textFlag("start-time").pipe(Options.withDescription("Start of the log window (RFC 3339)")),
+  timeout: textFlag("timeout", "30m0s").pipe(
+    Options.withDescription("Maximum run time; on expiry what was captured so far is archived"),
+  ),
+  global: globalOptions,
+}
+
+export type BugReportArgs = Command.Command.ParseConfig<typeof bugReportOptions>
+
+/** `bug-report version`: the client build (the bug-report flags are accepted). */
+const versionSubcommand = (logging: Options.Options<LogSettings>) =>
+  makeVersionCommand(logging, Options.all(bugReportOptions), (short, output) =>
+    Effect.flatMap(formatVersion(buildInfo, short, output), Console.log),
+  )
+
+/** `meshctl bug-report`. */
+export const bugReportCommand = (logging: Options.Options<LogSettings>) =>
+  Command.make("bug-report", { ...bugReportOptions, logging }, (args) =>
+    Effect.flatMap(
+      Effect.promise(() => import("./bug-report-run.js")),
+      (module) => module.runBugReport(args),
+    ),
+  ).pipe(
+    Command.withDescription(
+      "Captures cluster information, mesh configuration and the selected pods' logs and proxy state into an archive",
+    ),
+    Command.withSubcommands([versionSubcommand(logging)]),
+  )
