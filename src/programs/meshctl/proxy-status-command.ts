@@ -1,8 +1,9 @@
 /**
  * `meshctl proxy-status [<type>/]<name>[.<namespace>]` (alias `ps`, also `experimental
  * proxy-status`): the last sent and last acknowledged xDS push of every connected proxy (spec
- * part 3 §4.2, §4.3). With a name, only that proxy's row (the reference's config diff is not
- * implemented). The work is in proxy-status-run.ts, loaded only when the command runs.
+ * part 3 §4.2, §4.3). With a name, the comparison of what the control plane would send that proxy
+ * with what it holds (`-o json`: its status only). The work is in proxy-status-run.ts, loaded only
+ * when the command runs.
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
@@ -13,7 +14,9 @@ import { globalOptions } from "./global-options.js"
 
 const options = {
   ...controlPlaneOptions,
-  file: textFlag("file").pipe(Options.withDescription("Envoy config dump JSON file (not supported yet)")),
+  file: textFlag("file").pipe(
+    Options.withDescription("Proxy config dump JSON file (compared with the control plane instead of the live proxy)"),
+  ),
   output: Options.choice("output", ["table", "json"]).pipe(
     Options.withAlias("o"),
     Options.withDefault("table" as const),

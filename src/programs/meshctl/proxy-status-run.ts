@@ -1,20 +1,63 @@
 /**
  * What `meshctl proxy-status` does once its flags are read (loaded lazily): ask every
  * control-plane instance for its sync status (`/debug/syncz`, see control-plane-access.ts for
- * why over HTTP), and print one row per connected proxy, or the JSON of the same.
+ * why over HTTP), and print one row per connected proxy, or the JSON of the same. With a proxy
+ * named and table output, the reference's per-proxy mode instead: what the control plane would
+ * send it (`/debug/config_dump?proxyID=`) against what it holds (its admin `/config_dump` at the
+ * pod IP, or `--file`), per type, with a unified diff where they differ. `-o json` with a name
+ * keeps printing that proxy's status.
  */
-import { Console, Effect } from "effect"
-import { ControlPlaneUnavailable, controlPlaneJson, controlPlaneTargets, httpBase } from "./control-plane-access.js"
+import { readFileSync } from "node:fs"
+import { Console, Effect, Either } from "effect"
+import { type ConfigDump, parseConfigDump } from "../../services/proxy-config/dump.js"
+import { compareDumps, comparisonReport } from "../../services/proxy-config/sync-diff.js"
+import {
+  type ControlPlaneTarget,
+  ControlPlaneUnavailable,
+  controlPlaneFetch,
+  controlPlaneJson,
+  controlPlaneTargets,
+  httpBase,
+} from "./control-plane-access.js"
 import { controlPlaneSelector } from "./control-plane-selector.js"
 import type { ProxyStatusArgs } from "./proxy-status-command.js"
-import { matchesProxy, proxyStatuses, proxyStatusTable, type SyncRow } from "./proxy-status-table.js"
+import { matchesProxy, type ProxyStatus, proxyStatuses, proxyStatusTable, type SyncRow } from "./proxy-status-table.js"
+
+/** The proxy admin port the per-proxy mode reads (proxy-status has no flag for it). */
+const PROXY_ADMIN_PORT = 15000
+
+const parsed = (what: string, text: string): Effect.Effect<ConfigDump, ControlPlaneUnavailable> => {
+  const dump = parseConfigDump(text)
+  return Either.isLeft(dump)
+    ? Effect.fail(new ControlPlaneUnavailable({ message: `${what}: ${dump.left}` }))
+    : Effect.succeed(dump.right)
+}
+
+const proxyDump = (args: ProxyStatusArgs, status: ProxyStatus) => {
+  if (args.file !== "")
+    return Effect.try({
+      try: () => readFileSync(args.file, "utf8"),
+      catch: (e) => new ControlPlaneUnavailable({ message: `--file ${args.file}: ${(e as Error).message}` }),
+    }).pipe(Effect.flatMap((text) => parsed(`--file ${args.file}`, text)))
+  return Effect.promise(() => import("./proxy-config-live.js")).pipe(
+    Effect.flatMap((live) => live.fetchFromProxy(args.global, status.name, PROXY_ADMIN_PORT, "GET", "/config_dump")),
+    Effect.mapError((e) => new ControlPlaneUnavailable({ message: e.message })),
+    Effect.flatMap((text) => parsed(`config dump of ${status.name}`, text)),
+  )
+}
+
+const compareWithControlPlane = (args: ProxyStatusArgs, status: ProxyStatus, target: ControlPlaneTarget) =>
+  Effect.gen(function* () {
+    const url = `${httpBase(target.host, target.monitoringPort)}/debug/config_dump?proxyID=${encodeURIComponent(status.proxy)}`
+    const sent = yield* parsed(url, yield* controlPlaneFetch(url, args.timeout))
+    const held = yield* proxyDump(args, status)
+    return comparisonReport(compareDumps(sent, held))
+  })
 
 export const runProxyStatus = (args: ProxyStatusArgs) =>
   Effect.gen(function* () {
-    if (args.file !== "")
-      return yield* new ControlPlaneUnavailable({
-        message: "--file (comparing a saved config dump with the control plane) is not supported yet",
-      })
+    if (args.file !== "" && args.proxy === "")
+      return yield* new ControlPlaneUnavailable({ message: "--file needs a proxy name to compare the dump with" })
     const targets = yield* controlPlaneTargets({
       global: args.global,
       xdsAddress: args.xdsAddress,
@@ -39,6 +82,10 @@ export const runProxyStatus = (args: ProxyStatusArgs) =>
         return yield* new ControlPlaneUnavailable({
           message: `proxy ${args.proxy} is not connected to ${targets.map((t) => t.name).join(", ")}`,
         })
+      const status = statuses[0]!
+      const target = targets.find((t) => t.name === status.meshd)
+      if (args.output === "table" && target !== undefined)
+        return yield* Console.log(yield* compareWithControlPlane(args, status, target))
     }
     yield* Console.log(
       args.output === "json" ? JSON.stringify(statuses, null, 2) : proxyStatusTable(statuses, args.verbosity),
