@@ -5,14 +5,23 @@ import { makeCompletionCommand } from "../shared/completion-command.js"
 import { loggingOptions } from "../shared/logging-options.js"
 import { adminAliasCommand, adminCommand } from "./admin-command.js"
 import { analyzeCommand } from "./analyze-command.js"
+import { bugReportCommand } from "./bug-report-command.js"
+import { createRemoteSecretCommand } from "./create-remote-secret-command.js"
+import { dashboardCommands } from "./dashboard-command.js"
 import { experimentalAliasCommand, experimentalCommand } from "./experimental-command.js"
+import { installCommands } from "./install-command.js"
 import { manifestCommand } from "./manifest-command.js"
 import { optionsCommand } from "./options-command.js"
 import { orchInjectCommand } from "./orch-inject-command.js"
 import { proxyConfigCommands } from "./proxy-config-command.js"
 import { proxyStatusAliasCommand, proxyStatusCommand } from "./proxy-status-command.js"
+import { remoteClustersCommand } from "./remote-clusters-command.js"
+import { tagCommand } from "./tag-command.js"
+import { uninstallCommand } from "./uninstall-command.js"
 import { validateAliasCommand, validateCommand } from "./validate-command.js"
+import { verifyInstallCommand } from "./verify-install-command.js"
 import { versionCommand } from "./version-command.js"
+import { waypointCommand } from "./waypoint-command.js"
 
 export const PROGRAM = "meshctl"
 const logging = loggingOptions(meshctlScopes)
@@ -27,6 +36,8 @@ export const root = Command.make(PROGRAM).pipe(
   Command.withSubcommands([
     versionCommand(logging),
     analyzeCommand(logging),
+    bugReportCommand(logging),
+    remoteClustersCommand(logging),
     proxyStatusCommand(logging),
     proxyStatusAliasCommand(logging),
     adminCommand(logging),
@@ -35,10 +46,17 @@ export const root = Command.make(PROGRAM).pipe(
     experimentalAliasCommand(logging),
     optionsCommand(logging),
     orchInjectCommand(logging),
+    createRemoteSecretCommand(logging),
     manifestCommand(logging),
+    ...installCommands(logging),
+    uninstallCommand(logging),
+    verifyInstallCommand(logging),
     ...proxyConfigCommands(logging),
+    ...dashboardCommands(logging),
     validateCommand(logging),
     validateAliasCommand(logging),
+    tagCommand(logging),
+    waypointCommand(logging),
     completion,
   ]),
 )

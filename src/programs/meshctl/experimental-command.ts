@@ -4,8 +4,14 @@
  */
 import { Command, type Options } from "@effect/cli"
 import type { LogSettings } from "../../services/logging/options.js"
+import { injectorCommand } from "./injector-command.js"
+import { internalDebugCommand } from "./internal-debug-command.js"
+import { metricsCommands } from "./metrics-command.js"
+import { precheckCommand } from "./precheck-command.js"
+import { proxyStatsCommands } from "./proxy-stats-command.js"
 import { proxyStatusAliasCommand, proxyStatusCommand } from "./proxy-status-command.js"
 import { experimentalVersionCommand } from "./version-command.js"
+import { workloadCommand } from "./workload-command.js"
 
 const group = (name: string, logging: Options.Options<LogSettings>) =>
   Command.make(name).pipe(
@@ -14,6 +20,12 @@ const group = (name: string, logging: Options.Options<LogSettings>) =>
       proxyStatusCommand(logging),
       proxyStatusAliasCommand(logging),
       experimentalVersionCommand(logging),
+      precheckCommand(logging),
+      injectorCommand(logging),
+      workloadCommand(logging),
+      ...proxyStatsCommands(logging),
+      internalDebugCommand(logging),
+      ...metricsCommands(logging),
     ]),
   )
 
