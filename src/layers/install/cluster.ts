@@ -10,6 +10,7 @@ import {
   type KubernetesObject,
   KubernetesObjectApi,
   PatchStrategy,
+  type RequestContext,
   type ResponseContext,
 } from "@kubernetes/client-node"
 import { Data, Effect } from "effect"
@@ -86,6 +87,39 @@ class RawObjectApi extends KubernetesObjectApi {
   }
 }
 
+/** Who to act as (`--as`, `--as-group`, `--as-uid`); an empty user acts as the kubeconfig's. */
+export interface Impersonation {
+  readonly user: string
+  readonly groups: ReadonlyArray<string>
+  readonly uid: string
+}
+
+/**
+ * A kubeconfig whose every request carries the Impersonate-* headers. The library's request
+ * context holds one value per header, so at most one group can be sent this way.
+ */
+class ImpersonatingKubeConfig extends KubeConfig {
+  constructor(private readonly as: Impersonation) {
+    super()
+  }
+
+  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    await super.applySecurityAuthentication(context)
+    context.setHeaderParam("Impersonate-User", this.as.user)
+    const group = this.as.groups[0]
+    if (group !== undefined) context.setHeaderParam("Impersonate-Group", group)
+    if (this.as.uid !== "") context.setHeaderParam("Impersonate-Uid", this.as.uid)
+  }
+}
+
+/** Why these impersonation flags cannot be sent, if they cannot. */
+const impersonationProblem = (as: Impersonation | undefined): string | undefined => {
+  if (as === undefined) return undefined
+  if (as.user === "" && (as.groups.length > 0 || as.uid !== "")) return "--as-group and --as-uid need --as"
+  if (as.groups.length > 1) return "the install commands can act as one --as-group only"
+  return undefined
+}
+
 const callAt =
   (where: string) =>
   <A>(what: string, f: () => Promise<A>) =>
@@ -102,71 +136,84 @@ const describe = (ref: ObjectRef) => `${ref.kind} ${ref.namespace === undefined 
 export const makeInstallCluster = (source: {
   readonly path: string
   readonly context: string
+  readonly impersonate?: Impersonation
 }): Effect.Effect<InstallCluster, InstallClusterError> =>
-  Effect.try({
-    try: () => {
-      const kc = new KubeConfig()
-      kc.loadFromFile(source.path)
-      if (source.context !== "") kc.setCurrentContext(source.context)
-      return kc
-    },
-    catch: (e) => new InstallClusterError({ status: 0, message: `cannot load ${source.path}: ${String(e)}` }),
-  }).pipe(
-    Effect.map((kc): InstallCluster => {
-      const api = kc.makeApiClient(RawObjectApi)
-      // The library sets the kubeconfig's namespace as default only through its own factory.
-      ;(api as unknown as { setDefaultNamespace: (k: KubeConfig) => void }).setDefaultNamespace(kc)
-      const where = `context "${kc.getCurrentContext()}", server ${kc.getCurrentCluster()?.server ?? "?"}`
-      const call = callAt(where)
-      const refBody = (ref: ObjectRef) => ({
-        apiVersion: ref.apiVersion,
-        kind: ref.kind,
-        metadata: { name: ref.name, ...(ref.namespace === undefined ? {} : { namespace: ref.namespace }) },
-      })
-      return {
-        where,
-        apply: (o, dryRun) =>
-          call(`apply ${String(o.kind)} ${String((o.metadata as Obj | undefined)?.name)}`, () =>
-            api.applyRaw(structuredClone(o), dryRun),
-          ).pipe(Effect.map(plain)),
-        get: (ref) =>
-          call(`get ${describe(ref)}`, () => api.read(refBody(ref) as never)).pipe(
-            Effect.map((o): Obj | undefined => ({ ...plain(o), apiVersion: ref.apiVersion, kind: ref.kind })),
-            Effect.catchIf(
-              (e) => e.status === 404,
-              () => Effect.sync((): Obj | undefined => undefined),
-            ),
-          ),
-        list: (kind, labelSelector) =>
-          call(`list ${kind.kind}`, () =>
-            api.list(kind.apiVersion, kind.kind, undefined, undefined, undefined, undefined, undefined, labelSelector),
-          ).pipe(
-            // List items of built-in kinds come without apiVersion and kind.
-            Effect.map((list) =>
-              (list.items ?? []).map((item) => ({ ...plain(item), apiVersion: kind.apiVersion, kind: kind.kind })),
-            ),
-            Effect.catchIf(
-              (e) => e.status === 404 || e.message.includes("Unrecognized API version and kind"),
-              () => Effect.succeed([]),
-            ),
-          ),
-        remove: (ref, dryRun) =>
-          call(`delete ${describe(ref)}`, () =>
-            api.delete(
-              refBody(ref) as never,
-              undefined,
-              dryRun ? "All" : undefined,
-              undefined,
-              undefined,
-              "Background",
-            ),
-          ).pipe(
-            Effect.as(true),
-            Effect.catchIf(
-              (e) => e.status === 404,
-              () => Effect.succeed(false),
-            ),
-          ),
-      }
-    }),
-  )
+  impersonationProblem(source.impersonate) !== undefined
+    ? Effect.fail(new InstallClusterError({ status: 0, message: impersonationProblem(source.impersonate) ?? "" }))
+    : Effect.try({
+        try: () => {
+          const as = source.impersonate
+          const kc = as === undefined || as.user === "" ? new KubeConfig() : new ImpersonatingKubeConfig(as)
+          kc.loadFromFile(source.path)
+          if (source.context !== "") kc.setCurrentContext(source.context)
+          return kc
+        },
+        catch: (e) => new InstallClusterError({ status: 0, message: `cannot load ${source.path}: ${String(e)}` }),
+      }).pipe(
+        Effect.map((kc): InstallCluster => {
+          const api = kc.makeApiClient(RawObjectApi)
+          // The library sets the kubeconfig's namespace as default only through its own factory.
+          ;(api as unknown as { setDefaultNamespace: (k: KubeConfig) => void }).setDefaultNamespace(kc)
+          const where = `context "${kc.getCurrentContext()}", server ${kc.getCurrentCluster()?.server ?? "?"}`
+          const call = callAt(where)
+          const refBody = (ref: ObjectRef) => ({
+            apiVersion: ref.apiVersion,
+            kind: ref.kind,
+            metadata: { name: ref.name, ...(ref.namespace === undefined ? {} : { namespace: ref.namespace }) },
+          })
+          return {
+            where,
+            apply: (o, dryRun) =>
+              call(`apply ${String(o.kind)} ${String((o.metadata as Obj | undefined)?.name)}`, () =>
+                api.applyRaw(structuredClone(o), dryRun),
+              ).pipe(Effect.map(plain)),
+            get: (ref) =>
+              call(`get ${describe(ref)}`, () => api.read(refBody(ref) as never)).pipe(
+                Effect.map((o): Obj | undefined => ({ ...plain(o), apiVersion: ref.apiVersion, kind: ref.kind })),
+                Effect.catchIf(
+                  (e) => e.status === 404,
+                  () => Effect.sync((): Obj | undefined => undefined),
+                ),
+              ),
+            list: (kind, labelSelector) =>
+              call(`list ${kind.kind}`, () =>
+                api.list(
+                  kind.apiVersion,
+                  kind.kind,
+                  undefined,
+                  undefined,
+                  undefined,
+                  undefined,
+                  undefined,
+                  labelSelector,
+                ),
+              ).pipe(
+                // List items of built-in kinds come without apiVersion and kind.
+                Effect.map((list) =>
+                  (list.items ?? []).map((item) => ({ ...plain(item), apiVersion: kind.apiVersion, kind: kind.kind })),
+                ),
+                Effect.catchIf(
+                  (e) => e.status === 404 || e.message.includes("Unrecognized API version and kind"),
+                  () => Effect.succeed([]),
+                ),
+              ),
+            remove: (ref, dryRun) =>
+              call(`delete ${describe(ref)}`, () =>
+                api.delete(
+                  refBody(ref) as never,
+                  undefined,
+                  dryRun ? "All" : undefined,
+                  undefined,
+                  undefined,
+                  "Background",
+                ),
+              ).pipe(
+                Effect.as(true),
+                Effect.catchIf(
+                  (e) => e.status === 404,
+                  () => Effect.succeed(false),
+                ),
+              ),
+          }
+        }),
+      )

@@ -4,7 +4,7 @@
  * orchestrator client library.
  */
 import { existsSync } from "node:fs"
-import { Console, Effect } from "effect"
+import { Effect } from "effect"
 import { makeInstallCluster } from "../../layers/install/cluster.js"
 import type { GlobalOptions } from "./global-options.js"
 import { InstallFailed } from "./install-options.js"
@@ -22,9 +22,9 @@ export const installCluster = (global: GlobalOptions) =>
       return yield* new InstallFailed({
         message: `the orchestrator configuration ${source.path} (from ${source.from}) does not exist`,
       })
-    if (global.as !== "" || global.asGroup.length > 0 || global.asUid !== "")
-      yield* Console.error("Warning: --as, --as-group and --as-uid are not applied by the install commands")
-    return yield* makeInstallCluster({ path: source.path, context: global.context }).pipe(
-      Effect.mapError((e) => new InstallFailed({ message: e.message })),
-    )
+    return yield* makeInstallCluster({
+      path: source.path,
+      context: global.context,
+      impersonate: { user: global.as, groups: global.asGroup, uid: global.asUid },
+    }).pipe(Effect.mapError((e) => new InstallFailed({ message: e.message })))
   })

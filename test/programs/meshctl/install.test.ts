@@ -133,10 +133,14 @@ describe("meshctl install (process)", () => {
 
   it("upgrade prunes a component the new configuration drops; verify-install of the old shape fails naming it", async () => {
     const drop = ["--set", "components.ingressGateways[0].enabled=false"]
-    // Answered on stdin rather than with -y.
-    const upgrade = await meshctl(["upgrade", ...drop], "y\n")
+    // Answered on stdin rather than with -y; acting as another user (the fake server allows it).
+    const before = orch.requests().length
+    const upgrade = await meshctl(["upgrade", ...drop, "--as", "jane", "--as-group", "ops"], "y\n")
     expect(upgrade.stdout).toContain("Proceed? (y/N)")
     expect(upgrade.code).toBe(0)
+    const sent = orch.requests().slice(before)
+    expect(sent.length).toBeGreaterThan(0)
+    expect(sent.filter((r) => r.impersonateUser !== "jane" || r.impersonateGroups?.[0] !== "ops")).toEqual([])
     expect(upgrade.stdout).toContain("Pruned Deployment mesh-system/mesh-ingressgateway")
     expect(orch.get("apps/v1", "Deployment", "mesh-system", "mesh-ingressgateway")).toBeUndefined()
     expect(orch.get("v1", "Service", "mesh-system", "mesh-ingressgateway")).toBeUndefined()

@@ -12,6 +12,10 @@ export interface RequestRecord {
   readonly path: string
   readonly query: string
   readonly userAgent: string
+  /** The Impersonate-User header, when the client acts as another user. */
+  readonly impersonateUser?: string
+  /** The Impersonate-Group headers. */
+  readonly impersonateGroups?: ReadonlyArray<string>
 }
 
 export interface Fault {

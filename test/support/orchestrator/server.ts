@@ -130,6 +130,17 @@ const discovery = (deps: HandlerDeps, path: string): unknown => {
   if (segs[0] === "apis" && segs.length === 3) return resourceList(deps.registry, segs[1]!, segs[2]!) ?? throwNotFound()
   return undefined
 }
+/** Who the client acts as (Impersonate-* headers), for tests of meshctl's --as flags. */
+const impersonation = (req: Request): { impersonateUser?: string; impersonateGroups?: ReadonlyArray<string> } => {
+  const user = req.headers["impersonate-user"]
+  const groups = req.headers["impersonate-group"]
+  if (user === undefined) return {}
+  return {
+    impersonateUser: String(user),
+    impersonateGroups: groups === undefined ? [] : Array.isArray(groups) ? groups : [groups],
+  }
+}
+
 const throwNotFound = (): never => {
   throw pathNotFound()
 }
@@ -147,7 +158,13 @@ export const handler = (deps: HandlerDeps) => async (req: Request, res: Response
     }
     const method = req.method ?? "GET"
     if (method === "GET" && path === "/openapi/v2") {
-      deps.faults.check({ verb: "get", path, query: url.search, userAgent: String(req.headers["user-agent"] ?? "") })
+      deps.faults.check({
+        verb: "get",
+        path,
+        query: url.search,
+        userAgent: String(req.headers["user-agent"] ?? ""),
+        ...impersonation(req),
+      })
       res.writeHead(200, { "content-type": "application/octet-stream" })
       res.end(openApiV2Protobuf())
       return
@@ -156,7 +173,13 @@ export const handler = (deps: HandlerDeps) => async (req: Request, res: Response
     if (method === "GET") {
       const doc = discovery(deps, path)
       if (doc !== undefined) {
-        deps.faults.check({ verb: "get", path, query: url.search, userAgent: String(req.headers["user-agent"] ?? "") })
+        deps.faults.check({
+          verb: "get",
+          path,
+          query: url.search,
+          userAgent: String(req.headers["user-agent"] ?? ""),
+          ...impersonation(req),
+        })
         return send(res, 200, doc)
       }
     }
@@ -182,7 +205,13 @@ export const handler = (deps: HandlerDeps) => async (req: Request, res: Response
     else throw pathNotFound()
     const watch = r.watchPath || q.get("watch") === "true" || q.get("watch") === "1"
     const verb = verbOf(method, r, watch)
-    deps.faults.check({ verb, path, query: url.search, userAgent: String(req.headers["user-agent"] ?? "") })
+    deps.faults.check({
+      verb,
+      path,
+      query: url.search,
+      userAgent: String(req.headers["user-agent"] ?? ""),
+      ...impersonation(req),
+    })
     const { api } = deps
     const dryRun = q.get("dryRun") === "All"
     const subresource = r.subresource === "status" ? ("status" as const) : undefined
