@@ -3,15 +3,19 @@
  * --httpAddr, and the monitoring listener (--monitoringAddr: `/metrics`, `/version`, `/ready`
  * and the same debug interface, so `mesh-discovery request GET /debug/syncz` works). The debug
  * interface only answers loopback callers (403 otherwise); `/metrics` too with
- * METRICS_LOCALHOST_ACCESS_ONLY. Publishes `pilot_info` at start.
+ * METRICS_LOCALHOST_ACCESS_ONLY. Publishes `pilot_info` at start. The same pages answer debug
+ * requests on the ADS stream (`mesh.io/debug/<path>`, see services/xds/protocol/debug-type.ts),
+ * where the caller's identity, not its address, decides.
  */
 
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Option, Ref, Schedule } from "effect"
 import { buildInfo } from "../services/build-info.js"
+import { CaConfig } from "../services/ca/config.js"
 import { MonitoringConfig } from "../services/config/discovery-config.js"
 import { allKinds, apiKindOf } from "../services/config-model/kinds.js"
 import { ConfigStore } from "../services/config-store/config-store.js"
+import { SYSTEM_NAMESPACE } from "../services/constants.js"
 import { clusterz, RemoteClusters } from "../services/debug/clusterz.js"
 import { configDump } from "../services/debug/config-dump.js"
 import {
@@ -28,7 +32,8 @@ import { MeshWatcher } from "../services/mesh-config/watcher.js"
 import { Metrics } from "../services/metrics/metrics.js"
 import type { ListenAddress } from "../services/net/address.js"
 import { ServiceRegistry } from "../services/registry/registry.js"
-import { XdsServer } from "../services/xds/server.js"
+import type { DebugPage, DebugPageRequest } from "../services/xds/protocol/debug-type.js"
+import { XdsServer, type XdsServerShape } from "../services/xds/server.js"
 import { metricsResponse } from "./http/metrics-endpoint.js"
 import { serveRouter } from "./http/serve.js"
 
@@ -43,8 +48,128 @@ export interface DebugServerOptions {
   readonly metricsLocalhostOnly: boolean
 }
 
-const json = (body: unknown, status = 200) =>
-  HttpServerResponse.text(`${JSON.stringify(body, null, 2)}\n`, { status, contentType: "application/json" })
+/** A JSON page: pretty-printed, with a final newline (what HTTP and xDS callers both get). */
+const jsonPage = (body: unknown): DebugPage => ({ status: 200, body: `${JSON.stringify(body, null, 2)}\n` })
+const textPage = (status: number, text: string): DebugPage => ({ status, body: `${text}\n` })
+/** No page at this path (or not for this listener). */
+const noPage: Effect.Effect<DebugPage | undefined> = Effect.sync(() => undefined)
+
+const fromXds = <A>(f: (xds: XdsServerShape) => Effect.Effect<A>, view: (a: A) => unknown) =>
+  Effect.map(Effect.flatMap(XdsServer, f), (a) => jsonPage(view(a)))
+
+/** `proxyID` of a page's query, or the 400 page saying it is required. */
+const withProxyId = <R>(query: URLSearchParams, page: (proxyID: string) => Effect.Effect<DebugPage, never, R>) => {
+  const proxyID = query.get("proxyID") ?? ""
+  return proxyID === "" ? Effect.succeed(textPage(400, "proxyID is required")) : page(proxyID)
+}
+
+/**
+ * The debug interface, one page per path (`/debug/<path>` without its prefix): the HTTP routes
+ * and the ADS stream's debug requests (services/xds/protocol/debug-type.ts) both read it, so the
+ * two always say the same. Undefined for a path it does not serve.
+ */
+export const debugPage =
+  (adminEndpoints: boolean) =>
+  (request: DebugPageRequest): Effect.Effect<DebugPage | undefined, never, XdsServer | ConfigStore | MeshWatcher> => {
+    const { query } = request
+    switch (request.path) {
+      case "list":
+        return Effect.succeed(jsonPage(DEBUG_ENDPOINTS))
+      case "version":
+        return Effect.succeed(jsonPage(buildInfo))
+      case "adsz":
+      case "connections":
+        return fromXds((x) => x.connections, adsz)
+      case "syncz":
+        return fromXds((x) => x.connections, syncz)
+      case "configz":
+        return Effect.map(
+          Effect.flatMap(ConfigStore, (s) => s.snapshot),
+          (snapshot) => jsonPage(configz(snapshot.kinds.flatMap((kind) => snapshot.list(kind)))),
+        )
+      case "config_warnings":
+        return fromXds((x) => x.pushContext, configWarnings)
+      case "registryz":
+        return fromXds(
+          (x) => x.pushContext,
+          (push) => push.services,
+        )
+      case "endpointShardz":
+        return fromXds((x) => x.pushContext, endpointShardz)
+      case "clusterz":
+        return Effect.flatMap(Effect.serviceOption(RemoteClusters), (remote) =>
+          Option.isNone(remote)
+            ? Effect.succeed(jsonPage([]))
+            : Effect.map(remote.value.clusters, (c) => jsonPage(clusterz(c))),
+        )
+      case "config_dump":
+        return withProxyId(query, (proxyID) =>
+          Effect.gen(function* () {
+            const xds = yield* XdsServer
+            const dump = configDump(yield* xds.pushContext, yield* xds.connections, proxyID)
+            return dump === undefined ? textPage(404, `proxy not connected: ${proxyID}`) : jsonPage(dump)
+          }),
+        )
+      case "push_status":
+        return fromXds(
+          (x) => x.pushStats,
+          (stats) => stats,
+        )
+      case "pushcontext":
+        return fromXds((x) => x.pushContext, pushContextSummary)
+      case "cachez":
+        return fromXds(
+          (x) => x.cacheStats,
+          (stats) => stats,
+        )
+      case "mesh":
+        return Effect.map(
+          Effect.flatMap(MeshWatcher, (m) => m.config),
+          jsonPage,
+        )
+      case "resourcesz":
+        return Effect.succeed(
+          jsonPage(
+            allKinds().map((k) => ({ group: k.group, version: k.version, kind: apiKindOf(k), plural: k.plural })),
+          ),
+        )
+      case "force_disconnect":
+        if (!adminEndpoints) return noPage
+        return withProxyId(query, (proxyID) =>
+          Effect.map(
+            Effect.flatMap(XdsServer, (xds) => xds.disconnect(proxyID)),
+            (closed) =>
+              closed === 0
+                ? textPage(404, `proxy not connected: ${proxyID}`)
+                : jsonPage({ proxyID, disconnected: closed }),
+          ),
+        )
+      default:
+        return noPage
+    }
+  }
+
+/** Paths answered for any method; every other page only for GET (and HEAD). */
+const ANY_METHOD = new Set(["force_disconnect"])
+
+const notFound = HttpServerResponse.text("404 page not found\n", { status: 404 })
+
+/** The `/debug/*` routes over `debugPage` (ungated; see `localOnly`). */
+const debugRoute = (adminEndpoints: boolean) => {
+  const pageOf = debugPage(adminEndpoints)
+  return Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const url = new URL(request.url, "http://localhost")
+    const path = url.pathname.replace(/^\/debug\//, "")
+    if (request.method !== "GET" && request.method !== "HEAD" && !ANY_METHOD.has(path)) return notFound
+    const page = yield* pageOf({ path, query: url.searchParams })
+    if (page === undefined) return notFound
+    return HttpServerResponse.text(page.body, {
+      status: page.status,
+      ...(page.status === 200 ? { contentType: "application/json" } : {}),
+    })
+  })
+}
 
 /** Runs `handler` only for loopback callers; 403 for anyone else. */
 const localOnly = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
@@ -54,135 +179,8 @@ const localOnly = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerRes
       : Effect.succeed(HttpServerResponse.text("debug endpoints are only served to localhost\n", { status: 403 })),
   )
 
-const notFound = HttpServerResponse.text("404 page not found\n", { status: 404 })
-
-/** The `/debug/*` routes (ungated; see `localOnly`). */
-const debugRoutes = (adminEndpoints: boolean) =>
-  HttpRouter.empty.pipe(
-    HttpRouter.get("/debug/list", Effect.succeed(json(DEBUG_ENDPOINTS))),
-    HttpRouter.get(
-      "/debug/adsz",
-      Effect.map(
-        Effect.flatMap(XdsServer, (x) => x.connections),
-        (c) => json(adsz(c)),
-      ),
-    ),
-    HttpRouter.get(
-      "/debug/connections",
-      Effect.map(
-        Effect.flatMap(XdsServer, (x) => x.connections),
-        (c) => json(adsz(c)),
-      ),
-    ),
-    HttpRouter.get(
-      "/debug/syncz",
-      Effect.map(
-        Effect.flatMap(XdsServer, (x) => x.connections),
-        (c) => json(syncz(c)),
-      ),
-    ),
-    HttpRouter.get(
-      "/debug/configz",
-      Effect.gen(function* () {
-        const snapshot = yield* Effect.flatMap(ConfigStore, (s) => s.snapshot)
-        return json(configz(snapshot.kinds.flatMap((kind) => snapshot.list(kind))))
-      }),
-    ),
-    HttpRouter.get(
-      "/debug/config_warnings",
-      Effect.map(
-        Effect.flatMap(XdsServer, (x) => x.pushContext),
-        (push) => json(configWarnings(push)),
-      ),
-    ),
-    HttpRouter.get(
-      "/debug/registryz",
-      Effect.map(
-        Effect.flatMap(XdsServer, (x) => x.pushContext),
-        (push) => json(push.services),
-      ),
-    ),
-    HttpRouter.get(
-      "/debug/endpointShardz",
-      Effect.map(
-        Effect.flatMap(XdsServer, (x) => x.pushContext),
-        (push) => json(endpointShardz(push)),
-      ),
-    ),
-    HttpRouter.get(
-      "/debug/clusterz",
-      Effect.flatMap(Effect.serviceOption(RemoteClusters), (remote) =>
-        Option.isNone(remote) ? Effect.succeed(json([])) : Effect.map(remote.value.clusters, (c) => json(clusterz(c))),
-      ),
-    ),
-    HttpRouter.get(
-      "/debug/config_dump",
-      Effect.gen(function* () {
-        const xds = yield* XdsServer
-        const query = yield* HttpServerRequest.ParsedSearchParams
-        const proxyID = query.proxyID
-        if (typeof proxyID !== "string" || proxyID === "")
-          return HttpServerResponse.text("proxyID is required\n", { status: 400 })
-        const dump = configDump(yield* xds.pushContext, yield* xds.connections, proxyID)
-        return dump === undefined
-          ? HttpServerResponse.text(`proxy not connected: ${proxyID}\n`, { status: 404 })
-          : json(dump)
-      }),
-    ),
-    HttpRouter.get(
-      "/debug/push_status",
-      Effect.map(
-        Effect.flatMap(XdsServer, (x) => x.pushStats),
-        json,
-      ),
-    ),
-    HttpRouter.get(
-      "/debug/pushcontext",
-      Effect.map(
-        Effect.flatMap(XdsServer, (x) => x.pushContext),
-        (push) => json(pushContextSummary(push)),
-      ),
-    ),
-    HttpRouter.get(
-      "/debug/cachez",
-      Effect.map(
-        Effect.flatMap(XdsServer, (x) => x.cacheStats),
-        json,
-      ),
-    ),
-    HttpRouter.get(
-      "/debug/mesh",
-      Effect.map(
-        Effect.flatMap(MeshWatcher, (m) => m.config),
-        json,
-      ),
-    ),
-    HttpRouter.get(
-      "/debug/resourcesz",
-      Effect.succeed(
-        json(allKinds().map((k) => ({ group: k.group, version: k.version, kind: apiKindOf(k), plural: k.plural }))),
-      ),
-    ),
-    HttpRouter.all(
-      "/debug/force_disconnect",
-      adminEndpoints
-        ? Effect.gen(function* () {
-            const xds = yield* XdsServer
-            const query = yield* HttpServerRequest.ParsedSearchParams
-            const proxyID = query.proxyID
-            if (typeof proxyID !== "string" || proxyID === "")
-              return HttpServerResponse.text("proxyID is required\n", { status: 400 })
-            const closed = yield* xds.disconnect(proxyID)
-            return closed === 0
-              ? HttpServerResponse.text(`proxy not connected: ${proxyID}\n`, { status: 404 })
-              : json({ proxyID, disconnected: closed })
-          })
-        : Effect.succeed(notFound),
-    ),
-  )
-
-const gate = <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
-  HttpRouter.empty.pipe(HttpRouter.all("/debug/*", localOnly(router)))
+const gate = (adminEndpoints: boolean) =>
+  HttpRouter.empty.pipe(HttpRouter.all("/debug/*", localOnly(debugRoute(adminEndpoints))))
 
 export const layerWith = (options: DebugServerOptions) =>
   Layer.unwrapScoped(
@@ -206,7 +204,20 @@ export const layerWith = (options: DebugServerOptions) =>
           ok ? HttpServerResponse.text("ready\n") : HttpServerResponse.text("not ready\n", { status: 503 }),
         ),
       )
-      const debug = gate(debugRoutes(options.adminEndpoints))
+      const debug = gate(options.adminEndpoints)
+      // The same pages for debug requests on the ADS stream (xDS callers are authorized there).
+      const xds = yield* XdsServer
+      if (xds.serveDebug !== undefined) {
+        const context = yield* Effect.context<XdsServer | ConfigStore | MeshWatcher>()
+        const pageOf = debugPage(options.adminEndpoints)
+        yield* xds.serveDebug({
+          pages: (request) => Effect.provide(pageOf(request), context),
+          systemNamespace: Option.match(yield* Effect.serviceOption(CaConfig), {
+            onNone: () => SYSTEM_NAMESPACE,
+            onSome: (ca) => ca.namespace,
+          }),
+        })
+      }
       const monitoring = HttpRouter.empty.pipe(
         HttpRouter.get("/metrics", options.metricsLocalhostOnly ? localOnly(metricsResponse) : metricsResponse),
         HttpRouter.get("/version", HttpServerResponse.json(buildInfo)),

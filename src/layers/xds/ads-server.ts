@@ -21,6 +21,7 @@ import {
 import { makeResourceCache } from "../../services/xds/cache/resource-cache.js"
 import { takeGeneratorNotices } from "../../services/xds/cache/responder.js"
 import { emptyPushContextInput, type PushContextInput } from "../../services/xds/model/push-context.js"
+import type { DebugService } from "../../services/xds/protocol/debug-type.js"
 import { typeLabel } from "../../services/xds/protocol/request-limits.js"
 import { TypeUrl } from "../../services/xds/protocol/type-urls.js"
 import { openGuard, type XdsGuard } from "../../services/xds/protocol/xds-auth.js"
@@ -106,6 +107,8 @@ export const makeXdsServer = (
       sharable,
       runFork,
     })
+    /** The debug interface once it registered (`serveDebug`). */
+    let debugService: DebugService | undefined
     const env: StreamEnv = {
       proxyConnections: options.proxyConnections ?? noProxyConnections,
       current: fanout.current,
@@ -136,6 +139,7 @@ export const makeXdsServer = (
       nacks: makeNackSeries(metrics),
       metrics,
       clock: yield* Effect.clock,
+      debug: () => debugService,
     }
     const grpcService = yield* makeAdsGrpcService({
       config,
@@ -163,7 +167,7 @@ export const makeXdsServer = (
       }),
       listenerScope,
     )
-    const implementation = yield* grpcService.serve(options.plaintextGuard ?? openGuard)
+    const implementation = yield* grpcService.serve(options.plaintextGuard ?? openGuard, { plaintext: true })
     yield* Scope.extend(listener.addService(protos.ads, implementation), listenerScope)
     const port = yield* listener.start
     yield* Effect.logInfo(`ADS server listening on ${target.replace(/:\d+$/, `:${port}`)}`).pipe(withScope("ads"))
@@ -176,6 +180,16 @@ export const makeXdsServer = (
       connections: Effect.sync(() => [...fanout.connections()].map((c) => c.status())),
       cacheStats: Effect.sync(() => cache.stats()),
       pushStats: Effect.sync(fanout.stats),
+      serveDebug: (service) =>
+        Effect.acquireRelease(
+          Effect.sync(() => {
+            debugService = service
+          }),
+          () =>
+            Effect.sync(() => {
+              if (debugService === service) debugService = undefined
+            }),
+        ),
       disconnect: (proxyID) =>
         Effect.gen(function* () {
           let closed = 0

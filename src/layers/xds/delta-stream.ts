@@ -54,5 +54,12 @@ export const deltaProtocol: StreamProtocol<
   pushLine: (typeUrl, id, built) =>
     `${shortType(typeUrl).toUpperCase()}: DELTA PUSH ${id} resources:${built.sent.length} removed:${built.removed.length} size:${built.bytes}`,
   requestLine: () => undefined,
+  debugReply: (typeUrl, name, body, nonce) => ({
+    system_version_info: "",
+    type_url: typeUrl,
+    nonce,
+    removed_resources: [],
+    resources: [{ name, version: "", resource: { type_url: typeUrl, value: body } }],
+  }),
   status: deltaStatus,
 }

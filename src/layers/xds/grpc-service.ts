@@ -19,6 +19,7 @@ import { formatWindow, makeThrottledLogger } from "../../services/logging/log-th
 import { withScope } from "../../services/logging/logging.js"
 import { isHealthReport } from "../../services/registry/autoregistration/proxy-connections.js"
 import { type ProxyInfo, proxyInfo } from "../../services/xds/cache/responder.js"
+import { isDebugType } from "../../services/xds/protocol/debug-type.js"
 import type {
   DeltaDiscoveryRequest,
   DeltaDiscoveryResponse,
@@ -45,8 +46,14 @@ type Call = grpc.ServerDuplexStream<unknown, unknown>
 /** The ADS service for a listener, each stream guarded by `guard`. */
 export interface AdsGrpcServiceShape {
   readonly definition: grpc.ServiceDefinition
-  /** Handlers whose streams are ended when the calling scope closes. */
-  readonly serve: (guard: XdsGuard) => Effect.Effect<grpc.UntypedServiceImplementation, never, Scope.Scope>
+  /**
+   * Handlers whose streams are ended when the calling scope closes. `listener.plaintext` marks
+   * the plaintext listener, where debug requests need no identity (debug-type.ts).
+   */
+  readonly serve: (
+    guard: XdsGuard,
+    listener?: { readonly plaintext: boolean },
+  ) => Effect.Effect<grpc.UntypedServiceImplementation, never, Scope.Scope>
 }
 
 export class AdsGrpcService extends Context.Tag("mesh/AdsGrpcService")<AdsGrpcService, AdsGrpcServiceShape>() {}
@@ -164,7 +171,8 @@ export const makeAdsGrpcService = (deps: AdsGrpcServiceDeps): Effect.Effect<AdsG
           }
           const typeUrl = request.type_url ?? ""
           // Health reports go to the stream too: it tells ProxyConnections (WorkloadEntry health).
-          if (isKnownType(typeUrl) || isHealthReport(typeUrl)) return true
+          // Debug requests too (debug-type.ts): the stream loop answers them once.
+          if (isKnownType(typeUrl) || isHealthReport(typeUrl) || isDebugType(typeUrl)) return true
           if (!unknownTypeLogged) {
             unknownTypeLogged = true
             runFork(
@@ -214,6 +222,7 @@ export const makeAdsGrpcService = (deps: AdsGrpcServiceDeps): Effect.Effect<AdsG
       queue: { readonly coalescePerType: boolean; readonly maxPending: number },
       grant: XdsGrant,
       sizeOf: (response: Res) => number,
+      plaintext: boolean,
     ): StreamChannel<Req, Res> => {
       const writer = writerOf<Res>(call as unknown as WritableCall<Res>)
       return {
@@ -230,6 +239,13 @@ export const makeAdsGrpcService = (deps: AdsGrpcServiceDeps): Effect.Effect<AdsG
         end: () => {
           if (!call.writableEnded) call.end()
         },
+        caller: {
+          // Without XDS_AUTH the grant names nobody: a verified client certificate still does.
+          identities:
+            grant.identities.length > 0 ? grant.identities : (peerUris(call.getAuthContext().sslPeerCertificate) ?? []),
+          secure: !plaintext,
+        },
+        fail: (code, message) => Effect.sync(() => abort(call, { code: grpc.status[code], details: message })),
       }
     }
 
@@ -239,20 +255,21 @@ export const makeAdsGrpcService = (deps: AdsGrpcServiceDeps): Effect.Effect<AdsG
       protocol: StreamProtocol<Req, Res, any, any, any, any>,
       call: Call,
       guard: XdsGuard,
+      plaintext: boolean,
     ) =>
       Effect.gen(function* () {
         if (!(yield* admit(call))) return
         const grant = yield* grantOf(call, guard)
         if (grant === undefined) return
-        const sizeOf = (protocol === deltaProtocol ? deps.responseSize.delta : deps.responseSize.sotw) as (
+        const sizeOf = ((protocol as unknown) === deltaProtocol ? deps.responseSize.delta : deps.responseSize.sotw) as (
           response: Res,
         ) => number
-        yield* serveStream(protocol, env, channelOf<Req, Res>(call, protocol, grant, sizeOf))
+        yield* serveStream(protocol, env, channelOf<Req, Res>(call, protocol, grant, sizeOf, plaintext))
       }).pipe(withScope(protocol.logScope))
 
-    const handleDelta = (call: Call, guard: XdsGuard) =>
+    const handleDelta = (call: Call, guard: XdsGuard, plaintext: boolean) =>
       config.deltaXds
-        ? handle(deltaProtocol, call, guard)
+        ? handle(deltaProtocol, call, guard, plaintext)
         : Effect.sync(() =>
             call.emit("error", {
               code: grpc.status.UNIMPLEMENTED,
@@ -261,24 +278,28 @@ export const makeAdsGrpcService = (deps: AdsGrpcServiceDeps): Effect.Effect<AdsG
           )
 
     /** The service's handlers, every stream guarded by `guard`; `served` collects its streams. */
-    const implementation = (guard: XdsGuard, served: Set<Call>) => ({
+    const implementation = (guard: XdsGuard, served: Set<Call>, plaintext: boolean) => ({
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) => {
         served.add(call as Call)
         runFork(
-          handle(sotwProtocol, call as Call, guard).pipe(
+          handle(sotwProtocol, call as Call, guard, plaintext).pipe(
             Effect.ensuring(Effect.sync(() => served.delete(call as Call))),
           ),
         )
       },
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) => {
         served.add(call as Call)
-        runFork(handleDelta(call as Call, guard).pipe(Effect.ensuring(Effect.sync(() => served.delete(call as Call)))))
+        runFork(
+          handleDelta(call as Call, guard, plaintext).pipe(
+            Effect.ensuring(Effect.sync(() => served.delete(call as Call))),
+          ),
+        )
       },
     })
 
     return {
       definition: deps.definition,
-      serve: (guard) =>
+      serve: (guard, listener) =>
         Effect.map(
           Effect.acquireRelease(
             Effect.sync(() => new Set<Call>()),
@@ -288,7 +309,7 @@ export const makeAdsGrpcService = (deps: AdsGrpcServiceDeps): Effect.Effect<AdsG
             // listener's shutdown completes instead of waiting to be forced.
             (served) => endOrReset([...served], shutdownGraceMillis(config.shutdownDuration)),
           ),
-          (served) => implementation(guard, served),
+          (served) => implementation(guard, served, listener?.plaintext === true),
         ),
     }
   })

@@ -56,5 +56,12 @@ export const sotwProtocol: StreamProtocol<
         return undefined
     }
   },
+  // No version: a debug answer is no configuration, and is never acknowledged.
+  debugReply: (typeUrl, _name, body, nonce) => ({
+    version_info: "",
+    type_url: typeUrl,
+    nonce,
+    resources: [{ type_url: typeUrl, value: body }],
+  }),
   status: sotwStatus,
 }

@@ -11,11 +11,18 @@
  */
 
 import { randomUUID } from "node:crypto"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Either } from "effect"
 import { healthReportOf, isHealthReport } from "../../services/registry/autoregistration/proxy-connections.js"
 import type { NonceSource, ProxyInfo } from "../../services/xds/cache/responder.js"
 import type { PushContext } from "../../services/xds/model/push-context.js"
 import { makeNotFoundLog } from "../../services/xds/protocol/connection-status.js"
+import {
+  type DebugStatusCode,
+  debugAccess,
+  isDebugType,
+  pageStatusCode,
+  parseDebugRequest,
+} from "../../services/xds/protocol/debug-type.js"
 import { truncate, typeLabel } from "../../services/xds/protocol/request-limits.js"
 import { PUSH_ORDER, TypeUrl } from "../../services/xds/protocol/type-urls.js"
 import type { PushRequest } from "../../services/xds/push/push-request.js"
@@ -30,6 +37,13 @@ import type {
   StreamRequest,
   StreamWatch,
 } from "./stream-protocol.js"
+
+/** The fields a debug request is read from, in either protocol. */
+interface DebugRequestFields {
+  readonly response_nonce?: string
+  readonly resource_names?: ReadonlyArray<string>
+  readonly resource_names_subscribe?: ReadonlyArray<string>
+}
 
 /**
  * Runs `write` now: it says whether it wrote, and when it did, calls back once what it wrote is
@@ -176,7 +190,7 @@ export const serveStream = <
      * acknowledged versions: nothing to answer, nothing to log) is applied where it is read.
      */
     const acceptNow = (request: Req): boolean => {
-      if (proxy === undefined || isHealthReport(request.type_url)) return false
+      if (proxy === undefined || isHealthReport(request.type_url) || isDebugType(request.type_url)) return false
       const next = protocol.step(state, request)
       if (next.event._tag !== "Ack" || next.respond) return false
       state = next.state
@@ -187,8 +201,52 @@ export const serveStream = <
     /** Whether ProxyConnections was told of this stream (so it is told of its end). */
     let announced = false
 
+    /** Ends the stream after a debug request that cannot be answered, with the status saying why. */
+    const refuseDebug = (code: DebugStatusCode, message: string) =>
+      Effect.zipRight(
+        Effect.logInfo(`debug request refused (${code}) on connection ${id}: ${message}`),
+        Effect.suspend(() => {
+          refused = true
+          return channel.fail(code, message)
+        }),
+      )
+
+    /**
+     * A debug request (debug-type.ts): answered once with its page, apart from the stream's
+     * xDS state. A stream that only asks debug pages is never registered, so it is no proxy:
+     * not pushed to, not in syncz, not counted. Its ACKs are ignored.
+     */
+    const answerDebug = (request: Req & DebugRequestFields) =>
+      Effect.gen(function* () {
+        if ((request.response_nonce ?? "") !== "") return
+        const typeUrl = request.type_url ?? ""
+        const names = request.resource_names ?? request.resource_names_subscribe ?? []
+        const service = env.debug()
+        if (service === undefined) return yield* refuseDebug("UNAVAILABLE", "this server serves no debug interface")
+        const access = debugAccess(channel.caller, service.systemNamespace)
+        if (Either.isLeft(access)) return yield* refuseDebug(access.left.code, access.left.message)
+        const asked = parseDebugRequest(typeUrl, names)
+        if (Either.isLeft(asked)) return yield* refuseDebug("INVALID_ARGUMENT", asked.left)
+        const path = `/debug/${asked.right.path}`
+        const page = yield* service.pages(asked.right)
+        if (page === undefined)
+          return yield* refuseDebug(
+            "NOT_FOUND",
+            `unknown debug path ${path} (${typeUrl.split("/")[0]}/debug/list names them)`,
+          )
+        if (page.status !== 200) return yield* refuseDebug(pageStatusCode(page.status), `${path}: ${page.body.trim()}`)
+        const reply = protocol.debugReply(typeUrl, names[0] ?? asked.right.path, Buffer.from(page.body), randomUUID())
+        yield* writtenNow((written) => {
+          channel.write(reply, written)
+          return true
+        })
+        yield* Effect.logDebug(`debug request ${path} answered on connection ${id}`)
+      })
+
     const handle = (request: Req) =>
       Effect.gen(function* () {
+        // One prefix check keeps debug requests off the xDS path below.
+        if (isDebugType(request.type_url)) return yield* answerDebug(request as Req & DebugRequestFields)
         if (proxy === undefined) {
           proxy = inbox.proxy()
           if (!(yield* channel.authorize(proxy))) {

@@ -9,6 +9,7 @@ import type { ResourceCache } from "../../services/xds/cache/resource-cache.js"
 import type { NonceSource, ProxyInfo } from "../../services/xds/cache/responder.js"
 import type { PushContext } from "../../services/xds/model/push-context.js"
 import type { NotFoundByType } from "../../services/xds/protocol/connection-status.js"
+import type { DebugCaller, DebugService, DebugStatusCode } from "../../services/xds/protocol/debug-type.js"
 import type { Status } from "../../services/xds/protocol/messages.js"
 import type { WatchedHosts } from "../../services/xds/push/watched-hosts.js"
 import type { ConnectionStatus } from "../../services/xds/server.js"
@@ -103,6 +104,8 @@ export interface StreamProtocol<
   readonly pushLine: (typeUrl: string, id: string, built: Built) => string
   /** The debug line of a request, if its protocol logs one. */
   readonly requestLine: (event: Event, typeUrl: string, id: string, request: Req) => string | undefined
+  /** The one-shot answer to a debug request: one resource, `body` as an Any of `typeUrl`. */
+  readonly debugReply: (typeUrl: string, name: string, body: Uint8Array, nonce: string) => Res
   readonly status: (
     id: string,
     peer: string,
@@ -135,6 +138,8 @@ export interface StreamEnv {
   readonly metrics: Pick<XdsMetrics, "sendTime" | "pushes" | "convergence" | "expiredNonce">
   /** Pushes run as plain calls (write callbacks, no fibers): they read the clock directly. */
   readonly clock: Clock.Clock
+  /** What answers debug requests (debug-type.ts); undefined while no debug interface serves. */
+  readonly debug: () => DebugService | undefined
 }
 
 /** A stream's inbox; `proxy` is the proxy its first request named (set once it is taken). */
@@ -154,4 +159,8 @@ export interface StreamChannel<Req, Res> {
   readonly authorize: (proxy: ProxyInfo) => Effect.Effect<boolean>
   /** Ends the stream, unless it ended already. */
   readonly end: () => void
+  /** Who opened the stream, for debug requests. */
+  readonly caller: DebugCaller
+  /** Ends the stream with a gRPC status (a refused or failed debug request). */
+  readonly fail: (code: DebugStatusCode, message: string) => Effect.Effect<void>
 }

@@ -1,24 +1,38 @@
 /**
- * How meshctl reaches the control plane (mesh-discovery) for `proxy-status`, `version` and
- * `admin log`. Load it lazily: the orchestrator path brings in the orchestrator client.
+ * How meshctl reaches the control plane (mesh-discovery). Load it lazily: the orchestrator path
+ * brings in the orchestrator client.
  *
- * Choice (spec part 3 §5 rule 2): the reference asks over xDS (a debug type URL on the ADS
- * stream). Here the control plane is asked over HTTP instead: its monitoring listener (15014)
- * serves `/debug/syncz` and `/version`, its introspection listener (ControlZ, 9876) the log
- * scopes. Those endpoints already exist and answer the same questions, so no xDS debug
- * generator was added to the server. Consequences:
- *   - `--xds-address host:port` names the control plane's monitoring listener directly;
- *   - without it, the pods labelled `--xds-label` (default `app=meshd`) in `-i` are found
- *     through the orchestrator and asked at their pod IP, on the container port named
- *     `http-monitoring` when the pod declares one, else 15014;
- *   - `--plaintext` is what is used; `--cert-dir`, `--authority` and `--insecure` are
- *     accepted for compatibility and have no effect (the monitoring listener has no TLS);
- *   - the server serves `/debug/*` and ControlZ changes to loopback callers only, so from
- *     outside the pod this works through a port-forward or on the control plane's host.
+ * `proxy-status`, `x internal-debug` and `version` (remote) ask over xDS, as the reference does
+ * (spec part 3 §5 rule 2): `debugTargets` gives one target per control-plane instance, and each
+ * question is one ADS stream with the type URL `mesh.io/debug/<path>`, answered with the body of
+ * the server's debug page `/debug/<path>` (control-plane-xds.ts; the server side is
+ * services/xds/protocol/debug-type.ts). The rule for where:
+ *   - `--xds-address host:port` is the control plane's xDS address: TLS (15012) by default,
+ *     plain HTTP/2 gRPC with `--plaintext` (the 15010 listener);
+ *   - `--xds-address http://host:port` keeps the older HTTP way: the debug pages of the
+ *     monitoring listener (15014) at that address, which serves them to loopback callers only
+ *     (so through a port-forward or on the control plane's host);
+ *   - without it, the pods labelled `--xds-label` (default `app=meshd`) in `-i` are found through
+ *     the orchestrator and dialled at their pod IP, on `--xds-port` (15012; 15010 is usual with
+ *     `--plaintext`) — or, when the pod declares it, on its container port named `tls-xds`
+ *     (`grpc-xds` with `--plaintext`), where that listener really is.
+ * Over TLS the server certificate must chain to `<--cert-dir>/root-cert.pem` (else, on the pod
+ * path, to the mesh root the orchestrator distributes in the `mesh-ca-root-cert` ConfigMap of
+ * `-i`; else the system roots) and carry `--authority` (default `meshd.<-i>.svc`, `meshd-<rev>`
+ * with a revision); `--insecure` skips both checks. The caller is authenticated by the client
+ * certificate of `--cert-dir` (`cert-chain.pem` and `key.pem`) when it holds one, else by a token
+ * of the `default` service account of `-i` from the orchestrator's TokenRequest, for the
+ * audience the control plane accepts by default (`mesh-ca`). The server gives debug pages over
+ * TLS only to identities of its own namespace, and on the plaintext listener to anyone.
+ *
+ * `admin log` asks the introspection listener (ControlZ, 9876) over HTTP and `remote-clusters` the
+ * monitoring listener (`controlPlaneTargets`, `controlPlaneFetch`): those stay HTTP.
  */
 import { readFileSync } from "node:fs"
 import { Data, Duration, Effect, type Scope } from "effect"
-import type { OrchPod } from "../../services/orchestrator/objects.js"
+import { DEFAULT_TOKEN_AUDIENCE } from "../../services/ca/jwt.js"
+import { ROOT_CERT_CONFIGMAP, ROOT_CERT_KEY } from "../../services/ca/root-cert-configmap.js"
+import type { OrchConfigMap, OrchPod } from "../../services/orchestrator/objects.js"
 import { Resources } from "../../services/orchestrator/resources.js"
 import type { GlobalOptions } from "./global-options.js"
 import { orchestratorClient } from "./orchestrator-access.js"
@@ -169,3 +183,156 @@ export const controlPlaneJson = <A>(
       catch: () => new ControlPlaneUnavailable({ message: `${url}: the answer is not JSON` }),
     }),
   )
+
+/** The spec's xDS flags (`--plaintext`, `--cert-dir`, `--authority`, `--insecure`, `--xds-port`). */
+export interface XdsFlags {
+  readonly plaintext: boolean
+  readonly certDir: string
+  readonly authority: string
+  readonly insecure: boolean
+  readonly xdsPort: number
+  readonly revision: string
+  readonly timeout: Duration.Duration
+}
+
+/** One control-plane instance to ask debug pages of. */
+export interface DebugTarget {
+  /** For tables: the pod's name, or the address given. */
+  readonly name: string
+  /** The body of the debug page `path` (`syncz`, `config_dump?proxyID=...`, `version`). */
+  readonly ask: (path: string) => Effect.Effect<string, ControlPlaneUnavailable>
+}
+
+/** Like `DebugTarget.ask`, parsed as JSON. */
+export const askJson = <A>(target: DebugTarget, path: string): Effect.Effect<A, ControlPlaneUnavailable> =>
+  Effect.flatMap(target.ask(path), (text) =>
+    Effect.try({
+      try: () => JSON.parse(text) as A,
+      catch: () =>
+        new ControlPlaneUnavailable({ message: `${target.name}, debug page ${path}: the answer is not JSON` }),
+    }),
+  )
+
+/** The container port names of the control plane's xDS listeners (TLS, plaintext). */
+export const XDS_PORT_NAMES = { tls: "tls-xds", plaintext: "grpc-xds" } as const
+
+/** The port to dial a pod at: its declared xDS container port, else `--xds-port`. */
+export const podXdsPort = (pod: OrchPod, flags: Pick<XdsFlags, "plaintext" | "xdsPort">): number =>
+  pod.spec?.containers
+    ?.flatMap((c) => c.ports ?? [])
+    .find((p) => p.name === (flags.plaintext ? XDS_PORT_NAMES.plaintext : XDS_PORT_NAMES.tls))?.containerPort ??
+  flags.xdsPort
+
+/** The name the control plane's serving certificate carries: `--authority`, else `meshd[-<rev>].<ns>.svc`. */
+export const expectedServerName = (flags: Pick<XdsFlags, "authority" | "revision">, namespace: string): string =>
+  flags.authority !== ""
+    ? flags.authority
+    : `meshd${flags.revision !== "" && flags.revision !== "default" ? `-${flags.revision}` : ""}.${namespace}.svc`
+
+const readIfPresent = (path: string): string | undefined => {
+  try {
+    return readFileSync(path, "utf8")
+  } catch {
+    return undefined
+  }
+}
+
+/** What `--cert-dir` holds: the roots, and the client certificate when both its files are there. */
+export const certDirMaterial = (
+  certDir: string,
+): { readonly rootPem?: string; readonly clientCert?: { readonly certPem: string; readonly keyPem: string } } => {
+  if (certDir === "") return {}
+  const rootPem = readIfPresent(`${certDir}/root-cert.pem`)
+  const certPem = readIfPresent(`${certDir}/cert-chain.pem`)
+  const keyPem = readIfPresent(`${certDir}/key.pem`)
+  return {
+    ...(rootPem !== undefined ? { rootPem } : {}),
+    ...(certPem !== undefined && keyPem !== undefined ? { clientCert: { certPem, keyPem } } : {}),
+  }
+}
+
+/** The default service account's token of `namespace`, for the control plane's audience; undefined if none. */
+const serviceAccountToken = (global: GlobalOptions) =>
+  Effect.gen(function* () {
+    const client = yield* orchestratorClient(global)
+    const answer = yield* client.request<{ status?: { token?: string } }>({
+      method: "POST",
+      path: `/api/v1/namespaces/${encodeURIComponent(global.meshNamespace)}/serviceaccounts/default/token`,
+      body: {
+        apiVersion: "authentication.k8s.io/v1",
+        kind: "TokenRequest",
+        spec: { audiences: [DEFAULT_TOKEN_AUDIENCE], expirationSeconds: 600 },
+      },
+    })
+    const token = answer.status?.token ?? ""
+    return token === "" ? undefined : token
+  }).pipe(Effect.orElseSucceed(() => undefined))
+
+/** The mesh root the orchestrator distributes in `namespace`; undefined if none. */
+const distributedRoot = (global: GlobalOptions) =>
+  Effect.gen(function* () {
+    const client = yield* orchestratorClient(global)
+    const map = yield* client.get<OrchConfigMap>(Resources.configMaps, global.meshNamespace, ROOT_CERT_CONFIGMAP)
+    const pem = map?.data?.[ROOT_CERT_KEY] ?? ""
+    return pem === "" ? undefined : pem
+  }).pipe(Effect.orElseSucceed(() => undefined))
+
+/** The control-plane instances to ask debug pages of, reached as the header comment says. */
+export const debugTargets = (
+  selection: ControlPlaneSelection,
+  flags: XdsFlags,
+): Effect.Effect<ReadonlyArray<DebugTarget>, ControlPlaneUnavailable, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { global } = selection
+    if (/^https?:\/\//.test(selection.xdsAddress)) {
+      const address = selection.xdsAddress.replace(/^https?:\/\//, "").replace(/\/+$/, "")
+      if (splitHostPort(address) === undefined)
+        return yield* new ControlPlaneUnavailable({
+          message: `--xds-address ${selection.xdsAddress}: expected http://host:port`,
+        })
+      const base = selection.xdsAddress.replace(/\/+$/, "")
+      return [{ name: address, ask: (path: string) => controlPlaneFetch(`${base}/debug/${path}`, flags.timeout) }]
+    }
+    const addresses: ReadonlyArray<{ readonly name: string; readonly address: string }> =
+      selection.xdsAddress !== ""
+        ? splitHostPort(selection.xdsAddress) === undefined
+          ? yield* new ControlPlaneUnavailable({
+              message: `--xds-address ${selection.xdsAddress}: expected host:port (or http://host:port for the monitoring listener)`,
+            })
+          : [{ name: selection.xdsAddress, address: selection.xdsAddress }]
+        : (yield* controlPlanePods(selection)).map((p) => ({
+            name: p.metadata.name ?? p.ip,
+            address: `${p.ip.includes(":") ? `[${p.ip}]` : p.ip}:${podXdsPort(p, flags)}`,
+          }))
+    const material = certDirMaterial(flags.certDir)
+    const onPods = selection.xdsAddress === ""
+    // Asked once, and only when TLS needs them.
+    const token = yield* Effect.cached(Effect.scoped(serviceAccountToken(global)))
+    const root = yield* Effect.cached(onPods ? Effect.scoped(distributedRoot(global)) : Effect.sync(() => undefined))
+    const xds = yield* Effect.promise(() => import("./control-plane-xds.js"))
+    return addresses.map(({ name, address }) => ({
+      name,
+      ask: (path: string) =>
+        Effect.gen(function* () {
+          const secure = !flags.plaintext
+          const rootPem = secure && !flags.insecure ? (material.rootPem ?? (yield* root)) : undefined
+          const bearer = secure && material.clientCert === undefined ? yield* token : undefined
+          return yield* xds
+            .askDebugOverXds(
+              {
+                address,
+                plaintext: flags.plaintext,
+                ...(rootPem !== undefined ? { rootPem } : {}),
+                ...(secure && material.clientCert !== undefined ? { clientCert: material.clientCert } : {}),
+                serverName: expectedServerName(flags, global.meshNamespace),
+                insecure: flags.insecure,
+                ...(bearer !== undefined ? { token: bearer } : {}),
+                namespace: global.meshNamespace,
+                timeout: flags.timeout,
+              },
+              path,
+            )
+            .pipe(Effect.mapError((message) => new ControlPlaneUnavailable({ message })))
+        }),
+    }))
+  })

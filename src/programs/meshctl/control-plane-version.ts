@@ -1,16 +1,16 @@
 /**
  * The remote half of `meshctl version` (loaded lazily): every control-plane instance's build
- * (`/version` on its monitoring listener) and the versions its connected proxies announced
- * (MESH_VERSION in their node metadata, as `/debug/syncz` reports it).
+ * (its debug page `version`) and the versions its connected proxies announced (MESH_VERSION in
+ * their node metadata, as the page `syncz` reports it), asked as control-plane-access.ts says.
  */
-import { Duration, Effect } from "effect"
+import { Effect } from "effect"
 import type { BuildInfo } from "../../services/build-info.js"
 import {
+  askJson,
   type ControlPlaneSelection,
   type ControlPlaneUnavailable,
-  controlPlaneJson,
-  controlPlaneTargets,
-  httpBase,
+  debugTargets,
+  type XdsFlags,
 } from "./control-plane-access.js"
 import type { SyncRow } from "./proxy-status-table.js"
 
@@ -22,19 +22,17 @@ export interface RemoteVersions {
 
 export const remoteVersions = (
   selection: ControlPlaneSelection,
-  timeout: Duration.Duration = Duration.seconds(30),
+  flags: XdsFlags,
 ): Effect.Effect<RemoteVersions, ControlPlaneUnavailable> =>
   Effect.gen(function* () {
-    const targets = yield* controlPlaneTargets(selection)
+    const targets = yield* debugTargets(selection, flags)
     const answers = yield* Effect.forEach(
       targets,
-      (target) => {
-        const base = httpBase(target.host, target.monitoringPort)
-        return Effect.all({
-          info: controlPlaneJson<BuildInfo>(`${base}/version`, timeout),
-          rows: controlPlaneJson<ReadonlyArray<SyncRow>>(`${base}/debug/syncz`, timeout),
-        }).pipe(Effect.map(({ info, rows }) => ({ name: target.name, info, rows })))
-      },
+      (target) =>
+        Effect.all({
+          info: askJson<BuildInfo>(target, "version"),
+          rows: askJson<ReadonlyArray<SyncRow>>(target, "syncz"),
+        }).pipe(Effect.map(({ info, rows }) => ({ name: target.name, info, rows }))),
       { concurrency: "unbounded" },
     )
     const dataPlane: Array<{ id: string; version: string }> = []

@@ -1,11 +1,10 @@
 /**
  * What `meshctl x internal-debug` does once its flags are read (loaded lazily): ask one
- * control-plane instance (or every one with `--all`) for `/debug/<type>` on the same HTTP debug
- * interface proxy-status uses (see control-plane-access.ts for why HTTP rather than xDS), and
- * print the answer, JSON re-indented.
+ * control-plane instance (or every one with `--all`) for the debug page `<type>` over xDS, as
+ * proxy-status does (control-plane-access.ts), and print the answer, JSON re-indented.
  */
 import { Console, Effect } from "effect"
-import { controlPlaneFetch, controlPlaneTargets, httpBase } from "./control-plane-access.js"
+import { debugTargets } from "./control-plane-access.js"
 import { controlPlaneSelector } from "./control-plane-selector.js"
 import type { InternalDebugArgs } from "./internal-debug-command.js"
 
@@ -22,19 +21,18 @@ const pretty = (text: string): string => {
 
 export const runInternalDebug = (args: InternalDebugArgs) =>
   Effect.gen(function* () {
-    const targets = yield* controlPlaneTargets({
-      global: args.global,
-      xdsAddress: args.xdsAddress,
-      label: controlPlaneSelector(args.xdsLabel, args.revision),
-    })
+    const targets = yield* debugTargets(
+      { global: args.global, xdsAddress: args.xdsAddress, label: controlPlaneSelector(args.xdsLabel, args.revision) },
+      args,
+    )
     const asked = args.all ? targets : targets.slice(0, 1)
     const answers = yield* Effect.forEach(
       asked,
       (target) =>
-        Effect.map(
-          controlPlaneFetch(`${httpBase(target.host, target.monitoringPort)}${debugPath(args.type)}`, args.timeout),
-          (text) => ({ name: target.name, text: pretty(text) }),
-        ),
+        Effect.map(target.ask(debugPath(args.type).slice("/debug/".length)), (text) => ({
+          name: target.name,
+          text: pretty(text),
+        })),
       { concurrency: "unbounded" },
     )
     for (const answer of answers) yield* Console.log(asked.length > 1 ? `${answer.name}:\n${answer.text}` : answer.text)

@@ -1,7 +1,7 @@
 /**
  * What `meshctl proxy-status` does once its flags are read (loaded lazily): ask every
- * control-plane instance for its sync status (`/debug/syncz`, see control-plane-access.ts for
- * why over HTTP), and print one row per connected proxy, or the JSON of the same. With a proxy
+ * control-plane instance for its sync status (the debug page `syncz`, asked over xDS as
+ * control-plane-access.ts describes), and print one row per connected proxy, or the JSON of the same. With a proxy
  * named and table output, the reference's per-proxy mode instead: what the control plane would
  * send it (`/debug/config_dump?proxyID=`) against what it holds (its admin `/config_dump` at the
  * pod IP, or `--file`), per type, with a unified diff where they differ. `-o json` with a name
@@ -11,14 +11,7 @@ import { readFileSync } from "node:fs"
 import { Console, Effect, Either } from "effect"
 import { type ConfigDump, parseConfigDump } from "../../services/proxy-config/dump.js"
 import { compareDumps, comparisonReport } from "../../services/proxy-config/sync-diff.js"
-import {
-  type ControlPlaneTarget,
-  ControlPlaneUnavailable,
-  controlPlaneFetch,
-  controlPlaneJson,
-  controlPlaneTargets,
-  httpBase,
-} from "./control-plane-access.js"
+import { askJson, ControlPlaneUnavailable, type DebugTarget, debugTargets } from "./control-plane-access.js"
 import { controlPlaneSelector } from "./control-plane-selector.js"
 import type { ProxyStatusArgs } from "./proxy-status-command.js"
 import { matchesProxy, type ProxyStatus, proxyStatuses, proxyStatusTable, type SyncRow } from "./proxy-status-table.js"
@@ -46,10 +39,10 @@ const proxyDump = (args: ProxyStatusArgs, status: ProxyStatus) => {
   )
 }
 
-const compareWithControlPlane = (args: ProxyStatusArgs, status: ProxyStatus, target: ControlPlaneTarget) =>
+const compareWithControlPlane = (args: ProxyStatusArgs, status: ProxyStatus, target: DebugTarget) =>
   Effect.gen(function* () {
-    const url = `${httpBase(target.host, target.monitoringPort)}/debug/config_dump?proxyID=${encodeURIComponent(status.proxy)}`
-    const sent = yield* parsed(url, yield* controlPlaneFetch(url, args.timeout))
+    const page = `config_dump?proxyID=${encodeURIComponent(status.proxy)}`
+    const sent = yield* parsed(`${target.name} ${page}`, yield* target.ask(page))
     const held = yield* proxyDump(args, status)
     return comparisonReport(compareDumps(sent, held))
   })
@@ -58,21 +51,14 @@ export const runProxyStatus = (args: ProxyStatusArgs) =>
   Effect.gen(function* () {
     if (args.file !== "" && args.proxy === "")
       return yield* new ControlPlaneUnavailable({ message: "--file needs a proxy name to compare the dump with" })
-    const targets = yield* controlPlaneTargets({
-      global: args.global,
-      xdsAddress: args.xdsAddress,
-      label: controlPlaneSelector(args.xdsLabel, args.revision),
-    })
+    const targets = yield* debugTargets(
+      { global: args.global, xdsAddress: args.xdsAddress, label: controlPlaneSelector(args.xdsLabel, args.revision) },
+      args,
+    )
     const perControlPlane = yield* Effect.forEach(
       targets,
       (target) =>
-        Effect.map(
-          controlPlaneJson<ReadonlyArray<SyncRow>>(
-            `${httpBase(target.host, target.monitoringPort)}/debug/syncz`,
-            args.timeout,
-          ),
-          (rows) => ({ meshd: target.name, rows }),
-        ),
+        Effect.map(askJson<ReadonlyArray<SyncRow>>(target, "syncz"), (rows) => ({ meshd: target.name, rows })),
       { concurrency: "unbounded" },
     )
     let statuses = proxyStatuses(perControlPlane)

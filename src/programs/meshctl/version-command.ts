@@ -10,7 +10,8 @@ import { type BuildInfo, buildInfo } from "../../services/build-info.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { boolFlag, textFlag } from "../shared/options.js"
 import { formatVersion, makeVersionCommand, versionDocument } from "../shared/version-command.js"
-import { controlPlaneOptions, DEFAULT_CONTROL_PLANE_LABEL } from "./control-plane-options.js"
+import type { XdsFlags } from "./control-plane-access.js"
+import { controlPlaneOptions, DEFAULT_CONTROL_PLANE_LABEL, DEFAULT_XDS_PORT } from "./control-plane-options.js"
 import { controlPlaneSelector } from "./control-plane-selector.js"
 import { type GlobalOptions, globalOptions } from "./global-options.js"
 
@@ -19,13 +20,11 @@ const remoteFlag = boolFlag("remote", true).pipe(
 )
 
 /** What the printer needs; plain `version` has no xDS flags, so their defaults stand in. */
-interface Extra {
+interface Extra extends XdsFlags {
   readonly remote: boolean
-  readonly revision: string
   readonly global: GlobalOptions
   readonly xdsAddress: string
   readonly xdsLabel: string
-  readonly timeout: Duration.Duration
 }
 
 const printVersion = (short: boolean, output: Option.Option<"yaml" | "json">, extra: Extra) =>
@@ -38,7 +37,7 @@ const printVersion = (short: boolean, output: Option.Option<"yaml" | "json">, ex
         xdsAddress: extra.xdsAddress,
         label: controlPlaneSelector(extra.xdsLabel, extra.revision),
       },
-      extra.timeout,
+      extra,
     ).pipe(Effect.either)
     if (remote._tag === "Left") {
       yield* Console.log(
@@ -89,6 +88,11 @@ export const versionCommand = (logging: Options.Options<LogSettings>) =>
         xdsAddress: "",
         xdsLabel: DEFAULT_CONTROL_PLANE_LABEL,
         timeout: Duration.seconds(30),
+        plaintext: false,
+        certDir: "",
+        authority: "",
+        insecure: false,
+        xdsPort: DEFAULT_XDS_PORT,
       }),
   )
 

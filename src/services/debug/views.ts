@@ -11,6 +11,7 @@ import type { ConnectionStatus } from "../xds/server.js"
 /** The endpoints `/debug/list` names, with what each shows. */
 export const DEBUG_ENDPOINTS: ReadonlyArray<{ readonly name: string; readonly help: string }> = [
   { name: "/debug/list", help: "This list" },
+  { name: "/debug/version", help: "The server's build (as /version on the monitoring listener)" },
   { name: "/debug/adsz", help: "Connected xDS clients and their watches" },
   { name: "/debug/connections", help: "Connected xDS clients (same as adsz)" },
   {

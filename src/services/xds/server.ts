@@ -3,7 +3,7 @@
  * builds PushContexts, and pushes to every connected client (SotW and delta).
  */
 
-import { Context, Data, Duration, type Effect } from "effect"
+import { Context, Data, Duration, type Effect, type Scope } from "effect"
 import { type CacheOptions, type CacheStats, defaultCacheOptions } from "./cache/resource-cache.js"
 import type { ProxyInfo } from "./cache/responder.js"
 import {
@@ -12,6 +12,7 @@ import {
   type PushContextInput,
   type PushContextOptions,
 } from "./model/push-context.js"
+import type { DebugService } from "./protocol/debug-type.js"
 import { type DebounceOptions, defaultDebounceOptions } from "./push/debounce.js"
 
 export interface XdsServerConfig {
@@ -105,6 +106,11 @@ export interface XdsServerShape {
   readonly pushStats: Effect.Effect<PushStats>
   /** Ends the streams of a proxy (node id or connection id) gracefully; how many were ended. */
   readonly disconnect: (proxyID: string) => Effect.Effect<number>
+  /**
+   * Answers debug requests on the ADS streams from `service` until the scope closes (the debug
+   * interface registers itself; without it they are refused as unavailable).
+   */
+  readonly serveDebug?: (service: DebugService) => Effect.Effect<void, never, Scope.Scope>
 }
 
 export class XdsServer extends Context.Tag("mesh/XdsServer")<XdsServer, XdsServerShape>() {}

@@ -13,6 +13,7 @@ import type { StreamEnv, StreamEvent, StreamProtocol } from "../../../src/layers
 import { noProxyConnections } from "../../../src/services/registry/autoregistration/proxy-connections.js"
 import type { ProxyInfo } from "../../../src/services/xds/cache/responder.js"
 import type { PushContext } from "../../../src/services/xds/model/push-context.js"
+import type { DebugCaller } from "../../../src/services/xds/protocol/debug-type.js"
 import { TypeUrl } from "../../../src/services/xds/protocol/type-urls.js"
 import { makePushDispatcher } from "../../../src/services/xds/push/push-dispatcher.js"
 import { makePushRequest } from "../../../src/services/xds/push/push-request.js"
@@ -22,10 +23,13 @@ interface Req {
   readonly type_url: string
   /** The nonce of the response it acknowledges; absent = a new watch. */
   readonly response_nonce?: string
+  readonly resource_names?: ReadonlyArray<string>
 }
 interface Res {
   readonly typeUrl: string
   readonly nonce: string
+  /** A debug answer's body. */
+  readonly body?: string
 }
 interface Watch {
   readonly typeUrl: string
@@ -69,6 +73,7 @@ const fakeProtocol: StreamProtocol<Req, Res, State, Watch, StreamEvent, Built> =
   sent: (state, watch, built) => withWatch(state, { ...watch, nonceSent: built.response.nonce }),
   pushLine: () => "",
   requestLine: () => undefined,
+  debugReply: (typeUrl, _name, body, nonce) => ({ typeUrl, nonce, body: Buffer.from(body).toString() }),
   status: (id, peer, proxy, connectedAt) => ({
     id,
     peer,
@@ -83,9 +88,10 @@ const fakeProtocol: StreamProtocol<Req, Res, State, Watch, StreamEvent, Built> =
 const proxy: ProxyInfo = { id: "sidecar~10.0.0.1~a.default~default.svc.cluster.local", generator: "grpc", metadata: {} }
 
 /** An in-memory stream: the test sends its requests and takes its writes, each write held until released. */
-const fakeStream = (id: string) => {
+const fakeStream = (id: string, caller: DebugCaller = { identities: [], secure: false }) => {
   const call = Object.assign(new EventEmitter(), { pause: () => {}, resume: () => {} })
   const writes: Array<{ readonly response: Res; readonly written: () => void }> = []
+  const failures: Array<string> = []
   let ended = false
   let opened = false
   return {
@@ -93,6 +99,7 @@ const fakeStream = (id: string) => {
     writes,
     ended: () => ended,
     opened: () => opened,
+    failures,
     send: (request: Req) => call.emit("data", request),
     close: () => call.emit("end"),
     channel: {
@@ -111,6 +118,8 @@ const fakeStream = (id: string) => {
       end: () => {
         ended = true
       },
+      caller,
+      fail: (code: string, message: string) => Effect.sync(() => failures.push(`${code}: ${message}`)),
     },
   }
 }
@@ -144,6 +153,17 @@ const makeEnv = (throttle: number) =>
       nacks: { record: () => Effect.void, forget: () => {} },
       metrics: { sendTime: noop, pushes: noop, convergence: noop, expiredNonce: noop } as never,
       clock: yield* Effect.clock,
+      debug: () => ({
+        systemNamespace: "mesh-system",
+        pages: (request) =>
+          Effect.succeed(
+            request.path === "syncz"
+              ? { status: 200, body: `[${JSON.stringify([...registered.keys()])}]` }
+              : request.path === "config_dump"
+                ? { status: 404, body: `proxy not connected: ${request.query.get("proxyID")}\n` }
+                : undefined,
+          ),
+      }),
     }
     return { env, registered, dispatcher }
   })
@@ -208,6 +228,71 @@ describe("ADS stream loop", () => {
       expect([...registered.keys()]).toEqual(["b"])
       yield* until(() => b.writes.length === 2)
       expect(dispatcher.pending()).toBe(0)
+    }),
+  )
+
+  it.effect("answers a debug request once without registering the stream, and ignores its ACK", () =>
+    Effect.gen(function* () {
+      const { env, registered } = yield* makeEnv(1)
+      const stream = fakeStream("meshctl")
+      const fiber = yield* Effect.fork(serveStream(fakeProtocol, env, stream.channel))
+      yield* until(stream.opened)
+      stream.send({ type_url: "mesh.io/debug/syncz" })
+      yield* until(() => stream.writes.length === 1)
+      const answer = stream.writes[0]!
+      expect(answer.response).toMatchObject({ typeUrl: "mesh.io/debug/syncz", body: "[[]]" })
+      answer.written()
+      stream.send({ type_url: "mesh.io/debug/syncz", response_nonce: answer.response.nonce })
+      yield* Effect.repeatN(Effect.yieldNow(), 20)
+      expect(stream.writes).toHaveLength(1)
+      expect(registered.size).toBe(0)
+      // A proxy on its own stream is registered as before, and the debug page does not list meshctl.
+      const proxyStream = fakeStream("proxy")
+      const proxyFiber = yield* Effect.fork(serveStream(fakeProtocol, env, proxyStream.channel))
+      yield* until(proxyStream.opened)
+      proxyStream.send({ type_url: TypeUrl.Cluster })
+      yield* until(() => proxyStream.writes.length === 1)
+      expect([...registered.keys()]).toEqual(["proxy"])
+      stream.send({ type_url: "istio.io/debug", resource_names: ["syncz"] })
+      yield* until(() => stream.writes.length === 2)
+      expect(stream.writes[1]!.response.body).toBe('[["proxy"]]')
+      for (const w of [...stream.writes, ...proxyStream.writes]) w.written()
+      stream.close()
+      proxyStream.close()
+      yield* Fiber.join(fiber)
+      yield* Fiber.join(proxyFiber)
+    }),
+  )
+
+  it.effect("ends a debug stream with a status: unknown path, failed page, refused caller", () =>
+    Effect.gen(function* () {
+      const { env } = yield* makeEnv(1)
+      const ask = (caller: DebugCaller, request: Req) =>
+        Effect.gen(function* () {
+          const stream = fakeStream("meshctl", caller)
+          const fiber = yield* Effect.fork(serveStream(fakeProtocol, env, stream.channel))
+          yield* until(stream.opened)
+          stream.send(request)
+          yield* Fiber.join(fiber)
+          expect(stream.writes).toHaveLength(0)
+          return stream.failures
+        })
+      expect(yield* ask({ identities: [], secure: false }, { type_url: "mesh.io/debug/nope" })).toEqual([
+        "NOT_FOUND: unknown debug path /debug/nope (mesh.io/debug/list names them)",
+      ])
+      expect(
+        yield* ask({ identities: [], secure: false }, { type_url: "mesh.io/debug/config_dump?proxyID=x" }),
+      ).toEqual(["NOT_FOUND: /debug/config_dump: proxy not connected: x"])
+      const [refused] = yield* ask(
+        { identities: ["spiffe://cluster.local/ns/default/sa/app"], secure: true },
+        { type_url: "mesh.io/debug/syncz" },
+      )
+      expect(refused).toMatch(
+        /^PERMISSION_DENIED: debug information is only given to identities of namespace mesh-system/,
+      )
+      expect(yield* ask({ identities: [], secure: true }, { type_url: "mesh.io/debug/syncz" })).toEqual([
+        expect.stringMatching(/^UNAUTHENTICATED: /),
+      ])
     }),
   )
 })

@@ -2,7 +2,8 @@
  * A control plane for meshctl's process tests: a built `mesh-discovery` on ephemeral loopback
  * ports, real ADS clients (the agent's client, which ACKs every response) connected to it, and
  * a fake orchestrator whose `app=meshd` pod in mesh-system points at it (pod IP 127.0.0.1, the
- * monitoring port declared as the `http-monitoring` container port).
+ * monitoring, plaintext and TLS xDS ports declared as the `http-monitoring`, `grpc-xds` and
+ * `tls-xds` container ports). The daemon runs in `dir`, so its self-signed CA is in `caDir`.
  */
 import { join } from "node:path"
 import { Effect, Exit, Scope } from "effect"
@@ -18,6 +19,11 @@ export interface ControlPlane {
   readonly daemon: Daemon
   /** host:port of the monitoring listener (`/debug/syncz`, `/version`). */
   readonly monitoring: string
+  /** host:port of the plaintext (15010-style) and TLS (15012-style) xDS listeners. */
+  readonly ads: string
+  readonly secure: string
+  /** The daemon's CA state: `ca-cert.pem` (the mesh root) and `ca-key.pem`. */
+  readonly caDir: string
   readonly introspectionPort: number
   readonly orchestrator: Orchestrator
   /** A kubeconfig for the fake orchestrator (context `orchestrator`). */
@@ -34,7 +40,8 @@ export const startControlPlane = async (
   proxies: ReadonlyArray<{ readonly pod: string; readonly version: string; readonly extraType?: string }>,
 ): Promise<ControlPlane> => {
   const dir = exampleMeshDir("meshctl-cp-")
-  const daemon = startDaemon("mesh-discovery", discoveryArgs(join(dir, "mesh")))
+  const daemon = startDaemon("mesh-discovery", discoveryArgs(join(dir, "mesh")), {}, dir)
+  const secure = (await daemon.waitFor(/secure gRPC listener on ([\d.]+:\d+)/))[1]!
   const ads = (await daemon.waitFor(/ADS server listening on ([\d.]+:\d+)/))[1]!
   const monitoring = (await daemon.waitFor(/monitoring listening on ([\d.]+:\d+)/))[1]!
   const introspection = (await daemon.waitFor(/introspection listening on ([\d.]+:\d+)/))[1]!
@@ -66,7 +73,11 @@ export const startControlPlane = async (
       containers: [
         {
           name: "discovery",
-          ports: [{ name: "http-monitoring", containerPort: Number(monitoring.split(":")[1]) }],
+          ports: [
+            { name: "http-monitoring", containerPort: Number(monitoring.split(":")[1]) },
+            { name: "grpc-xds", containerPort: Number(ads.split(":")[1]) },
+            { name: "tls-xds", containerPort: Number(secure.split(":")[1]) },
+          ],
         },
       ],
     },
@@ -75,6 +86,9 @@ export const startControlPlane = async (
   return {
     daemon,
     monitoring,
+    ads,
+    secure,
+    caDir: join(dir, "var/lib/meshd/ca"),
     introspectionPort: Number(introspection.split(":")[1]),
     orchestrator,
     kubeconfig: orchestrator.kubeconfig(),

@@ -180,7 +180,8 @@ describe("meshctl x metrics", () => {
 describe("meshctl against the control plane", () => {
   it("x internal-debug fetches a proxy's config dump, and proxy-status <pod> compares it with a changed copy", async () => {
     const debug = await eventually(
-      () => meshctl("x", "internal-debug", `config_dump?proxyID=${encodeURIComponent(proxyId("app-a"))}`),
+      () =>
+        meshctl("x", "internal-debug", "--plaintext", `config_dump?proxyID=${encodeURIComponent(proxyId("app-a"))}`),
       (r) => r.stdout.includes("dynamic_active_clusters"),
     )
     expect(debug.code, debug.stderr).toBe(0)
@@ -190,7 +191,14 @@ describe("meshctl against the control plane", () => {
     clusters.dynamic_active_clusters[0]!.cluster.connect_timeout = "99s"
     const changed = join(dir, "changed.json")
     writeFileSync(changed, JSON.stringify(dump))
-    const differ = await run("meshctl", ["ps", "app-a.default", "--xds-address", cp.monitoring, "--file", changed])
+    const differ = await run("meshctl", [
+      "ps",
+      "app-a.default",
+      "--xds-address",
+      `http://${cp.monitoring}`,
+      "--file",
+      changed,
+    ])
     expect(differ.code, differ.stderr).toBe(0)
     expect(differ.stdout).toMatch(/^Clusters Don't Match\n--- Meshd Clusters\n\+\+\+ Proxy Clusters\n@@ /)
     expect(differ.stdout).toContain('+    "connect_timeout": "99s"')

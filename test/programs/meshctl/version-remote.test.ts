@@ -27,7 +27,7 @@ afterAll(async () => {
 describe("meshctl version --remote", () => {
   it("prints client, control plane and data plane versions found through the orchestrator", async () => {
     const result = await eventually(
-      () => run("meshctl", ["version", "-c", cp.kubeconfig]),
+      () => run("meshctl", ["x", "version", "-c", cp.kubeconfig, "--plaintext"]),
       (r) => r.stdout.includes("(2 proxies)") && r.stdout.includes("(1 proxies)"),
     )
     expect(result.code).toBe(0)
@@ -41,7 +41,7 @@ describe("meshctl version --remote", () => {
   })
 
   it("prints the same as JSON, and answers at x version --xds-address", async () => {
-    const json = await run("meshctl", ["x", "version", "--xds-address", cp.monitoring, "-o", "json"])
+    const json = await run("meshctl", ["x", "version", "--xds-address", `http://${cp.monitoring}`, "-o", "json"])
     expect(json.code).toBe(0)
     const document = JSON.parse(json.stdout)
     expect(document.clientVersion).toEqual({ version: clientVersion })
