@@ -18,6 +18,8 @@ import { apiKindOf, kindInfoOf } from "../../services/config-model/kinds.js"
 import { ConfigStore } from "../../services/config-store/config-store.js"
 import type { WatchedKind } from "../../services/config-store/watched-kinds.js"
 import { convertGatewayApi } from "../../services/gateway-api/convert.js"
+import { deployedStates, type Observed } from "../../services/gateway-api/deployment/deployed.js"
+import { managedClasses } from "../../services/gateway-api/deployment/names.js"
 import {
   DEFAULT_GATEWAY_CLASS_NAME,
   type GatewayApiInput,
@@ -32,6 +34,7 @@ import type { OrchObject } from "../../services/orchestrator/objects.js"
 import { type ResourceRef, Resources } from "../../services/orchestrator/resources.js"
 import { ServiceRegistry } from "../../services/registry/registry.js"
 import { patchStatus } from "../orchestrator/status-patch.js"
+import { deployedObjects, followInto } from "./deployed-objects.js"
 
 export interface GatewayApiStatusOptions {
   /** `PILOT_GATEWAY_API_CONTROLLER_NAME`. */
@@ -48,6 +51,11 @@ export interface GatewayApiStatusOptions {
   readonly watched: Effect.Effect<ReadonlyArray<WatchedKind>>
   /** `MESH_WATCH_NAMESPACE`, as given to the store; empty: every namespace. */
   readonly watchNamespace?: string
+  /**
+   * The gateway deployment controller runs (deployment-controller.ts): the Gateways it deploys
+   * take their addresses and Programmed from their Deployment and Service.
+   */
+  readonly deployedGateways?: boolean
 }
 
 /** How long the first round waits for the Namespace informer before going without labels. */
@@ -102,6 +110,8 @@ const writer = (
     yield* follow((yield* registry.subscribe).events)
     const namespaces = yield* informers.informer<OrchObject>(Resources.namespaces)
     yield* follow((yield* namespaces.subscribe).batches)
+    const deployed = options.deployedGateways === true ? yield* deployedObjects(informers, namespace) : undefined
+    if (deployed !== undefined) yield* followInto(dirty, [deployed.deployments, deployed.services])
 
     yield* store.awaitSynced
     yield* registry.awaitSynced
@@ -156,6 +166,22 @@ const writer = (
         return (yield* informer.hasSynced) ? { ref, informer } : undefined
       })
 
+    const deployedGatewaysOf = (current: GatewayApiInput, observed: Observed) =>
+      deployedStates(
+        current.gateways.map((g) => ({
+          namespace: g.meta.namespace,
+          name: g.meta.name,
+          annotations: g.meta.annotations,
+          className: g.spec.gatewayClassName,
+          addresses: g.spec.addresses,
+        })),
+        managedClasses(
+          current.gatewayClasses.map((c) => ({ name: c.meta.name, controllerName: c.spec.controllerName })),
+          gatewayOptions,
+        ),
+        observed,
+      )
+
     const write = (ref: ResourceRef, object: WithStatus, patch: unknown) => {
       const { namespace: ns, name } = object.metadata
       const what = `${ref.kind} ${ns === undefined || ns === "" ? "" : `${ns}/`}${name}`
@@ -182,7 +208,12 @@ const writer = (
 
     const round = Effect.gen(function* () {
       const now = rfc3339(yield* Clock.currentTimeMillis)
-      const output = convertGatewayApi(yield* input, { ...gatewayOptions, now })
+      const current = yield* input
+      const output = convertGatewayApi(current, {
+        ...gatewayOptions,
+        now,
+        ...(deployed !== undefined ? { deployedGateways: deployedGatewaysOf(current, deployed.observed) } : {}),
+      })
       const watched = yield* options.watched
       const byKind = new Map<string, Array<ResourceStatus>>()
       for (const status of output.statuses) byKind.set(status.kind, [...(byKind.get(status.kind) ?? []), status])

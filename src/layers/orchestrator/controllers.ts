@@ -2,8 +2,8 @@
  * mesh-discovery's writing controllers on the orchestrator, each run only while this instance
  * leads (spec 000 part 1 rule 6): the `mesh-ca-root-cert` ConfigMaps of every namespace, the
  * caBundle of the webhook configurations (rule 9), node untainting, analysis messages in the
- * status of config resources and the status of Gateway-API objects when their variables ask for
- * them. Leadership is a coordination Lease unless `ENABLE_LEADER_ELECTION=false`; without an
+ * status of config resources, the status of Gateway-API objects and the deployment of Gateways'
+ * proxies when their variables ask for them. Leadership is a coordination Lease unless `ENABLE_LEADER_ELECTION=false`; without an
  * orchestrator this instance always leads and there is nothing to write.
  */
 import { Duration, Effect, Layer, Option, Stream } from "effect"
@@ -15,6 +15,8 @@ import { LeaderElection, layerAlwaysLeader } from "../../services/orchestrator/l
 import { LocalCluster, withCluster } from "../../services/orchestrator/local-cluster.js"
 import type { ServiceRegistry } from "../../services/registry/registry.js"
 import { rootCertDistributor } from "../ca/orchestrator/root-cert-distributor.js"
+import { runGatewayDeployments } from "../gateway-api/deployment-controller.js"
+import { makeInjectionSources } from "../gateway-api/injection-sources.js"
 import { runGatewayApiStatus } from "../gateway-api/status-writer.js"
 import { ServingCert } from "../secure-grpc/serving-cert.js"
 import { runCaBundlePatcher } from "../webhook/ca-bundle-patcher.js"
@@ -73,6 +75,12 @@ export interface ControllersSettings {
     readonly defaultClassName: string
     readonly domain: string
   }
+  /**
+   * `PILOT_ENABLE_GATEWAY_API` and `PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER`: Gateways of
+   * the mesh's classes get their proxy deployed (needs `gatewayApiStatus` for the controller and
+   * class names); absent, nothing is deployed.
+   */
+  readonly gatewayApiDeployment?: { readonly enabled: boolean; readonly copyLabelsAnnotations?: boolean }
 }
 
 /** The longest time between two Gateway-API status rounds (changes start one sooner). */
@@ -128,6 +136,24 @@ export const layerControllers = (
         )
       }
       const gatewayApi = settings.gatewayApiStatus
+      const deployGateways = gatewayApi !== undefined && settings.gatewayApiDeployment?.enabled === true
+      if (gatewayApi !== undefined && deployGateways) {
+        yield* leader.whileLeader(
+          "gateway-api-deployment",
+          runGatewayDeployments({
+            controllerName: gatewayApi.controllerName,
+            defaultClassName: gatewayApi.defaultClassName,
+            watched: yield* WatchedConfigKinds,
+            watchNamespace: settings.watchNamespace,
+            injection: yield* makeInjectionSources.pipe(Effect.provideService(LocalCluster, local)),
+            writeStatus: gatewayApi.enabled,
+            ...(settings.gatewayApiDeployment?.copyLabelsAnnotations !== undefined
+              ? { copyLabelsAnnotations: settings.gatewayApiDeployment.copyLabelsAnnotations }
+              : {}),
+            interval: GATEWAY_API_STATUS_INTERVAL,
+          }).pipe(withCluster(local.value)),
+        )
+      }
       if (gatewayApi?.enabled === true) {
         yield* leader.whileLeader(
           "gateway-api-status",
@@ -138,6 +164,7 @@ export const layerControllers = (
             interval: GATEWAY_API_STATUS_INTERVAL,
             watched: yield* WatchedConfigKinds,
             watchNamespace: settings.watchNamespace,
+            deployedGateways: deployGateways,
           }).pipe(withCluster(local.value)),
         )
       }

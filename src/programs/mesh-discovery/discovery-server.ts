@@ -69,6 +69,9 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
         defaultClassName: env.PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME,
         domain: args.domain,
       },
+      gatewayApiDeployment: {
+        enabled: env.PILOT_ENABLE_GATEWAY_API && env.PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER,
+      },
     }).pipe(
       Layer.provide(
         layerLeaderElection({

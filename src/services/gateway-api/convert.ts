@@ -163,7 +163,7 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
       namespace: meta.namespace,
       name: meta.name,
       ...(meta.generation !== undefined ? { generation: meta.generation } : {}),
-      status: gatewayStatus(gateway, options.now),
+      status: gatewayStatus(gateway, options.now, options.deployedGateways?.get(gateway.key)),
     })
   }
 

@@ -19,6 +19,7 @@ import type {
 import type { VirtualServiceSpec } from "../config-model/schemas/virtual-service.js"
 import { GATEWAY_CONTROLLER_NAME } from "../constants.js"
 import type { Service } from "../registry/model.js"
+import type { DeployedState } from "./deployment/readiness.js"
 
 export const GATEWAY_API_GROUP = "gateway.networking.k8s.io"
 /** The group of the mesh's own kinds, and the upstream spelling read as its alias. */
@@ -81,6 +82,12 @@ export interface GatewayApiOptions {
    * status did not change.
    */
   readonly now: string
+  /**
+   * Gateways the deployment controller deploys (`namespace/name`) and their Deployment's and
+   * Service's readiness, as the status writer observes them: their addresses and Programmed
+   * come from these. Absent: none deployed.
+   */
+  readonly deployedGateways?: ReadonlyMap<string, DeployedState>
 }
 
 export const DEFAULT_GATEWAY_CLASS_NAME = "mesh"

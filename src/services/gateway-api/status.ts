@@ -4,8 +4,10 @@
  * Programmed, ResolvedRefs, Conflicted); a route's status per parent this controller answers for
  * (Accepted, ResolvedRefs).
  *
- * A Gateway is Programmed once every listener is and an address is known: without a deployment
- * controller here, the addresses are those its spec asks for (none: AddressNotAssigned).
+ * A Gateway is Programmed once every listener is and an address is known. A Gateway the
+ * deployment controller deploys takes its addresses from its Service and is Pending until its
+ * Deployment is ready and the Service has an address (deployment/readiness.ts); any other has
+ * the addresses its spec asks for (none: AddressNotAssigned).
  */
 import type { ParentReference } from "../config-model/schemas/gateway-api/types.js"
 import {
@@ -17,9 +19,10 @@ import {
   type Problem,
   Reason,
 } from "./conditions.js"
+import type { DeployedState } from "./deployment/readiness.js"
 import type { GatewayState } from "./gateways.js"
 
-export const gatewayStatus = (gateway: GatewayState, now: string): unknown => {
+export const gatewayStatus = (gateway: GatewayState, now: string, deployed?: DeployedState): unknown => {
   const ctx: ConditionContext = { generation: gateway.resource.meta.generation, now }
   const listeners = gateway.listeners
   const invalid = listeners.filter((l) => !l.served).map((l) => l.listener.name)
@@ -29,7 +32,9 @@ export const gatewayStatus = (gateway: GatewayState, now: string): unknown => {
   const programmedProblems: Array<Problem> = []
   if (invalid.length > 0)
     programmedProblems.push({ reason: Reason.Invalid, message: `invalid listeners: ${invalid.join(", ")}` })
-  if (gateway.addresses.length === 0)
+  const addresses = deployed?.addresses ?? gateway.addresses
+  if (deployed?.pending !== undefined) programmedProblems.push(deployed.pending)
+  else if (addresses.length === 0)
     programmedProblems.push({
       reason: Reason.AddressNotAssigned,
       message: "no address assigned to the Gateway (none in spec.addresses)",
@@ -40,7 +45,7 @@ export const gatewayStatus = (gateway: GatewayState, now: string): unknown => {
       ? condition(ctx, ConditionType.Programmed, false, Reason.Invalid, "the Gateway is not accepted")
       : conditionFrom(ctx, ConditionType.Programmed, programmedProblems, Reason.Programmed, "Resource programmed")
   return {
-    ...(gateway.addresses.length > 0 ? { addresses: gateway.addresses } : {}),
+    ...(addresses.length > 0 ? { addresses } : {}),
     conditions: [accepted, programmed],
     listeners: listeners.map((l) => ({
       name: l.listener.name,
