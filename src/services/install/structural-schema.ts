@@ -5,8 +5,12 @@
  * and free-form values kept with `x-kubernetes-preserve-unknown-fields`. Kept: `type`,
  * `properties`, `additionalProperties` (maps), `items`, `enum`, `required`, `minimum`/`maximum`,
  * `minItems`/`maxItems`, `minLength`/`maxLength`, and `pattern` when the regular expression is
- * one the API server's RE2 engine understands (no look-around, no back-references).
+ * one the API server's RE2 engine understands (no look-around, no back-references). A schema
+ * may add keywords for its CRD under `STRUCTURAL_KEYWORDS` (bounds and value validations its
+ * filters enforce); they are merged into the node as they are.
  */
+import { STRUCTURAL_KEYWORDS } from "../config-model/schemas/common.js"
+
 export type JsonSchema = Record<string, unknown>
 
 export type Structural = Record<string, unknown>
@@ -62,7 +66,17 @@ const mergeUnion = (members: ReadonlyArray<Structural>): Structural => {
   return PRESERVE
 }
 
+/**
+ * Keywords a config-model schema declares for its CRD (`structuralKeywords`): bounds and value
+ * validations its filters enforce that JSON Schema output cannot show. They are merged last.
+ */
 export const toStructural = (node: unknown, defs: JsonSchema = {}): Structural => {
+  const converted = convert(node, defs)
+  const extra = isSchema(node) ? resolveRef(node, defs)[STRUCTURAL_KEYWORDS] : undefined
+  return isSchema(extra) ? { ...converted, ...extra } : converted
+}
+
+const convert = (node: unknown, defs: JsonSchema): Structural => {
   if (!isSchema(node)) return PRESERVE
   const schema = resolveRef(node, defs)
   const description = typeof schema.description === "string" ? { description: schema.description } : {}
@@ -109,7 +123,13 @@ export const toStructural = (node: unknown, defs: JsonSchema = {}): Structural =
     const additional = schema.additionalProperties ?? firstPatternProperty(schema)
     if (Object.keys(properties).length > 0) {
       const props: Record<string, Structural> = {}
-      for (const [key, value] of Object.entries(properties)) props[key] = toStructural(value, defs)
+      const requiredKeys = new Set(Array.isArray(schema.required) ? schema.required : [])
+      for (const [key, value] of Object.entries(properties)) {
+        // An optional field that may be null: the API server prunes a null it may not hold, so it
+        // counts as absent, as the config model reads it; only a required one keeps `nullable`.
+        const { nullable: _nullable, ...field } = toStructural(value, defs)
+        props[key] = requiredKeys.has(key) && _nullable === true ? { ...field, nullable: true } : field
+      }
       // Typed fields and a free-form remainder at once: the remainder's fields are kept unchecked.
       const rest = additional !== undefined && additional !== false ? PRESERVE : {}
       return { type, properties: props, ...required, ...rest, ...description }

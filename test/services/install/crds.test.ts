@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest"
 import { parseAllDocuments } from "yaml"
 import { allKinds, isMeshKind, normaliseGroup } from "../../../src/services/config-model/kinds.js"
 import { meshCrds } from "../../../src/services/install/crds.js"
-import { validateStructural } from "./structural-validator.js"
+import { structuralProblems, validateStructural } from "../../../src/services/install/structural-validation.js"
 
 type Crd = {
   metadata: { name: string }
@@ -34,28 +34,7 @@ const validate = (doc: Record<string, unknown>): Array<string> => {
   const served = crd?.spec.versions.find((v) => v.name === version && v.served)
   if (served === undefined) return [`no CRD serves ${doc.apiVersion} ${doc.kind}`]
   const { apiVersion: _a, kind: _k, metadata: _m, ...rest } = doc
-  return validateStructural(served.schema.openAPIV3Schema, rest)
-}
-
-/** Every node of a schema: a `type`, or int-or-string, or preserve-unknown-fields; never a $ref or anyOf. */
-const structuralProblems = (node: unknown, path: string): Array<string> => {
-  if (typeof node !== "object" || node === null) return []
-  const n = node as Record<string, unknown>
-  const own: Array<string> = []
-  if ("$ref" in n || "anyOf" in n || "oneOf" in n || "allOf" in n) own.push(`${path}: not structural`)
-  if (
-    n.type === undefined &&
-    n["x-kubernetes-int-or-string"] !== true &&
-    n["x-kubernetes-preserve-unknown-fields"] !== true
-  )
-    own.push(`${path}: no type`)
-  const props = Object.entries((n.properties ?? {}) as Record<string, unknown>).flatMap(([k, v]) =>
-    structuralProblems(v, `${path}.${k}`),
-  )
-  const items = n.items !== undefined ? structuralProblems(n.items, `${path}[]`) : []
-  const extra =
-    typeof n.additionalProperties === "object" ? structuralProblems(n.additionalProperties, `${path}{}`) : []
-  return [...own, ...props, ...items, ...extra]
+  return validateStructural(served.schema.openAPIV3Schema, rest).issues.map((i) => `${i.path}: ${i.message}`)
 }
 
 describe("mesh CRDs", () => {
@@ -96,16 +75,16 @@ describe("mesh CRDs", () => {
   it("refuses a mistyped field, an unknown field and a bad enum, naming them", () => {
     const vs = (spec: unknown) =>
       validate({ apiVersion: "networking.mesh.io/v1", kind: "VirtualService", metadata: {}, spec })
-    expect(vs({ hosts: "a" })).toEqual([".spec.hosts: must be of type array"])
-    expect(vs({ hosts: ["a"], hostz: 1 })).toEqual([".spec.hostz: unknown field"])
+    expect(vs({ hosts: "a" })).toEqual([".spec.hosts: Invalid value: must be of type array"])
+    expect(vs({ hosts: ["a"], hostz: 1 })).toEqual(['.spec.hostz: unknown field "hostz"'])
     const pa = validate({
       apiVersion: "security.mesh.io/v1",
       kind: "PeerAuthentication",
       metadata: {},
       spec: { mtls: { mode: "SOMETIMES" } },
     })
-    expect(pa.join()).toContain(".spec.mtls.mode: must be one of")
+    expect(pa.join()).toContain(".spec.mtls.mode: Unsupported value")
     const se = validate({ apiVersion: "networking.istio.io/v1beta1", kind: "ServiceEntry", metadata: {}, spec: {} })
-    expect(se).toEqual([".spec.hosts: required"])
+    expect(se).toEqual([".spec.hosts: Required value"])
   })
 })

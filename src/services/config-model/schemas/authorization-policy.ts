@@ -3,22 +3,29 @@ import { Schema } from "effect"
 import {
   checked,
   Enum,
+  IP_OR_CIDR_KEYWORDS,
   ipOrCidrProblem,
   opt,
   PolicyTargetReference,
   portProblem,
   type Report,
   StringList,
+  structuralKeywords,
   WorkloadSelector,
   withDefault,
 } from "./common.js"
-import { attachmentProblems, maxItemsProblem, TargetRefs } from "./policy-attachment.js"
+import { attachmentProblems, attachmentRule, maxItemsProblem, TargetRefs } from "./policy-attachment.js"
 
 /** The CRD's bounds: rules and sources per policy, service accounts per source and their length. */
 const MAX_RULES = 512
 const MAX_FROM = 512
 const MAX_SERVICE_ACCOUNTS = 16
 const MAX_SERVICE_ACCOUNT_LENGTH = 320
+
+/** `ipProblems`: each entry empty, an IP address or a CIDR block. */
+const IpBlocks = Schema.Array(
+  Schema.String.annotations(structuralKeywords({ anyOf: [{ maxLength: 0 }, ...IP_OR_CIDR_KEYWORDS.anyOf] })),
+)
 
 const Source = Schema.Struct({
   principals: opt(StringList),
@@ -27,15 +34,26 @@ const Source = Schema.Struct({
   notRequestPrincipals: opt(StringList),
   namespaces: opt(StringList),
   notNamespaces: opt(StringList),
-  serviceAccounts: opt(StringList),
+  serviceAccounts: opt(StringList.annotations(structuralKeywords({ maxItems: MAX_SERVICE_ACCOUNTS }))),
   notServiceAccounts: opt(StringList),
-  ipBlocks: opt(StringList),
-  notIpBlocks: opt(StringList),
-  remoteIpBlocks: opt(StringList),
-  notRemoteIpBlocks: opt(StringList),
+  ipBlocks: opt(IpBlocks),
+  notIpBlocks: opt(IpBlocks),
+  remoteIpBlocks: opt(IpBlocks),
+  notRemoteIpBlocks: opt(IpBlocks),
   trustDomains: opt(StringList),
   notTrustDomains: opt(StringList),
-})
+}).annotations(
+  // serviceAccountProblems: no (not)serviceAccounts beside (not)principals or (not)namespaces.
+  structuralKeywords({
+    not: {
+      anyOf: ["serviceAccounts", "notServiceAccounts"].flatMap((accounts) =>
+        ["principals", "notPrincipals", "namespaces", "notNamespaces"].map((other) => ({
+          required: [accounts, other],
+        })),
+      ),
+    },
+  }),
+)
 
 const Operation = Schema.Struct({
   hosts: opt(StringList),
@@ -154,6 +172,9 @@ const conditionProblems = (cond: typeof Condition.Type, report: Report, at: Read
   }
 }
 
+const DENY_ACTION = { required: ["action"], properties: { action: { enum: ["DENY"] } } }
+const CUSTOM_ACTION = { required: ["action"], properties: { action: { enum: ["CUSTOM"] } } }
+
 export const AuthorizationPolicy = Schema.Struct({
   selector: opt(WorkloadSelector),
   targetRef: opt(PolicyTargetReference),
@@ -161,93 +182,116 @@ export const AuthorizationPolicy = Schema.Struct({
   rules: opt(Schema.Array(Rule)),
   action: withDefault(Enum("ALLOW", "DENY", "AUDIT", "CUSTOM"), () => "ALLOW" as const),
   provider: opt(Schema.Struct({ name: opt(Schema.String) })),
-}).pipe(
-  checked((ap, report) => {
-    attachmentProblems(ap, report)
-    maxItemsProblem(ap.rules, MAX_RULES, ["rules"], report)
-    if (ap.action === "CUSTOM") {
-      if (ap.rules === undefined) {
+})
+  .annotations(
+    // A provider only with CUSTOM (the default action is ALLOW); CUSTOM needs rules and a provider name.
+    structuralKeywords({
+      allOf: [
+        attachmentRule,
+        { anyOf: [{ not: DENY_ACTION }, { required: ["rules"] }] },
+        { anyOf: [{ not: { required: ["provider"] } }, CUSTOM_ACTION] },
+        {
+          anyOf: [
+            { not: CUSTOM_ACTION },
+            {
+              required: ["rules", "provider"],
+              properties: { provider: { required: ["name"], properties: { name: { minLength: 1 } } } },
+            },
+          ],
+        },
+      ],
+    }),
+  )
+  .pipe(
+    checked((ap, report) => {
+      attachmentProblems(ap, report)
+      maxItemsProblem(ap.rules, MAX_RULES, ["rules"], report)
+      if (ap.action === "CUSTOM") {
+        if (ap.rules === undefined) {
+          report(
+            ["rules"],
+            "CUSTOM action without `rules` is meaningless as it will never be triggered, add an empty rule `{}` if you want it be triggered for every request",
+          )
+        } else if ((ap.provider?.name ?? "") === "") report(["provider", "name"], "`provider.name` must not be empty")
+        ap.rules?.forEach((rule, i) => {
+          rule.from?.forEach((from, j) => {
+            const src = from.source
+            if (src === undefined) return
+            for (const field of [
+              "namespaces",
+              "notNamespaces",
+              "principals",
+              "notPrincipals",
+              "requestPrincipals",
+              "notRequestPrincipals",
+            ] as const) {
+              if ((src[field]?.length ?? 0) > 0) {
+                report(
+                  ["rules", i, "from", j, "source", field],
+                  `${field} is currently not supported with CUSTOM action`,
+                )
+              }
+            }
+          })
+          rule.when?.forEach((cond, j) => {
+            if (
+              cond.key === "source.namespace" ||
+              cond.key === "source.principal" ||
+              cond.key.startsWith("request.auth.")
+            ) {
+              report(["rules", i, "when", j, "key"], `${cond.key} is currently not supported with CUSTOM action`)
+            }
+          })
+        })
+      }
+      if (ap.provider !== undefined && ap.action !== "CUSTOM") {
+        report(["provider"], `\`provider\` must not be with non CUSTOM action, found ${ap.action}`)
+      }
+      if (ap.action === "DENY" && ap.rules === undefined) {
         report(
           ["rules"],
-          "CUSTOM action without `rules` is meaningless as it will never be triggered, add an empty rule `{}` if you want it be triggered for every request",
+          "DENY action without `rules` is meaningless as it will never be triggered, add an empty rule `{}` if you want it be triggered for every request",
         )
-      } else if ((ap.provider?.name ?? "") === "") report(["provider", "name"], "`provider.name` must not be empty")
+      }
       ap.rules?.forEach((rule, i) => {
+        const at = ["rules", i] as const
+        if (rule.from !== undefined && rule.from.length === 0)
+          report([...at, "from"], `\`from\` must not be empty, found at rule ${i}`)
+        maxItemsProblem(rule.from, MAX_FROM, [...at, "from"], report)
         rule.from?.forEach((from, j) => {
           const src = from.source
-          if (src === undefined) return
-          for (const field of [
-            "namespaces",
-            "notNamespaces",
-            "principals",
-            "notPrincipals",
-            "requestPrincipals",
-            "notRequestPrincipals",
-          ] as const) {
-            if ((src[field]?.length ?? 0) > 0) {
-              report(["rules", i, "from", j, "source", field], `${field} is currently not supported with CUSTOM action`)
-            }
+          if (src === undefined) {
+            report([...at, "from", j, "source"], `\`from.source\` must not be nil, found at rule ${i}`)
+            return
           }
-        })
-        rule.when?.forEach((cond, j) => {
-          if (
-            cond.key === "source.namespace" ||
-            cond.key === "source.principal" ||
-            cond.key.startsWith("request.auth.")
-          ) {
-            report(["rules", i, "when", j, "key"], `${cond.key} is currently not supported with CUSTOM action`)
+          if (Object.values(src).every((v) => v === undefined || v.length === 0)) {
+            report([...at, "from", j, "source"], `\`from.source\` must not be empty, found at rule ${i}`)
           }
+          for (const field of ["ipBlocks", "notIpBlocks", "remoteIpBlocks", "notRemoteIpBlocks"] as const) {
+            ipProblems(src[field], report, [...at, "from", j, "source", field])
+          }
+          emptyValues(src, report, [...at, "from", j, "source"])
+          serviceAccountProblems(src, report, [...at, "from", j, "source"])
         })
+        if (rule.to !== undefined && rule.to.length === 0)
+          report([...at, "to"], `\`to\` must not be empty, found at rule ${i}`)
+        rule.to?.forEach((to, j) => {
+          const op = to.operation
+          if (op === undefined) {
+            report([...at, "to", j, "operation"], `\`to.operation\` must not be nil, found at rule ${i}`)
+            return
+          }
+          if (Object.values(op).every((v) => v === undefined || v.length === 0)) {
+            report([...at, "to", j, "operation"], `\`to.operation\` must not be empty, found at rule ${i}`)
+          }
+          portListProblems(op.ports, report, [...at, "to", j, "operation", "ports"])
+          portListProblems(op.notPorts, report, [...at, "to", j, "operation", "notPorts"])
+          pathTemplateProblems(op.paths, report, [...at, "to", j, "operation", "paths"])
+          pathTemplateProblems(op.notPaths, report, [...at, "to", j, "operation", "notPaths"])
+          emptyValues(op, report, [...at, "to", j, "operation"])
+        })
+        for (const [j, cond] of (rule.when ?? []).entries()) conditionProblems(cond, report, [...at, "when", j])
       })
-    }
-    if (ap.provider !== undefined && ap.action !== "CUSTOM") {
-      report(["provider"], `\`provider\` must not be with non CUSTOM action, found ${ap.action}`)
-    }
-    if (ap.action === "DENY" && ap.rules === undefined) {
-      report(
-        ["rules"],
-        "DENY action without `rules` is meaningless as it will never be triggered, add an empty rule `{}` if you want it be triggered for every request",
-      )
-    }
-    ap.rules?.forEach((rule, i) => {
-      const at = ["rules", i] as const
-      if (rule.from !== undefined && rule.from.length === 0)
-        report([...at, "from"], `\`from\` must not be empty, found at rule ${i}`)
-      maxItemsProblem(rule.from, MAX_FROM, [...at, "from"], report)
-      rule.from?.forEach((from, j) => {
-        const src = from.source
-        if (src === undefined) {
-          report([...at, "from", j, "source"], `\`from.source\` must not be nil, found at rule ${i}`)
-          return
-        }
-        if (Object.values(src).every((v) => v === undefined || v.length === 0)) {
-          report([...at, "from", j, "source"], `\`from.source\` must not be empty, found at rule ${i}`)
-        }
-        for (const field of ["ipBlocks", "notIpBlocks", "remoteIpBlocks", "notRemoteIpBlocks"] as const) {
-          ipProblems(src[field], report, [...at, "from", j, "source", field])
-        }
-        emptyValues(src, report, [...at, "from", j, "source"])
-        serviceAccountProblems(src, report, [...at, "from", j, "source"])
-      })
-      if (rule.to !== undefined && rule.to.length === 0)
-        report([...at, "to"], `\`to\` must not be empty, found at rule ${i}`)
-      rule.to?.forEach((to, j) => {
-        const op = to.operation
-        if (op === undefined) {
-          report([...at, "to", j, "operation"], `\`to.operation\` must not be nil, found at rule ${i}`)
-          return
-        }
-        if (Object.values(op).every((v) => v === undefined || v.length === 0)) {
-          report([...at, "to", j, "operation"], `\`to.operation\` must not be empty, found at rule ${i}`)
-        }
-        portListProblems(op.ports, report, [...at, "to", j, "operation", "ports"])
-        portListProblems(op.notPorts, report, [...at, "to", j, "operation", "notPorts"])
-        pathTemplateProblems(op.paths, report, [...at, "to", j, "operation", "paths"])
-        pathTemplateProblems(op.notPaths, report, [...at, "to", j, "operation", "notPaths"])
-        emptyValues(op, report, [...at, "to", j, "operation"])
-      })
-      for (const [j, cond] of (rule.when ?? []).entries()) conditionProblems(cond, report, [...at, "when", j])
-    })
-  }),
-)
+    }),
+  )
 export type AuthorizationPolicySpec = typeof AuthorizationPolicy.Type

@@ -7,6 +7,28 @@ import { Either, Schema } from "effect"
 import { parseGoDurationNanos } from "../../config/duration.js"
 
 // ---------------------------------------------------------------------------------------------
+// CRD keywords
+
+/** JSON Schema key under which a schema carries keywords for the generated CRD (see `structuralKeywords`). */
+export const STRUCTURAL_KEYWORDS = "x-mesh-structural"
+
+/**
+ * Annotation giving the CRD generator OpenAPI keywords (bounds, patterns, value validations) for
+ * a rule a filter of this schema enforces, which JSON Schema output cannot see. They must never
+ * be stricter than the filter: the CRD would then refuse what `meshctl validate` accepts.
+ */
+export const structuralKeywords = (keywords: Readonly<Record<string, unknown>>) => structuralKeywordsOf(keywords)
+function structuralKeywordsOf(keywords: Readonly<Record<string, unknown>>) {
+  return { jsonSchema: { [STRUCTURAL_KEYWORDS]: keywords } } as const
+}
+
+/** CRD keywords refusing an object where more than one of `fields` is present. */
+export const atMostOneOf = (...fields: ReadonlyArray<string>): Readonly<Record<string, unknown>> => {
+  const pairs = fields.flatMap((a, i) => fields.slice(i + 1).map((b) => ({ required: [a, b] })))
+  return pairs.length === 1 ? { not: pairs[0] } : { not: { anyOf: pairs } }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Cross-field checks
 
 /** Collects problems of a cross-field check, each at a path relative to the checked value. */
@@ -35,8 +57,17 @@ export const checked =
     )
 
 /** A string refinement whose check returns a problem, or undefined when valid. */
-export const stringWith = (check: (value: string) => string | undefined, identifier?: string) =>
-  Schema.String.pipe(Schema.filter((value) => check(value), identifier === undefined ? {} : { identifier }))
+export const stringWith = (
+  check: (value: string) => string | undefined,
+  identifier?: string,
+  crd?: Readonly<Record<string, unknown>>,
+) =>
+  Schema.String.pipe(
+    Schema.filter((value) => check(value), {
+      ...(identifier === undefined ? {} : { identifier }),
+      ...(crd === undefined ? {} : structuralKeywords(crd)),
+    }),
+  )
 
 /** Optional field; `null` (an empty YAML value) counts as absent, as in protobuf JSON. */
 export const opt = <S extends Schema.Schema.AnyNoContext>(schema: S) =>
@@ -47,6 +78,14 @@ export const withDefault = <S extends Schema.Schema.AnyNoContext>(schema: S, val
   Schema.optionalWith(schema, { nullable: true, default: value })
 
 export const StringList = Schema.Array(Schema.String)
+
+/** An orchestrator label value (`labelValueProblem`): empty, or up to 63 of [-A-Za-z0-9_.] starting and ending alphanumeric. */
+const LABEL_VALUE_KEYWORDS = { maxLength: 63, pattern: "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$" }
+/** A map of label keys to values, the values bounded in the CRD as every label rule here checks them. */
+const LabelMap = Schema.Record({
+  key: Schema.String,
+  value: Schema.String.annotations(structuralKeywordsOf(LABEL_VALUE_KEYWORDS)),
+})
 export const StringMap = Schema.Record({ key: Schema.String, value: Schema.String })
 /** An opaque structured value (protobuf Struct / Any). */
 export const Struct = Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -143,6 +182,9 @@ export const ipOrCidrProblem = (value: string): string | undefined => {
   return undefined
 }
 
+/** CRD keywords of `ipOrCidrProblem`: an IPv4 or IPv6 address or a CIDR block (the API server's formats). */
+export const IP_OR_CIDR_KEYWORDS = { anyOf: [{ format: "ipv4" }, { format: "ipv6" }, { format: "cidr" }] }
+
 export const unixAddressProblem = (path: string): string | undefined => {
   if (path === "") return "unix address must not be empty"
   if (path.startsWith("@")) return undefined
@@ -159,21 +201,37 @@ export const portProblem = (port: number): string | undefined =>
   Number.isInteger(port) && port >= 1 && port <= 65535 ? undefined : `port number ${port} must be in the range 1..65535`
 
 /** A port number 1..65535. */
-export const PortNumber = Schema.Number.pipe(Schema.filter((n) => portProblem(n), { identifier: "PortNumber" }))
+export const PortNumber = Schema.Number.pipe(
+  Schema.filter((n) => portProblem(n), {
+    identifier: "PortNumber",
+    ...structuralKeywords({ type: "integer", minimum: 1, maximum: 65535 }),
+  }),
+)
 
 /** A non-negative integer (uint32 fields). */
 export const UInt = Schema.Number.pipe(
-  Schema.filter((n) =>
-    Number.isInteger(n) && n >= 0 && n <= 4294967295 ? undefined : `${n} must be a non-negative integer`,
+  Schema.filter(
+    (n) => (Number.isInteger(n) && n >= 0 && n <= 4294967295 ? undefined : `${n} must be a non-negative integer`),
+    structuralKeywords({ type: "integer", minimum: 0, maximum: 4294967295 }),
   ),
 )
 
+const INT32_KEYWORDS = { type: "integer", minimum: -2147483648, maximum: 2147483647 }
+
 /** A signed 32-bit integer. */
 export const Int32 = Schema.Number.pipe(
-  Schema.filter((n) =>
-    Number.isInteger(n) && n >= -2147483648 && n <= 2147483647 ? undefined : `${n} must be an integer`,
+  Schema.filter(
+    (n) => (Number.isInteger(n) && n >= -2147483648 && n <= 2147483647 ? undefined : `${n} must be an integer`),
+    structuralKeywords(INT32_KEYWORDS),
   ),
 )
+
+/**
+ * Int32 with tighter CRD bounds that a rule elsewhere enforces (a second annotation replaces the
+ * first, so the int32 keywords are repeated here).
+ */
+export const int32Within = (bounds: { readonly minimum?: number; readonly maximum?: number }) =>
+  Int32.annotations(structuralKeywords({ ...INT32_KEYWORDS, ...bounds }))
 
 /** Port names are RFC 1123 labels. */
 export const portNameProblem = (name: string): string | undefined =>
@@ -209,13 +267,20 @@ export const isTlsProtocol = (name: string): boolean => {
   return p === "HTTPS" || p === "TLS"
 }
 
+/** A pattern matching one of `names` in any letter case (RE2 and JavaScript alike: no flags), or empty. */
+export const caseInsensitiveChoice = (names: ReadonlyArray<string>, orEmpty: boolean): string => {
+  const letters = (name: string) =>
+    [...name].map((c) => (c.toLowerCase() !== c.toUpperCase() ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join("")
+  return `^(${names.map(letters).join("|")})${orEmpty ? "?" : ""}$`
+}
+
 export const protocolProblem = (name: string): string | undefined =>
   name === "" || parseProtocol(name) !== undefined
     ? undefined
     : `unsupported protocol: ${name} (supported: ${PROTOCOLS.join(", ")})`
 
 /** A protocol name; empty means "detect". */
-export const Protocol = stringWith(protocolProblem, "Protocol")
+export const Protocol = stringWith(protocolProblem, "Protocol", { pattern: caseInsensitiveChoice(PROTOCOLS, true) })
 
 // ---------------------------------------------------------------------------------------------
 // Durations
@@ -223,25 +288,37 @@ export const Protocol = stringWith(protocolProblem, "Protocol")
 /** Nanoseconds of a Go / protobuf duration string, or the problem. */
 export const durationNanos = (value: string): Either.Either<bigint, string> => parseGoDurationNanos(value)
 
+/** A Go / protobuf duration's grammar (units required), around which the parser trims white space. */
+const DURATION_GRAMMAR = "^\\s*[-+]?(0|([0-9]*(\\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+)\\s*$"
+
 /**
  * A duration in Go or protobuf form (`1s`, `0.5s`, `100ms`, `1h30m`), at least 1ms and with
  * millisecond precision, as the reference requires of its duration fields.
  */
-export const Duration = stringWith((value) => {
-  const nanos = parseGoDurationNanos(value)
-  if (Either.isLeft(nanos)) return `${nanos.left} (expected a duration such as "1s", "0.5s" or "100ms")`
-  if (nanos.right < 1_000_000n) return "duration must be greater than 1ms"
-  if (nanos.right % 1_000_000n !== 0n) return "only durations to ms precision are supported"
-  return undefined
-}, "Duration")
+export const Duration = stringWith(
+  (value) => {
+    const nanos = parseGoDurationNanos(value)
+    if (Either.isLeft(nanos)) return `${nanos.left} (expected a duration such as "1s", "0.5s" or "100ms")`
+    if (nanos.right < 1_000_000n) return "duration must be greater than 1ms"
+    if (nanos.right % 1_000_000n !== 0n) return "only durations to ms precision are supported"
+    return undefined
+    // The CRD: the grammar, positive (no sign, some digit not 0); 1ms and ms precision stay with the filter.
+  },
+  "Duration",
+  { pattern: DURATION_GRAMMAR, allOf: [{ pattern: "^[^-]*[1-9]" }] },
+)
 
 /** A duration that may be zero (some fields use 0s as "disabled"). */
-export const DurationOrZero = stringWith((value) => {
-  const nanos = parseGoDurationNanos(value)
-  if (Either.isLeft(nanos)) return `${nanos.left} (expected a duration such as "1s", "0.5s" or "100ms")`
-  if (nanos.right < 0n) return "duration must not be negative"
-  return undefined
-}, "Duration")
+export const DurationOrZero = stringWith(
+  (value) => {
+    const nanos = parseGoDurationNanos(value)
+    if (Either.isLeft(nanos)) return `${nanos.left} (expected a duration such as "1s", "0.5s" or "100ms")`
+    if (nanos.right < 0n) return "duration must not be negative"
+    return undefined
+  },
+  "DurationOrZero",
+  { pattern: DURATION_GRAMMAR },
+)
 
 // ---------------------------------------------------------------------------------------------
 // Labels and selectors
@@ -264,7 +341,7 @@ export const labelValueProblem = (value: string): string | undefined =>
   value === "" || (value.length <= 63 && QUALIFIED_NAME.test(value)) ? undefined : `invalid label value: "${value}"`
 
 /** Label maps (`labels`, `sourceLabels`): keys and values checked as the orchestrator does. */
-export const Labels = StringMap.pipe(
+export const Labels = LabelMap.pipe(
   checked((labels, report) => {
     for (const [key, value] of Object.entries(labels)) {
       const problem = labelKeyProblem(key) ?? labelValueProblem(value)
@@ -286,12 +363,12 @@ const selectorProblems = (labels: Readonly<Record<string, string>>, report: Repo
 }
 
 /** `selector: { matchLabels: {...} }` (security, telemetry, extensions kinds). */
-export const WorkloadSelector = Schema.Struct({ matchLabels: opt(StringMap) }).pipe(
+export const WorkloadSelector = Schema.Struct({ matchLabels: opt(LabelMap) }).pipe(
   checked((selector, report) => selectorProblems(selector.matchLabels ?? {}, report, ["matchLabels"])),
 )
 
 /** `workloadSelector: { labels: {...} }` (networking kinds). */
-export const NetworkingWorkloadSelector = Schema.Struct({ labels: opt(StringMap) }).pipe(
+export const NetworkingWorkloadSelector = Schema.Struct({ labels: opt(LabelMap) }).pipe(
   checked((selector, report) => selectorProblems(selector.labels ?? {}, report, ["labels"])),
 )
 
@@ -300,7 +377,8 @@ export const PolicyTargetReference = Schema.Struct({
   group: opt(Schema.String),
   kind: Schema.String,
   name: Schema.String,
-  namespace: opt(Schema.String),
+  // Cross-namespace references are refused: the namespace may only be empty.
+  namespace: opt(Schema.String.annotations(structuralKeywords({ maxLength: 0 }))),
 }).pipe(
   checked((ref, report) => {
     if (ref.name === "") report(["name"], "targetRef name must be set")
@@ -412,22 +490,24 @@ const makeStringMatch = (allowEmptyPrefix: boolean) =>
     exact: opt(Schema.String),
     prefix: opt(Schema.String),
     regex: opt(Schema.String),
-  }).pipe(
-    checked((match, report) => {
-      const set = (["exact", "prefix", "regex"] as const).filter((k) => match[k] !== undefined)
-      if (set.length > 1) report([], `only one of exact, prefix or regex may be set, found ${set.join(" and ")}`)
-      if (!allowEmptyPrefix && match.prefix !== undefined && match.prefix === "") {
-        report(["prefix"], "prefix string match should not be empty")
-      }
-      if (match.regex !== undefined) {
-        if (match.regex === "") report(["regex"], "regex string match should not be empty")
-        else {
-          const problem = regexProblem(match.regex)
-          if (problem !== undefined) report(["regex"], problem)
+  })
+    .annotations(structuralKeywords(atMostOneOf("exact", "prefix", "regex")))
+    .pipe(
+      checked((match, report) => {
+        const set = (["exact", "prefix", "regex"] as const).filter((k) => match[k] !== undefined)
+        if (set.length > 1) report([], `only one of exact, prefix or regex may be set, found ${set.join(" and ")}`)
+        if (!allowEmptyPrefix && match.prefix !== undefined && match.prefix === "") {
+          report(["prefix"], "prefix string match should not be empty")
         }
-      }
-    }),
-  )
+        if (match.regex !== undefined) {
+          if (match.regex === "") report(["regex"], "regex string match should not be empty")
+          else {
+            const problem = regexProblem(match.regex)
+            if (problem !== undefined) report(["regex"], problem)
+          }
+        }
+      }),
+    )
 
 /** StringMatch: exactly one of exact / prefix / regex; prefix and regex not empty. */
 export const StringMatch = makeStringMatch(false)

@@ -8,6 +8,7 @@ import {
   exportToProblems,
   fqdnProblem,
   Int32,
+  int32Within,
   isDns1123Label,
   isIP,
   Labels,
@@ -16,6 +17,7 @@ import {
   portProblem,
   type Report,
   StringList,
+  structuralKeywords,
   UInt,
   WorkloadSelector,
   wildcardDomainProblem,
@@ -91,7 +93,7 @@ export const OutlierDetection = Schema.Struct({
   consecutiveErrors: opt(Int32),
   interval: opt(Duration),
   baseEjectionTime: opt(Duration),
-  maxEjectionPercent: opt(Int32),
+  maxEjectionPercent: opt(int32Within({ minimum: 0, maximum: 100 })),
   minHealthPercent: opt(Int32),
 }).pipe(
   checked((od, report) => {
@@ -152,8 +154,8 @@ const LocalityLbSetting = Schema.Struct({
 /** Slow start: `minimumPercent` is a percentage (0-100), `aggression` at least 1 (the reference's CRD bounds). */
 const WarmupConfiguration = Schema.Struct({
   duration: Duration,
-  minimumPercent: opt(Schema.Number),
-  aggression: opt(Schema.Number),
+  minimumPercent: opt(Schema.Number.annotations(structuralKeywords({ minimum: 0, maximum: 100 }))),
+  aggression: opt(Schema.Number.annotations(structuralKeywords({ minimum: 1 }))),
 }).pipe(
   checked((warmup, report) => {
     const percent = warmup.minimumPercent
@@ -318,7 +320,7 @@ export const subsetNameProblem = (name: string): string | undefined =>
   name === "" ? "subset name cannot be empty" : isDns1123Label(name) ? undefined : `subset name is invalid: ${name}`
 
 export const Subset = Schema.Struct({
-  name: Schema.String,
+  name: Schema.String.annotations(structuralKeywords({ maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" })),
   labels: opt(Labels),
   trafficPolicy: opt(TrafficPolicy),
 }).pipe(
@@ -332,7 +334,11 @@ export type Subset = typeof Subset.Type
 export const DestinationRule = Schema.Struct({
   host: Schema.String,
   trafficPolicy: opt(TrafficPolicy),
-  subsets: opt(Schema.Array(Subset)),
+  subsets: opt(
+    Schema.Array(Subset).annotations(
+      structuralKeywords({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"] }),
+    ),
+  ),
   exportTo: opt(StringList),
   workloadSelector: opt(WorkloadSelector),
 }).pipe(

@@ -1,6 +1,7 @@
 /** networking.mesh.io Gateway: load balancers at the mesh edge. */
 import { Schema } from "effect"
 import {
+  caseInsensitiveChoice,
   checked,
   Enum,
   isDns1123Label,
@@ -8,11 +9,13 @@ import {
   isIP,
   isTlsProtocol,
   opt,
+  PROTOCOLS,
   parseProtocol,
   portProblem,
   type Report,
   StringList,
   StringMap,
+  structuralKeywords,
   UNIX_PREFIX,
   unixAddressProblem,
   wildcardDomainProblem,
@@ -81,8 +84,9 @@ export const ServerTLSSettings = Schema.Struct({
 export type ServerTLSSettings = typeof ServerTLSSettings.Type
 
 export const Port = Schema.Struct({
-  number: opt(Schema.Number),
-  protocol: Schema.String,
+  // 0 only with a unix bind (checked by the server rule); the protocol in any letter case.
+  number: opt(Schema.Number.annotations(structuralKeywords({ type: "integer", minimum: 0, maximum: 65535 }))),
+  protocol: Schema.String.annotations(structuralKeywords({ pattern: caseInsensitiveChoice(PROTOCOLS, false) })),
   name: Schema.String,
   targetPort: opt(Schema.Number),
 })
@@ -165,14 +169,29 @@ const serverProblems = (server: typeof Server.Type, report: Report) => {
 export const Server = Schema.Struct({
   port: Port,
   bind: opt(Schema.String),
-  hosts: Schema.Array(Schema.String),
+  // namespacedHostProblem: a host, or namespace/host, neither side empty.
+  hosts: Schema.Array(Schema.String.annotations(structuralKeywords({ pattern: "^([^/]+/)?[^/]+$" }))).annotations(
+    structuralKeywords({ minItems: 1 }),
+  ),
   tls: opt(ServerTLSSettings),
   defaultEndpoint: opt(Schema.String),
   name: opt(Schema.String),
-})
+}).annotations(
+  // serverProblems: an HTTPS or TLS port (any letter case) needs TLS settings.
+  structuralKeywords({
+    anyOf: [
+      { required: ["tls"] },
+      {
+        properties: {
+          port: { properties: { protocol: { not: { pattern: caseInsensitiveChoice(["HTTPS", "TLS"], false) } } } },
+        },
+      },
+    ],
+  }),
+)
 
 export const Gateway = Schema.Struct({
-  servers: Schema.Array(Server.pipe(checked(serverProblems))),
+  servers: Schema.Array(Server.pipe(checked(serverProblems))).annotations(structuralKeywords({ minItems: 1 })),
   selector: opt(StringMap),
 }).pipe(
   checked((gw, report) => {

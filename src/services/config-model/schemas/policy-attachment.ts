@@ -5,12 +5,18 @@
  * still conflicts with a selector.
  */
 import { Schema } from "effect"
-import { PolicyTargetReference, type Report } from "./common.js"
+import { atMostOneOf, PolicyTargetReference, type Report, structuralKeywords } from "./common.js"
 
 /** The reference's CRDs allow at most 16 `targetRefs`. */
 export const MAX_TARGET_REFS = 16
 
-export const TargetRefs = Schema.Array(PolicyTargetReference)
+export const TargetRefs = Schema.Array(PolicyTargetReference).annotations(
+  structuralKeywords({ maxItems: MAX_TARGET_REFS }),
+)
+
+/** The CRD side of `attachmentProblems`' first rule: at most one of the three fields present. */
+export const attachmentRule = atMostOneOf("selector", "targetRef", "targetRefs")
+export const attachmentKeywords = structuralKeywords(attachmentRule)
 
 /** At most one of selector / targetRef / targetRefs, and at most MAX_TARGET_REFS targetRefs. */
 export const attachmentProblems = (

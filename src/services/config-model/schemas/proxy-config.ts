@@ -1,10 +1,10 @@
 /** networking.mesh.io ProxyConfig: per-workload proxy settings. */
 import { Schema } from "effect"
-import { checked, Int32, opt, StringMap, WorkloadSelector } from "./common.js"
+import { checked, int32Within, opt, StringMap, WorkloadSelector } from "./common.js"
 
 export const ProxyConfig = Schema.Struct({
   selector: opt(WorkloadSelector),
-  concurrency: opt(Int32),
+  concurrency: opt(int32Within({ minimum: 0 })),
   environmentVariables: opt(StringMap),
   // A free string in the reference: it names an image variant (`default`, `debug`, `distroless`, ...).
   image: opt(Schema.Struct({ imageType: opt(Schema.String) })),

@@ -1,6 +1,7 @@
 /** security.mesh.io RequestAuthentication: JWT validation rules for workloads. */
 import { Schema } from "effect"
 import {
+  atMostOneOf,
   checked,
   Duration,
   HEADER_NAME,
@@ -8,9 +9,10 @@ import {
   PolicyTargetReference,
   type Report,
   StringList,
+  structuralKeywords,
   WorkloadSelector,
 } from "./common.js"
-import { attachmentProblems, maxItemsProblem, TargetRefs } from "./policy-attachment.js"
+import { attachmentKeywords, attachmentProblems, maxItemsProblem, TargetRefs } from "./policy-attachment.js"
 
 /** The CRD's bounds on a JWT rule. */
 const MAX_JWKS_URI_LENGTH = 2048
@@ -44,58 +46,70 @@ const nonEmptyEntries = (
     if (value === "") report([field, i], message)
   })
 
+/** Entries the rule refuses when empty (audiences, cookies, claims). */
+const NonEmptyStrings = Schema.Array(Schema.String.annotations(structuralKeywords({ minLength: 1 })))
+
 const JWTRuleFields = Schema.Struct({
-  issuer: Schema.String,
-  audiences: opt(StringList),
+  issuer: Schema.String.annotations(structuralKeywords({ minLength: 1 })),
+  audiences: opt(NonEmptyStrings),
   jwksUri: opt(Schema.String),
   /** The proto field's original spelling, which the reference's CRD accepts as well. */
   jwks_uri: opt(Schema.String),
   jwks: opt(Schema.String),
   fromHeaders: opt(Schema.Array(Schema.Struct({ name: Schema.String, prefix: opt(Schema.String) }))),
   fromParams: opt(StringList),
-  fromCookies: opt(StringList),
+  fromCookies: opt(NonEmptyStrings),
   outputPayloadToHeader: opt(Schema.String),
   forwardOriginalToken: opt(Schema.Boolean),
-  outputClaimToHeaders: opt(Schema.Array(Schema.Struct({ header: Schema.String, claim: Schema.String }))),
+  outputClaimToHeaders: opt(
+    Schema.Array(
+      Schema.Struct({
+        header: Schema.String.annotations(structuralKeywords({ pattern: HEADER_NAME.source })),
+        claim: Schema.String.annotations(structuralKeywords({ minLength: 1 })),
+      }),
+    ),
+  ),
   timeout: opt(Duration),
-  spaceDelimitedClaims: opt(StringList),
-}).pipe(
-  checked((rule, report) => {
-    if (rule.issuer === "") report(["issuer"], "issuer must be set")
-    nonEmptyEntries(rule.audiences, "audiences", "audience must be non-empty string", report)
-    for (const field of ["jwksUri", "jwks_uri"] as const) {
-      const uri = rule[field]
-      const problem = uri === undefined ? undefined : jwksUriProblem(field, uri)
-      if (problem !== undefined) report([field], problem)
-    }
-    const keySources = (["jwksUri", "jwks_uri", "jwks"] as const).filter((field) => rule[field] !== undefined)
-    if (keySources.length > 1) report([], `only one of jwks or jwksUri can be set, found ${keySources.join(" and ")}`)
-    if (rule.jwks !== undefined && rule.jwks !== "") {
-      let problem: string | undefined
-      try {
-        const parsed: unknown = JSON.parse(rule.jwks)
-        if (typeof parsed !== "object" || parsed === null) problem = "jwks parse error: not a JSON object"
-      } catch (error) {
-        problem = `jwks parse error: ${error instanceof Error ? error.message : String(error)}`
+  spaceDelimitedClaims: opt(NonEmptyStrings),
+})
+  .annotations(structuralKeywords(atMostOneOf("jwksUri", "jwks_uri", "jwks")))
+  .pipe(
+    checked((rule, report) => {
+      if (rule.issuer === "") report(["issuer"], "issuer must be set")
+      nonEmptyEntries(rule.audiences, "audiences", "audience must be non-empty string", report)
+      for (const field of ["jwksUri", "jwks_uri"] as const) {
+        const uri = rule[field]
+        const problem = uri === undefined ? undefined : jwksUriProblem(field, uri)
+        if (problem !== undefined) report([field], problem)
       }
-      if (problem !== undefined) report(["jwks"], problem)
-    }
-    rule.fromHeaders?.forEach((h, i) => {
-      if (h.name === "") report(["fromHeaders", i, "name"], "location header name must be non-empty string")
-    })
-    nonEmptyEntries(rule.fromParams, "fromParams", "location query must be non-empty string", report)
-    nonEmptyEntries(rule.fromCookies, "fromCookies", "cookie name must be non-empty string", report)
-    nonEmptyEntries(rule.spaceDelimitedClaims, "spaceDelimitedClaims", "claim name must be non-empty string", report)
-    maxItemsProblem(rule.spaceDelimitedClaims, MAX_SPACE_DELIMITED_CLAIMS, ["spaceDelimitedClaims"], report)
-    rule.outputClaimToHeaders?.forEach((o, i) => {
-      if (o.claim === "" || o.header === "") {
-        report(["outputClaimToHeaders", i], "outputClaimToHeaders header and claim value must be non-empty string")
-      } else if (!HEADER_NAME.test(o.header)) {
-        report(["outputClaimToHeaders", i, "header"], `header name ${o.header} is not a valid header name`)
+      const keySources = (["jwksUri", "jwks_uri", "jwks"] as const).filter((field) => rule[field] !== undefined)
+      if (keySources.length > 1) report([], `only one of jwks or jwksUri can be set, found ${keySources.join(" and ")}`)
+      if (rule.jwks !== undefined && rule.jwks !== "") {
+        let problem: string | undefined
+        try {
+          const parsed: unknown = JSON.parse(rule.jwks)
+          if (typeof parsed !== "object" || parsed === null) problem = "jwks parse error: not a JSON object"
+        } catch (error) {
+          problem = `jwks parse error: ${error instanceof Error ? error.message : String(error)}`
+        }
+        if (problem !== undefined) report(["jwks"], problem)
       }
-    })
-  }),
-)
+      rule.fromHeaders?.forEach((h, i) => {
+        if (h.name === "") report(["fromHeaders", i, "name"], "location header name must be non-empty string")
+      })
+      nonEmptyEntries(rule.fromParams, "fromParams", "location query must be non-empty string", report)
+      nonEmptyEntries(rule.fromCookies, "fromCookies", "cookie name must be non-empty string", report)
+      nonEmptyEntries(rule.spaceDelimitedClaims, "spaceDelimitedClaims", "claim name must be non-empty string", report)
+      maxItemsProblem(rule.spaceDelimitedClaims, MAX_SPACE_DELIMITED_CLAIMS, ["spaceDelimitedClaims"], report)
+      rule.outputClaimToHeaders?.forEach((o, i) => {
+        if (o.claim === "" || o.header === "") {
+          report(["outputClaimToHeaders", i], "outputClaimToHeaders header and claim value must be non-empty string")
+        } else if (!HEADER_NAME.test(o.header)) {
+          report(["outputClaimToHeaders", i, "header"], `header name ${o.header} is not a valid header name`)
+        }
+      })
+    }),
+  )
 
 /**
  * A JWT rule, with the legacy `jwks_uri` spelling folded into `jwksUri` once checked (the two
@@ -116,10 +130,12 @@ export const RequestAuthentication = Schema.Struct({
   targetRef: opt(PolicyTargetReference),
   targetRefs: opt(TargetRefs),
   jwtRules: opt(Schema.Array(JWTRule)),
-}).pipe(
-  checked((ra, report) => {
-    attachmentProblems(ra, report)
-    maxItemsProblem(ra.jwtRules, MAX_JWT_RULES, ["jwtRules"], report)
-  }),
-)
+})
+  .annotations(attachmentKeywords)
+  .pipe(
+    checked((ra, report) => {
+      attachmentProblems(ra, report)
+      maxItemsProblem(ra.jwtRules, MAX_JWT_RULES, ["jwtRules"], report)
+    }),
+  )
 export type RequestAuthenticationSpec = typeof RequestAuthentication.Type

@@ -9,6 +9,7 @@ import {
   parseProtocol,
   portProblem,
   type Report,
+  structuralKeywords,
   UNIX_PREFIX,
   unixAddressProblem,
 } from "./common.js"
@@ -43,7 +44,15 @@ const IngressListener = Schema.Struct({
   port: SidecarPort,
   bind: opt(Schema.String),
   captureMode: opt(CaptureMode),
-  defaultEndpoint: opt(Schema.String),
+  defaultEndpoint: opt(
+    // Empty, unix://@name or an absolute file path, or a loopback / any address (bracketed or not) and a port.
+    Schema.String.annotations(
+      structuralKeywords({
+        pattern:
+          "^(unix://(@[\\s\\S]*|/[\\s\\S]*[^/])|((127\\.0\\.0\\.1|0\\.0\\.0\\.0)?|\\[(127\\.0\\.0\\.1|0\\.0\\.0\\.0|::1|::)?\\]):[0-9]+)?$",
+      }),
+    ),
+  ),
   tls: opt(ServerTLSSettings),
   connectionPool: opt(ConnectionPoolSettings),
 }).pipe(
@@ -91,7 +100,10 @@ const EgressListener = Schema.Struct({
   port: opt(SidecarPort),
   bind: opt(Schema.String),
   captureMode: opt(CaptureMode),
-  hosts: Schema.Array(Schema.String),
+  // namespacedHostProblem: namespace/host, neither side empty.
+  hosts: Schema.Array(Schema.String.annotations(structuralKeywords({ pattern: "^[^/]+/[^/]+$" }))).annotations(
+    structuralKeywords({ minItems: 1 }),
+  ),
 }).pipe(
   checked((eg, report) => {
     const bind = eg.bind ?? ""
@@ -127,17 +139,30 @@ const EgressListener = Schema.Struct({
 const OutboundTrafficPolicy = Schema.Struct({
   mode: opt(Enum("REGISTRY_ONLY", "ALLOW_ANY")),
   egressProxy: opt(Destination),
-}).pipe(
-  checked((tp, report) => {
-    if (tp.egressProxy !== undefined) {
-      if (tp.mode !== "ALLOW_ANY") {
-        report(["egressProxy"], "sidecar: egress_proxy must be set only with ALLOW_ANY outbound_traffic_policy mode")
+})
+  .annotations(
+    // An egressProxy, with a port, only in mode ALLOW_ANY.
+    structuralKeywords({
+      anyOf: [
+        { not: { required: ["egressProxy"] } },
+        {
+          required: ["mode", "egressProxy"],
+          properties: { mode: { enum: ["ALLOW_ANY"] }, egressProxy: { required: ["port"] } },
+        },
+      ],
+    }),
+  )
+  .pipe(
+    checked((tp, report) => {
+      if (tp.egressProxy !== undefined) {
+        if (tp.mode !== "ALLOW_ANY") {
+          report(["egressProxy"], "sidecar: egress_proxy must be set only with ALLOW_ANY outbound_traffic_policy mode")
+        }
+        if (tp.egressProxy.port === undefined)
+          report(["egressProxy", "port"], "sidecar: egress_proxy port must be non-nil")
       }
-      if (tp.egressProxy.port === undefined)
-        report(["egressProxy", "port"], "sidecar: egress_proxy port must be non-nil")
-    }
-  }),
-)
+    }),
+  )
 
 export const Sidecar = Schema.Struct({
   workloadSelector: opt(NetworkingWorkloadSelector),
@@ -145,46 +170,61 @@ export const Sidecar = Schema.Struct({
   egress: opt(Schema.Array(EgressListener)),
   inboundConnectionPool: opt(ConnectionPoolSettings),
   outboundTrafficPolicy: opt(OutboundTrafficPolicy),
-}).pipe(
-  checked((sc, report) => {
-    if (
-      (sc.ingress?.length ?? 0) === 0 &&
-      (sc.egress?.length ?? 0) === 0 &&
-      sc.outboundTrafficPolicy === undefined &&
-      sc.inboundConnectionPool === undefined
-    ) {
-      report([], "sidecar: empty configuration provided")
-    }
-    const ingressPorts = new Set<number>()
-    sc.ingress?.forEach((ing, i) => {
-      const n = ing.port.number ?? 0
-      if (ingressPorts.has(n))
-        report(["ingress", i, "port", "number"], "sidecar: ports on IP bound listeners must be unique")
-      ingressPorts.add(n)
-    })
-    const egressPorts = new Set<number>()
-    const uds = new Set<string>()
-    const egress = sc.egress ?? []
-    let catchAll = false
-    egress.forEach((eg, i) => {
-      if (eg.port === undefined) {
-        if (catchAll) report(["egress", i], "sidecar: egress can have only one listener with empty port")
-        else if (i !== egress.length - 1) {
-          report(["egress", i], "sidecar: the egress listener with empty port should be the last listener in the list")
-        } else catchAll = true
-        return
+})
+  .annotations(
+    // Not empty: some ingress or egress listener, an outbound policy or an inbound pool.
+    structuralKeywords({
+      anyOf: [
+        { required: ["ingress"], properties: { ingress: { minItems: 1 } } },
+        { required: ["egress"], properties: { egress: { minItems: 1 } } },
+        { required: ["outboundTrafficPolicy"] },
+        { required: ["inboundConnectionPool"] },
+      ],
+    }),
+  )
+  .pipe(
+    checked((sc, report) => {
+      if (
+        (sc.ingress?.length ?? 0) === 0 &&
+        (sc.egress?.length ?? 0) === 0 &&
+        sc.outboundTrafficPolicy === undefined &&
+        sc.inboundConnectionPool === undefined
+      ) {
+        report([], "sidecar: empty configuration provided")
       }
-      const n = eg.port.number ?? 0
-      if (n === 0) {
-        if (uds.has(eg.bind ?? ""))
-          report(["egress", i, "bind"], "sidecar: unix domain socket values for listeners must be unique")
-        uds.add(eg.bind ?? "")
-      } else {
-        if (egressPorts.has(n))
-          report(["egress", i, "port", "number"], "sidecar: ports on IP bound listeners must be unique")
-        egressPorts.add(n)
-      }
-    })
-  }),
-)
+      const ingressPorts = new Set<number>()
+      sc.ingress?.forEach((ing, i) => {
+        const n = ing.port.number ?? 0
+        if (ingressPorts.has(n))
+          report(["ingress", i, "port", "number"], "sidecar: ports on IP bound listeners must be unique")
+        ingressPorts.add(n)
+      })
+      const egressPorts = new Set<number>()
+      const uds = new Set<string>()
+      const egress = sc.egress ?? []
+      let catchAll = false
+      egress.forEach((eg, i) => {
+        if (eg.port === undefined) {
+          if (catchAll) report(["egress", i], "sidecar: egress can have only one listener with empty port")
+          else if (i !== egress.length - 1) {
+            report(
+              ["egress", i],
+              "sidecar: the egress listener with empty port should be the last listener in the list",
+            )
+          } else catchAll = true
+          return
+        }
+        const n = eg.port.number ?? 0
+        if (n === 0) {
+          if (uds.has(eg.bind ?? ""))
+            report(["egress", i, "bind"], "sidecar: unix domain socket values for listeners must be unique")
+          uds.add(eg.bind ?? "")
+        } else {
+          if (egressPorts.has(n))
+            report(["egress", i, "port", "number"], "sidecar: ports on IP bound listeners must be unique")
+          egressPorts.add(n)
+        }
+      })
+    }),
+  )
 export type SidecarSpec = typeof Sidecar.Type

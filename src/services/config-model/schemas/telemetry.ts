@@ -1,9 +1,19 @@
 /** telemetry.mesh.io Telemetry: metrics, tracing and access logging settings. */
 import { Schema } from "effect"
-import { checked, Duration, Enum, opt, PolicyTargetReference, type Report, WorkloadSelector } from "./common.js"
-import { attachmentProblems, TargetRefs } from "./policy-attachment.js"
+import {
+  atMostOneOf,
+  checked,
+  Duration,
+  Enum,
+  opt,
+  PolicyTargetReference,
+  type Report,
+  structuralKeywords,
+  WorkloadSelector,
+} from "./common.js"
+import { attachmentKeywords, attachmentProblems, TargetRefs } from "./policy-attachment.js"
 
-const ProviderRef = Schema.Struct({ name: Schema.String })
+const ProviderRef = Schema.Struct({ name: Schema.String.annotations(structuralKeywords({ minLength: 1 })) })
 const WorkloadMode = Enum("CLIENT_AND_SERVER", "CLIENT", "SERVER")
 
 const providersProblems = (providers: ReadonlyArray<{ readonly name: string }> | undefined, report: Report) =>
@@ -17,27 +27,29 @@ const CustomTag = Schema.Struct({
   environment: opt(Schema.Struct({ name: opt(Schema.String), defaultValue: opt(Schema.String) })),
   header: opt(Schema.Struct({ name: opt(Schema.String), defaultValue: opt(Schema.String) })),
   formatter: opt(Schema.Struct({ value: opt(Schema.String) })),
-}).pipe(
-  checked((tag, report) => {
-    const set = (["literal", "environment", "header", "formatter"] as const).filter((k) => tag[k] !== undefined)
-    if (set.length > 1)
-      report([], `only one of literal, environment, header or formatter may be set, found ${set.join(" and ")}`)
-    if (tag.literal !== undefined && (tag.literal.value ?? "") === "")
-      report(["literal", "value"], "literal tag value may not be empty")
-    if (tag.formatter !== undefined && (tag.formatter.value ?? "") === "")
-      report(["formatter", "value"], "formatter tag value may not be empty")
-    if (tag.header !== undefined && (tag.header.name ?? "") === "")
-      report(["header", "name"], "header tag name may not be empty")
-    if (tag.environment !== undefined && (tag.environment.name ?? "") === "") {
-      report(["environment", "name"], "environment tag name may not be empty")
-    }
-  }),
-)
+})
+  .annotations(structuralKeywords(atMostOneOf("literal", "environment", "header", "formatter")))
+  .pipe(
+    checked((tag, report) => {
+      const set = (["literal", "environment", "header", "formatter"] as const).filter((k) => tag[k] !== undefined)
+      if (set.length > 1)
+        report([], `only one of literal, environment, header or formatter may be set, found ${set.join(" and ")}`)
+      if (tag.literal !== undefined && (tag.literal.value ?? "") === "")
+        report(["literal", "value"], "literal tag value may not be empty")
+      if (tag.formatter !== undefined && (tag.formatter.value ?? "") === "")
+        report(["formatter", "value"], "formatter tag value may not be empty")
+      if (tag.header !== undefined && (tag.header.name ?? "") === "")
+        report(["header", "name"], "header tag name may not be empty")
+      if (tag.environment !== undefined && (tag.environment.name ?? "") === "") {
+        report(["environment", "name"], "environment tag name may not be empty")
+      }
+    }),
+  )
 
 const Tracing = Schema.Struct({
   match: opt(Schema.Struct({ mode: opt(WorkloadMode) })),
   providers: opt(Schema.Array(ProviderRef)),
-  randomSamplingPercentage: opt(Schema.Number),
+  randomSamplingPercentage: opt(Schema.Number.annotations(structuralKeywords({ minimum: 0, maximum: 100 }))),
   disableSpanReporting: opt(Schema.Boolean),
   customTags: opt(Schema.Record({ key: Schema.String, value: CustomTag })),
   useRequestIdForTraceSampling: opt(Schema.Boolean),
@@ -70,12 +82,25 @@ const MetricName = Enum(
 )
 
 const MetricsOverrides = Schema.Struct({
-  match: opt(Schema.Struct({ metric: opt(MetricName), customMetric: opt(Schema.String), mode: opt(WorkloadMode) })),
+  match: opt(
+    Schema.Struct({ metric: opt(MetricName), customMetric: opt(Schema.String), mode: opt(WorkloadMode) }).annotations(
+      structuralKeywords(atMostOneOf("metric", "customMetric")),
+    ),
+  ),
   disabled: opt(Schema.Boolean),
   tagOverrides: opt(
     Schema.Record({
       key: Schema.String,
-      value: Schema.Struct({ operation: opt(Enum("UPSERT", "REMOVE")), value: opt(Schema.String) }),
+      value: Schema.Struct({ operation: opt(Enum("UPSERT", "REMOVE")), value: opt(Schema.String) }).annotations(
+        // REMOVE takes no value; UPSERT (also when the operation is absent) needs a non-empty one.
+        structuralKeywords({
+          anyOf: [
+            { required: ["operation"], properties: { operation: { enum: ["REMOVE"] } }, not: { required: ["value"] } },
+            { required: ["value"], properties: { value: { minLength: 1 } } },
+          ],
+          not: { required: ["operation", "value"], properties: { operation: { enum: ["REMOVE"] } } },
+        }),
+      ),
     }),
   ),
 }).pipe(
@@ -126,5 +151,7 @@ export const Telemetry = Schema.Struct({
   tracing: opt(Schema.Array(Tracing)),
   metrics: opt(Schema.Array(Metrics)),
   accessLogging: opt(Schema.Array(AccessLogging)),
-}).pipe(checked(attachmentProblems))
+})
+  .annotations(attachmentKeywords)
+  .pipe(checked(attachmentProblems))
 export type TelemetrySpec = typeof Telemetry.Type

@@ -8,6 +8,7 @@ import {
   fqdnProblem,
   HEADER_NAME,
   Int32,
+  int32Within,
   ipOrCidrProblem,
   isDns1123Label,
   isIP,
@@ -21,6 +22,7 @@ import {
   StringList,
   StringMap,
   StringMatch,
+  structuralKeywords,
   UInt,
   UriMatch,
   wildcardDomainProblem,
@@ -251,7 +253,7 @@ const RETRY_ON = new Set([
 ])
 
 const HTTPRetry = Schema.Struct({
-  attempts: opt(Int32),
+  attempts: opt(int32Within({ minimum: 0 })),
   perTryTimeout: opt(Duration),
   retryOn: opt(Schema.String),
   retryRemoteLocalities: opt(Schema.Boolean),
@@ -328,7 +330,7 @@ const HTTPFaultInjection = Schema.Struct({
   ),
   abort: opt(
     Schema.Struct({
-      httpStatus: opt(Int32),
+      httpStatus: opt(int32Within({ minimum: 200, maximum: 599 })),
       grpcStatus: opt(Schema.String),
       http2Error: opt(Schema.String),
       percentage: opt(Percent),
@@ -417,57 +419,62 @@ export const HTTPRoute = Schema.Struct({
   mirrorPercentage: opt(Percent),
   corsPolicy: opt(CorsPolicy),
   headers: opt(Headers),
-}).pipe(
-  checked((http, report) => {
-    const routes = http.route ?? []
-    if (http.delegate !== undefined) {
-      if ((http.delegate.name ?? "") === "") report(["delegate", "name"], "delegate name is required")
-      if (
-        http.delegate.namespace !== undefined &&
-        http.delegate.namespace !== "" &&
-        !isDns1123Label(http.delegate.namespace)
-      ) {
-        report(["delegate", "namespace"], `delegate namespace is invalid: ${http.delegate.namespace}`)
+})
+  .annotations(
+    // A redirect never beside a non-empty route.
+    structuralKeywords({ not: { required: ["redirect", "route"], properties: { route: { minItems: 1 } } } }),
+  )
+  .pipe(
+    checked((http, report) => {
+      const routes = http.route ?? []
+      if (http.delegate !== undefined) {
+        if ((http.delegate.name ?? "") === "") report(["delegate", "name"], "delegate name is required")
+        if (
+          http.delegate.namespace !== undefined &&
+          http.delegate.namespace !== "" &&
+          !isDns1123Label(http.delegate.namespace)
+        ) {
+          report(["delegate", "namespace"], `delegate namespace is invalid: ${http.delegate.namespace}`)
+        }
+        if (routes.length > 0) report(["delegate"], "HTTP route cannot contain both route and delegate")
+        if (http.redirect !== undefined) report(["delegate"], "HTTP route cannot contain both redirect and delegate")
+        if (http.directResponse !== undefined)
+          report(["delegate"], "HTTP route cannot contain both direct_response and delegate")
+      } else if (http.redirect !== undefined) {
+        if (routes.length > 0) report(["redirect"], "HTTP route cannot contain both route and redirect")
+        if (http.fault !== undefined) report(["redirect"], "HTTP route cannot contain both fault and redirect")
+        if (http.rewrite !== undefined) report(["redirect"], "HTTP route rule cannot contain both rewrite and redirect")
+        if (http.directResponse !== undefined)
+          report(["redirect"], "HTTP route cannot contain both redirect and direct_response")
+      } else if (http.directResponse !== undefined) {
+        if (routes.length > 0) report(["directResponse"], "HTTP route cannot contain both route and direct_response")
+        if (http.fault !== undefined)
+          report(["directResponse"], "HTTP route cannot contain both fault and direct_response")
+        if (http.rewrite !== undefined)
+          report(["directResponse"], "HTTP route rule cannot contain both rewrite and direct_response")
+      } else if (routes.length === 0) {
+        report([], "HTTP route, redirect, direct_response or delegate is required")
       }
-      if (routes.length > 0) report(["delegate"], "HTTP route cannot contain both route and delegate")
-      if (http.redirect !== undefined) report(["delegate"], "HTTP route cannot contain both redirect and delegate")
-      if (http.directResponse !== undefined)
-        report(["delegate"], "HTTP route cannot contain both direct_response and delegate")
-    } else if (http.redirect !== undefined) {
-      if (routes.length > 0) report(["redirect"], "HTTP route cannot contain both route and redirect")
-      if (http.fault !== undefined) report(["redirect"], "HTTP route cannot contain both fault and redirect")
-      if (http.rewrite !== undefined) report(["redirect"], "HTTP route rule cannot contain both rewrite and redirect")
-      if (http.directResponse !== undefined)
-        report(["redirect"], "HTTP route cannot contain both redirect and direct_response")
-    } else if (http.directResponse !== undefined) {
-      if (routes.length > 0) report(["directResponse"], "HTTP route cannot contain both route and direct_response")
-      if (http.fault !== undefined)
-        report(["directResponse"], "HTTP route cannot contain both fault and direct_response")
-      if (http.rewrite !== undefined)
-        report(["directResponse"], "HTTP route rule cannot contain both rewrite and direct_response")
-    } else if (routes.length === 0) {
-      report([], "HTTP route, redirect, direct_response or delegate is required")
-    }
-    if ((http.mirrors?.length ?? 0) > 0 && (http.mirror !== undefined || http.mirrorPercentage !== undefined)) {
-      report(["mirrors"], "cannot specify both mirror and mirrors")
-    }
-    if (http.mirrorPercent !== undefined && http.mirrorPercent > 100) {
-      report(["mirrorPercent"], `percentage ${http.mirrorPercent} is not in range 0..100`)
-    }
-    const mp = http.mirrorPercentage?.value
-    if (mp !== undefined && mp > 100)
-      report(["mirrorPercentage", "value"], `mirror_percentage must have a max value of 100 (it has ${mp})`)
-    if (mp !== undefined && mp < 0)
-      report(["mirrorPercentage", "value"], `mirror_percentage must have a min value of 0 (it has ${mp})`)
-    weightsProblems(routes, report, "route")
-    if (
-      http.rewrite?.authority &&
-      (http.headers?.request?.set?.[":authority"] !== undefined || http.headers?.request?.set?.host !== undefined)
-    ) {
-      report(["rewrite", "authority"], "authority header cannot be set both in rewrite and headers")
-    }
-  }),
-)
+      if ((http.mirrors?.length ?? 0) > 0 && (http.mirror !== undefined || http.mirrorPercentage !== undefined)) {
+        report(["mirrors"], "cannot specify both mirror and mirrors")
+      }
+      if (http.mirrorPercent !== undefined && http.mirrorPercent > 100) {
+        report(["mirrorPercent"], `percentage ${http.mirrorPercent} is not in range 0..100`)
+      }
+      const mp = http.mirrorPercentage?.value
+      if (mp !== undefined && mp > 100)
+        report(["mirrorPercentage", "value"], `mirror_percentage must have a max value of 100 (it has ${mp})`)
+      if (mp !== undefined && mp < 0)
+        report(["mirrorPercentage", "value"], `mirror_percentage must have a min value of 0 (it has ${mp})`)
+      weightsProblems(routes, report, "route")
+      if (
+        http.rewrite?.authority &&
+        (http.headers?.request?.set?.[":authority"] !== undefined || http.headers?.request?.set?.host !== undefined)
+      ) {
+        report(["rewrite", "authority"], "authority header cannot be set both in rewrite and headers")
+      }
+    }),
+  )
 export type HTTPRoute = typeof HTTPRoute.Type
 
 // ---------------------------------------------------------------------------------------------
@@ -551,70 +558,82 @@ export const VirtualService = Schema.Struct({
   tls: opt(Schema.Array(TLSRoute)),
   tcp: opt(Schema.Array(TCPRoute)),
   exportTo: opt(StringList),
-}).pipe(
-  checked((vs, report) => {
-    const hosts = vs.hosts ?? []
-    if (hosts.length === 0) {
-      if ((vs.gateways?.length ?? 0) > 0)
-        report(["gateways"], "delegate virtual service must have no gateways specified")
-      if ((vs.tls?.length ?? 0) > 0) report(["tls"], "delegate virtual service must have no tls route specified")
-      if ((vs.tcp?.length ?? 0) > 0) report(["tcp"], "delegate virtual service must have no tcp route specified")
-    }
-    gatewayNameProblems(vs.gateways, report, ["gateways"])
-    const appliesToMesh = (vs.gateways ?? []).length === 0 || (vs.gateways ?? []).includes("mesh")
-    let allValid = true
-    hosts.forEach((host, i) => {
-      const problem = wildcardDomainProblem(host)
-      if (problem !== undefined && !isIP(host)) {
-        report(["hosts", i], problem)
-        allValid = false
-      } else if (appliesToMesh && host === "*") {
-        report(["hosts", i], "wildcard host * is not allowed for virtual services bound to the mesh gateway")
-        allValid = false
+})
+  .annotations(
+    // A delegate (no hosts) names no gateways and has no tls or tcp routes.
+    structuralKeywords({
+      allOf: ["gateways", "tls", "tcp"].map((field) => ({
+        anyOf: [
+          { required: ["hosts"], properties: { hosts: { minItems: 1 } } },
+          { not: { required: [field], properties: { [field]: { minItems: 1 } } } },
+        ],
+      })),
+    }),
+  )
+  .pipe(
+    checked((vs, report) => {
+      const hosts = vs.hosts ?? []
+      if (hosts.length === 0) {
+        if ((vs.gateways?.length ?? 0) > 0)
+          report(["gateways"], "delegate virtual service must have no gateways specified")
+        if ((vs.tls?.length ?? 0) > 0) report(["tls"], "delegate virtual service must have no tls route specified")
+        if ((vs.tcp?.length ?? 0) > 0) report(["tcp"], "delegate virtual service must have no tcp route specified")
       }
-    })
-    if (allValid) {
-      for (let i = 0; i < hosts.length; i++) {
-        for (let j = i + 1; j < hosts.length; j++) {
-          if (hostsOverlap(hosts[i] ?? "", hosts[j] ?? "")) {
-            report(["hosts", j], `duplicate hosts in virtual service: ${hosts[i]} & ${hosts[j]}`)
+      gatewayNameProblems(vs.gateways, report, ["gateways"])
+      const appliesToMesh = (vs.gateways ?? []).length === 0 || (vs.gateways ?? []).includes("mesh")
+      let allValid = true
+      hosts.forEach((host, i) => {
+        const problem = wildcardDomainProblem(host)
+        if (problem !== undefined && !isIP(host)) {
+          report(["hosts", i], problem)
+          allValid = false
+        } else if (appliesToMesh && host === "*") {
+          report(["hosts", i], "wildcard host * is not allowed for virtual services bound to the mesh gateway")
+          allValid = false
+        }
+      })
+      if (allValid) {
+        for (let i = 0; i < hosts.length; i++) {
+          for (let j = i + 1; j < hosts.length; j++) {
+            if (hostsOverlap(hosts[i] ?? "", hosts[j] ?? "")) {
+              report(["hosts", j], `duplicate hosts in virtual service: ${hosts[i]} & ${hosts[j]}`)
+            }
           }
         }
       }
-    }
-    if ((vs.http?.length ?? 0) === 0 && (vs.tcp?.length ?? 0) === 0 && (vs.tls?.length ?? 0) === 0) {
-      report([], "http, tcp or tls must be provided in virtual service")
-    }
-    if (appliesToMesh) {
-      for (const [i, route] of (vs.http ?? []).entries()) {
-        for (const [j, m] of (route.match ?? []).entries()) {
-          for (const field of ["headers", "withoutHeaders"] as const) {
-            for (const key of Object.keys(m[field] ?? {})) {
-              if (key.startsWith("@request.auth.claims")) {
-                report(
-                  ["http", i, "match", j, field, key],
-                  `JWT claim based routing (key: ${key}) is only supported for gateway`,
-                )
+      if ((vs.http?.length ?? 0) === 0 && (vs.tcp?.length ?? 0) === 0 && (vs.tls?.length ?? 0) === 0) {
+        report([], "http, tcp or tls must be provided in virtual service")
+      }
+      if (appliesToMesh) {
+        for (const [i, route] of (vs.http ?? []).entries()) {
+          for (const [j, m] of (route.match ?? []).entries()) {
+            for (const field of ["headers", "withoutHeaders"] as const) {
+              for (const key of Object.keys(m[field] ?? {})) {
+                if (key.startsWith("@request.auth.claims")) {
+                  report(
+                    ["http", i, "match", j, field, key],
+                    `JWT claim based routing (key: ${key}) is only supported for gateway`,
+                  )
+                }
               }
             }
           }
         }
       }
-    }
-    for (const [i, route] of (vs.tls ?? []).entries()) {
-      for (const [j, m] of route.match.entries()) {
-        for (const [k, sni] of m.sniHosts.entries()) {
-          if (wildcardDomainProblem(sni) !== undefined) continue
-          if (hosts.length > 0 && !hosts.some((h) => hostsOverlap(h, sni) && (h.startsWith("*") || h === sni))) {
-            report(
-              ["tls", i, "match", j, "sniHosts", k],
-              `SNI host "${sni}" is not a compatible subset of any of the virtual service hosts: [${hosts.join(", ")}]`,
-            )
+      for (const [i, route] of (vs.tls ?? []).entries()) {
+        for (const [j, m] of route.match.entries()) {
+          for (const [k, sni] of m.sniHosts.entries()) {
+            if (wildcardDomainProblem(sni) !== undefined) continue
+            if (hosts.length > 0 && !hosts.some((h) => hostsOverlap(h, sni) && (h.startsWith("*") || h === sni))) {
+              report(
+                ["tls", i, "match", j, "sniHosts", k],
+                `SNI host "${sni}" is not a compatible subset of any of the virtual service hosts: [${hosts.join(", ")}]`,
+              )
+            }
           }
         }
       }
-    }
-    exportToProblems(vs.exportTo, report)
-  }),
-)
+      exportToProblems(vs.exportTo, report)
+    }),
+  )
 export type VirtualServiceSpec = typeof VirtualService.Type

@@ -10,6 +10,7 @@ import {
   portProblem,
   type Report,
   StringMap,
+  structuralKeywords,
   UInt,
   UNIX_PREFIX,
   unixAddressProblem,
@@ -62,9 +63,14 @@ export const workloadEntryProblems = (
   }
 }
 
-export const WorkloadEntry = Base.pipe(
-  checked((entry, report) => workloadEntryProblems(entry, report, { allowFqdn: true })),
-)
+export const WorkloadEntry = Base.annotations(
+  // workloadEntryProblems: an address unless a network is set; the address a unix:// socket (an
+  // abstract @name or an absolute file path), or an IP or DNS name, whose characters these are.
+  structuralKeywords({
+    anyOf: ["address", "network"].map((field) => ({ required: [field], properties: { [field]: { minLength: 1 } } })),
+    allOf: [{ properties: { address: { pattern: "^(unix://(@[\\s\\S]*|/[\\s\\S]*[^/])|[-0-9A-Za-z.:]*)$" } } }],
+  }),
+).pipe(checked((entry, report) => workloadEntryProblems(entry, report, { allowFqdn: true })))
 
 /** WorkloadGroup: a template for WorkloadEntries of auto-registered workloads. */
 const HttpHeader = Schema.Struct({ name: Schema.String, value: opt(Schema.String) })
@@ -78,65 +84,75 @@ const ReadinessProbe = Schema.Struct({
   httpGet: opt(
     Schema.Struct({
       path: opt(Schema.String),
-      port: Schema.Number,
+      port: Schema.Number.annotations(structuralKeywords({ type: "integer", minimum: 1, maximum: 65535 })),
       host: opt(Schema.String),
       scheme: opt(Schema.String),
       httpHeaders: opt(Schema.Array(HttpHeader)),
     }),
   ),
   tcpSocket: opt(Schema.Struct({ host: opt(Schema.String), port: Schema.Number })),
-  exec: opt(Schema.Struct({ command: opt(Schema.Array(Schema.String)) })),
+  exec: opt(
+    Schema.Struct({
+      command: opt(Schema.Array(Schema.String).annotations(structuralKeywords({ minItems: 1 }))),
+    }).annotations(structuralKeywords({ required: ["command"] })),
+  ),
   grpc: opt(Schema.Struct({ port: Schema.Number, service: opt(Schema.String) })),
-}).pipe(
-  checked((probe, report) => {
-    for (const field of [
-      "periodSeconds",
-      "initialDelaySeconds",
-      "timeoutSeconds",
-      "successThreshold",
-      "failureThreshold",
-    ] as const) {
-      const value = probe[field]
-      if (value !== undefined && value < 0) report([field], `${field} must be non-negative`)
-    }
-    const methods = (["httpGet", "tcpSocket", "exec", "grpc"] as const).filter((m) => probe[m] !== undefined)
-    if (methods.length === 0) report([], "one of httpGet, tcpSocket, exec or grpc must be set")
-    if (methods.length > 1) report([], `only one health check method may be set, found ${methods.join(", ")}`)
-    if (probe.httpGet !== undefined) {
-      const problem = portProblem(probe.httpGet.port)
-      if (problem !== undefined) report(["httpGet", "port"], problem)
-      const scheme = probe.httpGet.scheme
-      if (scheme !== undefined && scheme !== "" && scheme !== "HTTP" && scheme !== "HTTPS") {
-        report(["httpGet", "scheme"], `httpGet.scheme must be one of "HTTPS", "HTTP"`)
+})
+  .annotations(
+    structuralKeywords({ oneOf: ["httpGet", "tcpSocket", "exec", "grpc"].map((method) => ({ required: [method] })) }),
+  )
+  .pipe(
+    checked((probe, report) => {
+      for (const field of [
+        "periodSeconds",
+        "initialDelaySeconds",
+        "timeoutSeconds",
+        "successThreshold",
+        "failureThreshold",
+      ] as const) {
+        const value = probe[field]
+        if (value !== undefined && value < 0) report([field], `${field} must be non-negative`)
       }
-      probe.httpGet.httpHeaders?.forEach((header, i) => {
-        if (!/^[-_A-Za-z0-9]+$/.test(header.name)) {
-          report(["httpGet", "httpHeaders", i, "name"], `header name ${header.name} is not a valid header name`)
+      const methods = (["httpGet", "tcpSocket", "exec", "grpc"] as const).filter((m) => probe[m] !== undefined)
+      if (methods.length === 0) report([], "one of httpGet, tcpSocket, exec or grpc must be set")
+      if (methods.length > 1) report([], `only one health check method may be set, found ${methods.join(", ")}`)
+      if (probe.httpGet !== undefined) {
+        const problem = portProblem(probe.httpGet.port)
+        if (problem !== undefined) report(["httpGet", "port"], problem)
+        const scheme = probe.httpGet.scheme
+        if (scheme !== undefined && scheme !== "" && scheme !== "HTTP" && scheme !== "HTTPS") {
+          report(["httpGet", "scheme"], `httpGet.scheme must be one of "HTTPS", "HTTP"`)
         }
-      })
-    }
-    if (probe.tcpSocket !== undefined) {
-      const problem = portProblem(probe.tcpSocket.port)
-      if (problem !== undefined) report(["tcpSocket", "port"], problem)
-    }
-    if (probe.exec !== undefined && (probe.exec.command ?? []).length === 0) {
-      report(["exec", "command"], "exec.command is required")
-    }
-  }),
-)
+        probe.httpGet.httpHeaders?.forEach((header, i) => {
+          if (!/^[-_A-Za-z0-9]+$/.test(header.name)) {
+            report(["httpGet", "httpHeaders", i, "name"], `header name ${header.name} is not a valid header name`)
+          }
+        })
+      }
+      if (probe.tcpSocket !== undefined) {
+        const problem = portProblem(probe.tcpSocket.port)
+        if (problem !== undefined) report(["tcpSocket", "port"], problem)
+      }
+      if (probe.exec !== undefined && (probe.exec.command ?? []).length === 0) {
+        report(["exec", "command"], "exec.command is required")
+      }
+    }),
+  )
 
 export const WorkloadGroup = Schema.Struct({
   metadata: opt(Schema.Struct({ labels: opt(Labels), annotations: opt(StringMap) })),
-  template: Schema.Struct(WorkloadEntryFields).pipe(
-    checked((template, report) => {
-      // Entries get their address when they register: a template must not carry one.
-      if ((template.address ?? "") !== "") report(["address"], "address is not allowed in a WorkloadGroup template")
-      for (const [name, port] of Object.entries(template.ports ?? {})) {
-        const problem = portNameProblem(name) ?? portProblem(port)
-        if (problem !== undefined) report(["ports", name], problem)
-      }
-    }),
-  ),
+  template: Schema.Struct(WorkloadEntryFields)
+    .annotations(structuralKeywords({ allOf: [{ properties: { address: { maxLength: 0 } } }] }))
+    .pipe(
+      checked((template, report) => {
+        // Entries get their address when they register: a template must not carry one.
+        if ((template.address ?? "") !== "") report(["address"], "address is not allowed in a WorkloadGroup template")
+        for (const [name, port] of Object.entries(template.ports ?? {})) {
+          const problem = portNameProblem(name) ?? portProblem(port)
+          if (problem !== undefined) report(["ports", name], problem)
+        }
+      }),
+    ),
   probe: opt(ReadinessProbe),
 })
 export type WorkloadGroupSpec = typeof WorkloadGroup.Type
