@@ -1,8 +1,9 @@
 /**
  * `meshctl proxy-status` with many connected proxies (default 2,000): a built mesh-discovery
  * on loopback, that many ADS clients (the agent's client, light: no decoding) each watching CDS
- * and LDS, then the built meshctl run as a process against the monitoring listener. Prints
- * JSON: proxies connected, rows printed and the wall time of each run (median and max).
+ * and LDS, then the built meshctl run as a process, asking over xDS (the debug type on the
+ * plaintext ADS port, the default path) and over the monitoring listener's HTTP. Prints JSON:
+ * proxies connected, rows printed and the wall time of each run (median and max) per path.
  * Target: under 2 s for 2,000 proxies.
  *
  *   npm run build && node dist/scripts/bench-proxy-status.mjs [--proxies 2000] [--runs 5]
@@ -81,12 +82,18 @@ await Effect.runPromise(
   ).pipe(Scope.extend(scope)),
 )
 
-const meshctl = (): Promise<{ ms: number; stdout: string }> =>
+/** How meshctl asks: over xDS (the debug type on the plaintext ADS port) or the monitoring listener's HTTP. */
+const ASK = {
+  xds: ["--xds-address", ads, "--plaintext"],
+  http: ["--xds-address", `http://${monitoring}`],
+} as const
+
+const meshctl = (via: keyof typeof ASK = "xds"): Promise<{ ms: number; stdout: string }> =>
   new Promise((resolve, reject) => {
     const started = now()
     execFile(
       process.execPath,
-      [join(ROOT, "bin/meshctl.cjs"), "proxy-status", "--xds-address", monitoring],
+      [join(ROOT, "bin/meshctl.cjs"), "proxy-status", ...ASK[via]],
       { maxBuffer: 256 * 1024 * 1024 },
       (error, stdout) => (error === null ? resolve({ ms: now() - started, stdout }) : reject(error)),
     )
@@ -100,11 +107,16 @@ while ((last.stdout.match(/SYNCED\s+SYNCED/g) ?? []).length < proxies && now() -
 const connectMs = now() - connectStarted
 
 const times: Array<number> = []
+const httpTimes: Array<number> = []
 let rows = 0
+let httpRows = 0
 for (let i = 0; i < runs; i++) {
-  const run = await meshctl()
+  const run = await meshctl("xds")
   times.push(run.ms)
   rows = run.stdout.trim().split("\n").length - 1
+  const http = await meshctl("http")
+  httpTimes.push(http.ms)
+  httpRows = http.stdout.trim().split("\n").length - 1
 }
 
 await Effect.runPromise(Scope.close(scope, Exit.void))
@@ -120,6 +132,7 @@ console.log(
       runs,
       medianMs: round1(percentile(times, 50)),
       maxMs: round1(Math.max(...times)),
+      http: { rows: httpRows, medianMs: round1(percentile(httpTimes, 50)), maxMs: round1(Math.max(...httpTimes)) },
       targetMs: 2000,
     },
     null,

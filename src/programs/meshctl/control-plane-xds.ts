@@ -70,6 +70,8 @@ export const askDebugOverXds = (dial: XdsDial, path: string): Effect.Effect<stri
     try {
       const Ctor = grpc.makeClientConstructor(loadXdsProtos().ads, "AggregatedDiscoveryService")
       client = new Ctor(dial.address, credentialsOf(dial), {
+        // A debug page of a large mesh (syncz of thousands of proxies, a config dump) exceeds 4 MiB.
+        "grpc.max_receive_message_length": -1,
         ...(dial.plaintext
           ? {}
           : { "grpc.ssl_target_name_override": dial.serverName, "grpc.default_authority": dial.serverName }),
