@@ -99,11 +99,13 @@ const meshctl = (via: keyof typeof ASK = "xds"): Promise<{ ms: number; stdout: s
     )
   })
 
-// Wait until every proxy is listed and synced (ACKs arrive asynchronously).
+// Wait until every proxy is listed and synced (ACKs arrive asynchronously). While the proxies'
+// streams still queue for admission, meshctl's own stream is refused by the rate limit: retry.
 const settleStarted = now()
-let last = await meshctl()
+const settling = () => meshctl().catch(() => ({ ms: 0, stdout: "" }))
+let last = await settling()
 while ((last.stdout.match(/SYNCED\s+SYNCED/g) ?? []).length < proxies && now() - settleStarted < 120_000)
-  last = await meshctl()
+  last = await settling()
 const connectMs = now() - connectStarted
 
 const times: Array<number> = []
