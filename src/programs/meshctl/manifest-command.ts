@@ -10,50 +10,18 @@ import { Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import { Data, Effect, Either } from "effect"
 import type { LogSettings } from "../../services/logging/options.js"
-import { boolFlag, textFlag } from "../shared/options.js"
+import { boolFlag } from "../shared/options.js"
 import { globalOptions } from "./global-options.js"
 import { installCommandNamed } from "./install-command.js"
+import { chartsOption, operatorOptions } from "./install-options.js"
 import { manifestTranslateCommand } from "./manifest-translate-command.js"
 
 /** The failure of `meshctl manifest ...`: the message names the file or field. */
 export class ManifestFailed extends Data.TaggedError("ManifestFailed")<{ readonly message: string }> {}
 
-const repeatedText = (name: string) =>
-  Options.text(name).pipe(
-    Options.repeated,
-    Options.map((values) =>
-      values
-        .flatMap((v) => v.split(","))
-        .map((v) => v.trim())
-        .filter((v) => v !== ""),
-    ),
-  )
-
 const options = {
-  filename: repeatedText("filename").pipe(
-    Options.withAlias("f"),
-    Options.withDescription(
-      "Path to file containing the operator custom resource (repeatable; overlaid left to right)",
-    ),
-  ),
-  set: Options.text("set").pipe(
-    Options.withAlias("s"),
-    Options.repeated,
-    Options.withDescription(
-      "Override an operator value, e.g. to choose a profile (--set profile=demo), enable or disable components (--set components.cni.enabled=true), or override values (--set meshConfig.enableTracing=true); dots in a key are escaped with a backslash",
-    ),
-  ),
-  revision: textFlag("revision").pipe(
-    Options.withAlias("r"),
-    Options.withDescription("Target control plane revision for the command"),
-  ),
-  manifests: textFlag("manifests").pipe(
-    Options.withAlias("d"),
-    Options.withDescription(
-      "Specify a path to a directory of charts and profiles (accepted; the built-in ones are used)",
-    ),
-  ),
-  charts: textFlag("charts").pipe(Options.withDescription("Deprecated, use --manifests instead")),
+  ...operatorOptions,
+  charts: chartsOption,
   clusterSpecific: boolFlag("cluster-specific").pipe(
     Options.withDescription(
       "If enabled, the current cluster will be checked for cluster-specific setting detection (not supported offline)",
