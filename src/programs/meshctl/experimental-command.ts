@@ -4,6 +4,7 @@
  */
 import { Command, type Options } from "@effect/cli"
 import type { LogSettings } from "../../services/logging/options.js"
+import { authzCommand } from "./authz-command.js"
 import { injectorCommand } from "./injector-command.js"
 import { internalDebugCommand } from "./internal-debug-command.js"
 import { metricsCommands } from "./metrics-command.js"
@@ -26,6 +27,7 @@ const group = (name: string, logging: Options.Options<LogSettings>) =>
       ...proxyStatsCommands(logging),
       internalDebugCommand(logging),
       ...metricsCommands(logging),
+      authzCommand(logging),
     ]),
   )
 
