@@ -58,6 +58,8 @@ export interface ControllersSettings {
   readonly validationWebhookConfigName: string
   /** `INJECTION_WEBHOOK_CONFIG_NAME`; "" (or `INJECT_ENABLED=false`) = not patched. */
   readonly injectionWebhookConfigName: string
+  /** `REVISION` ("" = default): the webhook configurations labelled with it get their caBundle patched too. */
+  readonly revision: string
   /** `--namespace`: where the install-cni pods run. */
   readonly namespace: string
   /** `PILOT_ENABLE_NODE_UNTAINT_CONTROLLERS`. */
@@ -115,6 +117,7 @@ export const layerControllers = (
         runCaBundlePatcher({
           validatingWebhookConfigName: settings.validationWebhookConfigName,
           mutatingWebhookConfigName: settings.injectionWebhookConfigName,
+          revision: settings.revision,
           caPem: Stream.provideService(servingCaPem, ServingCert, serving),
         }).pipe(withCluster(local.value)),
       )

@@ -1,8 +1,11 @@
 /**
  * Keeps `clientConfig.caBundle` of every webhook in the ValidatingWebhookConfiguration named by
  * `VALIDATION_WEBHOOK_CONFIG_NAME` and the MutatingWebhookConfiguration named by
- * `INJECTION_WEBHOOK_CONFIG_NAME` equal to the CA of the webhook's serving certificate (spec 000
- * part 1 rule 9, issue 18 item 5). It re-patches when the CA changes and when someone edits a
+ * `INJECTION_WEBHOOK_CONFIG_NAME`, and of every Validating/MutatingWebhookConfiguration labelled
+ * `mesh.io/rev=<REVISION>` (the revision tags and default validator `meshctl tag set` creates, which
+ * copy the CA only once), equal to the CA of the webhook's serving certificate (spec 000 part 1
+ * rule 9, issue 18 item 5). Labelled ones are found by an informer on the label, followed while
+ * they exist and carry it. It re-patches when the CA changes and when someone edits a
  * configuration (an informer on each, selected by name); a configuration that does not exist is
  * waited for (logged once) and patched when it appears. Writes are PUTs with the read
  * resourceVersion, so a concurrent edit is never overwritten blindly; a failed write is counted
@@ -11,12 +14,14 @@
  * `mesh_validation_config_updates`. failurePolicy is left as it is: the spec says nothing of
  * flipping it. Meant to run under `LeaderElection.whileLeader`, so one instance writes.
  */
-import { Duration, Effect, Option, Queue, Schedule, Stream, SubscriptionRef } from "effect"
+import { Duration, Effect, FiberMap, Option, Queue, Schedule, Stream, SubscriptionRef } from "effect"
+import { Labels } from "../../services/constants.js"
 import { withScope } from "../../services/logging/logging.js"
 import { Metrics } from "../../services/metrics/metrics.js"
 import { OrchestratorClient, type OrchestratorError } from "../../services/orchestrator/client.js"
-import { Informers } from "../../services/orchestrator/informer.js"
+import { type InformerEvent, type InformerShape, Informers } from "../../services/orchestrator/informer.js"
 import { type ResourceRef, Resources } from "../../services/orchestrator/resources.js"
+import { DEFAULT_REVISION } from "../../services/revision-tags/names.js"
 import {
   type OrchWebhookConfiguration,
   planCaBundle,
@@ -28,10 +33,16 @@ export const UPDATES_METRIC = "mesh_validation_config_updates"
 export const UPDATE_ERROR_METRIC = "mesh_validation_config_update_error"
 
 export interface CaBundlePatcherOptions {
-  /** `VALIDATION_WEBHOOK_CONFIG_NAME`; empty: not patched. */
+  /** `VALIDATION_WEBHOOK_CONFIG_NAME`; empty: no validating configuration is patched. */
   readonly validatingWebhookConfigName: string
-  /** `INJECTION_WEBHOOK_CONFIG_NAME`; empty: not patched. */
+  /** `INJECTION_WEBHOOK_CONFIG_NAME`; empty (injection off): no mutating configuration is patched. */
   readonly mutatingWebhookConfigName: string
+  /**
+   * `REVISION` ("" = `default`): every Validating/MutatingWebhookConfiguration labelled
+   * `mesh.io/rev=<revision>` (revision tags, the default validator of `tag set default`) is patched
+   * too, as it appears, for the kinds whose named configuration is on; absent: only the named ones.
+   */
+  readonly revision?: string
   /** The CA certificates (PEM) of the webhook's serving certificate: the current ones, then every change. */
   readonly caPem: Stream.Stream<string>
   /** First retry delay after a failed write; default 100 ms, doubled up to `maxBackoff`. */
@@ -46,14 +57,29 @@ const log = {
   error: (message: string) => Effect.logError(message).pipe(withScope("validationController")),
 }
 
+type WebhookInformer = InformerShape<OrchWebhookConfiguration>
+
 interface Target {
   readonly ref: ResourceRef
   readonly name: string
+  /** Where its current state is read from: its own informer (named) or the revision's (labelled). */
+  readonly informer: WebhookInformer
+  /** Set for a configuration followed by label: the `mesh.io/rev` value it must still carry. */
+  readonly revision?: string
 }
+
+const WEBHOOK_KINDS: ReadonlyArray<ResourceRef> = [
+  Resources.validatingWebhookConfigurations,
+  Resources.mutatingWebhookConfigurations,
+]
+
+const keyOf = (ref: ResourceRef, name: string) => `${ref.kind}/${name}`
 
 /**
  * Runs until interrupted (leadership lost, shutdown); never fails. Each configuration has its own
- * fiber, woken by its informer and by CA changes; wake-ups while it works merge into one.
+ * fiber (in one FiberMap keyed by kind/name), woken by its informer and by CA changes; wake-ups
+ * while it works merge into one. A labelled configuration's fiber ends when it is deleted (or
+ * loses the label).
  */
 export const runCaBundlePatcher = (
   options: CaBundlePatcherOptions,
@@ -69,23 +95,27 @@ export const runCaBundlePatcher = (
         Schedule.union(Schedule.spaced(Duration.decode(options.maxBackoff ?? "30 seconds"))),
       )
 
-      const targets: ReadonlyArray<Target> = [
+      const named = [
         { ref: Resources.validatingWebhookConfigurations, name: options.validatingWebhookConfigName },
         { ref: Resources.mutatingWebhookConfigurations, name: options.mutatingWebhookConfigName },
       ].filter((t) => t.name !== "")
-      if (targets.length === 0) return yield* log.info("no webhook configuration to patch: both names are empty")
+      if (named.length === 0 && options.revision === undefined)
+        return yield* log.info("no webhook configuration to patch: both names are empty")
+      const namedKeys = new Set(named.map((t) => keyOf(t.ref, t.name)))
 
       const ca = yield* SubscriptionRef.make<Option.Option<string>>(Option.none())
-      const wakeups = yield* Effect.forEach(targets, () => Queue.sliding<void>(1))
+      const following = yield* FiberMap.make<string>()
+      const wakeups = new Map<string, Queue.Queue<void>>()
+      const wake = (key: string) => {
+        const queue = wakeups.get(key)
+        return queue === undefined ? Effect.void : Queue.offer(queue, undefined)
+      }
 
-      const follow = (target: Target, wake: Queue.Queue<void>) =>
+      /** The loop of one configuration: reconcile on every wake-up, retrying failed writes. */
+      const follow = (target: Target, wakeup: Queue.Queue<void>) =>
         Effect.gen(function* () {
           const what = `${target.ref.kind} ${target.name}`
-          const informer = yield* informers.informer<OrchWebhookConfiguration>(target.ref, {
-            fieldSelector: `metadata.name=${target.name}`,
-          })
-          const { batches } = yield* informer.subscribe
-          yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Queue.take(batches), Queue.offer(wake, undefined))))
+          const { informer } = target
           let waitingLogged = false
           let malformed: string | undefined
           // Our last write, and the version it replaced: until the informer has seen the write,
@@ -117,8 +147,16 @@ export const runCaBundlePatcher = (
                     Effect.map(Option.getOrUndefined),
                   )
                 : newest(informer.get(undefined, target.name))
+              // Relabelled to another revision (a fresh read can see it before the informer drops it).
+              if (
+                current !== undefined &&
+                target.revision !== undefined &&
+                current.metadata.labels?.[Labels.revision] !== target.revision
+              )
+                return
               if (current === undefined) {
-                if (!waitingLogged)
+                // A labelled one that is gone is dropped by its informer's delete event.
+                if (!waitingLogged && target.revision === undefined)
                   yield* log.info(`${what} does not exist (yet): its caBundle is patched once it is created`)
                 waitingLogged = true
                 return
@@ -157,11 +195,64 @@ export const runCaBundlePatcher = (
             Effect.orDie,
           )
           yield* informer.synced
-          return yield* Effect.forever(Effect.zipRight(Queue.take(wake), withRetries))
+          return yield* Effect.forever(Effect.zipRight(Queue.take(wakeup), withRetries))
         })
 
-      for (const [i, target] of targets.entries()) yield* Effect.forkScoped(follow(target, wakeups[i]!))
-      for (const wake of wakeups) yield* Queue.offer(wake, undefined)
+      /** Follows a configuration from now on (unless it already is) and wakes it. */
+      const ensureFollowed = (target: Target) =>
+        Effect.gen(function* () {
+          const key = keyOf(target.ref, target.name)
+          if (!(yield* FiberMap.has(following, key))) {
+            const wakeup = yield* Queue.sliding<void>(1)
+            wakeups.set(key, wakeup)
+            yield* FiberMap.run(following, key, follow(target, wakeup))
+          }
+          yield* wake(key)
+        })
+
+      const unfollow = (key: string) =>
+        Effect.zipRight(
+          Effect.sync(() => wakeups.delete(key)),
+          FiberMap.remove(following, key),
+        )
+
+      // The named configurations: an informer on each, selected by name.
+      for (const { ref, name } of named) {
+        const informer = yield* informers.informer<OrchWebhookConfiguration>(ref, {
+          fieldSelector: `metadata.name=${name}`,
+        })
+        const { batches } = yield* informer.subscribe
+        yield* ensureFollowed({ ref, name, informer })
+        const key = keyOf(ref, name)
+        yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Queue.take(batches), wake(key))))
+      }
+
+      // The configurations of this revision: followed while they carry its label.
+      if (options.revision !== undefined) {
+        const revision = options.revision === "" ? DEFAULT_REVISION : options.revision
+        // A kind whose named configuration is off (INJECT_ENABLED=false) is not patched at all.
+        const patchedKinds = WEBHOOK_KINDS.filter((ref) => named.some((t) => t.ref === ref))
+        for (const ref of patchedKinds) {
+          const informer = yield* informers.informer<OrchWebhookConfiguration>(ref, {
+            labelSelector: `${Labels.revision}=${revision}`,
+          })
+          const { objects, batches } = yield* informer.subscribe
+          const onEvent = (event: Pick<InformerEvent<OrchWebhookConfiguration>, "type" | "object">) => {
+            const name = event.object.metadata.name
+            const key = keyOf(ref, name)
+            // A named one is already followed through its own informer.
+            if (namedKeys.has(key)) return Effect.void
+            return event.type === "deleted" ? unfollow(key) : ensureFollowed({ ref, name, informer, revision })
+          }
+          yield* Effect.forEach(objects, (object) => onEvent({ type: "added", object }), { discard: true })
+          yield* Effect.forkScoped(
+            Effect.forever(
+              Effect.flatMap(Queue.take(batches), (batch) => Effect.forEach(batch.events, onEvent, { discard: true })),
+            ),
+          )
+        }
+      }
+
       // The CA: remember the latest, wake every configuration when it changes.
       yield* options.caPem.pipe(
         Stream.filter((pem) => pem.trim() !== ""),
@@ -169,7 +260,7 @@ export const runCaBundlePatcher = (
         Stream.runForEach((pem) =>
           Effect.zipRight(
             SubscriptionRef.set(ca, Option.some(pem)),
-            Effect.forEach(wakeups, (wake) => Queue.offer(wake, undefined), { discard: true }),
+            Effect.suspend(() => Effect.forEach([...wakeups.keys()], wake, { discard: true })),
           ),
         ),
       )

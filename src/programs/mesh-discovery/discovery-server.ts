@@ -60,6 +60,7 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
       watchNamespace: env.MESH_WATCH_NAMESPACE,
       validationWebhookConfigName: env.VALIDATION_WEBHOOK_CONFIG_NAME,
       injectionWebhookConfigName: env.INJECT_ENABLED ? env.INJECTION_WEBHOOK_CONFIG_NAME : "",
+      revision: env.REVISION,
       namespace: args.namespace,
       untaintNodes: env.PILOT_ENABLE_NODE_UNTAINT_CONTROLLERS,
       analysis: { enabled: env.PILOT_ENABLE_ANALYSIS, interval: env.PILOT_ANALYSIS_INTERVAL, domain: args.domain },

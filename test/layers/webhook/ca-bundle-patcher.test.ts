@@ -29,8 +29,8 @@ const PEM_2 = "-----BEGIN CERTIFICATE-----\nMIIB-two\n-----END CERTIFICATE-----\
 const b64 = (pem: string) => Buffer.from(pem).toString("base64")
 
 let names = 0
-const putConfig = (kind: string, name: string, webhooks: unknown) =>
-  server.put({ apiVersion: API, kind, metadata: { name }, webhooks } as never)
+const putConfig = (kind: string, name: string, webhooks: unknown, labels?: Record<string, string>) =>
+  server.put({ apiVersion: API, kind, metadata: { name, ...(labels ? { labels } : {}) }, webhooks } as never)
 const webhook = (name: string, caBundle?: string) => ({
   name,
   clientConfig: {
@@ -182,6 +182,106 @@ describe("webhook caBundle patcher", () => {
         // Repaired by its owner: patched then.
         putConfig("MutatingWebhookConfiguration", mutating, [webhook("sidecar-injector.mesh.io")])
         yield* eventually(() => bundles("MutatingWebhookConfiguration", mutating).join() === b64(PEM_1))
+        yield* Fiber.interrupt(fiber)
+      }),
+    )
+  })
+
+  it("follows the configurations labelled with its revision, created later, and leaves other revisions alone", async () => {
+    const validating = `mesh-validation-${++names}`
+    const tag = `mesh-revision-tag-canary-${names}`
+    const otherTag = `mesh-revision-tag-other-${names}`
+    const validator = `meshd-default-validator-${names}`
+    const revision = `canary-${names}`
+    putConfig("ValidatingWebhookConfiguration", validating, [webhook("a.mesh.io")], { "mesh.io/rev": revision })
+    // Already there at start: the default validator of `tag set default`.
+    putConfig("ValidatingWebhookConfiguration", validator, [webhook("validation.mesh.io")], {
+      "mesh.io/rev": revision,
+    })
+    await run(
+      Effect.gen(function* () {
+        const ca = yield* SubscriptionRef.make(PEM_1)
+        const fiber = yield* Effect.fork(
+          runCaBundlePatcher({
+            validatingWebhookConfigName: validating,
+            // Named but absent: injection is on, so the revision's mutating configurations are patched.
+            mutatingWebhookConfigName: `mesh-sidecar-injector-${names}`,
+            revision,
+            caPem: ca.changes,
+          }),
+        )
+        yield* eventually(
+          () =>
+            bundles("ValidatingWebhookConfiguration", validating).join() === b64(PEM_1) &&
+            bundles("ValidatingWebhookConfiguration", validator).join() === b64(PEM_1),
+        )
+        // Created after start, as `meshctl tag set` does: with the CA of that moment.
+        const tagWebhooks = [
+          webhook("rev.namespace.sidecar-injector.mesh.io", b64("copied")),
+          webhook("rev.object.sidecar-injector.mesh.io", b64("copied")),
+        ]
+        putConfig("MutatingWebhookConfiguration", tag, tagWebhooks, {
+          "mesh.io/rev": revision,
+          "mesh.io/tag": "canary",
+        })
+        putConfig("MutatingWebhookConfiguration", otherTag, tagWebhooks, { "mesh.io/rev": "other", "mesh.io/tag": "x" })
+        yield* eventually(() => bundles("MutatingWebhookConfiguration", tag).join() === [b64(PEM_1), b64(PEM_1)].join())
+
+        yield* SubscriptionRef.set(ca, PEM_2)
+        yield* eventually(
+          () =>
+            bundles("MutatingWebhookConfiguration", tag).join() === [b64(PEM_2), b64(PEM_2)].join() &&
+            bundles("ValidatingWebhookConfiguration", validator).join() === b64(PEM_2) &&
+            bundles("ValidatingWebhookConfiguration", validating).join() === b64(PEM_2),
+        )
+        // named 1 + validator 1 + tag 1, then all three again; the named one (also labelled) once each time.
+        expect(yield* countReaches(UPDATES_METRIC, 6)).toBe(6)
+        expect(bundles("MutatingWebhookConfiguration", otherTag)).toEqual([b64("copied"), b64("copied")])
+
+        // Deleted, then the CA changes: nothing is written for it; created again: followed again.
+        expect(server.remove(API, "MutatingWebhookConfiguration", undefined, tag)).toBe(true)
+        yield* Effect.sleep("100 millis")
+        yield* SubscriptionRef.set(ca, PEM_1)
+        yield* eventually(() => bundles("ValidatingWebhookConfiguration", validator).join() === b64(PEM_1))
+        expect(yield* countReaches(UPDATES_METRIC, 8)).toBe(8)
+        expect(server.get(API, "MutatingWebhookConfiguration", undefined, tag)).toBeUndefined()
+        putConfig("MutatingWebhookConfiguration", tag, tagWebhooks, {
+          "mesh.io/rev": revision,
+          "mesh.io/tag": "canary",
+        })
+        yield* eventually(() => bundles("MutatingWebhookConfiguration", tag).join() === [b64(PEM_1), b64(PEM_1)].join())
+        expect(yield* countReaches(UPDATES_METRIC, 9)).toBe(9)
+        expect(bundles("MutatingWebhookConfiguration", otherTag)).toEqual([b64("copied"), b64("copied")])
+        expect(yield* counterValue(UPDATE_ERROR_METRIC)).toBe(0)
+        expect((yield* Fiber.poll(fiber))._tag).toBe("None")
+        yield* Fiber.interrupt(fiber)
+      }),
+    )
+  })
+
+  it("with injection off (no injector name) leaves the revision's mutating configurations alone", async () => {
+    const validating = `mesh-validation-${++names}`
+    const tag = `mesh-revision-tag-off-${names}`
+    const revision = `off-${names}`
+    putConfig("ValidatingWebhookConfiguration", validating, [webhook("a.mesh.io")], { "mesh.io/rev": revision })
+    putConfig("MutatingWebhookConfiguration", tag, [webhook("rev.namespace.sidecar-injector.mesh.io", b64("copied"))], {
+      "mesh.io/rev": revision,
+      "mesh.io/tag": "off",
+    })
+    await run(
+      Effect.gen(function* () {
+        const ca = yield* SubscriptionRef.make(PEM_1)
+        const fiber = yield* Effect.fork(
+          runCaBundlePatcher({
+            validatingWebhookConfigName: validating,
+            mutatingWebhookConfigName: "",
+            revision,
+            caPem: ca.changes,
+          }),
+        )
+        yield* eventually(() => bundles("ValidatingWebhookConfiguration", validating).join() === b64(PEM_1))
+        // The validating side ran a full round; the mutating one was never followed.
+        expect(bundles("MutatingWebhookConfiguration", tag)).toEqual([b64("copied")])
         yield* Fiber.interrupt(fiber)
       }),
     )

@@ -2,6 +2,7 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
+import { tagWebhookConfiguration } from "../../../src/services/revision-tags/tag-webhooks.js"
 import {
   type OrchWebhookConfiguration,
   planCaBundle,
@@ -50,6 +51,31 @@ describe("planCaBundle", () => {
     })
     expect(planCaBundle(config(undefined), "bmV3")).toEqual({ _tag: "Current" })
     expect(planCaBundle(config([]), "bmV3")).toEqual({ _tag: "Current" })
+  })
+
+  it("patches every webhook of a revision tag, whatever its name (all of them point at meshd)", () => {
+    const canonical = {
+      metadata: { name: "mesh-sidecar-injector", labels: { "mesh.io/rev": "default" } },
+      webhooks: [
+        {
+          name: "rev.namespace.sidecar-injector.mesh.io",
+          clientConfig: { service: { name: "meshd", namespace: "mesh-system", path: "/inject" }, caBundle: "b2xk" },
+        },
+      ],
+    }
+    const tag = tagWebhookConfiguration({
+      tag: "default",
+      canonical,
+      name: "mesh-revision-tag-default",
+      autoInjectNamespaces: false,
+    }) as unknown as OrchWebhookConfiguration
+    const names = (tag.webhooks ?? []).map((w) => w.name)
+    expect(names).toContain("namespace.sidecar-injector.mesh.io")
+    const plan = planCaBundle(tag, "bmV3")
+    expect(plan._tag).toBe("Patch")
+    if (plan._tag !== "Patch") return
+    expect(plan.webhooks).toBe(names.length)
+    expect((plan.object.webhooks ?? []).map((w) => w.clientConfig?.caBundle)).toEqual(names.map(() => "bmV3"))
   })
 
   it("names the malformed field", () => {
