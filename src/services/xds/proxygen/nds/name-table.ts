@@ -1,9 +1,12 @@
 /**
  * NDS: the name table of the agent's DNS proxy, built as the reference builds it, for sidecars
- * that capture DNS (metadata `DNS_CAPTURE`): every non-wildcard host of the proxy's scope with
+ * that capture DNS (metadata `DNS_CAPTURE`): every host of the proxy's scope with
  * - its VIPs (those of the service's definition in the proxy's cluster when several clusters
  *   define the host), else the mesh-allocated ones when the proxy asks for them
  *   (`DNS_AUTO_ALLOCATE`);
+ * - a wildcard host (`*.example.com`) keeps its key as is, and the agent answers every name below
+ *   it; it only ever gets the addresses its entry gives (the reference never allocates one for a
+ *   wildcard, so a mesh-allocated address is not the wildcard's), else its headless endpoints;
  * - without a VIP, for a headless service (resolution NONE), the addresses of its endpoints on
  *   its first port, from every cluster but only on the proxy's network (cross-network addresses
  *   are unreachable without the gateway, which passthrough traffic does not use), skipping
@@ -73,18 +76,32 @@ const definitionsOf = (push: PushContext): ReadonlyMap<string, ReadonlyArray<Ser
   return byHost
 }
 
+/**
+ * The addresses the service's own definition gives: the registry puts mesh-allocated addresses
+ * into `addresses` too, and a wildcard host must not answer with those.
+ */
+const explicitAddresses = (service: Service): ReadonlyArray<string> =>
+  service.autoAllocatedAddresses.length === 0
+    ? service.addresses
+    : service.addresses.filter((address) => !service.autoAllocatedAddresses.includes(address))
+
 /** The service's VIPs as the proxy's cluster defines them. */
 const vipsFor = (push: PushContext, service: Service, proxy: ProxyView, autoAllocate: boolean): Array<string> => {
+  const wildcard = isWildcardHost(service.hostname)
+  const addressesOf = (s: Service): ReadonlyArray<string> => (wildcard ? explicitAddresses(s) : s.addresses)
   const local =
     proxy.clusterId === ""
       ? undefined
       : definitionsOf(push)
           .get(service.hostname)
-          ?.find((s) => s.clusterId === proxy.clusterId && s.addresses.length > 0)
-  const given = (local ?? service).addresses.filter(usableIp)
+          ?.find((s) => s.clusterId === proxy.clusterId && addressesOf(s).length > 0)
+  const given = addressesOf(local ?? service).filter(usableIp)
   if (given.length > 0) return given
-  return autoAllocate ? service.autoAllocatedAddresses.filter(usableIp) : []
+  return autoAllocate && !wildcard ? service.autoAllocatedAddresses.filter(usableIp) : []
 }
+
+/** `*` alone matches every host: no DNS name to answer for (the agent would hold it as a plain name). */
+const isMatchAll = (hostname: string): boolean => hostname === "*"
 
 const headlessAddresses = (push: PushContext, service: Service, proxy: ProxyView): Array<string> => {
   const first = service.ports[0]
@@ -130,7 +147,7 @@ export const buildNameTable = (push: PushContext, proxy: ProxyView): NameTable =
   const autoAllocate = wantsAutoAllocation(proxy)
   const table: Record<string, NameInfo> = {}
   for (const service of proxyScope(push, proxy).services) {
-    if (isWildcardHost(service.hostname)) continue
+    if (isMatchAll(service.hostname)) continue
     const vips = vipsFor(push, service, proxy, autoAllocate)
     const ips = vips.length > 0 ? vips : headlessAddresses(push, service, proxy)
     if (ips.length === 0) continue

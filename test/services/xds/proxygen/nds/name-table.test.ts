@@ -92,7 +92,33 @@ describe("NDS name table", () => {
         alt_hosts: ["db.default", "db.default.svc"],
       },
       "api.example.com": { ips: ["240.0.0.1"], registry: "ServiceEntry" },
+      "*.wild.example.com": { ips: ["240.0.0.9"], registry: "ServiceEntry" },
     })
+  })
+
+  it("wildcard hosts: kept under their own key with the addresses their entry gives, never allocated ones", () => {
+    const wild = pushOf({
+      services: [
+        svc("*.vip.example.com", { resolution: "NONE", addresses: ["240.0.0.20", "2001:db8::20"] }),
+        svc("*.bare.example.com", { resolution: "NONE" }),
+        // the registry puts the allocated address into `addresses` as well
+        svc("*.auto.example.com", {
+          resolution: "DNS",
+          addresses: ["240.240.0.8"],
+          autoAllocatedAddresses: ["240.240.0.8"],
+        }),
+        svc("*", { resolution: "NONE", addresses: ["240.0.0.21"] }),
+        svc("*.headless.example.com", { resolution: "NONE" }),
+      ],
+      endpoints: [ep("*.headless.example.com", "10.1.0.7", { network: "n1" })],
+    })
+    for (const proxy of [capture(), capture({ DNS_AUTO_ALLOCATE: "true" })]) {
+      expect(table(wild, proxy)).toEqual({
+        "*.vip.example.com": { ips: ["240.0.0.20", "2001:db8::20"], registry: "ServiceEntry" },
+        // resolution NONE without a VIP: its endpoints' addresses, as any headless host
+        "*.headless.example.com": { ips: ["10.1.0.7"], registry: "ServiceEntry" },
+      })
+    }
   })
 
   it("auto-allocated VIPs only for proxies asking for them", () => {
