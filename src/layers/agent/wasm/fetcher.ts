@@ -6,7 +6,8 @@
  * Wasm header, writes the file and records it (`wasm_remote_fetch_count{result}`,
  * `wasm_cache_entries`). Concurrent misses of the same request share one pull, which runs in the
  * layer's scope so that one caller giving up does not cancel it for the others. Every
- * WASM_PURGE_INTERVAL the modules unused for longer than WASM_MODULE_EXPIRY are deleted.
+ * WASM_PURGE_INTERVAL the modules unused for longer than WASM_MODULE_EXPIRY are deleted. At start
+ * the files a previous run left are re-indexed (see `restore-cache.ts`).
  */
 import { createHash } from "node:crypto"
 import { resolve } from "node:path"
@@ -32,6 +33,7 @@ import { Metrics } from "../../../services/metrics/metrics.js"
 import { httpGet, type RetryPolicy } from "./http-get.js"
 import { removeModuleFile, writeModuleFile } from "./module-files.js"
 import { resolveImage } from "./registry-client.js"
+import { restoreCacheIndex } from "./restore-cache.js"
 
 /** Under the agent's working directory, beside its other state (the reference's `var/lib/istio/data`). */
 export const DEFAULT_WASM_CACHE_DIR = "./var/lib/mesh/data/wasm"
@@ -75,7 +77,8 @@ export const makeWasmFetcher = (settings: WasmFetcherSettings) =>
     }
     const index = new WasmCacheIndex()
     const inflight = new Map<string, Deferred.Deferred<string, WasmFetchError>>()
-    metrics.cacheEntries.set(0)
+    yield* restoreCacheIndex(cacheDir, index).pipe(withScope("wasm"))
+    metrics.cacheEntries.set(index.size)
 
     const fromHttp = (source: HttpModuleSource, skipTlsVerify: boolean) =>
       Effect.gen(function* () {
@@ -208,7 +211,9 @@ export const makeWasmFetcher = (settings: WasmFetcherSettings) =>
         yield* removeModuleFile(module.path).pipe(
           Effect.catchAll((e) => Effect.logWarning(`cannot remove expired Wasm module ${module.path}: ${e.reason}`)),
         )
-        yield* Effect.logDebug(`purged expired Wasm module ${module.moduleName} (sha256 ${module.checksum})`)
+        yield* Effect.logDebug(
+          `purged expired Wasm module ${module.moduleName ?? module.path} (sha256 ${module.checksum})`,
+        )
       }
       metrics.cacheEntries.set(index.size)
     }).pipe(withScope("wasm"))

@@ -8,6 +8,9 @@
  *   policy reuses across versions (IfNotPresent) or when its resource version is unchanged; so
  *   Always pulls again when the resource version changed, and only then.
  * - A module unused for longer than the expiry is purged, together with what URLs remember of it.
+ * - Files left by a previous run can be restored: on disk a module is known only by the hash of
+ *   its name and its checksum, so entries are keyed by that pair, and a restored entry learns its
+ *   name from the first request that matches it.
  */
 import { join } from "node:path"
 import { sha256Hex } from "./checksum.js"
@@ -24,7 +27,10 @@ export interface CacheKey {
 }
 
 export interface CachedModule {
-  readonly moduleName: string
+  /** undefined for a module restored from disk that no request has named yet. */
+  moduleName: string | undefined
+  /** sha256 (hex) of the module name: the name of the module's directory in the cache. */
+  readonly nameHash: string
   readonly checksum: string
   readonly path: string
   lastUsedMs: number
@@ -36,7 +42,12 @@ interface UrlChecksum {
   readonly versions: Map<string, string>
 }
 
-const moduleId = (moduleName: string, checksum: string) => `${moduleName}\n${checksum}`
+const HEX64 = /^[0-9a-f]{64}$/
+
+/** sha256 (hex) of a module name, as its cache directory is named. */
+export const moduleNameHash = (moduleName: string) => sha256Hex(Buffer.from(moduleName, "utf8"))
+
+const moduleId = (nameHash: string, checksum: string) => `${nameHash}\n${checksum}`
 
 export class WasmCacheIndex {
   private readonly modules = new Map<string, CachedModule>()
@@ -60,8 +71,9 @@ export class WasmCacheIndex {
   lookup(key: CacheKey, nowMs: number): CachedModule | undefined {
     const checksum = this.checksumOf(key)
     if (checksum === undefined) return undefined
-    const module = this.modules.get(moduleId(key.moduleName, checksum))
+    const module = this.modules.get(moduleId(moduleNameHash(key.moduleName), checksum))
     if (module === undefined) return undefined
+    module.moduleName ??= key.moduleName
     module.lastUsedMs = nowMs
     this.remember(key, checksum, module)
     return module
@@ -72,18 +84,32 @@ export class WasmCacheIndex {
    * what the request's URL and resource version resolved to. Returns the entry to serve.
    */
   record(key: CacheKey, checksum: string, path: string, nowMs: number): CachedModule {
-    const id = moduleId(key.moduleName, checksum)
+    const nameHash = moduleNameHash(key.moduleName)
+    const id = moduleId(nameHash, checksum)
     const module = this.modules.get(id) ?? {
       moduleName: key.moduleName,
+      nameHash,
       checksum,
       path,
       lastUsedMs: nowMs,
       urls: new Set(),
     }
+    module.moduleName ??= key.moduleName
     module.lastUsedMs = nowMs
     this.modules.set(id, module)
     this.remember(key, checksum, module)
     return module
+  }
+
+  /**
+   * Indexes a module file found on disk at start, last used at `lastUsedMs` (its mtime). No URL
+   * remembers it, so only a request pinning its checksum is served from it. An entry already
+   * present wins.
+   */
+  restore(nameHash: string, checksum: string, path: string, lastUsedMs: number): void {
+    const id = moduleId(nameHash, checksum)
+    if (this.modules.has(id)) return
+    this.modules.set(id, { moduleName: undefined, nameHash, checksum, path, lastUsedMs, urls: new Set() })
   }
 
   /** Modules unused for longer than `expiryMs` at `nowMs`. */
@@ -93,7 +119,7 @@ export class WasmCacheIndex {
 
   /** Forgets a module and the URL checksums that point at it. */
   remove(module: CachedModule): void {
-    this.modules.delete(moduleId(module.moduleName, module.checksum))
+    this.modules.delete(moduleId(module.nameHash, module.checksum))
     for (const url of module.urls) {
       if (this.byUrl.get(url)?.checksum === module.checksum) this.byUrl.delete(url)
     }
@@ -116,4 +142,16 @@ export class WasmCacheIndex {
  * name), one file per checksum.
  */
 export const moduleFilePath = (cacheDir: string, moduleName: string, checksum: string) =>
-  join(cacheDir, sha256Hex(Buffer.from(moduleName, "utf8")), `${checksum}.wasm`)
+  join(cacheDir, moduleNameHash(moduleName), `${checksum}.wasm`)
+
+/**
+ * The name hash and checksum a cache file's place encodes (`<nameHash>/<checksum>.wasm`), or
+ * undefined for anything else (temporary files of an interrupted write, strays).
+ */
+export const parseModuleFilePlace = (
+  directoryName: string,
+  fileName: string,
+): { readonly nameHash: string; readonly checksum: string } | undefined => {
+  const checksum = fileName.endsWith(".wasm") ? fileName.slice(0, -".wasm".length) : ""
+  return HEX64.test(directoryName) && HEX64.test(checksum) ? { nameHash: directoryName, checksum } : undefined
+}

@@ -1,6 +1,12 @@
 /** The cache index: reuse by checksum and URL, the resource-version rule of Always, and expiry. */
 import { describe, expect, it } from "@effect/vitest"
-import { type CacheKey, moduleFilePath, WasmCacheIndex } from "../../../../src/services/agent/wasm/cache-index.js"
+import {
+  type CacheKey,
+  moduleFilePath,
+  moduleNameHash,
+  parseModuleFilePlace,
+  WasmCacheIndex,
+} from "../../../../src/services/agent/wasm/cache-index.js"
 
 const A = "aa".repeat(32)
 const B = "bb".repeat(32)
@@ -66,5 +72,45 @@ describe("WasmCacheIndex", () => {
   it("lays files out by hashed module name and checksum", () => {
     const path = moduleFilePath("/cache", "https://e.com/a.wasm?x=../../etc", A)
     expect(path).toMatch(new RegExp(`^/cache/[0-9a-f]{64}/${A}\\.wasm$`))
+  })
+})
+
+describe("WasmCacheIndex restored from disk", () => {
+  const http = key({ url: "https://e.com/a.wasm", moduleName: "https://e.com/a.wasm", reuseAcrossVersions: false })
+
+  it("serves a restored module only to a request pinning its checksum, then names it", () => {
+    const index = new WasmCacheIndex()
+    index.restore(moduleNameHash(http.moduleName), A, "/cache/x/a.wasm", 5)
+    expect(index.size).toBe(1)
+    // Nothing remembers which checksum the URL resolves to: an unpinned request must fetch.
+    expect(index.lookup(http, 10)).toBeUndefined()
+    expect(index.lookup({ ...http, checksum: B }, 10)).toBeUndefined()
+    expect(index.lookup({ ...http, moduleName: "https://e.com/other.wasm", checksum: A }, 10)).toBeUndefined()
+    const hit = index.lookup({ ...http, checksum: A }, 10)
+    expect(hit?.path).toBe("/cache/x/a.wasm")
+    expect(hit?.moduleName).toBe(http.moduleName)
+    expect(hit?.lastUsedMs).toBe(10)
+  })
+
+  it("expires a restored module by the time it was restored with, and keeps a recorded entry over it", () => {
+    const index = new WasmCacheIndex()
+    index.record({ ...http, checksum: A }, A, "/recorded", 50)
+    index.restore(moduleNameHash(http.moduleName), A, "/restored", 0)
+    index.restore(moduleNameHash(http.moduleName), B, "/old", 0)
+    expect(index.size).toBe(2)
+    expect(index.expired(101, 100).map((m) => m.path)).toEqual(["/old"])
+    expect(index.lookup({ ...http, checksum: A }, 102)?.path).toBe("/recorded")
+  })
+
+  it("reads a file's place back as name hash and checksum, and nothing else", () => {
+    const path = moduleFilePath("/cache", "https://e.com/a.wasm", A)
+    const [directory, file] = path.split("/").slice(-2) as [string, string]
+    expect(parseModuleFilePlace(directory, file)).toEqual({
+      nameHash: moduleNameHash("https://e.com/a.wasm"),
+      checksum: A,
+    })
+    expect(parseModuleFilePlace(directory, `${A}.wasm.0a1b2c.tmp`)).toBeUndefined()
+    expect(parseModuleFilePlace("not-a-hash", `${A}.wasm`)).toBeUndefined()
+    expect(parseModuleFilePlace(directory, `${A.toUpperCase()}.wasm`)).toBeUndefined()
   })
 })
