@@ -5,6 +5,11 @@
  * Namespaces, the files overriding cluster objects of the same name (analysing a change before
  * applying it). Without `-k`, a cluster is read only when no file is given.
  *
+ * The analyzers see the mesh config of the built-in defaults, overridden by the cluster's mesh
+ * ConfigMap in `-i` (`mesh`, or `mesh-<revision>` for `--revision`) and then by
+ * `--meshConfigFile`; `--revision` also picks the control plane whose injection and config
+ * objects are analyzed (services/analysis/analysis-config.ts).
+ *
  * Exit codes: 79 when a printed message reaches `--failure-threshold` (spec §7 rule 1, the
  * reference's code for "analyzers found issues"); 1 for unreadable input (unless
  * `--ignore-unknown`, §7 rule 4), bad flags, an unreachable cluster or `--timeout`.
@@ -13,6 +18,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import { Console, Data, Duration, Effect, Option } from "effect"
 import type { LogSettings } from "../../services/logging/options.js"
+import type { OrchConfigMap } from "../../services/orchestrator/objects.js"
 import { boolFlag, durationFlag, listFlag, textFlag } from "../shared/options.js"
 import { type GlobalOptions, globalOptions } from "./global-options.js"
 import { readProcessStdin, STDIN } from "./validate-command.js"
@@ -202,6 +208,38 @@ const listCluster = (global: GlobalOptions) =>
     }),
   )
 
+/**
+ * The text of the revision's mesh ConfigMap (`mesh`, or `mesh-<revision>`) in `-i`; undefined
+ * when it does not exist (the defaults apply, as for a cluster without the mesh).
+ */
+const readClusterMeshConfig = (global: GlobalOptions, revision: string) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const [{ orchestratorClient }, { Resources }, { configMapSource, meshConfigMapName, MESH_CONFIG_KEY }] =
+        yield* Effect.promise(() =>
+          Promise.all([
+            import("./orchestrator-access.js"),
+            import("../../services/orchestrator/resources.js"),
+            import("../../services/mesh-config/configmap.js"),
+          ]),
+        )
+      const client = yield* orchestratorClient(global).pipe(Effect.mapError((e) => fail(e.message)))
+      const name = meshConfigMapName(revision)
+      const configMap = yield* client.get<OrchConfigMap>(Resources.configMaps, global.meshNamespace, name).pipe(
+        Effect.map(Option.some),
+        Effect.catchAll((error) =>
+          error.status === 404
+            ? Effect.succeed(Option.none<OrchConfigMap>())
+            : Effect.fail(fail(`cannot read ConfigMap ${global.meshNamespace}/${name}: ${error.message}`)),
+        ),
+      )
+      return configMapSource(
+        { namespace: global.meshNamespace, name, configMap: Option.getOrUndefined(configMap) },
+        MESH_CONFIG_KEY,
+      )
+    }),
+  )
+
 const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string>) =>
   Effect.gen(function* () {
     // The analyzers and the config model load only when this command runs.
@@ -212,7 +250,7 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string>) =>
       output,
       { makeSnapshot },
       { parseLevel },
-      { readYamlDocuments },
+      config,
     ] = yield* Effect.promise(() =>
       Promise.all([
         import("../../services/analysis/analyzers/index.js"),
@@ -221,7 +259,7 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string>) =>
         import("../../services/analysis/output.js"),
         import("../../services/analysis/snapshot.js"),
         import("../../services/analysis/message-types.js"),
-        import("../../services/config-model/parse.js"),
+        import("../../services/analysis/analysis-config.js"),
       ]),
     )
     if (args.listAnalyzers) {
@@ -253,18 +291,25 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string>) =>
       yield* Console.error("Warning: --remote-contexts is ignored: multi-cluster analysis is not supported")
 
     const fs = yield* FileSystem.FileSystem
-    let meshConfig: Record<string, unknown> = {}
-    if (args.meshConfigFile !== "") {
-      const text = yield* fs
-        .readFileString(args.meshConfigFile)
-        .pipe(Effect.mapError((e) => fail(`cannot read --meshConfigFile ${args.meshConfigFile}: ${e.message}`)))
-      const docs = readYamlDocuments(text)
-      if (docs._tag === "Left") return yield* fail(`invalid --meshConfigFile ${args.meshConfigFile}: ${docs.left}`)
-      meshConfig = (docs.right[0] ?? {}) as Record<string, unknown>
-    }
+    const revision = config.normalizeRevision(args.revision)
+    const meshConfigFile =
+      args.meshConfigFile === ""
+        ? undefined
+        : {
+            file: args.meshConfigFile,
+            text: yield* fs
+              .readFileString(args.meshConfigFile)
+              .pipe(Effect.mapError((e) => fail(`cannot read --meshConfigFile ${args.meshConfigFile}: ${e.message}`))),
+          }
 
     const namespace = args.global.namespace === "" ? "default" : args.global.namespace
     const useCluster = Option.getOrElse(args.useOrch, () => args.files.length === 0)
+    // The cluster's mesh config (the revision's ConfigMap) is the base the file overrides.
+    const clusterMeshConfig = useCluster ? yield* readClusterMeshConfig(args.global, revision) : undefined
+    const resolved = config.analysisMeshConfig({ cluster: clusterMeshConfig, file: meshConfigFile })
+    if (resolved._tag === "Left")
+      return yield* fail(`invalid mesh config:\n  ${resolved.left.map(config.issueText).join("\n  ")}`)
+    for (const warning of resolved.right.warnings) yield* Console.error(`Warning: ${warning}`)
     const entries = []
     const messages = []
     const unreadable: Array<string> = []
@@ -295,7 +340,8 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string>) =>
 
     // Scoped to one namespace with the cluster (unless -A) or an explicit -n; files alone: all of them.
     const scoped = !args.allNamespaces && (useCluster || args.global.namespace !== "")
-    const result = runAnalysis(makeSnapshot(entries, { meshConfig }), messages, {
+    const analyzed = entries.filter((e) => config.inRevision(e, revision))
+    const result = runAnalysis(makeSnapshot(analyzed, { meshConfig: resolved.right.value, revision }), messages, {
       analyzers,
       suppressions,
       outputThreshold,

@@ -4,6 +4,7 @@
  * from. Analyzers are pure functions of a Snapshot; the indexes here are built once so that no
  * analyzer compares every resource with every other.
  */
+import { defaultMeshConfig, type MeshConfig } from "../mesh-config/mesh-config.js"
 import type { Level, MessageType } from "./message-types.js"
 
 export interface Origin {
@@ -47,13 +48,15 @@ export interface Snapshot {
   /** The entries of one kind (and group when given). */
   readonly ofKind: (kind: string, group?: string) => ReadonlyArray<Entry>
   readonly domainSuffix: string
-  /** The mesh config (from `--meshConfigFile`), as a record; empty for the defaults. */
-  readonly meshConfig: Readonly<Record<string, unknown>>
+  /** The effective mesh config (defaults, the cluster's, `--meshConfigFile`; see analysis-config). */
+  readonly meshConfig: MeshConfig
+  /** The control-plane revision analyzed (`--revision`), `default` unless named. */
+  readonly revision: string
 }
 
 export const makeSnapshot = (
   entries: ReadonlyArray<Entry>,
-  options: { readonly domainSuffix?: string; readonly meshConfig?: Readonly<Record<string, unknown>> } = {},
+  options: { readonly domainSuffix?: string; readonly meshConfig?: MeshConfig; readonly revision?: string } = {},
 ): Snapshot => {
   const byKind = new Map<string, Array<Entry>>()
   for (const entry of entries) {
@@ -67,7 +70,8 @@ export const makeSnapshot = (
     entries,
     ofKind: (kind, group) => byKind.get(group === undefined ? kind : `${group}/${kind}`) ?? [],
     domainSuffix: options.domainSuffix ?? "cluster.local",
-    meshConfig: options.meshConfig ?? {},
+    meshConfig: options.meshConfig ?? defaultMeshConfig(),
+    revision: options.revision === undefined || options.revision === "" ? "default" : options.revision,
   }
 }
 

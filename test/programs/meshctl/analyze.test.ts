@@ -186,6 +186,13 @@ describe("meshctl analyze <file>", () => {
     expect(all.stdout).toContain("Service data/db")
     expect(all.stdout).toContain("Service default/reviews")
   })
+
+  it("--meshConfigFile with a bad value fails naming the file and the field", async () => {
+    const bad = file("bad-mesh.yaml", "rootNamespace: config-root\ningressControllerMode: SOMETIMES\n")
+    const result = await meshctl("analyze", "--meshConfigFile", bad, file("ratings.yaml", CLEAN))
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain(`${bad}: ingressControllerMode`)
+  })
 })
 
 describe("meshctl analyze --use-orch", () => {
@@ -210,6 +217,61 @@ describe("meshctl analyze --use-orch", () => {
   })
   afterAll(async () => {
     await orchestrator?.close()
+  })
+
+  /** A policy selecting the gateway-API gateway pod of `gateways`: reported from the root namespace only. */
+  const rootPolicy = (namespace: string) => ({
+    apiVersion: "security.mesh.io/v1",
+    kind: "AuthorizationPolicy",
+    metadata: { name: "deny-gw", namespace },
+    spec: { selector: { matchLabels: { app: "gw" } }, action: "DENY", rules: [{}] },
+  })
+  const namespace = (name: string, labels: Record<string, string>) => ({
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name, labels },
+  })
+  const pod = (name: string, ns: string, labels: Record<string, string> = {}) => ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: ns, labels },
+    spec: { containers: [{ name: "app", image: "app:1" }] },
+  })
+
+  it("-r reads the revision's mesh ConfigMap, --meshConfigFile overrides it, and injection follows -r", async () => {
+    for (const [name, labels] of [
+      ["mesh-system", {}],
+      ["cm-root", { "mesh-injection": "disabled" }],
+      ["file-root", { "mesh-injection": "disabled" }],
+      ["gateways", { "mesh-injection": "disabled" }],
+      ["canary-apps", { "mesh.io/rev": "canary" }],
+      ["legacy-apps", { "mesh-injection": "enabled" }],
+    ] as const)
+      orchestrator.put(namespace(name, labels))
+    orchestrator.put({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "mesh-canary", namespace: "mesh-system" },
+      data: { mesh: "rootNamespace: cm-root\nnotAMeshField: 1\n" },
+    })
+    orchestrator.put(rootPolicy("cm-root"))
+    orchestrator.put(rootPolicy("file-root"))
+    orchestrator.put(pod("gw-0", "gateways", { app: "gw", "gateway.networking.k8s.io/gateway-name": "gw" }))
+    orchestrator.put(pod("meshd-default", "mesh-system", { app: "meshd" }))
+    orchestrator.put(pod("meshd-canary", "mesh-system", { app: "meshd", "mesh.io/rev": "canary" }))
+    orchestrator.put(pod("a", "canary-apps"))
+    orchestrator.put(pod("b", "legacy-apps"))
+
+    const meshFile = file("mesh.yaml", "rootNamespace: file-root\n")
+    const result = await meshctl("analyze", "-k", "-A", "-c", kubeconfig, "-r", "canary", "--meshConfigFile", meshFile)
+    // mesh-canary (not mesh) was read: its unknown field is warned about.
+    expect(result.stderr).toContain("configmap mesh-system/mesh-canary key mesh: unknown field notAMeshField ignored")
+    // The file's rootNamespace overrides the ConfigMap's.
+    expect(result.stdout).toContain("[MSH0166] (AuthorizationPolicy file-root/deny-gw)")
+    expect(result.stdout).not.toContain("AuthorizationPolicy cm-root/deny-gw")
+    // The canary namespace's pod is checked; the default revision's (running) is left to -r default.
+    expect(result.stdout).toContain("[MSH0103] (Pod canary-apps/a)")
+    expect(result.stdout).not.toContain("Pod legacy-apps/b")
   })
 
   it("analyzes the cluster's objects, merged with the files given", async () => {

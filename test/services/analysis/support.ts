@@ -3,13 +3,21 @@ import { ALL_ANALYZERS } from "../../../src/services/analysis/analyzers/index.js
 import { readDocuments } from "../../../src/services/analysis/read-documents.js"
 import { type Message, makeSnapshot } from "../../../src/services/analysis/snapshot.js"
 
-export const analyze = (name: string, ...documents: ReadonlyArray<string>): ReadonlyArray<Message> => {
+export const analyze = (name: string, ...documents: ReadonlyArray<string>): ReadonlyArray<Message> =>
+  analyzeWith(name, {}, ...documents)
+
+/** As `analyze`, with the snapshot's mesh config and revision. */
+export const analyzeWith = (
+  name: string,
+  options: Parameters<typeof makeSnapshot>[1],
+  ...documents: ReadonlyArray<string>
+): ReadonlyArray<Message> => {
   const analyzer = ALL_ANALYZERS.find((a) => a.name === name)
   if (analyzer === undefined) throw new Error(`no analyzer ${name}`)
   const read = readDocuments("test.yaml", documents.join("---\n"), "default")
   if (read.unreadable.length > 0 || read.messages.length > 0)
     throw new Error(`bad fixture: ${[...read.unreadable, ...read.messages.map((m) => m.text)].join("; ")}`)
-  const messages = analyzer.run(makeSnapshot(read.entries))
+  const messages = analyzer.run(makeSnapshot(read.entries, options))
   for (const m of messages)
     if (!analyzer.types.includes(m.type)) throw new Error(`${name} emitted undeclared ${m.type.code}`)
   return messages

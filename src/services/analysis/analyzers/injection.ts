@@ -10,15 +10,42 @@ import { arr, type Entry, groupBy, type Message, message, rec, type Snapshot, st
 
 export const INJECTION_LABEL = "mesh-injection"
 const PROXY_CONTAINERS = new Set(["mesh-proxy", "istio-proxy"])
+/** The `app` label of the control-plane (meshd) pods. */
+const CONTROL_PLANE_APP = "meshd"
 const SKIPPED = new Set(["kube-system", "kube-public", "kube-node-lease", "local-path-storage", SYSTEM_NAMESPACE])
 
-const injectedNamespaces = (snapshot: Snapshot): ReadonlySet<string> =>
-  new Set(
-    snapshot
-      .ofKind("Namespace", "")
-      .filter((ns) => ns.labels[INJECTION_LABEL] === "enabled" || (ns.labels[Labels.revision] ?? "") !== "")
-      .map((ns) => ns.name),
-  )
+/** The revision injecting a namespace: its `mesh.io/rev`, `default` for the legacy label; undefined if none. */
+const namespaceRevision = (ns: Entry): string | undefined => {
+  const revision = ns.labels[Labels.revision] ?? ""
+  if (revision !== "") return revision
+  return ns.labels[INJECTION_LABEL] === "enabled" ? "default" : undefined
+}
+
+/** Revisions known to run: the analyzed one and those of the control-plane pods analyzed. */
+const installedRevisions = (snapshot: Snapshot): ReadonlySet<string> =>
+  new Set([
+    snapshot.revision,
+    ...snapshot
+      .ofKind("Pod", "")
+      .filter((pod) => pod.labels.app === CONTROL_PLANE_APP)
+      .map((pod) => pod.labels[Labels.revision] || "default"),
+  ])
+
+/**
+ * The namespaces whose pods the pod checks look at: those injected by the analyzed revision, and
+ * those pointing at a revision not known to run (nothing will inject their pods, so a missing
+ * proxy is worth reporting, as the reference does). A namespace of another running revision is
+ * that control plane's: analyze it with `--revision <its revision>`.
+ */
+const injectedNamespaces = (snapshot: Snapshot): ReadonlySet<string> => {
+  const installed = installedRevisions(snapshot)
+  const out = new Set<string>()
+  for (const ns of snapshot.ofKind("Namespace", "")) {
+    const revision = namespaceRevision(ns)
+    if (revision !== undefined && (revision === snapshot.revision || !installed.has(revision))) out.add(ns.name)
+  }
+  return out
+}
 
 const notInjected = (snapshot: Snapshot): ReadonlyArray<Message> =>
   snapshot

@@ -44,14 +44,25 @@ const addressesRequired = (snapshot: Snapshot): ReadonlyArray<Message> =>
 const GATEWAY_NAME_LABEL = "gateway.networking.k8s.io/gateway-name"
 const TARGETABLE = ["AuthorizationPolicy", "RequestAuthentication", "Telemetry", "WasmPlugin"]
 
-const ineffectiveSelectors = (snapshot: Snapshot): ReadonlyArray<Message> => {
+/**
+ * The pods a policy's selector may pick: those of its namespace, or of every namespace for a
+ * policy in the mesh config's root namespace (such a policy applies mesh-wide).
+ */
+const candidatePods = (snapshot: Snapshot) => {
   const pods = podsByNamespace(snapshot)
+  const root = snapshot.meshConfig.rootNamespace
+  const all = [...pods.values()].flat()
+  return (policy: Entry): ReadonlyArray<Entry> => (policy.namespace === root ? all : (pods.get(policy.namespace) ?? []))
+}
+
+const ineffectiveSelectors = (snapshot: Snapshot): ReadonlyArray<Message> => {
+  const podsOf = candidatePods(snapshot)
   const out: Array<Message> = []
   for (const kind of TARGETABLE)
     for (const policy of snapshot.ofKind(kind)) {
       const selector = matchLabels(policy.body.selector)
       if (selector === undefined || Object.keys(selector).length === 0) continue
-      const gatewayPod = (pods.get(policy.namespace) ?? []).find(
+      const gatewayPod = podsOf(policy).find(
         (p) => p.labels[GATEWAY_NAME_LABEL] !== undefined && selects(selector, p.labels),
       )
       if (gatewayPod === undefined) continue
