@@ -14,32 +14,16 @@ import { makeOrchestratorConfigStore } from "../../../src/layers/config-store/or
 import { runGatewayDeployments } from "../../../src/layers/gateway-api/deployment-controller.js"
 import { runGatewayApiStatus } from "../../../src/layers/gateway-api/status-writer.js"
 import { layer as metricsLayer } from "../../../src/layers/metrics.js"
-import { crdSources } from "../../../src/services/config-model/crd-versions.js"
-import { apiKindOf, GATEWAY_API_GROUP } from "../../../src/services/config-model/kinds.js"
+import { GATEWAY_API_GROUP } from "../../../src/services/config-model/kinds.js"
 import { ConfigStore } from "../../../src/services/config-store/config-store.js"
 import { defaultInjectorSettings } from "../../../src/services/injection/injector-settings.js"
 import { layerMock } from "../../../src/services/registry/mock.js"
-import {
-  type CustomResource,
-  type KubeObject,
-  type Orchestrator,
-  startOrchestrator,
-} from "../../support/orchestrator/index.js"
+import { type KubeObject, type Orchestrator, startOrchestrator } from "../../support/orchestrator/index.js"
 import { orchestratorLayer } from "../../support/orchestrator/layers.js"
+import { gatewayApiCustomResources } from "../../support/orchestrator/mesh-crds.js"
 
 const CONTROLLER = "mesh.io/gateway-controller"
 const API = `${GATEWAY_API_GROUP}/v1`
-
-const gatewayApiCustomResources = (): Array<CustomResource> =>
-  crdSources({ gatewayApi: true })
-    .filter((s) => s.group === GATEWAY_API_GROUP)
-    .map((s) => ({
-      group: s.group,
-      versions: [s.info.version, ...s.info.versions.filter((v) => v !== s.info.version)],
-      kind: apiKindOf(s.info),
-      plural: s.info.plural,
-      namespaced: s.info.namespaced,
-    }))
 
 let server: Orchestrator
 beforeAll(async () => {

@@ -11,28 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeOrchestratorConfigStore } from "../../../src/layers/config-store/orchestrator-store.js"
 import { runGatewayApiStatus } from "../../../src/layers/gateway-api/status-writer.js"
 import { layer as metricsLayer } from "../../../src/layers/metrics.js"
-import { crdSources } from "../../../src/services/config-model/crd-versions.js"
-import { apiKindOf, GATEWAY_API_GROUP } from "../../../src/services/config-model/kinds.js"
+import { GATEWAY_API_GROUP } from "../../../src/services/config-model/kinds.js"
 import { ConfigStore } from "../../../src/services/config-store/config-store.js"
 import { layerMock, MockRegistry, mockService } from "../../../src/services/registry/mock.js"
-import { type CustomResource, type Orchestrator, startOrchestrator } from "../../support/orchestrator/index.js"
+import { type Orchestrator, startOrchestrator } from "../../support/orchestrator/index.js"
 import { orchestratorLayer } from "../../support/orchestrator/layers.js"
+import { gatewayApiCustomResources } from "../../support/orchestrator/mesh-crds.js"
 
 const CONTROLLER = "mesh.io/gateway-controller"
 const OTHER = "example.com/other-controller"
 const API = `${GATEWAY_API_GROUP}/v1`
-
-/** The Gateway-API CRDs as a cluster's own install serves them (kind as the API names it). */
-const gatewayApiCustomResources = (): Array<CustomResource> =>
-  crdSources({ gatewayApi: true })
-    .filter((s) => s.group === GATEWAY_API_GROUP)
-    .map((s) => ({
-      group: s.group,
-      versions: [s.info.version, ...s.info.versions.filter((v) => v !== s.info.version)],
-      kind: apiKindOf(s.info),
-      plural: s.info.plural,
-      namespaced: s.info.namespaced,
-    }))
 
 let server: Orchestrator
 beforeAll(async () => {

@@ -3,6 +3,7 @@
  * kind under its mesh.io group (and, with `upstream`, the istio.io alias groups), every version.
  */
 import { crdSources } from "../../../src/services/config-model/crd-versions.js"
+import { apiKindOf, GATEWAY_API_GROUP } from "../../../src/services/config-model/kinds.js"
 import type { CustomResource } from "./resources.js"
 
 export const meshCustomResources = (options: { upstream?: boolean } = {}): Array<CustomResource> =>
@@ -13,6 +14,18 @@ export const meshCustomResources = (options: { upstream?: boolean } = {}): Array
       group: s.group,
       versions: [...s.info.versions].sort((a, b) => (a === s.info.version ? -1 : b === s.info.version ? 1 : 0)),
       kind: s.info.kind,
+      plural: s.info.plural,
+      namespaced: s.info.namespaced,
+    }))
+
+/** The Gateway-API CRDs as a cluster's own install serves them (kind as the API names it). */
+export const gatewayApiCustomResources = (): Array<CustomResource> =>
+  crdSources({ gatewayApi: true })
+    .filter((s) => s.group === GATEWAY_API_GROUP)
+    .map((s) => ({
+      group: s.group,
+      versions: [s.info.version, ...s.info.versions.filter((v) => v !== s.info.version)],
+      kind: apiKindOf(s.info),
       plural: s.info.plural,
       namespaced: s.info.namespaced,
     }))
