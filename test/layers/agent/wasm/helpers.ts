@@ -5,10 +5,12 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Context, Duration, Effect, Layer } from "effect"
-import { pack } from "tar-stream"
 import { makeWasmFetcher, type WasmFetcherSettings } from "../../../../src/layers/agent/wasm/fetcher.js"
 import { WasmFetcher } from "../../../../src/services/agent/wasm/contract.js"
 import type { Metrics } from "../../../../src/services/metrics/metrics.js"
+import { tarOf } from "../../../support/tar.js"
+
+export { tarOf }
 
 /** A valid Wasm binary (header + one custom section) whose bytes depend on `label`. */
 export const wasmModule = (label: string) => {
@@ -18,19 +20,6 @@ export const wasmModule = (label: string) => {
   if (body.length > 127) throw new Error("label too long for a one-byte section size")
   return Buffer.concat([Buffer.from([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x00, body.length]), body])
 }
-
-export const tarOf = (files: Record<string, Buffer>) =>
-  new Promise<Buffer>((resolve, reject) => {
-    const archive = pack()
-    for (const [name, content] of Object.entries(files)) archive.entry({ name }, content)
-    archive.finalize()
-    const chunks: Array<Buffer> = []
-    archive.on("data", (c) => {
-      chunks.push(c as Buffer)
-    })
-    archive.on("end", () => resolve(Buffer.concat(chunks)))
-    archive.on("error", reject)
-  })
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void | Promise<void>
 

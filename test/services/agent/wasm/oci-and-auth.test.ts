@@ -2,7 +2,6 @@
 import { gzipSync } from "node:zlib"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import { pack } from "tar-stream"
 import { isInsecureHost, parseInsecureHosts } from "../../../../src/services/agent/wasm/insecure-hosts.js"
 import {
   type ManifestDocument,
@@ -19,6 +18,7 @@ import {
   tokenRequestUrl,
 } from "../../../../src/services/agent/wasm/registry-auth.js"
 import { pluginFromTarLayer, unboxModule } from "../../../../src/services/agent/wasm/unpack.js"
+import { tarOf } from "../../../support/tar.js"
 
 const digest = (c: string) => `sha256:${c.repeat(64)}`
 const json = (value: unknown) => Buffer.from(JSON.stringify(value))
@@ -26,19 +26,6 @@ const WASM = Buffer.concat([Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]), Buff
 
 const layersOf = (doc: ManifestDocument) => (doc.kind === "image" ? doc.layers : [])
 const manifestsOf = (doc: ManifestDocument) => (doc.kind === "index" ? doc.manifests : [])
-
-const tarOf = (files: Record<string, Buffer>) =>
-  new Promise<Buffer>((resolve, reject) => {
-    const archive = pack()
-    for (const [name, content] of Object.entries(files)) archive.entry({ name }, content)
-    archive.finalize()
-    const chunks: Array<Buffer> = []
-    archive.on("data", (c) => {
-      chunks.push(c as Buffer)
-    })
-    archive.on("end", () => resolve(Buffer.concat(chunks)))
-    archive.on("error", reject)
-  })
 
 describe("manifests", () => {
   it("reads Docker schema 2 and OCI image manifests and picks the module layer", () => {
