@@ -149,6 +149,14 @@ export const handler = (deps: HandlerDeps) => async (req: Request, res: Response
   const url = new URL(req.url ?? "/", "http://orchestrator")
   const q = url.searchParams
   const path = url.pathname
+  /** The request as the fault hooks and the request log see it. */
+  const recordOf = (verb: Verb) => ({
+    verb,
+    path,
+    query: url.search,
+    userAgent: String(req.headers["user-agent"] ?? ""),
+    ...impersonation(req),
+  })
   try {
     if (deps.token !== undefined && req.headers.authorization !== `Bearer ${deps.token}`) throw unauthorized()
     if (path === "/healthz" || path === "/readyz" || path === "/livez") {
@@ -158,13 +166,7 @@ export const handler = (deps: HandlerDeps) => async (req: Request, res: Response
     }
     const method = req.method ?? "GET"
     if (method === "GET" && path === "/openapi/v2") {
-      deps.faults.check({
-        verb: "get",
-        path,
-        query: url.search,
-        userAgent: String(req.headers["user-agent"] ?? ""),
-        ...impersonation(req),
-      })
+      deps.faults.check(recordOf("get"))
       res.writeHead(200, { "content-type": "application/octet-stream" })
       res.end(openApiV2Protobuf())
       return
@@ -173,13 +175,7 @@ export const handler = (deps: HandlerDeps) => async (req: Request, res: Response
     if (method === "GET") {
       const doc = discovery(deps, path)
       if (doc !== undefined) {
-        deps.faults.check({
-          verb: "get",
-          path,
-          query: url.search,
-          userAgent: String(req.headers["user-agent"] ?? ""),
-          ...impersonation(req),
-        })
+        deps.faults.check(recordOf("get"))
         return send(res, 200, doc)
       }
     }
@@ -205,13 +201,7 @@ export const handler = (deps: HandlerDeps) => async (req: Request, res: Response
     else throw pathNotFound()
     const watch = r.watchPath || q.get("watch") === "true" || q.get("watch") === "1"
     const verb = verbOf(method, r, watch)
-    deps.faults.check({
-      verb,
-      path,
-      query: url.search,
-      userAgent: String(req.headers["user-agent"] ?? ""),
-      ...impersonation(req),
-    })
+    deps.faults.check(recordOf(verb))
     const { api } = deps
     const dryRun = q.get("dryRun") === "All"
     const subresource = r.subresource === "status" ? ("status" as const) : undefined
