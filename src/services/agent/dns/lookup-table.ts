@@ -1,17 +1,24 @@
 /**
- * The DNS proxy's lookup table, built from the name table the discovery server sends (NDS), as
- * the reference agent builds it:
- * - every host answers with its addresses (VIPs, or a headless service's endpoint addresses), A
- *   for IPv4 and AAAA for IPv6;
- * - an orchestrator service in the pod's cluster domain also answers as cluster DNS would for
- *   `name.namespace`, `name.namespace.svc` and — in the pod's own namespace — `name`, plus the
- *   alt_hosts the table carries;
- * - every one of those names expanded with the first search domain of resolv.conf (what a stub
- *   resolver with `ndots:5` asks first, e.g. `reviews.default.svc.cluster.local.default.svc.
- *   cluster.local`) answers with a CNAME to the name and its addresses, so that the query never
- *   travels upstream only to come back NXDOMAIN;
- * - `*.example.com` answers every name below example.com (the most specific wildcard wins), and
- *   a wildcard name expanded with the first search domain answers as its bare name.
+ * The DNS proxy's lookup table, built from the name table the discovery server sends (NDS), with
+ * the reference agent's rules:
+ * - every entry answers under its host with its addresses, A for IPv4 and AAAA for IPv6;
+ * - an orchestrator service whose host lies in the pod's cluster domain also answers as cluster
+ *   DNS would for `name.namespace`, `name.namespace.svc` and — in the pod's own namespace —
+ *   `name`, plus the alt_hosts the entry carries (e.g. `name.namespace.svc.clusterset.local`);
+ *   services of another cluster domain keep their full name only (their short forms could clash);
+ * - each of those names with the first search domain of resolv.conf appended (what a stub
+ *   resolver with `ndots:5` asks first, e.g. `reviews.default.default.svc.cluster.local`)
+ *   answers with a CNAME to the name and the name's addresses, so that the query never travels
+ *   upstream only to come back NXDOMAIN — except for names that already end in that search
+ *   domain: `reviews.default.svc.cluster.local.default.svc.cluster.local` is not the mesh's and
+ *   goes upstream;
+ * - a name not in the table is looked up under `*.<its parent>`, `*.<its grandparent>`, ... (the
+ *   most specific wildcard wins). A plain wildcard answers under the asked name; a wildcard with
+ *   the search domain appended (`*.wild.default.svc.cluster.local`, the expansion of `*.wild`)
+ *   answers with a CNAME to `*.wild` and the addresses under `*.wild`;
+ * - only A and AAAA are answered from the table (every other type is forwarded upstream); a known
+ *   name without addresses of the asked family answers empty (NOERROR, no records), never with a
+ *   lone CNAME.
  * Names are kept lower-case without the trailing dot (the form `dns-packet` reads).
  */
 import { isIP } from "node:net"
@@ -31,20 +38,14 @@ export interface PodDns {
   readonly searchDomains: ReadonlyArray<string>
 }
 
-export interface Addresses {
-  readonly v4: ReadonlyArray<string>
-  readonly v6: ReadonlyArray<string>
-}
-
 export interface LookupTable {
-  /** Exact names and their addresses. */
-  readonly hosts: ReadonlyMap<string, Addresses>
+  /** Every name the table knows: hosts, their alternative names, expansions, wildcards (`*.x`). */
+  readonly allHosts: ReadonlySet<string>
+  /** IPv4 and IPv6 addresses per name (a name without addresses of a family is absent). */
+  readonly name4: ReadonlyMap<string, ReadonlyArray<string>>
+  readonly name6: ReadonlyMap<string, ReadonlyArray<string>>
   /** Search-expanded names and the name each is an alias of. */
-  readonly aliases: ReadonlyMap<string, string>
-  /** `*.example.com` under the key `example.com`. */
-  readonly wildcards: ReadonlyMap<string, Addresses>
-  /** The first search domain, "" when resolv.conf has none. */
-  readonly searchSuffix: string
+  readonly cname: ReadonlyMap<string, string>
 }
 
 export type RecordType = "A" | "AAAA" | "CNAME"
@@ -71,7 +72,7 @@ export const clusterDomainOf = (pod: Pick<PodDns, "namespace" | "domain">): stri
   return (parts[0] === pod.namespace ? parts.slice(1) : parts).join(".")
 }
 
-const splitAddresses = (ips: ReadonlyArray<string>): Addresses => {
+const splitAddresses = (ips: ReadonlyArray<string>) => {
   const v4: Array<string> = []
   const v6: Array<string> = []
   for (const ip of ips) {
@@ -83,11 +84,15 @@ const splitAddresses = (ips: ReadonlyArray<string>): Addresses => {
 }
 
 /** The names one table entry answers for (before search expansion). */
-const namesOf = (host: string, info: NameInfo, pod: PodDns, clusterDomain: string): Set<string> => {
+const namesOf = (rawHost: string, info: NameInfo, pod: PodDns, clusterDomain: string): Set<string> => {
+  const host = normalizeName(rawHost)
+  if (info.registry !== ORCHESTRATOR_REGISTRY) return new Set([host])
+  // The reference gives an orchestrator host written with its root dot no name at all (such a
+  // key never comes from a registry, whose hosts have no trailing dot).
+  if (rawHost.endsWith(".")) return new Set()
   const names = new Set([host])
   const { shortname, namespace } = info
-  if (info.registry !== ORCHESTRATOR_REGISTRY || shortname === undefined || namespace === undefined) return names
-  // services of another cluster domain keep their full name only: their short forms could clash
+  if (shortname === undefined || namespace === undefined) return names
   if (clusterDomain === "" || !host.endsWith(clusterDomain)) return names
   names.add(normalizeName(`${shortname}.${namespace}`))
   if (namespace === pod.namespace) names.add(normalizeName(shortname))
@@ -99,78 +104,68 @@ const namesOf = (host: string, info: NameInfo, pod: PodDns, clusterDomain: strin
 
 /** Builds the lookup table of `table` for the pod. */
 export const buildLookupTable = (table: NameTable, pod: PodDns): LookupTable => {
-  const hosts = new Map<string, Addresses>()
-  const aliases = new Map<string, string>()
-  const wildcards = new Map<string, Addresses>()
-  const searchSuffix = pod.searchDomains[0] !== undefined ? normalizeName(pod.searchDomains[0]) : ""
+  const allHosts = new Set<string>()
+  const name4 = new Map<string, ReadonlyArray<string>>()
+  const name6 = new Map<string, ReadonlyArray<string>>()
+  const cname = new Map<string, string>()
+  const search = pod.searchDomains[0] !== undefined ? normalizeName(pod.searchDomains[0]) : ""
   const clusterDomain = clusterDomainOf(pod)
   for (const [rawHost, info] of Object.entries(table.table ?? {})) {
-    const addresses = splitAddresses(info.ips ?? [])
-    if (addresses.v4.length === 0 && addresses.v6.length === 0) continue
-    const host = normalizeName(rawHost)
-    if (host.startsWith("*.")) {
-      wildcards.set(host.slice(2), addresses)
-      continue
-    }
-    const names = namesOf(host, info, pod, clusterDomain)
+    const { v4, v6 } = splitAddresses(info.ips ?? [])
+    if (v4.length === 0 && v6.length === 0) continue
+    const names = namesOf(rawHost, info, pod, clusterDomain)
     for (const name of names) {
-      hosts.set(name, addresses)
-      if (searchSuffix === "") continue
-      const expanded = `${name}.${searchSuffix}`
+      allHosts.add(name)
+      if (v4.length > 0) name4.set(name, v4)
+      if (v6.length > 0) name6.set(name, v6)
+      // A name already ending in the first search domain is not expanded again (the suffix is
+      // compared as text, as the reference compares it).
+      if (search === "" || name.endsWith(search)) continue
+      const expanded = `${name}.${search}`
       // `reviews` + `default.svc.cluster.local` is a name of the entry already, not an alias
-      if (!names.has(expanded)) aliases.set(expanded, name)
+      if (names.has(expanded)) continue
+      cname.set(expanded, name)
+      allHosts.add(expanded)
     }
   }
-  // a real host wins over an alias of the same spelling
-  for (const name of hosts.keys()) aliases.delete(name)
-  return { hosts, aliases, wildcards, searchSuffix }
+  return { allHosts, name4, name6, cname }
 }
 
-/** The most specific wildcard covering `name` (never `name` itself). */
-const wildcardFor = (table: LookupTable, name: string): Addresses | undefined => {
-  if (table.wildcards.size === 0) return undefined
+/** The most specific wildcard name of the table covering `name` (never `name` itself). */
+const wildcardFor = (table: LookupTable, name: string): string | undefined => {
   for (let dot = name.indexOf("."); dot >= 0; dot = name.indexOf(".", dot + 1)) {
-    const found = table.wildcards.get(name.slice(dot + 1))
-    if (found !== undefined) return found
+    const candidate = `*.${name.slice(dot + 1)}`
+    if (table.allHosts.has(candidate)) return candidate
   }
   return undefined
 }
 
-const addressRecords = (name: string, addresses: Addresses, qtype: string): Array<TableRecord> => {
-  const list = qtype === "A" ? addresses.v4 : qtype === "AAAA" ? addresses.v6 : []
-  return list.map((data) => ({ name, type: qtype as RecordType, ttl: DNS_TTL_SECONDS, data }))
-}
-
-const cname = (name: string, target: string): TableRecord => ({
-  name,
-  type: "CNAME",
-  ttl: DNS_TTL_SECONDS,
-  data: target,
-})
+const addressRecords = (name: string, addresses: ReadonlyArray<string>, type: "A" | "AAAA"): Array<TableRecord> =>
+  addresses.map((data) => ({ name, type, ttl: DNS_TTL_SECONDS, data }))
 
 /**
- * The answer records for a question, or undefined when the name is not the mesh's (the proxy
- * forwards it). A known name without records of the asked type answers empty (NOERROR, no data):
- * a host with only IPv4 addresses has no AAAA, but it exists.
+ * The answer records for a question, or undefined when the proxy forwards it: a name the table
+ * does not know, or a type other than A and AAAA. A known name without records of the asked
+ * family answers empty (NOERROR, no data): a host with only IPv4 addresses has no AAAA, but it
+ * exists.
  */
 export const lookup = (table: LookupTable, qname: string, qtype: string): ReadonlyArray<TableRecord> | undefined => {
-  const name = normalizeName(qname)
-  const exact = table.hosts.get(name)
-  if (exact !== undefined) return addressRecords(name, exact, qtype)
-  const aliasOf = table.aliases.get(name)
-  if (aliasOf !== undefined) {
-    return [cname(name, aliasOf), ...addressRecords(aliasOf, table.hosts.get(aliasOf)!, qtype)]
-  }
-  const wildcard = wildcardFor(table, name)
-  if (wildcard !== undefined) return addressRecords(name, wildcard, qtype)
-  const suffix = table.searchSuffix
-  if (suffix !== "" && name.endsWith(`.${suffix}`)) {
-    const bare = name.slice(0, -(suffix.length + 1))
-    const bareWildcard = table.hosts.has(bare) ? undefined : wildcardFor(table, bare)
-    if (bareWildcard !== undefined) return [cname(name, bare), ...addressRecords(bare, bareWildcard, qtype)]
-  }
-  return undefined
+  const question = normalizeName(qname)
+  let key: string | undefined = table.allHosts.has(question) ? question : undefined
+  const wildcard = key === undefined
+  if (key === undefined) key = wildcardFor(table, question)
+  if (key === undefined) return undefined
+  if (qtype !== "A" && qtype !== "AAAA") return undefined
+  const target = table.cname.get(key)
+  const host = target ?? key
+  const addresses = (qtype === "A" ? table.name4 : table.name6).get(host)
+  if (addresses === undefined || addresses.length === 0) return []
+  // Below a plain wildcard the records carry the asked name; behind a CNAME, the CNAME's target.
+  const owner = wildcard && target === undefined ? question : host
+  const alias: Array<TableRecord> =
+    target === undefined ? [] : [{ name: question, type: "CNAME", ttl: DNS_TTL_SECONDS, data: target }]
+  return [...alias, ...addressRecords(owner, addresses, qtype)]
 }
 
-/** Number of names the table answers (exact, aliases, wildcards). */
-export const tableSize = (table: LookupTable): number => table.hosts.size + table.aliases.size + table.wildcards.size
+/** Number of names the table answers (hosts, alternative names, expansions, wildcards). */
+export const tableSize = (table: LookupTable): number => table.allHosts.size

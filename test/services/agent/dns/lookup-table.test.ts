@@ -64,9 +64,11 @@ describe("lookup", () => {
     expect(data("ratings.other.svc.cluster.local", "AAAA")).toEqual(["AAAA ratings.other.svc.cluster.local fd00::2"])
   })
 
-  it("answers other types of a known name empty", () => {
-    expect(data("reviews.default.svc.cluster.local", "MX")).toEqual([])
-    expect(data("reviews.default.svc.cluster.local", "TXT")).toEqual([])
+  it("forwards other types than A and AAAA, even of a known name (the table holds addresses only)", () => {
+    expect(data("reviews.default.svc.cluster.local", "MX")).toBeUndefined()
+    expect(data("reviews.default.svc.cluster.local", "TXT")).toBeUndefined()
+    expect(data("ratings.other.default.svc.cluster.local", "CNAME")).toBeUndefined()
+    expect(data("foo.wild.example.com", "SRV")).toBeUndefined()
   })
 
   it("answers every address of a service (headless: all its endpoints)", () => {
@@ -87,10 +89,6 @@ describe("lookup", () => {
   })
 
   it("answers names expanded with the first search domain by a CNAME to the name and its addresses", () => {
-    expect(data("reviews.default.svc.cluster.local.default.svc.cluster.local", "A")).toEqual([
-      "CNAME reviews.default.svc.cluster.local.default.svc.cluster.local reviews.default.svc.cluster.local",
-      "A reviews.default.svc.cluster.local 10.0.0.1",
-    ])
     expect(data("ratings.other.default.svc.cluster.local", "A")).toEqual([
       "CNAME ratings.other.default.svc.cluster.local ratings.other",
       "A ratings.other 10.0.0.2",
@@ -103,6 +101,19 @@ describe("lookup", () => {
     expect(data("reviews.default.svc.cluster.local", "A")).toEqual(["A reviews.default.svc.cluster.local 10.0.0.1"])
     // only the first search domain is precomputed (resolvers try it first)
     expect(data("api.example.com.svc.cluster.local", "A")).toBeUndefined()
+    // a CNAME never comes alone: without addresses of the asked family the answer is empty
+    expect(data("api.example.com.default.svc.cluster.local", "AAAA")).toEqual([])
+    expect(data("reviews.default.default.svc.cluster.local", "AAAA")).toEqual([])
+  })
+
+  it("does not expand a name that already ends in the first search domain: its double expansion goes upstream", () => {
+    expect(data("reviews.default.svc.cluster.local.default.svc.cluster.local", "A")).toBeUndefined()
+    expect(data("db.default.svc.cluster.local.default.svc.cluster.local", "AAAA")).toBeUndefined()
+    // a name of another namespace does not end in it: expanded once
+    expect(data("ratings.other.svc.cluster.local.default.svc.cluster.local", "A")).toEqual([
+      "CNAME ratings.other.svc.cluster.local.default.svc.cluster.local ratings.other.svc.cluster.local",
+      "A ratings.other.svc.cluster.local 10.0.0.2",
+    ])
   })
 
   it("answers names below a wildcard with the most specific wildcard, under the asked name", () => {
@@ -113,10 +124,47 @@ describe("lookup", () => {
     expect(data("api.example.com", "A")).toEqual(["A api.example.com 192.0.2.10"])
     // the wildcard's own domain is not below it
     expect(data("example.com", "A")).toBeUndefined()
+    // below a wildcard's search expansion: a CNAME to the wildcard, the addresses under the wildcard
     expect(data("foo.wild.example.com.default.svc.cluster.local", "A")).toEqual([
-      "CNAME foo.wild.example.com.default.svc.cluster.local foo.wild.example.com",
-      "A foo.wild.example.com 192.0.2.20",
+      "CNAME foo.wild.example.com.default.svc.cluster.local *.wild.example.com",
+      "A *.wild.example.com 192.0.2.20",
     ])
+    expect(data("a.b.wild.example.com.default.svc.cluster.local", "A")).toEqual([
+      "CNAME a.b.wild.example.com.default.svc.cluster.local *.wild.example.com",
+      "A *.wild.example.com 192.0.2.20",
+    ])
+    expect(data("other.example.com.default.svc.cluster.local", "A")).toEqual([
+      "CNAME other.example.com.default.svc.cluster.local *.example.com",
+      "A *.example.com 192.0.2.30",
+    ])
+    // the wildcard's own name answers as an entry of the table
+    expect(data("*.wild.example.com", "A")).toEqual(["A *.wild.example.com 192.0.2.20"])
+  })
+
+  it("answers alternative hosts of an orchestrator service (a multi-cluster name) with their search expansion", () => {
+    const withAlt = buildLookupTable(
+      {
+        table: {
+          "mcs.default.svc.cluster.local": {
+            ips: ["10.5.0.1"],
+            registry: ORCHESTRATOR_REGISTRY,
+            shortname: "mcs",
+            namespace: "default",
+            alt_hosts: ["mcs.default.svc.clusterset.local"],
+          },
+        },
+      },
+      pod,
+    )
+    const names = (name: string) => lookup(withAlt, name, "A")?.map((r) => `${r.type} ${r.name} ${r.data}`)
+    for (const name of ["mcs", "mcs.default", "mcs.default.svc", "mcs.default.svc.clusterset.local"])
+      expect(names(`${name}.`)).toEqual([`A ${name} 10.5.0.1`])
+    expect(names("mcs.default.svc.clusterset.local.default.svc.cluster.local")).toEqual([
+      "CNAME mcs.default.svc.clusterset.local.default.svc.cluster.local mcs.default.svc.clusterset.local",
+      "A mcs.default.svc.clusterset.local 10.5.0.1",
+    ])
+    // five names, three expansions (the FQDN ends in the search domain; `mcs` expanded is the FQDN)
+    expect(withAlt.allHosts.size).toBe(8)
   })
 
   it("forwards names it does not know, and hosts without addresses", () => {
