@@ -7,12 +7,15 @@
  * - a wildcard host (`*.example.com`) keeps its key as is, and the agent answers every name below
  *   it; it only ever gets the addresses its entry gives (the reference never allocates one for a
  *   wildcard, so a mesh-allocated address is not the wildcard's), else its headless endpoints;
- * - without a VIP, for a headless service (resolution NONE), the addresses of its endpoints on
- *   its first port, from every cluster but only on the proxy's network (cross-network addresses
- *   are unreachable without the gateway, which passthrough traffic does not use), skipping
- *   unhealthy ones; a host with no address at all is left out (the agent forwards the query);
- * - for orchestrator services, the service's name and namespace and the short forms
- *   `name.namespace` and `name.namespace.svc`, so that the agent answers them as cluster DNS would.
+ * - without a VIP, for a headless service (resolution NONE), the addresses of its healthy
+ *   endpoints on any of its ports (each address once), from every cluster but only on the
+ *   proxy's network (cross-network addresses are unreachable without the gateway, which
+ *   passthrough traffic does not use); a host with no address at all is left out (the agent
+ *   forwards the query);
+ * - for orchestrator services (not their multi-cluster `*.svc.clusterset.local` hosts, whose short
+ *   forms would clash with the cluster-local service's), the service's name and namespace: the
+ *   agent derives `name`, `name.namespace` and `name.namespace.svc` from them, as the reference's
+ *   agent does (the table carries no alt_hosts, as the reference's does not);
  *
  * One resource named "" (the reference's name), keyed by its own content: proxies whose tables
  * are equal share one encoding, and the table is built once per push for each distinct scope.
@@ -33,7 +36,7 @@ export const NAME_TABLE_TYPE = NameTableType
 /** The one NDS resource's name. */
 export const NAME_TABLE_RESOURCE = ""
 /** Multi-cluster service hosts: their entries are not given short forms (they would clash). */
-const CLUSTERSET_SUFFIX = ".svc.clusterset.local"
+const CLUSTERSET_SUFFIX = ".clusterset.local"
 
 export type NameInfo = {
   readonly ips: ReadonlyArray<string>
@@ -104,12 +107,13 @@ const vipsFor = (push: PushContext, service: Service, proxy: ProxyView, autoAllo
 const isMatchAll = (hostname: string): boolean => hostname === "*"
 
 const headlessAddresses = (push: PushContext, service: Service, proxy: ProxyView): Array<string> => {
-  const first = service.ports[0]
-  if (service.resolution !== "NONE" || first === undefined) return []
+  if (service.resolution !== "NONE" || service.ports.length === 0) return []
+  const ports = new Set(service.ports.map((p) => p.name))
   const out = new Set<string>()
   for (const endpoint of push.endpointsByHost.get(service.hostname) ?? []) {
-    if (endpoint.servicePortName !== first.name) continue
-    if (endpoint.healthStatus === "UNHEALTHY" || !usableIp(endpoint.address)) continue
+    if (!ports.has(endpoint.servicePortName)) continue
+    // draining endpoints are not answered either (the reference keeps healthy ones only)
+    if (endpoint.healthStatus !== "HEALTHY" || !usableIp(endpoint.address)) continue
     if (!sameOrEmpty(endpoint.network, proxy.network)) continue
     out.add(endpoint.address)
   }
@@ -133,13 +137,7 @@ const nameInfo = (service: Service, ips: ReadonlyArray<string>, domainSuffix: st
       ? orchestratorName(service, domainSuffix)
       : undefined
   if (name === undefined) return { ips, registry: service.registry }
-  return {
-    ips,
-    registry: service.registry,
-    shortname: name,
-    namespace: service.namespace,
-    alt_hosts: [`${name}.${service.namespace}`, `${name}.${service.namespace}.svc`],
-  }
+  return { ips, registry: service.registry, shortname: name, namespace: service.namespace }
 }
 
 /** The name table of `proxy` (its scope's hosts). */

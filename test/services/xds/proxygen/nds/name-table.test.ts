@@ -82,18 +82,56 @@ describe("NDS name table", () => {
         registry: "Orchestrator",
         shortname: "reviews",
         namespace: "default",
-        alt_hosts: ["reviews.default", "reviews.default.svc"],
       },
       [DB]: {
         ips: ["10.1.0.1", "10.2.0.1"],
         registry: "Orchestrator",
         shortname: "db",
         namespace: "default",
-        alt_hosts: ["db.default", "db.default.svc"],
       },
       "api.example.com": { ips: ["240.0.0.1"], registry: "ServiceEntry" },
       "*.wild.example.com": { ips: ["240.0.0.9"], registry: "ServiceEntry" },
     })
+  })
+
+  it("a multi-cluster host of the orchestrator gets no short forms (they would clash with the cluster-local service's)", () => {
+    const mcs = pushOf({
+      services: [
+        svc("echo.default.svc.clusterset.local", {
+          addresses: ["10.97.0.1"],
+          registry: "Orchestrator",
+          source: "Service/default/echo",
+        }),
+      ],
+      endpoints: [],
+    })
+    expect(table(mcs)).toEqual({
+      "echo.default.svc.clusterset.local": { ips: ["10.97.0.1"], registry: "Orchestrator" },
+    })
+  })
+
+  it("headless: healthy endpoints of every service port, each address once; draining ones left out", () => {
+    const headless = pushOf({
+      services: [
+        svc(DB, {
+          resolution: "NONE",
+          registry: "Orchestrator",
+          source: "Service/default/db",
+          ports: [
+            { name: "http", port: 80, protocol: "HTTP" },
+            { name: "metrics", port: 9090, protocol: "HTTP" },
+          ],
+        }),
+      ],
+      endpoints: [
+        ep(DB, "10.1.0.1", { network: "n1" }),
+        ep(DB, "10.1.0.1", { network: "n1", servicePortName: "metrics" }),
+        ep(DB, "10.1.0.4", { network: "n1", servicePortName: "metrics" }),
+        ep(DB, "10.1.0.5", { network: "n1", healthStatus: "DRAINING" }),
+        ep(DB, "10.1.0.6", { network: "n1", servicePortName: "admin" }),
+      ],
+    })
+    expect(table(headless)[DB].ips).toEqual(["10.1.0.1", "10.1.0.4"])
   })
 
   it("wildcard hosts: kept under their own key with the addresses their entry gives, never allocated ones", () => {
