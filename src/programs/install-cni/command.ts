@@ -1,5 +1,5 @@
 /** install-cni's command tree (the per-node CNI installer). */
-import { Command } from "@effect/cli"
+import { Command, Options } from "@effect/cli"
 import { Effect } from "effect"
 import { cniScopes } from "../../services/logging/scopes.js"
 import { makeCompletionCommand } from "../shared/completion-command.js"
@@ -10,8 +10,11 @@ import { cniFlags } from "./cni-flags.js"
 export const PROGRAM = "install-cni"
 const logging = loggingOptions(cniScopes)
 
+/** Every command takes the introspection flags (spec part 2 §4.3); only the installer listens on them. */
+const introspection = Options.all({ ctrlzAddress: cniFlags.ctrlzAddress, ctrlzPort: cniFlags.ctrlzPort })
+
 // The completion command reads the finished tree, so it takes the root lazily.
-const completion = makeCompletionCommand(PROGRAM, (): unknown => root, logging)
+const completion = makeCompletionCommand(PROGRAM, (): unknown => root, logging, introspection)
 
 // The installer is loaded only when it runs, so --help and version stay cheap.
 export const root = Command.make(PROGRAM, { ...cniFlags, logging }, ({ logging, ...args }) =>
@@ -23,5 +26,5 @@ export const root = Command.make(PROGRAM, { ...cniFlags, logging }, ({ logging, 
   Command.withDescription(
     "Install and configure the mesh CNI plugin on a node, detect and repair pod which excluded from mesh",
   ),
-  Command.withSubcommands([plainVersionCommand(logging), completion]),
+  Command.withSubcommands([plainVersionCommand(logging, introspection), completion]),
 )

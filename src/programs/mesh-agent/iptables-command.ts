@@ -10,7 +10,7 @@ import { type EnvTable, env, envVarConfig } from "../../services/config/env.js"
 import type { MeshIptablesEnv, MeshIptablesSettings } from "../../services/iptables/settings.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { agentScopes } from "../../services/logging/scopes.js"
-import { boolFlag, durationFlag, invalidFlag, textFlag, uint16Flag } from "../shared/options.js"
+import { boolFlag, durationFlag, invalidFlag, textFlag, uint16Flag, withNote } from "../shared/options.js"
 
 /**
  * The variables mesh-iptables reads (spec part 2 §4.4): the agent table's entries where it has
@@ -41,6 +41,8 @@ const envTextFlag = (name: string, variable: "INBOUND_INTERCEPTION_MODE" | "INBO
         ? Effect.succeed(given.value)
         : Effect.mapError(envVarConfig(variable, iptablesEnv[variable]), (error) => invalidFlag(String(error))),
     ),
+    // Help shows the default in force (the variable's, e.g. 1337) rather than "none".
+    withNote({ default: iptablesEnv[variable].default, env: variable }),
   )
 
 const describe = Options.withDescription

@@ -5,11 +5,13 @@
  * work is in bug-report-run.ts, loaded only when the command runs.
  */
 import { Command, Options } from "@effect/cli"
-import { Console, Effect } from "effect"
+import { Console, Effect, Either } from "effect"
 import { DEFAULT_EXCLUDE } from "../../services/bug-report/filter.js"
 import { buildInfo } from "../../services/build-info.js"
+import { parseGoDuration } from "../../services/config/duration.js"
+import { SYSTEM_NAMESPACE } from "../../services/constants.js"
 import type { LogSettings } from "../../services/logging/options.js"
-import { boolFlag, intFlag, listFlag, textFlag, withNote } from "../shared/options.js"
+import { boolFlag, intFlag, invalidFlag, listFlag, textFlag, withNote } from "../shared/options.js"
 import { formatVersion, makeVersionCommand } from "../shared/version-command.js"
 import { globalOptions } from "./global-options.js"
 
@@ -21,6 +23,22 @@ const filterList = (name: string, defaultValue: ReadonlyArray<string>) =>
     Options.map((values) => (values.length === 0 ? [...defaultValue] : values)),
   )
 
+/**
+ * A duration flag kept as typed (a `--filename` config file may still replace it, as text), but
+ * refused on the command line when it is not a Go duration.
+ */
+const durationText = (name: string, defaultValue: string) =>
+  textFlag(name, defaultValue).pipe(
+    Options.mapEffect((text) =>
+      Either.match(parseGoDuration(text), {
+        onLeft: (reason) =>
+          Effect.fail(invalidFlag(`--${name}: ${reason} (expected a duration such as 30s, 5m or 1h0m0s)`)),
+        onRight: () => Effect.succeed(text),
+      }),
+    ),
+    Options.withPseudoName("duration"),
+  )
+
 const FILTER_HELP =
   "ns/dep/pod/labels/annotations/container: comma-separated alternatives per part, trailing parts omittable, '*' globs on names (not on label/annotation keys). Repeat the flag for more filters (commas do not separate filters)."
 
@@ -30,7 +48,7 @@ export const bugReportOptions = {
   ),
   dir: textFlag("dir").pipe(Options.withDescription("Directory for temporary artifacts (default: a new temp dir)")),
   dryRun: boolFlag("dry-run").pipe(Options.withDescription("Only log the commands to run, write nothing")),
-  duration: textFlag("duration", "0s").pipe(
+  duration: durationText("duration", "0s").pipe(
     Options.withDescription("How far back from the end time to collect logs; exclusive with --start-time"),
   ),
   endTime: textFlag("end-time").pipe(Options.withDescription("End of the log window (RFC 3339; default now)")),
@@ -50,15 +68,17 @@ export const bugReportOptions = {
   include: filterList("include", []).pipe(
     Options.withDescription(`Pods/containers to capture: ${FILTER_HELP} (default: all)`),
   ),
+  // Empty when not given, so that -i/--meshNamespace can stand in; either way mesh-system by default.
   meshNamespace: textFlag("mesh-namespace").pipe(
-    Options.withDescription('Mesh system namespace (default "mesh-system", or -i)'),
+    withNote({ default: SYSTEM_NAMESPACE }),
+    Options.withDescription("Mesh system namespace (when not given: -i/--meshNamespace)"),
   ),
   outputDir: textFlag("output-dir").pipe(Options.withDescription("Where to write the archive (default: cwd)")),
   rqConcurrency: intFlag("rq-concurrency", 0, { min: 0 }).pipe(
     Options.withDescription("Parallel requests to the cluster and the proxies; 0 means 32"),
   ),
   startTime: textFlag("start-time").pipe(Options.withDescription("Start of the log window (RFC 3339)")),
-  timeout: textFlag("timeout", "30m0s").pipe(
+  timeout: durationText("timeout", "30m0s").pipe(
     Options.withDescription("Maximum run time; on expiry what was captured so far is archived"),
   ),
   global: globalOptions,

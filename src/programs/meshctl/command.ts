@@ -9,6 +9,7 @@ import { bugReportCommand } from "./bug-report-command.js"
 import { createRemoteSecretCommand } from "./create-remote-secret-command.js"
 import { dashboardCommands } from "./dashboard-command.js"
 import { experimentalAliasCommand, experimentalCommand } from "./experimental-command.js"
+import { globalOptions } from "./global-options.js"
 import { installCommands } from "./install-command.js"
 import { manifestCommand } from "./manifest-command.js"
 import { optionsCommand } from "./options-command.js"
@@ -27,7 +28,7 @@ export const PROGRAM = "meshctl"
 const logging = loggingOptions(meshctlScopes)
 
 // The completion command reads the finished tree, so it takes the root lazily.
-const completion = makeCompletionCommand(PROGRAM, (): unknown => root, logging)
+const completion = makeCompletionCommand(PROGRAM, (): unknown => root, logging, globalOptions)
 
 export const root = Command.make(PROGRAM).pipe(
   Command.withDescription(

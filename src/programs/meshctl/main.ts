@@ -1,5 +1,6 @@
 /** Entry point of meshctl: runs its command tree. */
 import { runCli } from "../shared/run.js"
 import { PROGRAM, root } from "./command.js"
+import { meshctlTreeNotes } from "./tree-notes.js"
 
-runCli(PROGRAM, root)
+runCli(PROGRAM, root, meshctlTreeNotes)

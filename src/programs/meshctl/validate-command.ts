@@ -14,6 +14,7 @@ import type * as PlatformError from "@effect/platform/Error"
 import { Console, Data, Effect } from "effect"
 import type { ConfigResource, ValidationIssue } from "../../services/config-model/resource.js"
 import type { LogSettings } from "../../services/logging/options.js"
+import { globalOptions } from "./global-options.js"
 
 /** The failure of `meshctl validate`: its message summarises what was found. */
 export class ValidationFailed extends Data.TaggedError("ValidationFailed")<{
@@ -226,9 +227,9 @@ const runValidate = (filename: ReadonlyArray<string>, readStdin: Effect.Effect<s
   })
 
 const make = (name: string, logging: Options.Options<LogSettings>, readStdin: Effect.Effect<string>) =>
-  Command.make(name, { filename: filenameOption, logging }, ({ filename }) => runValidate(filename, readStdin)).pipe(
-    Command.withDescription("Validate mesh policy and rules files"),
-  )
+  Command.make(name, { filename: filenameOption, logging, global: globalOptions }, ({ filename }) =>
+    runValidate(filename, readStdin),
+  ).pipe(Command.withDescription("Validate mesh policy and rules files"))
 
 /**
  * `meshctl validate`. @effect/cli has no aliases for commands: register

@@ -3,7 +3,8 @@
  * `generate` prints one, `apply` writes it (optionally enrolling the namespace and waiting until
  * it is Programmed), `delete` removes them, `list` shows them, `status` waits for readiness.
  * The reference's group-wide `--name` is on each subcommand (@effect/cli reads a parent's
- * flags only before the subcommand's name). The work is in waypoint-run.ts, loaded lazily.
+ * flags only before the subcommand's name), `list` included, which accepts it as the reference
+ * does and lists every waypoint regardless. The work is in waypoint-run.ts, loaded lazily.
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Effect } from "effect"
@@ -55,6 +56,7 @@ export type WaypointDeleteArgs = Command.Command.ParseConfig<typeof deleteOption
 }
 
 const listOptions = {
+  name,
   allNamespaces: boolFlag("all-namespaces").pipe(
     Options.withAlias("A"),
     Options.withDescription("List all waypoints in all namespaces"),

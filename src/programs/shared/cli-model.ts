@@ -7,7 +7,7 @@
  */
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import { Option } from "effect"
-import type { CommandModel, FlagModel } from "../../services/cli/command-model.js"
+import { annotate, type CommandModel, type FlagModel, type TreeNotes } from "../../services/cli/command-model.js"
 import { type FlagNote, flagNoteOf } from "./options.js"
 
 /** The node fields the walk reads (see @effect/cli/src/internal/options.ts, args.ts, commandDescriptor.ts). */
@@ -131,4 +131,8 @@ const modelOf = (node: Node): CommandModel => {
   }
 }
 
-export const commandModel = (root: { readonly descriptor: unknown }): CommandModel => modelOf(root.descriptor as Node)
+/** The tree of `root`; with `notes`, its aliases folded and group flags attached (see TreeNotes). */
+export const commandModel = (root: { readonly descriptor: unknown }, notes?: TreeNotes): CommandModel => {
+  const model = modelOf(root.descriptor as Node)
+  return notes === undefined ? model : annotate(model, notes)
+}

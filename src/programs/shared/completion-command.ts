@@ -16,11 +16,16 @@ import { boolFlag } from "./options.js"
 // biome-ignore lint/suspicious/noExplicitAny: any command tree of any binary
 type AnyCommand = Command.Command<string, any, any, any>
 
-/** `tree` returns the binary's root command; lazily, because the root contains this command. */
+/**
+ * `tree` returns the binary's root command; lazily, because the root contains this command.
+ * `extra` are flags the binary gives every command (meshctl's global flags, install-cni's
+ * introspection address): accepted here too, as the spec says every command takes them.
+ */
 export const makeCompletionCommand = (
   programName: string,
   tree: () => unknown,
   logging: Options.Options<LogSettings>,
+  extra: Options.Options<unknown> = Options.none,
 ) => {
   const noDescriptions = boolFlag("no-descriptions").pipe(Options.withDescription("disable completion descriptions"))
   const shell = (
@@ -28,7 +33,7 @@ export const makeCompletionCommand = (
     description: string,
     generate: (noDescriptions: boolean) => Effect.Effect<ReadonlyArray<string>>,
   ) =>
-    Command.make(name, { noDescriptions, logging }, (args) =>
+    Command.make(name, { noDescriptions, logging, extra }, (args) =>
       generate(args.noDescriptions).pipe(Effect.flatMap((lines) => Console.log(lines.join("\n")))),
     ).pipe(Command.withDescription(description))
 

@@ -9,11 +9,13 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
-import { Cause, ConfigError, Effect, Exit, Layer } from "effect"
+import { Cause, ConfigError, Duration, Effect, Exit, Layer, Runtime } from "effect"
 import { buildInfo } from "../../services/build-info.js"
 import { checkArgv } from "../../services/cli/argv.js"
+import type { TreeNotes } from "../../services/cli/command-model.js"
 import { renderHelp } from "../../services/cli/help.js"
 import { describeConfigError } from "../../services/config/env.js"
+import { makeShutdownDeadline, type ShutdownDeadlineShape } from "../../services/lifecycle/shutdown-deadline.js"
 import { ListenError } from "../../services/net/listen-error.js"
 import { commandModel } from "./cli-model.js"
 
@@ -65,9 +67,10 @@ const describeFailure = (cause: Cause.Cause<unknown>): string => {
 export const runCli = <Name extends string, E, A>(
   programName: string,
   root: Command.Command<Name, CliApp.CliApp.Environment, E, A>,
+  notes?: TreeNotes,
 ): void => {
   // The command line is checked (and help rendered) here first; see services/cli/argv.ts for why.
-  const model = commandModel(root)
+  const model = commandModel(root, notes)
   const checked = checkArgv(model, process.argv.slice(2))
   if (checked._tag === "Help") {
     process.stdout.write(renderHelp(checked.path, helpStyle()))
@@ -107,24 +110,34 @@ export const runCli = <Name extends string, E, A>(
 }
 
 /**
- * How long after `--shutdownDuration` the exit timer waits: the listeners force-close their
- * streams at `--shutdownDuration`, and a shutdown completed that way is a clean stop (exit 0);
- * the timer must not race it.
+ * How long after `--shutdownDuration` the exit timer waits: the listeners close what is left of
+ * their connections when the shutdown countdown ends, and a shutdown completed that way is a
+ * clean stop (exit 0); the timer must not race it.
  */
 const EXIT_MARGIN_MS = 1000
+/** Node's timers take at most this many milliseconds; a longer delay would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1
 
 /**
- * Bounds graceful shutdown: once SIGTERM or SIGINT arrives, the process exits (1) shortly after
- * `millis` even if some listener refuses to close.
+ * Bounds graceful shutdown: once SIGTERM or SIGINT arrives, the returned countdown starts (the
+ * listeners drain until it ends, then close what is left; provide it as `ShutdownDeadline`) and
+ * the process exits (1) shortly after `millis` even if something refuses to close.
  */
-export const boundShutdown = (millis: number) =>
-  Effect.sync(() => {
+export const boundShutdown = (millis: number): Effect.Effect<ShutdownDeadlineShape> =>
+  Effect.gen(function* () {
+    const deadline = yield* makeShutdownDeadline(Duration.millis(millis))
+    const runSync = Runtime.runSync(yield* Effect.runtime<never>())
     const arm = () => {
-      setTimeout(() => {
-        process.stderr.write(`shutdown did not finish within ${millis}ms; exiting\n`)
-        process.exit(FAILURE_EXIT_CODE)
-      }, millis + EXIT_MARGIN_MS).unref()
+      runSync(deadline.begin)
+      setTimeout(
+        () => {
+          process.stderr.write(`shutdown did not finish within ${millis}ms; exiting\n`)
+          process.exit(FAILURE_EXIT_CODE)
+        },
+        Math.min(MAX_TIMER_MS, millis + EXIT_MARGIN_MS),
+      ).unref()
     }
     process.once("SIGTERM", arm)
     process.once("SIGINT", arm)
+    return deadline
   })

@@ -69,7 +69,11 @@ export const makeVersionCommand = <Extra>(
     print(args.short, args.output, args.extra),
   ).pipe(Command.withDescription("Prints out build version information"))
 
-export const plainVersionCommand = (logging: Options.Options<LogSettings>) =>
-  makeVersionCommand(logging, Options.none, (short, output) =>
+/** `version` printing this build; `extra` are flags every command of the binary accepts. */
+export const plainVersionCommand = (
+  logging: Options.Options<LogSettings>,
+  extra: Options.Options<unknown> = Options.none,
+) =>
+  makeVersionCommand(logging, extra, (short, output) =>
     Effect.flatMap(formatVersion(buildInfo, short, output), Console.log),
   )

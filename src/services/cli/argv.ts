@@ -6,7 +6,9 @@
  *
  * The result is the command line @effect/cli should see: every `--flag=value` split in two,
  * a single-valued flag given twice reduced to its last value (Go's flag semantics), list
- * flags kept in full so their values accumulate.
+ * flags kept in full so their values accumulate, and a group's flag given before the
+ * subcommand's name (`meshctl --context c validate`, `meshctl admin -l x log`) moved after it,
+ * since in @effect/cli only the subcommand takes it. An alias (`ps`) finds its command.
  */
 import { type CommandModel, type FlagModel, isGroup } from "./command-model.js"
 
@@ -63,9 +65,24 @@ export const closest = (word: string, candidates: ReadonlyArray<string>): string
 const commandLine = (path: ReadonlyArray<CommandModel>) => path.map((c) => c.name).join(" ")
 
 interface Emitted {
-  /** The flag's first name, for last-wins; undefined for positionals and built-ins. */
+  /** The flag, for last-wins; undefined for positionals, built-ins and command names. */
   readonly flag: FlagModel | undefined
   readonly tokens: ReadonlyArray<string>
+  /** A command name (the path so far). */
+  readonly command?: boolean
+  /** A group's flag given before the subcommand: it goes after the last command name. */
+  readonly carried?: boolean
+}
+
+/** The emitted tokens, carried group flags placed right after the last command name. */
+const commandLineOf = (emitted: ReadonlyArray<Emitted>): ReadonlyArray<string> => {
+  const carried = emitted.filter((e) => e.carried === true)
+  const rest = emitted.filter((e) => e.carried !== true)
+  let last = -1
+  rest.forEach((e, i) => {
+    if (e.command === true) last = i
+  })
+  return [...rest.slice(0, last + 1), ...carried, ...rest.slice(last + 1)].flatMap((e) => e.tokens)
 }
 
 export const checkArgv = (root: CommandModel, argv: ReadonlyArray<string>): ArgvOutcome => {
@@ -90,7 +107,10 @@ export const checkArgv = (root: CommandModel, argv: ReadonlyArray<string>): Argv
       const eq = token.indexOf("=")
       const name = eq === -1 ? token : token.slice(0, eq)
       const inline = eq === -1 ? undefined : token.slice(eq + 1)
-      const flag = command.flags.find((f) => f.names.includes(name))
+      // Below a group, its flags (and its ancestors') are accepted; a command that runs takes its own.
+      const groupFlags = command.children.length > 0 ? path.flatMap((c) => c.groupFlags ?? []) : []
+      const own = command.flags.find((f) => f.names.includes(name))
+      const flag = own ?? groupFlags.find((f) => f.names.includes(name))
       if (flag === undefined) {
         const builtIn = BUILT_INS.get(name)
         if (builtIn !== undefined) {
@@ -98,7 +118,7 @@ export const checkArgv = (root: CommandModel, argv: ReadonlyArray<string>): Argv
           emitted.push({ flag: undefined, tokens: value === undefined ? [name] : [name, value] })
           continue
         }
-        const names = command.flags.flatMap((f) => f.names)
+        const names = [...command.flags, ...groupFlags].flatMap((f) => f.names)
         const suggestion = closest(name.replace(/^-+/, "--"), names) ?? closest(name, names)
         return usage(
           `unknown flag ${name} for "${commandLine(path)}"${suggestion === undefined ? "" : `; did you mean ${suggestion}?`}`,
@@ -118,23 +138,23 @@ export const checkArgv = (root: CommandModel, argv: ReadonlyArray<string>): Argv
       }
       // Go's flags: a single-valued flag given twice keeps its last value; list values accumulate.
       if (!flag.repeated) {
-        const earlier = emitted.findIndex((e) => e.flag === flag)
+        const earlier = emitted.findIndex((e) => e.flag?.names[0] === flag.names[0])
         if (earlier !== -1) emitted.splice(earlier, 1)
       }
-      emitted.push({ flag, tokens })
+      emitted.push({ flag, tokens, carried: own === undefined })
       continue
     }
     if (positionals === 0 && command.children.length > 0) {
-      const child = command.children.find((c) => c.name === token)
+      const child = command.children.find((c) => c.name === token || (c.aliases ?? []).includes(token))
       if (child !== undefined) {
         path.push(child)
-        emitted.push({ flag: undefined, tokens: [token] })
+        emitted.push({ flag: undefined, tokens: [token], command: true })
         continue
       }
       if (command.args === "") {
         const suggestion = closest(
           token,
-          command.children.map((c) => c.name),
+          command.children.flatMap((c) => [c.name, ...(c.aliases ?? [])]),
         )
         return usage(
           `unknown command "${token}" for "${commandLine(path)}"${suggestion === undefined ? "" : `; did you mean ${suggestion}?`}`,
@@ -148,5 +168,5 @@ export const checkArgv = (root: CommandModel, argv: ReadonlyArray<string>): Argv
   const last = path[path.length - 1]!
   // A group invoked alone has nothing to run: show what it offers.
   if (help || isGroup(last)) return { _tag: "Help", path }
-  return { _tag: "Run", argv: emitted.flatMap((e) => e.tokens) }
+  return { _tag: "Run", argv: commandLineOf(emitted) }
 }

@@ -1,6 +1,7 @@
 /**
- * A command's help page as plain text: its description, usage, subcommands and flags, each
- * flag with its value type, description and default, wrapped to `width` columns. Headings are
+ * A command's help page as plain text: its description, usage, aliases, subcommands (each with
+ * its aliases beside its name, as the reference lists them) and flags (a group's own flags too),
+ * each flag with its value type, description and default, wrapped to `width` columns. Headings are
  * bold only when `color` is set (a terminal without NO_COLOR): help piped to a file or a pager
  * stays free of escape codes.
  */
@@ -51,28 +52,35 @@ export const renderHelp = (path: ReadonlyArray<CommandModel>, style: HelpStyle):
   const out: Array<string> = []
   if (command.description !== "") out.push(...wrap(command.description, style.width, ""), "")
 
+  const groupFlags = command.groupFlags ?? []
   out.push(heading("Usage:"))
   if (!isGroup(command)) {
     const flags = command.flags.length > 0 ? " [flags]" : ""
     out.push(...wrap(`${line}${flags}${command.args === "" ? "" : ` ${command.args}`}`, style.width, "  "))
   }
-  if (command.children.length > 0) out.push(`  ${line} <command>`)
+  if (command.children.length > 0) out.push(`  ${line} <command>${groupFlags.length > 0 ? " [flags]" : ""}`)
+
+  if ((command.aliases ?? []).length > 0) {
+    out.push("", heading("Aliases:"), `  ${[command.name, ...(command.aliases ?? [])].join(", ")}`)
+  }
 
   if (command.children.length > 0) {
     out.push("", heading("Commands:"))
-    const column = Math.max(...command.children.map((c) => c.name.length)) + 4
+    const title = (child: CommandModel) => [child.name, ...(child.aliases ?? [])].join(", ")
+    const column = Math.max(...command.children.map((c) => title(c).length)) + 4
     for (const child of command.children) {
       const [first = "", ...rest] = wrap(child.description, style.width - column - 2, "")
       out.push(
-        `  ${child.name.padEnd(column)}${first}`.trimEnd(),
+        `  ${title(child).padEnd(column)}${first}`.trimEnd(),
         ...rest.map((text) => `${" ".repeat(column + 2)}${text}`),
       )
     }
   }
 
-  if (command.flags.length > 0) {
+  const flags = command.flags.length > 0 ? command.flags : groupFlags
+  if (flags.length > 0) {
     out.push("", heading("Flags:"))
-    for (const flag of command.flags) {
+    for (const flag of flags) {
       out.push(`  ${flagTitle(flag)}`)
       out.push(...wrap(`${flag.description} ${flagFacts(flag)}`, style.width, "      "))
     }
