@@ -2,16 +2,49 @@
  * The logger of every binary: filters by scope, formats console or JSON lines and writes them
  * to the `--log_target`s. Levels live in a mutable table so the introspection listener can
  * change them while the process runs.
+ *
+ * Every line is escaped and bounded as it is formatted (services/logging/log-format.ts), and
+ * lines marked `throttled(reason)` are thinned per scope, level and reason: the first is
+ * written, the rest counted into one "suppressed N" line per interval (log-throttle.ts), so a
+ * caller repeating a refused request costs two lines every ten seconds, not one per request.
  */
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs"
 import { dirname } from "node:path"
-import { Cause, Context, Effect, FiberRef, FiberRefs, HashMap, Layer, Logger, LogLevel, Option, Tracer } from "effect"
+import {
+  Cause,
+  Clock,
+  Context,
+  Duration,
+  Effect,
+  FiberRef,
+  FiberRefs,
+  HashMap,
+  Layer,
+  Logger,
+  LogLevel,
+  Option,
+  Tracer,
+} from "effect"
+import { formatLogLine, type LogRecord } from "../services/logging/log-format.js"
+import {
+  due,
+  emptyThrottle,
+  LINE_THROTTLE_INTERVAL_MS,
+  LINE_THROTTLE_MAX_KEYS,
+  lineThrottleKey,
+  occur,
+  parseLineThrottleKey,
+  type Summary,
+  suppressedLine,
+  type ThrottleState,
+} from "../services/logging/log-throttle.js"
 import {
   Logging,
   levelNameOf,
   passes,
   SCOPE_ANNOTATION,
   type ScopeState,
+  THROTTLE_ANNOTATION,
   UnknownScopeError,
 } from "../services/logging/logging.js"
 import type { LogSettings } from "../services/logging/options.js"
@@ -97,6 +130,40 @@ export const layer = (settings: LogSettings, scopes: ReadonlyArray<string>): Lay
       const write: Writer = (line) => {
         for (const target of targets) target.write(line)
       }
+
+      // Throttled lines (see the module comment): state of this logger only, read and changed
+      // synchronously by the logger and the summary fiber.
+      let throttle: ThrottleState = emptyThrottle
+      const summaryRecord = (summary: Summary, now: number): LogRecord => {
+        const key = parseLineThrottleKey(summary.key) ?? {
+          scope: DEFAULT_SCOPE,
+          level: "warn",
+          reason: `other kinds of lines (more than ${LINE_THROTTLE_MAX_KEYS} throttled at once)`,
+        }
+        return {
+          time: new Date(now),
+          level: key.level,
+          scope: key.scope,
+          message: suppressedLine(summary, key.reason),
+          fields: [["suppressed", summary.count]],
+        }
+      }
+      const writeSummaries = (now: number, flushAll: boolean) => {
+        if (throttle.windows.size === 0) return
+        const result = due(throttle, now, LINE_THROTTLE_INTERVAL_MS, flushAll)
+        throttle = result.state
+        for (const summary of result.summaries) write(formatLogLine(summaryRecord(summary, now), settings.asJson))
+      }
+      const flushSummaries = (flushAll: boolean) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => writeSummaries(now, flushAll)))
+      // Summaries fall due even when the repeats stop; what is still counted is written at exit.
+      yield* Effect.forkScoped(
+        Effect.forever(
+          Effect.zipRight(Effect.sleep(Duration.millis(LINE_THROTTLE_INTERVAL_MS)), flushSummaries(false)),
+        ),
+      )
+      yield* Effect.addFinalizer(() => flushSummaries(true))
+
       const logger = Logger.make(({ logLevel, message, annotations, cause, date, context }) => {
         const scopeValue = HashMap.get(annotations, SCOPE_ANNOTATION)
         const scope =
@@ -104,9 +171,23 @@ export const layer = (settings: LogSettings, scopes: ReadonlyArray<string>): Lay
         const scopeState = state.get(scope) ?? state.get(DEFAULT_SCOPE)
         const level = levelNameOf(logLevel)
         if (scopeState === undefined || !passes(level, scopeState.outputLevel)) return
-        const fields: Record<string, unknown> = {}
-        for (const [key, value] of annotations) if (key !== SCOPE_ANNOTATION) fields[key] = value
-        const caller = scopeState.logCallers ? callerOf(context) : undefined
+        const now = date.getTime()
+        // Summaries that fell due first, so that the lines stay in order.
+        writeSummaries(now, false)
+        const reason = HashMap.get(annotations, THROTTLE_ANNOTATION)
+        if (Option.isSome(reason) && typeof reason.value === "string") {
+          const step = occur(
+            throttle,
+            lineThrottleKey({ scope, level, reason: reason.value }),
+            now,
+            LINE_THROTTLE_MAX_KEYS,
+          )
+          throttle = step.state
+          if (!step.log) return
+        }
+        const fields: Array<readonly [string, unknown]> = []
+        for (const [key, value] of annotations)
+          if (key !== SCOPE_ANNOTATION && key !== THROTTLE_ANNOTATION) fields.push([key, value])
         const wantsStack = passes(level, scopeState.stackTraceLevel)
         const stack = Cause.isEmpty(cause)
           ? wantsStack
@@ -117,30 +198,20 @@ export const layer = (settings: LogSettings, scopes: ReadonlyArray<string>): Lay
             : Cause.squash(cause) instanceof Error
               ? String(Cause.squash(cause))
               : Cause.pretty(cause)
-        const time = date.toISOString()
-        const msg = messageText(message)
-        if (settings.asJson) {
-          write(
-            `${JSON.stringify({
-              time,
+        write(
+          formatLogLine(
+            {
+              time: date,
               level,
               scope,
-              ...(caller !== undefined ? { caller } : {}),
-              msg,
-              ...fields,
-              ...(stack !== undefined ? { stack } : {}),
-            })}\n`,
-          )
-          return
-        }
-        const extra = Object.entries(fields)
-          .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`)
-          .join(" ")
-        const columns = [time, level]
-        if (scope !== DEFAULT_SCOPE) columns.push(scope)
-        if (caller !== undefined) columns.push(caller)
-        columns.push(extra === "" ? msg : `${msg}\t${extra}`)
-        write(`${columns.join("\t")}\n${stack !== undefined ? `${stack}\n` : ""}`)
+              caller: scopeState.logCallers ? callerOf(context) : undefined,
+              message: messageText(message),
+              fields,
+              stack,
+            },
+            settings.asJson,
+          ),
+        )
       })
       return Layer.mergeAll(Logger.replace(Logger.defaultLogger, logger), Logger.minimumLogLevel(LogLevel.All))
     }),

@@ -1,11 +1,15 @@
-/** The logger: scope filtering, console and JSON formats, file targets, run-time level changes. */
+/**
+ * The logger: scope filtering, console and JSON formats, file targets, run-time level changes,
+ * and what a caller's text and repeats can do to it (issue 34 item 4): nothing but one bounded,
+ * escaped line, and for throttled lines a first line and a summary per interval.
+ */
 import { mkdtempSync, readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Cause, Effect, Either, TestClock } from "effect"
 import { layer as loggingLayer } from "../../src/layers/logging.js"
-import { Logging, withScope } from "../../src/services/logging/logging.js"
+import { Logging, throttled, withScope } from "../../src/services/logging/logging.js"
 import { resolveLogSettings } from "../../src/services/logging/options.js"
 import { discoveryScopes } from "../../src/services/logging/scopes.js"
 
@@ -85,4 +89,78 @@ describe("loggingLayer", () => {
       expect(text).not.toContain("silenced")
     }),
   )
+
+  it.effect("throttles lines marked throttled(reason) per scope, level and reason, and summarises the rest", () =>
+    Effect.gen(function* () {
+      const file = logFile()
+      yield* Effect.gen(function* () {
+        for (let i = 0; i < 500; i++)
+          yield* Effect.logInfo(`request ${i} refused`).pipe(withScope("ads"), throttled("request refused"))
+        // another reason, another scope: each has its own first line
+        yield* Effect.logWarning("NACK 1").pipe(withScope("ads"), throttled("nack"))
+        yield* Effect.logWarning("NACK 2").pipe(withScope("ads"), throttled("nack"))
+        yield* Effect.logInfo("webhook refused 1").pipe(withScope("ca"), throttled("request refused"))
+        // unmarked lines are never thinned
+        yield* Effect.logInfo("plain 1")
+        yield* Effect.logInfo("plain 1")
+        yield* TestClock.adjust("10 seconds")
+        // a new interval began for the keys that swallowed lines: a repeat is counted
+        yield* Effect.logInfo("request 500 refused").pipe(withScope("ads"), throttled("request refused"))
+        yield* TestClock.adjust("10 seconds")
+        // a quiet interval forgets the key: the next line is written at once
+        yield* TestClock.adjust("10 seconds")
+        yield* Effect.logInfo("request 501 refused").pipe(withScope("ads"), throttled("request refused"))
+        yield* Effect.logInfo("request 502 refused").pipe(withScope("ads"), throttled("request refused"))
+        // counted lines are summarised when the logger closes
+      }).pipe(Effect.provide(loggingLayer(settingsFor(file), discoveryScopes)))
+      const lines = readFileSync(file, "utf8")
+        .trimEnd()
+        .split("\n")
+        .map((line) => line.split("\t").slice(1).join("\t"))
+      expect(lines).toEqual([
+        "info\tads\trequest 0 refused",
+        "warn\tads\tNACK 1",
+        "info\tca\twebhook refused 1",
+        "info\tplain 1",
+        "info\tplain 1",
+        "info\tads\tsuppressed 499 similar lines in the last 10s: request refused\tsuppressed=499",
+        "warn\tads\tsuppressed 1 similar line in the last 10s: nack\tsuppressed=1",
+        "info\tads\tsuppressed 1 similar line in the last 10s: request refused\tsuppressed=1",
+        "info\tads\trequest 501 refused",
+        "info\tads\tsuppressed 1 similar line in the last 0s: request refused\tsuppressed=1",
+      ])
+    }),
+  )
+
+  // One logger per test: a second layer provided in the same fiber would log beside the first.
+  for (const asJson of [false, true])
+    it.effect(`bounds and escapes what a caller sends (${asJson ? "JSON" : "console"})`, () =>
+      Effect.gen(function* () {
+        const nodeId = "sidecar~10.0.0.1~evil\n2026-01-01T00:00:00.000Z\tinfo\tFORGED\u001b[31m~cluster.local"
+        const query = "q".repeat(3 * 1024 * 1024)
+        const file = logFile()
+        yield* Effect.gen(function* () {
+          yield* Effect.logInfo(`ADS: new connection node=${nodeId}`).pipe(withScope("ads"))
+          yield* Effect.logInfo(`debug request refused: ${query}`).pipe(Effect.annotateLogs("query", query))
+          yield* Effect.logError("failed", Cause.fail(new Error(`bad\n2026-01-01T00:00:00.000Z\tinfo\tFORGED2`)))
+        }).pipe(Effect.provide(loggingLayer(settingsFor(file, { asJson }), discoveryScopes)))
+        const text = readFileSync(file, "utf8")
+        expect(text).not.toContain("\u001b")
+        expect(text).not.toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z\tinfo\tFORGED/m)
+        expect(text).not.toMatch(/^FORGED/m)
+        expect(Buffer.byteLength(text)).toBeLessThan(16 * 1024)
+        // the message (with its 23 bytes of prefix) and the field, each with its original length
+        expect(text.match(/…\[cut, \d+ bytes\]/g)).toEqual(["…[cut, 3145751 bytes]", "…[cut, 3145728 bytes]"])
+        if (asJson) for (const line of text.trimEnd().split("\n")) expect(() => JSON.parse(line)).not.toThrow()
+        // the error's text is indented below its line, never a line of its own
+        else
+          expect(text.trimEnd().split("\n")).toEqual([
+            expect.any(String),
+            expect.any(String),
+            expect.stringMatching(/\terror\tfailed$/),
+            "\tError: bad",
+            "\t2026-01-01T00:00:00.000Z\\tinfo\\tFORGED2",
+          ])
+      }),
+    )
 })

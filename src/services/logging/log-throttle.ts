@@ -8,6 +8,11 @@
  *
  * The decision logic (`occur`, `due`) is pure and takes the time as an argument; the logger
  * (`makeThrottledLogger`) reads it from Effect's Clock, so TestClock drives it in tests.
+ *
+ * The process logger (layers/logging.ts) applies the same logic to every line annotated with
+ * `throttled(reason)` (services/logging/logging.ts), keyed by scope, level and reason
+ * (`lineThrottleKey`), and writes `suppressedLine` summaries: a call site needs no logger of
+ * its own to be throttled (issue 34 item 4).
  */
 import { Clock, Duration, Effect, LogLevel, Ref, type Scope } from "effect"
 
@@ -137,3 +142,34 @@ export const makeThrottledLogger = (
         }),
     }
   })
+
+/** The logger's interval for lines marked `throttled(reason)`: a first line, then one summary per 10 s. */
+export const LINE_THROTTLE_INTERVAL_MS = 10_000
+/** Scope, level and reason triples the logger tracks at once; further ones share OVERFLOW_KEY. */
+export const LINE_THROTTLE_MAX_KEYS = 100
+
+/** What a throttled line is counted under. */
+export interface LineThrottleKey {
+  readonly scope: string
+  /** The level name (`info`, `warn`, …). */
+  readonly level: string
+  readonly reason: string
+}
+
+const SEPARATOR = "\u0000"
+
+/** The throttle key of a line (scope, level and reason; none of them holds a NUL). */
+export const lineThrottleKey = (key: LineThrottleKey): string =>
+  `${key.scope}${SEPARATOR}${key.level}${SEPARATOR}${key.reason}`
+
+/** The parts of a key made by `lineThrottleKey`; undefined for OVERFLOW_KEY. */
+export const parseLineThrottleKey = (key: string): LineThrottleKey | undefined => {
+  const [scope, level, ...reason] = key.split(SEPARATOR)
+  return level === undefined || reason.length === 0
+    ? undefined
+    : { scope: scope!, level, reason: reason.join(SEPARATOR) }
+}
+
+/** The summary the logger writes for a throttled key. */
+export const suppressedLine = (summary: Summary, reason: string): string =>
+  `suppressed ${summary.count} similar ${summary.count === 1 ? "line" : "lines"} in the last ${formatWindow(summary.windowMs)}: ${reason}`

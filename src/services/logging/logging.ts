@@ -44,6 +44,22 @@ export const withScope =
   <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.annotateLogs(self, SCOPE_ANNOTATION, scope)
 
+/**
+ * The annotation that marks a line as one a caller can repeat at will (a refused request, a NACK,
+ * a decode error): the logger writes the first of each scope, level and reason per interval and
+ * counts the rest into one "suppressed N" line (see log-throttle.ts, `lineThrottleKey`).
+ */
+export const THROTTLE_ANNOTATION = "throttle"
+
+/**
+ * Runs an effect with its log lines throttled under `reason`: a fixed text naming the kind of
+ * line (never a caller's value, which would make every line a new reason).
+ */
+export const throttled =
+  (reason: string) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.annotateLogs(self, THROTTLE_ANNOTATION, reason)
+
 const RANK: Record<LogLevelName, number> = { debug: 0, info: 1, warn: 2, error: 3, fatal: 4, none: 5 }
 
 export const levelNameOf = (level: LogLevel.LogLevel): LogLevelName => {
