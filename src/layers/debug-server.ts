@@ -5,7 +5,8 @@
  * interface only answers loopback callers (403 otherwise); `/metrics` too with
  * METRICS_LOCALHOST_ACCESS_ONLY. Publishes `pilot_info` at start. The same pages answer debug
  * requests on the ADS stream (`mesh.io/debug/<path>`, see services/xds/protocol/debug-type.ts),
- * where the caller's identity, not its address, decides.
+ * where the caller's identity, not its address, decides. With `--profile`, `/debug/pprof/` serves
+ * V8 profiles (layers/profiling/) under the same loopback rule.
  */
 
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
@@ -36,6 +37,7 @@ import type { DebugPage, DebugPageRequest } from "../services/xds/protocol/debug
 import { XdsServer, type XdsServerShape } from "../services/xds/server.js"
 import { metricsResponse } from "./http/metrics-endpoint.js"
 import { serveRouter } from "./http/serve.js"
+import { makePprofHandler } from "./profiling/pprof-routes.js"
 
 export interface DebugServerOptions {
   readonly httpAddr: ListenAddress
@@ -46,6 +48,8 @@ export interface DebugServerOptions {
   readonly adminEndpoints: boolean
   /** METRICS_LOCALHOST_ACCESS_ONLY */
   readonly metricsLocalhostOnly: boolean
+  /** `--profile`: `/debug/pprof/` beside the debug interface, wherever it is served. */
+  readonly profiling?: boolean
 }
 
 /** A JSON page: pretty-printed, with a final newline (what HTTP and xDS callers both get). */
@@ -204,7 +208,14 @@ export const layerWith = (options: DebugServerOptions) =>
           ok ? HttpServerResponse.text("ready\n") : HttpServerResponse.text("not ready\n", { status: 503 }),
         ),
       )
-      const debug = gate(options.adminEndpoints)
+      const pprof = options.profiling === true ? yield* makePprofHandler("mesh-discovery") : undefined
+      const debug =
+        pprof === undefined
+          ? gate(options.adminEndpoints)
+          : gate(options.adminEndpoints).pipe(
+              HttpRouter.all("/debug/pprof", localOnly(pprof)),
+              HttpRouter.all("/debug/pprof/*", localOnly(pprof)),
+            )
       // The same pages for debug requests on the ADS stream (xDS callers are authorized there).
       const xds = yield* XdsServer
       if (xds.serveDebug !== undefined) {
@@ -246,6 +257,7 @@ export const layer = Layer.unwrapEffect(
       enableDebugOnHttp: config.ENABLE_DEBUG_ON_HTTP,
       adminEndpoints: config.UNSAFE_ENABLE_ADMIN_ENDPOINTS,
       metricsLocalhostOnly: config.METRICS_LOCALHOST_ACCESS_ONLY,
+      profiling: config.profile,
     }),
   ),
 )

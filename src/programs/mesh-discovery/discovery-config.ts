@@ -76,6 +76,7 @@ export const discoveryConfigLayer = (args: DiscoveryArgs) => {
     httpAddr: args.httpAddr,
     monitoringAddr: args.monitoringAddr,
     introspectionAddr: { host: args.ctrlzAddress === "*" ? undefined : args.ctrlzAddress, port: args.ctrlzPort },
+    profile: args.profile,
   })
   const webhook = WebhookConfig.layerFromEnv({ httpsAddr: args.httpsAddr })
   const injection = InjectionWebhookConfig.layerFromEnv({ namespace: args.namespace })

@@ -15,6 +15,8 @@ export interface MonitoringFields {
   readonly monitoringAddr: ListenAddress
   /** `--ctrlz_address` / `--ctrlz_port`: the introspection facility (host undefined = every address). */
   readonly introspectionAddr: ListenAddress
+  /** `--profile`: `/debug/pprof/` wherever the debug interface is served. */
+  readonly profile: boolean
 }
 
 /** The debug/monitoring HTTP servers and the introspection facility. */
@@ -25,6 +27,7 @@ export class MonitoringConfig extends EnvConfig<MonitoringConfig, MonitoringFiel
     httpAddr: { host: undefined, port: Ports.http },
     monitoringAddr: { host: undefined, port: Ports.monitoring },
     introspectionAddr: { host: "localhost", port: Ports.introspection },
+    profile: false,
   },
 }) {}
 
