@@ -21,11 +21,14 @@ export const requiresLocalCaller = (method: string, path: string): boolean => {
 }
 
 /**
- * Names that look like they hold a secret: secrets, tokens, keys, passwords, credentials and the
- * like. Deliberately broad (a redacted harmless value costs nothing); `PWD`/`OLDPWD` are paths.
+ * Names that look like they hold a secret: secrets, tokens, keys, passwords, credentials,
+ * personal access tokens (`GITHUB_PAT`) and the like, anywhere in the name (`*SECRET*`,
+ * `*CREDENTIAL*`, `*AUTH*`). Deliberately broad (a redacted harmless value costs nothing);
+ * `PWD`/`OLDPWD` are paths, and `PAT`/`PASS` count only as a whole word (`PATH`, `PASSTHROUGH`
+ * are not secrets).
  */
 const SECRET_NAME =
-  /secret|token|key|passw|passphrase|(^|_)pass($|_)|credential|private|auth|jwt|bearer|cookie|session/i
+  /secret|token|key|passw|passphrase|(^|_)pass($|_)|(^|_)pat($|_)|credential|private|auth|jwt|bearer|cookie|session/i
 
 export const isSecretName = (name: string): boolean => SECRET_NAME.test(name)
 

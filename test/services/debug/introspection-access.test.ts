@@ -55,10 +55,32 @@ describe("redactedEnvironment", () => {
       "PRIVATE_KEY_FILE",
       "XDS_AUTH",
       "npm_config__auth",
+      // personal access tokens, and the other families anywhere in a name (issue 34 item 11)
+      "GITHUB_PAT",
+      "gitlab_pat",
+      "PAT",
+      "PAT_FOR_CI",
+      "REGISTRY_CREDENTIAL",
+      "MY_CREDENTIALS_FILE",
+      "OAUTH_CLIENT_SECRET",
+      "SECRETS_DIR",
+      "PROXY_AUTHORIZATION",
+      "BASICAUTH",
     ]) {
       expect(isSecretName(name), name).toBe(true)
     }
-    for (const name of ["PATH", "HOME", "PWD", "OLDPWD", "PILOT_DEBOUNCE_AFTER", "POD_NAME", "PASSTHROUGH_MODE"]) {
+    for (const name of [
+      "PATH",
+      "LD_LIBRARY_PATH",
+      "PATTERN",
+      "DISPATCH_MODE",
+      "HOME",
+      "PWD",
+      "OLDPWD",
+      "PILOT_DEBOUNCE_AFTER",
+      "POD_NAME",
+      "PASSTHROUGH_MODE",
+    ]) {
       expect(isSecretName(name), name).toBe(false)
     }
   })
