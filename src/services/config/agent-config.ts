@@ -87,12 +87,20 @@ export class AgentConfig extends EnvConfig<AgentConfig, ProxyAgentFlags & PodFie
     "MESH_META_ENABLE_DNS_SERVER",
     "DNS_PROXY_ADDR",
     "DNS_FORWARD_PARALLEL",
+    "DNS_PROXY_MAX_INFLIGHT",
+    "DNS_PROXY_MAX_INFLIGHT_PER_CLIENT",
+    "DNS_PROXY_MAX_TCP_CONNECTIONS",
+    "DNS_PROXY_RESOLV_CONF",
+    "DNS_PROXY_TCP_MAX_UNREAD_BYTES",
     // Wasm module fetcher
+    "MESH_WASM_MAX_BINARY_SIZE_BYTES",
+    "WASM_FETCH_TIMEOUT",
     "WASM_HTTP_REQUEST_MAX_RETRIES",
     "WASM_HTTP_REQUEST_TIMEOUT",
     "WASM_INSECURE_REGISTRIES",
     "WASM_MODULE_EXPIRY",
     "WASM_PURGE_INTERVAL",
+    "WASM_REFUSE_METADATA_ADDRESSES",
   ],
   // The flags' defaults (proxy-command.ts) and the pod facts' defaults.
   fields: {

@@ -21,6 +21,24 @@ export const agentSpecificEnv = {
   DISABLE_PROXY: env.bool(false, "Disables all proxy-agent features"),
   DNS_FORWARD_PARALLEL: env.bool(false, "Parallel queries to all upstream nameservers"),
   DNS_PROXY_ADDR: env.string("localhost:15053", "DNS proxy address"),
+  // Bounds of the DNS proxy (issue 34 finding 3): what one client can make the agent hold.
+  DNS_PROXY_MAX_INFLIGHT: env.int(
+    1024,
+    "DNS queries forwarded upstream at once, all clients together; past it a query is answered REFUSED",
+  ),
+  DNS_PROXY_MAX_INFLIGHT_PER_CLIENT: env.int(
+    64,
+    "DNS queries forwarded upstream at once for one UDP source (address and port) or one TCP connection; past it a UDP query is dropped and a TCP connection is not read until one ends",
+  ),
+  DNS_PROXY_MAX_TCP_CONNECTIONS: env.int(256, "Open TCP connections to the DNS proxy; more are closed at once"),
+  DNS_PROXY_RESOLV_CONF: env.string(
+    "/etc/resolv.conf",
+    "resolv.conf the DNS proxy reads its upstream nameservers (port 53) and search domains from",
+  ),
+  DNS_PROXY_TCP_MAX_UNREAD_BYTES: env.int(
+    65536,
+    "Bytes of DNS answers a TCP client has not read before the proxy stops reading its queries (64 KiB)",
+  ),
   DRY_RUN_FILE_PATH: env.string("", "Dry-run stub writes stdin input to this file"),
   ECC_CURVE: env.string("P256", "Curve when algorithm is ECDSA"),
   ECC_SIGNATURE_ALGORITHM: env.string("", "ECC signature algorithm for generated keys"),
@@ -64,6 +82,16 @@ export const agentSpecificEnv = {
     "Peer metadata discovery extension (no effect here: the bootstrap has no such extension)",
   ),
   TRUST_DOMAIN: env.string("cluster.local", "Trust domain of SPIFFE certificates"),
+  // The reference's ISTIO_WASM_MAX_BINARY_SIZE_BYTES is 256 MiB; modules are a few MiB, and a
+  // download is streamed to disk, so the cap bounds disk and time rather than memory.
+  MESH_WASM_MAX_BINARY_SIZE_BYTES: env.int(
+    67108864,
+    "Largest Wasm module download, OCI layer or unpacked module, in bytes (64 MiB); a larger one fails the fetch",
+  ),
+  WASM_FETCH_TIMEOUT: env.duration(
+    "30s",
+    "Time for a whole Wasm module fetch, retries included (the reference's remote fetch timeout)",
+  ),
   WASM_HTTP_REQUEST_MAX_RETRIES: env.int(5, "Retries when pulling a Wasm module over HTTP(S)"),
   WASM_HTTP_REQUEST_TIMEOUT: env.duration("15s", "Per-request timeout for the pull"),
   WASM_INSECURE_REGISTRIES: env.string(
@@ -72,6 +100,10 @@ export const agentSpecificEnv = {
   ),
   WASM_MODULE_EXPIRY: env.duration("24h0m0s", "Cache expiry of a Wasm module"),
   WASM_PURGE_INTERVAL: env.duration("1h0m0s", "Expiry check interval"),
+  WASM_REFUSE_METADATA_ADDRESSES: env.bool(
+    false,
+    "Refuse Wasm module hosts (and redirects) resolving to link-local or cloud metadata addresses: 169.254.0.0/16, fe80::/10, fd00:ec2::/32, 100.100.100.200, IPv4-mapped and NAT64 forms included",
+  ),
   WORKLOAD_IDENTITY_SOCKET_FILE: env.string("socket", "Workload-identity SDS socket file name"),
   WORKLOAD_RSA_KEY_SIZE: env.int(2048, "RSA key size of workload certs"),
   XDS_AUTH: env.bool(true, "Authenticate xDS clients"),

@@ -4,6 +4,20 @@
  * to the nameservers of resolv.conf. Answers from the table are computed synchronously in the
  * socket callback (the hot path: no fiber per query); forwarded queries run as fibers of the
  * proxy's scope, interrupted when it closes.
+ *
+ * What one client can hold is bounded (issue 34 finding 3: one TCP connection pipelining queries
+ * without reading the answers grew the agent to 2.4 GB, a UDP flood to 683 MB, and every other
+ * client's lookups timed out):
+ * - forwarded queries in flight: `maxInflight` in all, `maxInflightPerClient` per UDP source or
+ *   TCP connection (see services/agent/dns/inflight.ts). Over UDP, a query past its client's
+ *   bound is dropped (that client already waits for as many answers) and one past the total is
+ *   answered REFUSED at once;
+ * - a TCP connection is read only while it has fewer than `maxInflightPerClient` queries in
+ *   flight and fewer than `tcpMaxUnreadBytes` of answers it has not read: otherwise the proxy
+ *   stops reading it (its queries wait in the kernel, then in the client) until an answer ends
+ *   or the client reads; connections beyond `maxTcpConnections` are closed at once;
+ * - what is turned away, and upstream failures, are logged throttled (one line, then one summary
+ *   per interval).
  */
 import { createSocket, type Socket as UdpSocket } from "node:dgram"
 import { readFile } from "node:fs/promises"
@@ -17,10 +31,12 @@ import {
   Rcode,
   type Transport,
 } from "../../../services/agent/dns/answer.js"
+import { emptyTally, type InflightLimits, makeInflight, tallyLine } from "../../../services/agent/dns/inflight.js"
 import { parseListenAddress } from "../../../services/agent/dns/listen-address.js"
 import { buildLookupTable, type LookupTable, type PodDns, tableSize } from "../../../services/agent/dns/lookup-table.js"
 import type { NameTableSinkShape } from "../../../services/agent/dns/name-table-sink.js"
 import { parseResolvConf, parseUpstream, type Upstream } from "../../../services/agent/dns/resolv-conf.js"
+import { formatWindow, makeThrottledLogger } from "../../../services/logging/log-throttle.js"
 import { withScope } from "../../../services/logging/logging.js"
 import { Metrics } from "../../../services/metrics/metrics.js"
 import { forwardQuery, type UpstreamSettings } from "./upstream.js"
@@ -28,6 +44,14 @@ import { forwardQuery, type UpstreamSettings } from "./upstream.js"
 export class DnsProxyError extends Data.TaggedError("DnsProxyError")<{ readonly message: string }> {}
 
 export const DEFAULT_RESOLV_CONF = "/etc/resolv.conf"
+
+/** The bounds' defaults (the agent's env table documents the same values). */
+export const DNS_PROXY_DEFAULTS = {
+  maxInflight: 1024,
+  maxInflightPerClient: 64,
+  tcpMaxUnreadBytes: 64 * 1024,
+  maxTcpConnections: 256,
+} as const
 
 export interface DnsProxySettings {
   /** `DNS_PROXY_ADDR`. */
@@ -45,6 +69,16 @@ export interface DnsProxySettings {
   readonly upstreamTimeout?: Duration.DurationInput
   /** A TCP client connection idle this long is closed; default 10 s. */
   readonly tcpIdleTimeout?: Duration.DurationInput
+  /** `DNS_PROXY_MAX_INFLIGHT`: forwarded queries in flight, all clients together. */
+  readonly maxInflight?: number
+  /** `DNS_PROXY_MAX_INFLIGHT_PER_CLIENT`: for one UDP source (address and port) or TCP connection. */
+  readonly maxInflightPerClient?: number
+  /** `DNS_PROXY_TCP_MAX_UNREAD_BYTES`: answers a TCP client has not read before it is no longer read. */
+  readonly tcpMaxUnreadBytes?: number
+  /** `DNS_PROXY_MAX_TCP_CONNECTIONS`: open TCP client connections; more are closed at once. */
+  readonly maxTcpConnections?: number
+  /** Interval of the summaries of what was turned away and of upstream failures; default 10 s. */
+  readonly logInterval?: Duration.DurationInput
 }
 
 export interface DnsProxy {
@@ -102,7 +136,13 @@ const bindUdp = (host: string, port: number) =>
       }),
   )
 
-const bindTcp = (host: string, port: number, connections: Set<Socket>, onConnection: (socket: Socket) => void) =>
+const bindTcp = (
+  host: string,
+  port: number,
+  connections: Set<Socket>,
+  maxConnections: number,
+  onConnection: (socket: Socket) => void,
+) =>
   Effect.acquireRelease(
     Effect.async<Server, DnsProxyError>((resume) => {
       const server = createServer((socket) => {
@@ -110,6 +150,8 @@ const bindTcp = (host: string, port: number, connections: Set<Socket>, onConnect
         socket.on("close", () => connections.delete(socket))
         onConnection(socket)
       })
+      // Node closes connections past this count as they arrive
+      server.maxConnections = maxConnections
       const onError = (e: Error) =>
         resume(Effect.fail(new DnsProxyError({ message: `DNS proxy on tcp ${host}:${port}: ${e.message}` })))
       server.once("error", onError)
@@ -150,10 +192,50 @@ export const makeDnsProxy = (settings: DnsProxySettings) =>
     }
     const pod: PodDns = { namespace: settings.namespace, domain: settings.domain, searchDomains: resolv.search }
     const tcpIdleMillis = Duration.toMillis(Duration.decode(settings.tcpIdleTimeout ?? Duration.seconds(10)))
+    const limits: InflightLimits = {
+      total: settings.maxInflight ?? DNS_PROXY_DEFAULTS.maxInflight,
+      perClient: settings.maxInflightPerClient ?? DNS_PROXY_DEFAULTS.maxInflightPerClient,
+    }
+    const tcpMaxUnread = Math.max(1, settings.tcpMaxUnreadBytes ?? DNS_PROXY_DEFAULTS.tcpMaxUnreadBytes)
+    const maxTcpConnections = Math.max(1, settings.maxTcpConnections ?? DNS_PROXY_DEFAULTS.maxTcpConnections)
+    const logInterval = Duration.decode(settings.logInterval ?? Duration.seconds(10))
     const metrics = yield* dnsMetrics
     const runtime = yield* Effect.runtime<never>()
     const runForward = yield* FiberSet.makeRuntime<never, void, never>()
     const logDebug = (message: string) => Runtime.runFork(runtime)(Effect.logDebug(message).pipe(withScope("dns")))
+    const inflight = makeInflight(limits)
+
+    // Upstream failures, one line per kind and interval: the reason names the server and what
+    // failed, never the query's name (a flood of names must not become a flood of lines).
+    const failureLog = yield* makeThrottledLogger({
+      interval: logInterval,
+      summary: (s) => `${s.count} more DNS upstream failures in the last ${formatWindow(s.windowMs)}: ${s.key}`,
+    })
+    // What was turned away: the first occurrence of an interval at once, then one summary line.
+    let tally = emptyTally()
+    let announced = false
+    const noteOverload = (what: string) => {
+      if (announced) return
+      announced = true
+      Runtime.runFork(runtime)(
+        Effect.logWarning(
+          `DNS proxy at its bounds: ${what}; more are summarised every ${formatWindow(Duration.toMillis(logInterval))}`,
+        ).pipe(withScope("dns")),
+      )
+    }
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.zipRight(
+          Effect.sleep(logInterval),
+          Effect.suspend(() => {
+            const line = tallyLine(tally, formatWindow(Duration.toMillis(logInterval)), limits)
+            tally = emptyTally()
+            announced = false
+            return line === undefined ? Effect.void : Effect.logWarning(line)
+          }),
+        ),
+      ).pipe(withScope("dns")),
+    )
 
     // replaced whole on each NDS response; read by the socket callbacks
     let table: LookupTable | undefined
@@ -163,11 +245,13 @@ export const makeDnsProxy = (settings: DnsProxySettings) =>
       Effect.gen(function* () {
         metrics.upstreamRequests.inc()
         const [elapsed, reply] = yield* Effect.timed(
-          forwardQuery(upstream, bytes, transport).pipe(
+          forwardQuery(upstream, bytes, transport, (e) =>
+            failureLog.log(e.reason, `upstream failure: ${e.reason}`),
+          ).pipe(
             Effect.map((r) => fitReply(r, decision.limit)),
             Effect.catchAll((e) =>
               Effect.sync(() => metrics.upstreamFailures.inc()).pipe(
-                Effect.zipRight(Effect.logInfo(`no upstream answered ${decision.name}: ${e.reason}`)),
+                Effect.zipRight(failureLog.log(`no answer: ${e.reason}`, `no upstream answered a query: ${e.reason}`)),
                 Effect.as(failureReply(decision.query, Rcode.SERVFAIL)),
               ),
             ),
@@ -177,8 +261,17 @@ export const makeDnsProxy = (settings: DnsProxySettings) =>
         return reply
       }).pipe(withScope("dns"))
 
-    /** Answers one query; `reply` sends the answer back where it came from. */
-    const handle = (bytes: Buffer, transport: Transport, reply: (response: Buffer) => void) => {
+    /**
+     * Answers one query of `client`; `reply` sends the answer back where it came from and
+     * `settled` runs when a forwarded query gave its slot back (TCP reads again then).
+     */
+    const handle = (
+      bytes: Buffer,
+      transport: Transport,
+      client: string,
+      reply: (response: Buffer) => void,
+      settled?: () => void,
+    ) => {
       metrics.requests.inc()
       rotation = (rotation + 1) % 0x7fffffff
       const decision = decide(table, bytes, transport, rotation)
@@ -190,28 +283,79 @@ export const makeDnsProxy = (settings: DnsProxySettings) =>
         case "Drop":
           logDebug(`dropped a ${transport} packet: ${decision.reason}`)
           return
-        case "Forward":
-          runForward(Effect.map(forward(bytes, decision, transport), reply))
+        case "Forward": {
+          const refusal = inflight.acquire(client)
+          if (refusal === "client") {
+            // only UDP gets here (a TCP connection is not read past its bound): that client
+            // already waits for as many answers, so this one is not worth a reply
+            tally.dropped++
+            noteOverload(`a UDP client has ${limits.perClient} queries in flight: its next ones are dropped`)
+            return
+          }
+          if (refusal === "total") {
+            tally.refused++
+            noteOverload(`${limits.total} queries in flight: further ones are refused`)
+            reply(failureReply(decision.query, Rcode.REFUSED))
+            return
+          }
+          runForward(
+            Effect.map(forward(bytes, decision, transport), reply).pipe(
+              Effect.ensuring(
+                Effect.sync(() => {
+                  inflight.release(client)
+                  settled?.()
+                }),
+              ),
+            ),
+          )
           return
+        }
       }
     }
 
+    let connectionCount = 0
     const onTcpConnection = (socket: Socket) => {
+      const client = `tcp#${++connectionCount}`
       let pending: Buffer = Buffer.alloc(0)
+      let reading = true
       socket.setTimeout(tcpIdleMillis, () => socket.destroy())
       socket.on("error", (e) => logDebug(`tcp client: ${e.message}`))
-      socket.on("data", (chunk) => {
-        pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk])
-        // several queries may arrive on one connection, pipelined; answers go out as they are ready
-        while (pending.length >= 2) {
+      // each answer's write, once flushed to the kernel, lets a paused connection be read again
+      // ('drain' alone would not do: it only follows a write past the socket's high-water mark)
+      const reply = (response: Buffer) => {
+        if (socket.writable) socket.write(frame(response), afterWrite)
+      }
+      const afterWrite = () => {
+        if (!reading) pump()
+      }
+      const blocked = () => inflight.heldBy(client) >= limits.perClient || socket.writableLength >= tcpMaxUnread
+      // Several queries may arrive on one connection, pipelined; answers go out as they are
+      // ready. Whole queries are taken while the connection is under its bounds; past them the
+      // socket is paused (no more reads, so the kernel and then the client hold the rest).
+      const pump = () => {
+        if (socket.destroyed) return
+        while (pending.length >= 2 && !blocked()) {
           const size = pending.readUInt16BE(0)
           if (pending.length < 2 + size) break
           const query = pending.subarray(2, 2 + size)
           pending = pending.subarray(2 + size)
-          handle(query, "tcp", (response) => {
-            if (socket.writable) socket.write(frame(response))
-          })
+          handle(query, "tcp", client, reply, pump)
         }
+        if (blocked()) {
+          if (reading) {
+            reading = false
+            socket.pause()
+            tally.paused++
+            noteOverload("a TCP client has too many queries in flight or answers unread: it is no longer read")
+          }
+        } else if (!reading) {
+          reading = true
+          socket.resume()
+        }
+      }
+      socket.on("data", (chunk) => {
+        pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk])
+        pump()
       })
     }
 
@@ -222,7 +366,7 @@ export const makeDnsProxy = (settings: DnsProxySettings) =>
         const udp = yield* bindUdp(host, port)
         port = udp.address().port
         udp.on("message", (bytes, from) =>
-          handle(bytes, "udp", (response) => {
+          handle(bytes, "udp", `udp ${from.address}:${from.port}`, (response) => {
             try {
               udp.send(response, from.port, from.address)
             } catch {
@@ -230,7 +374,7 @@ export const makeDnsProxy = (settings: DnsProxySettings) =>
             }
           }),
         )
-        yield* bindTcp(host, port, connections, onTcpConnection)
+        yield* bindTcp(host, port, connections, maxTcpConnections, onTcpConnection)
       })
     for (const host of listen.required) yield* bindBoth(host)
     for (const host of listen.optional) {

@@ -2,8 +2,9 @@
  * The DNS proxy as a layer: it provides the `NameTableSink` the xDS proxy feeds with NDS and
  * serves DNS for as long as the layer's scope lives.
  * - `layer(settings)`: explicit settings (tests, benchmarks, embedders);
- * - `layerFromConfig`: `DNS_PROXY_ADDR`, `DNS_FORWARD_PARALLEL`, `POD_NAMESPACE` and `--domain`
- *   from the agent's `AgentConfig`, upstreams and search domains from /etc/resolv.conf.
+ * - `layerFromConfig`: `DNS_PROXY_ADDR`, `DNS_FORWARD_PARALLEL`, the `DNS_PROXY_*` bounds,
+ *   `POD_NAMESPACE` and `--domain` from the agent's `AgentConfig`, upstreams and search domains
+ *   from `DNS_PROXY_RESOLV_CONF` (/etc/resolv.conf).
  * Both need `Metrics`.
  */
 import { Effect, Layer } from "effect"
@@ -24,6 +25,11 @@ export const layerFromConfig = Layer.unwrapEffect(
       forwardParallel: config.DNS_FORWARD_PARALLEL,
       namespace: config.namespace,
       domain: config.domain,
+      resolvConfPath: config.DNS_PROXY_RESOLV_CONF,
+      maxInflight: config.DNS_PROXY_MAX_INFLIGHT,
+      maxInflightPerClient: config.DNS_PROXY_MAX_INFLIGHT_PER_CLIENT,
+      tcpMaxUnreadBytes: config.DNS_PROXY_TCP_MAX_UNREAD_BYTES,
+      maxTcpConnections: config.DNS_PROXY_MAX_TCP_CONNECTIONS,
     }),
   ),
 )

@@ -96,17 +96,17 @@ const exchangeOne = (settings: UpstreamSettings, server: Upstream, query: Buffer
 
 /**
  * The first reply of the upstream servers to `query`; fails when none replies. Each failed
- * server is logged (the caller scopes the logs).
+ * server is reported to `onFailure` (the caller logs it, throttled: a flood of queries to a dead
+ * upstream must not become a flood of log lines).
  */
 export const forwardQuery = (
   settings: UpstreamSettings,
   query: Buffer,
   transport: Transport,
+  onFailure: (e: UpstreamError) => Effect.Effect<void> = () => Effect.void,
 ): Effect.Effect<Buffer, UpstreamError> => {
   const attempts = settings.servers.map((server) =>
-    exchangeOne(settings, server, query, transport).pipe(
-      Effect.tapError((e) => Effect.logInfo(`upstream failure: ${e.reason}`)),
-    ),
+    exchangeOne(settings, server, query, transport).pipe(Effect.tapError(onFailure)),
   )
   const [first, ...rest] = attempts
   if (first === undefined) return Effect.fail(new UpstreamError({ reason: "no upstream nameservers" }))

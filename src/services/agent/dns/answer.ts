@@ -19,7 +19,7 @@ export const TCP_MAX_SIZE = 65535
 
 const OPCODE_MASK = 0xf << 11
 const RCODE_MASK = 0xf
-export const Rcode = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3 } as const
+export const Rcode = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, REFUSED: 5 } as const
 
 export type Decision =
   /** Answered from the table (`name` is the question's). */

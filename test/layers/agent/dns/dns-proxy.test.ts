@@ -8,7 +8,7 @@
 import { execFile } from "node:child_process"
 import { createSocket } from "node:dgram"
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
-import { createServer } from "node:net"
+import { connect, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -144,8 +144,37 @@ const startProxy = (settings: Omit<DnsProxySettings, "address" | "namespace" | "
         }>
         return values.find((v) => v.metricName === undefined || v.metricName === `${name}_count`)!.value
       })
-    return { sink, dig, short, metric }
+    return { sink, dig, short, metric, port }
   })
+
+const framed = (message: Buffer): Buffer => {
+  const length = Buffer.alloc(2)
+  length.writeUInt16BE(message.length)
+  return Buffer.concat([length, message])
+}
+
+const waitUntil = async (check: () => boolean | Promise<boolean>, ms = 5_000) => {
+  const deadline = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not reached")
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+/** A UDP socket of its own (one client source) sending A queries and keeping the replies. */
+const udpClient = Effect.acquireRelease(
+  Effect.promise(async () => {
+    const socket = createSocket("udp4")
+    const replies: Array<DecodedPacket> = []
+    socket.on("message", (bytes) => replies.push(dnsPacket.decode(bytes)))
+    await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", () => resolve()))
+    let id = 0
+    const send = (name: string, port: number) =>
+      socket.send(dnsPacket.encode({ id: ++id, type: "query", questions: [{ name, type: "A" }] }), port, "127.0.0.1")
+    return { socket, replies, send }
+  }),
+  ({ socket }) => Effect.sync(() => socket.close()),
+)
 
 const header = (output: string) => {
   const status = /status: (\w+)/.exec(output)?.[1]
@@ -190,8 +219,8 @@ describe("DNS proxy (dig)", () => {
       // short names as cluster DNS answers them, and what a resolver's search path makes of them
       expect(yield* proxy.short("reviews", "A")).toEqual(["10.0.0.1"])
       expect(yield* proxy.short("ratings.other", "A")).toEqual(["10.0.0.2"])
-      expect(yield* proxy.short("reviews.default.svc.cluster.local.default.svc.cluster.local", "A")).toEqual([
-        "reviews.default.svc.cluster.local.",
+      expect(yield* proxy.short("reviews.default.default.svc.cluster.local", "A")).toEqual([
+        "reviews.default.",
         "10.0.0.1",
       ])
       expect(yield* proxy.short("+tcp", "ratings.other.default.svc.cluster.local", "A")).toEqual([
@@ -266,6 +295,87 @@ describe("DNS proxy (dig)", () => {
       expect(silent.seen).toHaveLength(2)
       expect(live.seen).toHaveLength(2)
       expect(yield* parallel.metric("dns_upstream_failures_total")).toBe(0)
+    }),
+  )
+
+  it.scopedLive(
+    "bounds forwarded queries: a UDP client past its own bound is dropped, any past the total refused",
+    () =>
+      Effect.gen(function* () {
+        const silent = yield* standInUpstream({ silent: true })
+        const proxy = yield* startProxy({
+          forwardParallel: false,
+          upstreams: [`127.0.0.1:${silent.port}`],
+          upstreamTimeout: "1500 millis",
+          maxInflight: 3,
+          maxInflightPerClient: 2,
+        })
+        yield* proxy.sink.update(nameTable)
+        const flooder = yield* udpClient
+        // five unknown names from one source: two take slots, three are dropped (no reply at all)
+        for (let i = 0; i < 5; i++) flooder.send(`silent-${i}.example.org`, proxy.port)
+        yield* Effect.promise(() => waitUntil(() => silent.seen.length >= 2))
+        // a second source takes the last slot of the total...
+        const second = yield* udpClient
+        second.send("silent-second.example.org", proxy.port)
+        yield* Effect.promise(() => waitUntil(() => silent.seen.length >= 3))
+        // ...so a third is refused at once, while the table still answers everyone
+        const refused = yield* proxy.dig("forwarded.example.org", "A")
+        expect(header(refused).status).toBe("REFUSED")
+        expect(yield* proxy.short("reviews.default.svc.cluster.local", "A")).toEqual(["10.0.0.1"])
+        expect(silent.seen).toHaveLength(3)
+        expect(flooder.replies).toEqual([])
+        // the slots come back when the upstream times out (SERVFAIL to the two the proxy kept)
+        yield* Effect.promise(() => waitUntil(() => flooder.replies.length === 2, 10_000))
+        expect(flooder.replies.map((r) => r.rcode)).toEqual(["SERVFAIL", "SERVFAIL"])
+        yield* Effect.promise(() => waitUntil(() => second.replies.length === 1, 10_000))
+        expect(header(yield* proxy.dig("+tries=1", "again.example.org", "A")).status).toBe("SERVFAIL")
+      }),
+  )
+
+  it.scopedLive("stops reading a TCP connection whose answers are not read, and serves it once it reads", () =>
+    Effect.gen(function* () {
+      const upstream = yield* standInUpstream({ silent: false })
+      const proxy = yield* startProxy({
+        forwardParallel: false,
+        upstreams: [`127.0.0.1:${upstream.port}`],
+        tcpMaxUnreadBytes: 4096,
+        // a connection that reads nothing is otherwise closed after 10 s idle
+        tcpIdleTimeout: "60 seconds",
+      })
+      yield* proxy.sink.update(nameTable)
+      const count = 200_000
+      const socket = connect({ host: "127.0.0.1", port: proxy.port })
+      yield* Effect.addFinalizer(() => Effect.sync(() => socket.destroy()))
+      yield* Effect.promise(() => new Promise<void>((resolve) => socket.once("connect", () => resolve())))
+      // the whole pipeline at once (about 9 MB), nothing read back yet
+      const query = framed(dnsPacket.encode({ id: 1, type: "query", questions: [{ name: "reviews", type: "A" }] }))
+      socket.write(Buffer.concat(Array.from({ length: count }, () => query)))
+      // the proxy stops reading once the kernel's buffers and its own 4 KiB of unread answers fill
+      let before = -1
+      yield* Effect.promise(() =>
+        waitUntil(async () => {
+          const now = await Effect.runPromise(proxy.metric("dns_requests_total"))
+          const still = now === before && now > 0
+          before = now
+          if (!still) await new Promise((r) => setTimeout(r, 200))
+          return still
+        }, 20_000),
+      )
+      expect(before).toBeLessThan(count)
+      // other clients are served meanwhile
+      expect(yield* proxy.short("+tcp", "reviews", "A")).toEqual(["10.0.0.1"])
+      // reading the answers lets the rest through: every query is answered
+      let answered = 0
+      let pending = Buffer.alloc(0)
+      socket.on("data", (chunk: Buffer) => {
+        pending = Buffer.concat([pending, chunk])
+        while (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) {
+          pending = pending.subarray(2 + pending.readUInt16BE(0))
+          answered++
+        }
+      })
+      yield* Effect.promise(() => waitUntil(() => answered === count, 60_000))
     }),
   )
 
