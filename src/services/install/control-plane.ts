@@ -32,6 +32,14 @@ export const discoveryClusterRules: ReadonlyArray<Obj> = [
     resources: ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
     verbs: [...READ, "update", "patch"],
   },
+  // The Gateway-API deployment controller follows and server-side applies each Gateway's
+  // Deployment, Service and ServiceAccount in any namespace (found missing on a real API server).
+  { apiGroups: ["apps"], resources: ["deployments"], verbs: [...READ, "create", "update", "patch", "delete"] },
+  {
+    apiGroups: [""],
+    resources: ["services", "serviceaccounts"],
+    verbs: [...READ, "create", "update", "patch", "delete"],
+  },
   { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
   { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
   // The root certificate is published as a ConfigMap in every namespace.
