@@ -58,6 +58,8 @@ export interface ApiAnswer {
   /** The parsed JSON body (a Status for errors), or the text when it is not JSON. */
   // biome-ignore lint/suspicious/noExplicitAny: API objects are walked loosely in tests
   readonly body: any
+  /** `Warning` headers (unknown fields dropped, deprecated APIs). */
+  readonly warnings: ReadonlyArray<string>
 }
 
 export interface ApiRequestOptions {
@@ -330,7 +332,9 @@ export const realOrchestrator: Effect.Effect<RealOrchestrator, Error, Scope.Scop
             } catch {
               // not JSON: /readyz and friends answer text
             }
-            resolve({ status: res.statusCode ?? 0, body: parsed })
+            const warning = res.headers.warning
+            const warnings = warning === undefined ? [] : Array.isArray(warning) ? warning : [warning]
+            resolve({ status: res.statusCode ?? 0, body: parsed, warnings })
           })
         },
       )
