@@ -2,27 +2,70 @@
  * `--stsPort`: the token exchange endpoint (services/agent/sts/token-exchange.ts) on
  * `127.0.0.1:<port>`, for as long as the layer lives. Port 0 means no service (spec 001 part 1
  * rule 2): the layer then starts nothing.
+ *
+ * A body is bounded at 64 KiB whatever its framing: a Content-Length over it is refused unread,
+ * a chunked body is counted as it arrives and refused where it passes the bound; both get 413
+ * and the connection is closed.
  */
+import type { IncomingMessage } from "node:http"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Clock, Effect, Layer } from "effect"
 import { exchangeToken, STS_PATH } from "../../../services/agent/sts/token-exchange.js"
 import { withScope } from "../../../services/logging/logging.js"
 import { serveRouter } from "../../http/serve.js"
 
-/** Forms bigger than this are refused unread (a subject token is a few kilobytes). */
+/** Forms bigger than this are refused (a subject token is a few kilobytes). */
 export const MAX_FORM_BYTES = 64 * 1024
 
+/**
+ * 413, and the connection closed after it: the rest of an oversized body is never read (node
+ * would otherwise have to read it to find the next request on the connection).
+ */
 const tooLarge = HttpServerResponse.unsafeJson(
   { error: "invalid_request", error_description: `request body larger than ${MAX_FORM_BYTES} bytes` },
-  { status: 400 },
+  { status: 413, headers: { connection: "close" } },
 )
+
+/**
+ * The body, counted as it arrives: undefined as soon as it passes `max` bytes, and the request is
+ * paused there, so a chunked body without Content-Length costs at most `max` bytes of memory. A
+ * body that breaks off reads as what arrived (the exchange then refuses it as malformed).
+ */
+const readBounded = (incoming: IncomingMessage, max: number) =>
+  Effect.async<string | undefined>((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const stop = () => {
+      incoming.off("data", onData)
+      incoming.off("end", onEnd)
+      incoming.off("error", onEnd)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= max) return void chunks.push(chunk)
+      stop()
+      incoming.pause()
+      resume(Effect.succeed(undefined))
+    }
+    const onEnd = () => {
+      stop()
+      resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+    }
+    incoming.on("data", onData)
+    incoming.on("end", onEnd)
+    incoming.on("error", onEnd)
+    // a reset after the refusal must not become an unhandled 'error' event
+    incoming.on("error", () => undefined)
+    return Effect.sync(stop)
+  })
 
 const token = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const length = Number(request.headers["content-length"] ?? "0")
   if (Number.isFinite(length) && length > MAX_FORM_BYTES) return tooLarge
-  const body = yield* request.text.pipe(Effect.orElseSucceed(() => ""))
-  if (Buffer.byteLength(body) > MAX_FORM_BYTES) return tooLarge
+  const body = yield* readBounded(NodeHttpServerRequest.toIncomingMessage(request), MAX_FORM_BYTES)
+  if (body === undefined) return tooLarge
   const answer = exchangeToken({
     method: request.method,
     contentType: request.headers["content-type"],

@@ -1,8 +1,10 @@
 /**
  * The `--stsPort` token exchange endpoint over real HTTP: a well-formed RFC 8693 request gets its
  * subject token back with the seconds left before its `exp`; malformed requests get 400 and an
- * OAuth error body; the listener is on loopback only, and port 0 starts nothing.
+ * OAuth error body; a body over 64 KiB gets 413 and a closed connection, a chunked one counted as
+ * it arrives; the listener is on loopback only, and port 0 starts nothing.
  */
+import { connect } from "node:net"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { layer as stsLayer } from "../../../../src/layers/agent/sts/sts-server.js"
@@ -32,6 +34,35 @@ const post = (fields: Record<string, string>, contentType = FORM) =>
     method: "POST",
     headers: { "content-type": contentType },
     body: new URLSearchParams(fields).toString(),
+  })
+
+/**
+ * A POST with a chunked body over a raw socket: `body` writes chunks and says whether to send the
+ * last chunk. Resolves when the server closes the connection or has answered a complete body.
+ */
+const chunkedPost = (target: number, body: (write: (text: string) => void) => "end" | "keep open") =>
+  new Promise<{ head: string; body: string; closedByServer: boolean }>((resolve, reject) => {
+    const socket = connect(target, "127.0.0.1")
+    let received = ""
+    const settle = (closedByServer: boolean) => {
+      const [head = "", rest = ""] = received.split("\r\n\r\n", 2)
+      socket.destroy()
+      resolve({ head, body: rest, closedByServer })
+    }
+    socket.on("data", (chunk) => {
+      received += chunk.toString("latin1")
+      // a 200 keeps the connection: settle once its JSON body is complete
+      if (/\r\n\r\n[\s\S]*\}\s*$/.test(received) && !/connection: close/i.test(received)) settle(false)
+    })
+    socket.on("end", () => settle(true))
+    socket.on("error", (e: NodeJS.ErrnoException) => (e.code === "ECONNRESET" ? settle(true) : reject(e)))
+    socket.write(
+      `POST /token HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: ${FORM}\r\ntransfer-encoding: chunked\r\n\r\n`,
+    )
+    const ending = body((text) => {
+      if (!socket.destroyed) socket.write(`${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`)
+    })
+    if (ending === "end") socket.write("0\r\n\r\n")
   })
 
 const valid = (token: string) => ({
@@ -103,10 +134,34 @@ describe("token exchange (--stsPort)", () => {
     expect(((await get.json()) as Record<string, unknown>).error_description).toContain("POST")
   })
 
-  it("400 for an oversized form, other paths 404", async () => {
+  it("413 for a form over 64 KiB with Content-Length, other paths 404", async () => {
     const big = await post({ ...valid(jwt({})), scope: "s".repeat(70 * 1024) })
-    expect(big.status).toBe(400)
+    expect(big.status).toBe(413)
+    expect(big.headers.get("connection")).toBe("close")
+    expect(((await big.json()) as Record<string, unknown>).error_description).toContain("65536")
     expect((await fetch(`http://127.0.0.1:${port}/other`, { method: "POST" })).status).toBe(404)
+  })
+
+  it("a chunked form under the bound is read whole and answered", async () => {
+    const token = jwt({ sub: "chunked" })
+    const form = new URLSearchParams(valid(token)).toString()
+    const answer = await chunkedPost(port, (write) => {
+      for (let i = 0; i < form.length; i += 100) write(form.slice(i, i + 100))
+      return "end"
+    })
+    expect(answer.head).toMatch(/^HTTP\/1\.1 200/)
+    expect(answer.body).toContain(token)
+  })
+
+  it("an endless chunked body is refused with 413 once past 64 KiB, and the connection closed", async () => {
+    const answer = await chunkedPost(port, (write) => {
+      // 1 MiB in 1 KiB chunks and no last chunk: the server must answer before the body ends
+      for (let i = 0; i < 1024; i++) write("s".repeat(1024))
+      return "keep open"
+    })
+    expect(answer.head).toMatch(/^HTTP\/1\.1 413/)
+    expect(answer.head.toLowerCase()).toContain("connection: close")
+    expect(answer.closedByServer).toBe(true)
   })
 
   it("port 0 starts no listener", async () => {
