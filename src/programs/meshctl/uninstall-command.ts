@@ -8,12 +8,18 @@
 import { Command, Options } from "@effect/cli"
 import { Effect } from "effect"
 import type { LogSettings } from "../../services/logging/options.js"
-import { boolFlag } from "../shared/options.js"
+import { boolFlag, textFlag } from "../shared/options.js"
 import { globalOptions } from "./global-options.js"
 import { forceOption, operatorOptions, skipConfirmationOption } from "./install-options.js"
 
 const options = {
   ...operatorOptions,
+  // One operator file, as the spec (part 3 §4.3) and the reference have it; install overlays several.
+  filename: textFlag("filename").pipe(
+    Options.map((file): ReadonlyArray<string> => (file === "" ? [] : [file])),
+    Options.withAlias("f"),
+    Options.withDescription("The filename of the operator custom resource"),
+  ),
   force: forceOption,
   purge: boolFlag("purge").pipe(
     Options.withDescription(

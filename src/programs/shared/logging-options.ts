@@ -8,7 +8,7 @@ import * as ValidationError from "@effect/cli/ValidationError"
 import { Effect, Either } from "effect"
 import { type LogSettings, resolveLogSettings } from "../../services/logging/options.js"
 import { LOG_LEVELS } from "../../services/logging/scopes.js"
-import { boolFlag, intFlag, textFlag } from "./options.js"
+import { boolFlag, intFlag, textFlag, withNote } from "./options.js"
 
 const levels = LOG_LEVELS.join(", ")
 
@@ -35,6 +35,7 @@ export const loggingOptions = (scopes: ReadonlyArray<string>): Options.Options<L
     ),
     targets: Options.text("log_target").pipe(
       Options.repeated,
+      withNote({ default: "stdout" }),
       Options.withDescription(
         "The set of paths where to output the log. This can be any path as well as the special values stdout and stderr (default [stdout])",
       ),
