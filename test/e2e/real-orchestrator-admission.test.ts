@@ -16,9 +16,12 @@ import { execFile } from "node:child_process"
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeAdsClient } from "../../src/layers/xds-client/ads-client.js"
 import { lookupKind, normaliseGroup } from "../../src/services/config-model/kinds.js"
 import { ContainerNames, InjectAnnotations } from "../../src/services/injection/names.js"
+import { TypeUrl } from "../../src/services/xds/protocol/type-urls.js"
 import { bySchema, loadCorpus } from "../services/install/crd-cases.js"
 import { discoveryArgs } from "../support/discovery.js"
 import { freePort } from "../support/ports.js"
@@ -387,5 +390,89 @@ describe.skipIf(real.skip)("the admission flow on the real orchestrator API serv
       Promise.all(list.map(async (a) => `${a.join(" ")}: ${(await can(...a)) ? "allowed" : "denied"}`))
     expect(await verdicts(needed)).toEqual(needed.map((a) => `${a.join(" ")}: allowed`))
     expect(await verdicts(refused)).toEqual(refused.map((a) => `${a.join(" ")}: denied`))
+  })
+
+  it("serves a Service's ready endpoints from Pods and EndpointSlices to an xDS client, and follows readiness", async () => {
+    const orch = real.get()
+    const ns = await orch.namespace("registry")
+    const ads = (await meshd!.waitFor(/ADS server listening on ([\d.]+:\d+)/))[1]!
+    // The API server allocates the cluster IP (the in-process one takes what it is given).
+    const service = await orch.ok("POST", `/api/v1/namespaces/${ns}/services`, {
+      body: {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: "echo" },
+        spec: { selector: { app: "echo" }, ports: [{ name: "grpc", port: 7070, targetPort: 7070 }] },
+      },
+    })
+    expect(service.spec.clusterIP).toMatch(/^10\.96\./)
+    // A Pod's status is the kubelet's to write: through the status subresource (a create drops it).
+    const created = await orch.ok("POST", `/api/v1/namespaces/${ns}/pods`, {
+      body: { ...pod("echo-1", { app: "echo" }), status: { phase: "Running", podIP: "10.1.0.5" } },
+    })
+    expect(created.status.podIP).toBeUndefined()
+    await orch.ok("PUT", `/api/v1/namespaces/${ns}/pods/echo-1/status`, {
+      body: {
+        ...created,
+        status: {
+          phase: "Running",
+          podIP: "10.1.0.5",
+          podIPs: [{ ip: "10.1.0.5" }],
+          conditions: [{ type: "Ready", status: "True" }],
+        },
+      },
+    })
+    const slice = (ready: boolean) => ({
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: { name: "echo-abc", labels: { "kubernetes.io/service-name": "echo" } },
+      addressType: "IPv4",
+      endpoints: [
+        { addresses: ["10.1.0.5"], conditions: { ready }, targetRef: { kind: "Pod", namespace: ns, name: "echo-1" } },
+      ],
+      ports: [{ name: "grpc", port: 7070, protocol: "TCP" }],
+    })
+    await orch.ok("POST", `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`, { body: slice(true) })
+
+    const cluster = `outbound|7070||echo.${ns}.svc.cluster.local`
+    const endpointsOf = (snapshot: {
+      types: ReadonlyMap<string, { resources: ReadonlyMap<string, { resource?: unknown }> }>
+    }) => JSON.stringify(snapshot.types.get(TypeUrl.Endpoint)?.resources.get(cluster)?.resource ?? {})
+    const scope = Effect.runSync(Scope.make())
+    try {
+      const client = await Effect.runPromise(
+        makeAdsClient({
+          address: ads,
+          mode: "sotw",
+          node: { id: `sidecar~10.1.0.9~client.${ns}~${ns}.svc.cluster.local` },
+        }).pipe(Scope.extend(scope)),
+      )
+      await Effect.runPromise(client.subscribe(TypeUrl.Endpoint, [cluster]))
+      const healthy = await Effect.runPromise(
+        client.waitFor(
+          (snap) => /"10\.1\.0\.5"/.test(endpointsOf(snap)) && /7070/.test(endpointsOf(snap)),
+          "20 seconds",
+        ),
+      )
+      expect(endpointsOf(healthy)).not.toMatch(/UNHEALTHY/)
+      // Not ready: the endpoint leaves the healthy set.
+      const live = await orch.ok("GET", `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices/echo-abc`)
+      const started = Date.now()
+      await orch.ok("PUT", `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices/echo-abc`, {
+        body: {
+          ...slice(false),
+          metadata: { ...slice(false).metadata, resourceVersion: live.metadata.resourceVersion },
+        },
+      })
+      await Effect.runPromise(
+        client.waitFor(
+          (snap) => !/"10\.1\.0\.5"/.test(endpointsOf(snap)) || /UNHEALTHY/.test(endpointsOf(snap)),
+          "20 seconds",
+        ),
+      )
+      console.info(`EndpointSlice readiness → xDS client: ${Date.now() - started} ms`)
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
   })
 })
