@@ -5,8 +5,9 @@
  * second caller): V8 has one profiler per process, and two snapshots would double the pause and
  * the disk used. Access (loopback only) is the mounting server's rule, as for the debug pages.
  */
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Ref, Stream } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Option, Ref, Stream } from "effect"
+import { isLoopback } from "../../services/debug/views.js"
 import { parsePprofRequest, pprofIndexHtml } from "../../services/profiling/pprof-request.js"
 import { cpuProfile, heapSnapshot } from "./inspector-profiles.js"
 
@@ -79,3 +80,23 @@ export const makePprofHandler = (title: string) =>
       }
     })
   })
+
+/** `handler` answered to loopback callers only (403 otherwise). */
+const loopbackOnly = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    isLoopback(Option.getOrUndefined(request.remoteAddress))
+      ? handler
+      : Effect.succeed(text(403, "profiling is only served to localhost")),
+  )
+
+/**
+ * Adds `/debug/pprof` and below to `router`, for loopback callers only: for a listener that has
+ * no debug interface of its own to share the rule with (the agent's status port).
+ */
+export const withPprofRoutes =
+  (handler: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>) =>
+  <E, R>(router: HttpRouter.HttpRouter<E, R>) =>
+    router.pipe(
+      HttpRouter.all("/debug/pprof", loopbackOnly(handler)),
+      HttpRouter.all("/debug/pprof/*", loopbackOnly(handler)),
+    )

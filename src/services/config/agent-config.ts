@@ -19,6 +19,8 @@ export interface ProxyAgentFlags {
   readonly proxyComponentLogLevel: string
   readonly concurrency: number
   readonly templateFile: string
+  /** `--profiling`: `/debug/pprof/` on the agent status port, to loopback callers. */
+  readonly profiling: boolean
   /** The positional `sidecar` (default) or `router`: the node type the proxy announces. */
   readonly proxyType: "sidecar" | "router"
 }
@@ -112,6 +114,7 @@ export class AgentConfig extends EnvConfig<AgentConfig, ProxyAgentFlags & PodFie
     proxyComponentLogLevel: "",
     concurrency: 0,
     templateFile: "",
+    profiling: false,
     proxyType: "sidecar",
     podName: hostname(),
     namespace: "default",

@@ -48,6 +48,7 @@ export const layer = Layer.unwrapEffect(
       appProbers: setup.appProbers,
       appMetrics: setup.appMetrics,
       stsPort: config.stsPort,
+      profiling: config.profiling,
     })
   }),
 ).pipe(Layer.provide(layerReadiness))

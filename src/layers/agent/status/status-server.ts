@@ -3,7 +3,8 @@
  * `/healthz/ready`, and the agent status port (15020) with `/healthz/ready`, the merged
  * Prometheus page `/stats/prometheus`, `/quitquitquit` and `/drain` (POST from the pod only)
  * and the rewritten application probes `/app-health/<container>/<probe>`; plus the `--stsPort`
- * placeholder. `startup_duration_seconds` is set when first ready.
+ * placeholder; with `--profiling`, `/debug/pprof/` (layers/profiling/) to loopback callers.
+ * `startup_duration_seconds` is set when first ready.
  */
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Duration, Effect, Layer, Schedule } from "effect"
@@ -15,6 +16,7 @@ import { withScope } from "../../../services/logging/logging.js"
 import { Metrics } from "../../../services/metrics/metrics.js"
 import type { ListenAddress } from "../../../services/net/address.js"
 import { serveRouter } from "../../http/serve.js"
+import { makePprofHandler, withPprofRoutes } from "../../profiling/pprof-routes.js"
 import { layer as stsServerLayer } from "../sts/sts-server.js"
 import { runAppProbe } from "./app-probe.js"
 import { mergedMetricsResponse } from "./merged-metrics.js"
@@ -41,6 +43,8 @@ export interface StatusServerOptions {
   readonly appProbers?: ReadonlyMap<string, AppProber>
   /** `--stsPort`; 0 or undefined = off. */
   readonly stsPort?: number
+  /** `--profiling`: `/debug/pprof/` on the agent status port. */
+  readonly profiling?: boolean
   /**
    * What `/quitquitquit` does once answered. Default: SIGTERM to this process, which takes the
    * agent's normal graceful path (drain, stop the proxy, exit 0). Tests inject their own.
@@ -166,11 +170,19 @@ export const startupRecording = Layer.scoped(
   }).pipe(withScope("healthcheck")),
 )
 
+/** The agent status port, with `/debug/pprof/` when profiling. */
+const agentStatusLayer = (options: StatusServerOptions, address: ListenAddress) =>
+  options.profiling === true
+    ? Layer.unwrapEffect(
+        Effect.map(makePprofHandler("mesh-agent"), (pprof) =>
+          serveRouter("agent status", address, withPprofRoutes(pprof)(agentStatusRoutes(options)), "STATUS_PORT"),
+        ),
+      )
+    : serveRouter("agent status", address, agentStatusRoutes(options), "STATUS_PORT")
+
 export const layer = (options: StatusServerOptions) =>
   Layer.mergeAll(
     serveRouter("readiness", options.readiness, readinessRoutes, "PROXY_STATUS_PORT"),
-    options.agentStatus
-      ? serveRouter("agent status", options.agentStatus, agentStatusRoutes(options), "STATUS_PORT")
-      : Layer.empty,
+    options.agentStatus ? agentStatusLayer(options, options.agentStatus) : Layer.empty,
     options.stsPort ? stsServerLayer(options.stsPort) : Layer.empty,
   ).pipe(Layer.provide(startupRecording), Layer.annotateLogs("scope", "healthcheck"))
