@@ -22,6 +22,7 @@ import { makeAdsClient } from "../../src/layers/xds-client/ads-client.js"
 import { lookupKind, normaliseGroup } from "../../src/services/config-model/kinds.js"
 import { ContainerNames, InjectAnnotations } from "../../src/services/injection/names.js"
 import { TypeUrl } from "../../src/services/xds/protocol/type-urls.js"
+import { createCertificateCall, makeCsr } from "../layers/ca/helpers.js"
 import { bySchema, loadCorpus } from "../services/install/crd-cases.js"
 import { discoveryArgs } from "../support/discovery.js"
 import { freePort } from "../support/ports.js"
@@ -474,5 +475,37 @@ describe.skipIf(real.skip)("the admission flow on the real orchestrator API serv
     } finally {
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }
+  })
+
+  it("meshd's CA issues for a real ServiceAccount token of its audience and refuses one for another", async () => {
+    const orch = real.get()
+    const ns = await orch.namespace("ca")
+    await orch.ok("POST", `/api/v1/namespaces/${ns}/serviceaccounts`, {
+      body: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "echo" } },
+    })
+    const token = async (audiences: Array<string>) =>
+      (
+        await orch.ok("POST", `/api/v1/namespaces/${ns}/serviceaccounts/echo/token`, {
+          body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { audiences } },
+        })
+      ).status.token as string
+    const secure = Number((await meshd!.waitFor(/secure gRPC listener on [\d.]+:(\d+)/))[1])
+    // The root meshd publishes in every namespace, as a workload reads it.
+    const rootPem = await until("the root certificate ConfigMap", async () => {
+      const answer = await orch.api("GET", `/api/v1/namespaces/${ns}/configmaps/mesh-ca-root-cert`)
+      return answer.status === 200 ? (answer.body.data["root-cert.pem"] as string) : undefined
+    })
+    const mesh = await orch.ok("GET", `/api/v1/namespaces/${MESH_NS}/configmaps/mesh`)
+    const trustDomain = /trustDomain:\s*(\S+)/.exec(mesh.data.mesh)?.[1] ?? "cluster.local"
+    const { csrPem } = await makeCsr([`spiffe://${trustDomain}/ns/${ns}/sa/echo`])
+    const issued = await createCertificateCall(secure, rootPem, { csr: csrPem }, { token: await token(["mesh-ca"]) })
+    expect(issued.error).toBeUndefined()
+    expect(issued.chain?.[0]).toContain("BEGIN CERTIFICATE")
+    const refused = await createCertificateCall(secure, rootPem, { csr: csrPem }, { token: await token(["elsewhere"]) })
+    expect(refused.error?.code).toBe(16) // UNAUTHENTICATED
+    // Another ServiceAccount's identity is not this token's to ask for.
+    const { csrPem: other } = await makeCsr([`spiffe://${trustDomain}/ns/${ns}/sa/admin`])
+    const stolen = await createCertificateCall(secure, rootPem, { csr: other }, { token: await token(["mesh-ca"]) })
+    expect(stolen.error).toBeDefined()
   })
 })
