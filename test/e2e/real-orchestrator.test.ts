@@ -114,4 +114,38 @@ describe.skipIf(real.skip)("the real orchestrator API server", () => {
     expect((await orch.api("GET", `/api/v1/namespaces/${other}/pods`, { token })).status).toBe(403)
     expect((await orch.api("GET", `/api/v1/namespaces/${ns}/secrets`, { token })).status).toBe(403)
   })
+
+  // Each of these the in-process API server (test/support/orchestrator) accepts: see test/support/README.md.
+  it("refuses what the in-process API server lets through: Pods without a ServiceAccount or containers", async () => {
+    const orch = real.get()
+    const ns = `bare-${Date.now()}`
+    await orch.ok("POST", "/api/v1/namespaces", {
+      body: { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } },
+    })
+    const pod = (name: string, containers: Array<object>) => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name },
+      spec: { containers },
+    })
+    // No controller-manager made the namespace's `default` ServiceAccount: the ServiceAccount admission plugin refuses.
+    const noAccount = await orch.api("POST", `/api/v1/namespaces/${ns}/pods`, {
+      body: pod("a", [{ name: "c", image: "i" }]),
+    })
+    expect(noAccount.status).toBe(403)
+    expect(noAccount.body.message).toContain('serviceaccount "default" not found')
+    await orch.ok("POST", `/api/v1/namespaces/${ns}/serviceaccounts`, {
+      body: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default" } },
+    })
+    const empty = await orch.api("POST", `/api/v1/namespaces/${ns}/pods`, { body: pod("b", []) })
+    expect(empty.status).toBe(422)
+    expect(empty.body.message).toContain("spec.containers: Required value")
+    // With the ServiceAccount, the admission plugin mounts its token as a projected volume.
+    const stored = await orch.ok("POST", `/api/v1/namespaces/${ns}/pods`, {
+      body: pod("c", [{ name: "c", image: "i" }]),
+    })
+    expect(stored.spec.serviceAccountName).toBe("default")
+    expect(stored.spec.volumes.map((v: { name: string }) => v.name).join()).toMatch(/^kube-api-access-/)
+    expect(stored.spec.containers[0].volumeMounts[0].mountPath).toBe("/var/run/secrets/kubernetes.io/serviceaccount")
+  })
 })
