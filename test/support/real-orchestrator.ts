@@ -12,7 +12,7 @@
  * ServiceAccount admission plugin refuses Pods without one.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { request } from "node:https"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -197,6 +197,26 @@ const stopChild = async (child: Child, graceMillis: number): Promise<void> => {
   clearTimeout(timer)
 }
 
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * Removes the data of runs whose test process died without closing its scope (killed outright:
+ * pdeathsig stopped the servers, nothing removed their etcd data, some 100 MB each).
+ */
+const removeOrphanedDirs = () => {
+  for (const name of readdirSync(tmpdir())) {
+    const pid = /^real-orchestrator-(\d+)-/.exec(name)?.[1]
+    if (pid !== undefined && !alive(Number(pid))) rmSync(join(tmpdir(), name), { recursive: true, force: true })
+  }
+}
+
 const kubeconfigYaml = (server: string, caPem: string, user: Record<string, string>): string =>
   stringify({
     apiVersion: "v1",
@@ -218,7 +238,10 @@ export const realOrchestrator: Effect.Effect<RealOrchestrator, Error, Scope.Scop
   if (missing !== undefined) return yield* Effect.fail(new Error(missing))
   const { kube, etcd, dir: bin } = orchestratorBinaries()
   const dir = yield* Effect.acquireRelease(
-    Effect.sync(() => mkdtempSync(join(tmpdir(), "real-orchestrator-"))),
+    Effect.sync(() => {
+      removeOrphanedDirs()
+      return mkdtempSync(join(tmpdir(), `real-orchestrator-${process.pid}-`))
+    }),
     (d) => Effect.sync(() => rmSync(d, { recursive: true, force: true })),
   )
   const certs = makeCerts(dir)
