@@ -4,14 +4,17 @@
  * certificate and one rotation — with the same TLS restrictions. A replacement certificate is
  * installed with `setSecureContext`: new handshakes get it, open connections are not dropped.
  * Without a certificate (`PILOT_CERT_PROVIDER=none`, no `--tlsCertFile`) nothing listens.
+ * It closes with its scope, bounded like every HTTP listener (../http/connection-drain.ts).
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { createServer, type Server } from "node:https"
 import type { AddressInfo } from "node:net"
 import type { SecureContextOptions } from "node:tls"
-import { Data, Duration, Effect, Layer, Runtime } from "effect"
+import { Data, type Duration, Effect, Layer, Runtime } from "effect"
+import { closeAtExpiry, drainBudget } from "../../services/lifecycle/shutdown-deadline.js"
 import { formatListenAddress, type ListenAddress } from "../../services/net/address.js"
+import { type ConnectionDrain, closeLeftovers, DEFAULT_DRAIN, trackConnections } from "../http/connection-drain.js"
 import type { ListenerTls, ServingMaterial } from "../secure-grpc/listener.js"
 import { ServingCert } from "../secure-grpc/serving-cert.js"
 
@@ -26,7 +29,10 @@ export interface HttpsServerSettings {
   readonly address: ListenAddress
   /** What the listener is for, in logs ("webhook"). */
   readonly name: string
-  /** Time allowed for requests in flight at shutdown before connections are cut; default 5s. */
+  /**
+   * Time allowed for requests in flight at shutdown before connections are cut, when the program
+   * set no shutdown countdown (`ShutdownDeadline`, which takes precedence); default 5s.
+   */
   readonly shutdownTimeout?: Duration.Duration
 }
 
@@ -70,9 +76,12 @@ export const makeHttpsServer = (settings: HttpsServerSettings, handler: HttpsHan
     }
     const first = latest
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
-    const listening = yield* Effect.acquireRelease(
-      Effect.async<Server, HttpsServerError>((resume) => {
+    const drainTime = yield* drainBudget(settings.shutdownTimeout ?? DEFAULT_DRAIN)
+    const { listening, connections } = yield* Effect.acquireRelease(
+      Effect.async<{ listening: Server; connections: ConnectionDrain }, HttpsServerError>((resume) => {
         const created = createServer(secureContextOptions(first, cert.tls), handler)
+        // From the first accept on, TLS handshakes included.
+        const connections = trackConnections(created)
         const onError = (error: Error) =>
           resume(
             Effect.fail(
@@ -85,25 +94,14 @@ export const makeHttpsServer = (settings: HttpsServerSettings, handler: HttpsHan
         created.listen(settings.address.port, settings.address.host, () => {
           created.off("error", onError)
           created.on("error", (error) => void runFork(Effect.logError(`${settings.name} HTTPS: ${error}`)))
-          resume(Effect.succeed(created))
+          resume(Effect.succeed({ listening: created, connections }))
         })
       }),
-      (s) =>
-        Effect.async<void>((resume) => {
-          s.close(() => resume(Effect.void))
-          s.closeIdleConnections()
-        }).pipe(
-          // Finalizers are uninterruptible: without this the timeout could never cut the wait.
-          Effect.interruptible,
-          Effect.timeoutTo({
-            duration: settings.shutdownTimeout ?? Duration.seconds(5),
-            onTimeout: () => s.closeAllConnections(),
-            onSuccess: () => undefined,
-          }),
-          Effect.uninterruptible,
-        ),
+      // Bounded: see connection-drain.ts (half-open TLS handshakes and slowloris heads included).
+      ({ connections }) => connections.close(drainTime),
     )
     server = listening
+    yield* closeAtExpiry(closeLeftovers(`${settings.name} HTTPS listener`, connections))
     // A replacement that arrived while binding.
     if (latest !== first) listening.setSecureContext(secureContextOptions(latest, cert.tls))
     const port = (listening.address() as AddressInfo).port

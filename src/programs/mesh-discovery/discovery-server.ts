@@ -26,6 +26,7 @@ import { discoveryEnv } from "../../services/config/discovery-env.js"
 import { envTableConfig } from "../../services/config/env.js"
 import { GatewayApiSettings } from "../../services/gateway-api/push-view.js"
 import { JwksConfig } from "../../services/jwks/config.js"
+import { ShutdownDeadline } from "../../services/lifecycle/shutdown-deadline.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { discoveryScopes } from "../../services/logging/scopes.js"
 import { boundShutdown } from "../shared/run.js"
@@ -36,7 +37,8 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
   Effect.gen(function* () {
     // The whole table first: every bad variable is reported, not only those of one subsystem.
     const env = yield* envTableConfig(discoveryEnv)
-    yield* boundShutdown(Duration.toMillis(args.shutdownDuration))
+    // One countdown for every listener: together they stop within --shutdownDuration.
+    const deadline = yield* boundShutdown(Duration.toMillis(args.shutdownDuration))
     yield* Effect.logInfo(
       `starting discovery: registries=${args.registries.join(",")} configDir=${args.configDir || "<none>"} cluster=${args.clusterID}`,
     )
@@ -119,5 +121,8 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
       Layer.provide(metricsLayer("pilot-discovery")),
     )
 
-    return yield* Layer.launch(servers).pipe(Effect.onInterrupt(() => Effect.logInfo("discovery server stopped")))
+    return yield* Layer.launch(servers).pipe(
+      Effect.provideService(ShutdownDeadline, deadline),
+      Effect.onInterrupt(() => Effect.logInfo("discovery server stopped")),
+    )
   }).pipe(Effect.provide(loggingLayer(logging, discoveryScopes)))
