@@ -3,15 +3,20 @@
  * found, each with file, document index, kind/namespace/name when known and field path.
  */
 import { Either, type Schema } from "effect"
-import { loadAll } from "js-yaml"
-import { parseAllDocuments } from "yaml"
+import {
+  describeYamlLimitProblem,
+  jsYamlDocumentsBounded,
+  parseDocumentsBounded,
+  type YamlLimitProblem,
+} from "./bounded-yaml.js"
 import { documentBatches } from "./document-batches.js"
 import { decodeAll, renderPath } from "./issues.js"
+import { valueDepthOver } from "./json-limits.js"
 import { apiVersionOf, type KindInfo, kindsNamed, lookupKind } from "./kinds.js"
 import type { ConfigResource, ResourceMeta, ValidationIssue } from "./resource.js"
 import { labelKeyProblem, labelValueProblem } from "./schemas/common.js"
 import { GO_JS_YAML_SCHEMA, GO_YAML_OPTIONS, goFlowScalars } from "./yaml-dialect.js"
-import { aliasExpansion, MAX_ALIAS_EXPANSION_NODES, oversizedFileProblem } from "./yaml-limits.js"
+import { aliasExpansion, MAX_ALIAS_EXPANSION_NODES, MAX_NESTING_DEPTH, oversizedFileProblem } from "./yaml-limits.js"
 
 export interface ParsedDocuments {
   readonly resources: ReadonlyArray<ConfigResource>
@@ -127,6 +132,16 @@ const parseMeta = (
   }
 }
 
+/** Kind, namespace and name of a document, when it says them (to name it in an issue). */
+const resourceNames = (value: Record<string, unknown>): Partial<DocContext> => {
+  const metadata = isRecord(value.metadata) ? value.metadata : {}
+  return {
+    ...(typeof value.kind === "string" && value.kind !== "" ? { kind: value.kind } : {}),
+    ...(typeof metadata.namespace === "string" && metadata.namespace !== "" ? { namespace: metadata.namespace } : {}),
+    ...(typeof metadata.name === "string" ? { name: metadata.name } : {}),
+  }
+}
+
 const splitApiVersion = (apiVersion: string): { group: string; version: string } => {
   const slash = apiVersion.lastIndexOf("/")
   return slash < 0
@@ -143,6 +158,19 @@ export const validateDocument = (
   const ctx: DocContext = { file, documentIndex }
   if (!isRecord(value)) {
     return { issues: [issueAt(ctx, "", "document must be a mapping with apiVersion, kind and metadata")] }
+  }
+  // Values that were not read from YAML here (orchestrator objects, webhook requests) get the
+  // same nesting bound before the validators, which recurse, walk them.
+  if (valueDepthOver(value, MAX_NESTING_DEPTH)) {
+    return {
+      issues: [
+        issueAt(
+          { ...ctx, ...resourceNames(value) },
+          "",
+          `nested more than ${MAX_NESTING_DEPTH} levels deep (objects and arrays inside each other), over the limit of ${MAX_NESTING_DEPTH}: not validated`,
+        ),
+      ],
+    }
   }
   const problems: Array<[string, string]> = []
   const { apiVersion, kind } = value
@@ -240,32 +268,37 @@ export const validateDocument = (
 const SLOW_PATH_ONLY = /^%|<<|:[,\]}]|(?:^|[\s{,?])(?:null|Null|NULL|~)[ \t]*:(?:[ \t]|$)/m
 
 /**
- * The documents of a text, each a JS value (`null` for an empty document), read by js-yaml; or
- * `undefined` when the text must be read by the `yaml` library (see SLOW_PATH_ONLY) or when
- * js-yaml rejects it (the `yaml` library then reports the precise per-document errors).
+ * The documents of a text, each a JS value (`null` for an empty document), read by js-yaml within
+ * the nesting and node bounds (bounded-yaml.ts); a problem when a document has too many nodes;
+ * or `undefined` when the text must be read by the `yaml` library (see SLOW_PATH_ONLY) or when
+ * js-yaml rejects it (the `yaml` library then reports the precise per-document errors, and
+ * nesting over the bound).
  */
+export const fastDocumentsBounded = (
+  text: string,
+): { readonly documents: ReadonlyArray<unknown> } | { readonly problem: YamlLimitProblem } | undefined =>
+  SLOW_PATH_ONLY.test(text) ? undefined : jsYamlDocumentsBounded(text, { schema: GO_JS_YAML_SCHEMA, maxAliases: 0 })
+
+/** The documents js-yaml reads (see fastDocumentsBounded), or `undefined` for any other outcome. */
 export const fastDocuments = (text: string): ReadonlyArray<unknown> | undefined => {
-  if (SLOW_PATH_ONLY.test(text)) return undefined
-  try {
-    return loadAll(text, { schema: GO_JS_YAML_SCHEMA, maxAliases: 0 })
-  } catch {
-    return undefined
-  }
+  const fast = fastDocumentsBounded(text)
+  return fast !== undefined && "documents" in fast ? fast.documents : undefined
 }
 
 /**
  * The documents of a text as the config reader reads them (the reference's YAML dialect, see
- * yaml-dialect.ts), `null` for an empty one; or the first YAML error. For callers that need the
- * values themselves (what an orchestrator client would send for the text).
+ * yaml-dialect.ts), `null` for an empty one; or the first YAML error or bound crossed. For
+ * callers that need the values themselves (what an orchestrator client would send for the text).
  */
 export const readYamlDocuments = (text: string): Either.Either<ReadonlyArray<unknown>, string> => {
-  const fast = fastDocuments(text)
-  if (fast !== undefined) return Either.right(fast)
-  const documents = parseAllDocuments(goFlowScalars(text), { ...GO_YAML_OPTIONS, uniqueKeys: true })
-  const list = Array.isArray(documents) ? documents : []
-  const error = list.flatMap((document) => document.errors)[0]
+  const fast = fastDocumentsBounded(text)
+  if (fast !== undefined && "documents" in fast) return Either.right(fast.documents)
+  if (fast !== undefined) return Either.left(describeYamlLimitProblem(fast.problem))
+  const { documents, problem } = parseDocumentsBounded(goFlowScalars(text), { ...GO_YAML_OPTIONS, uniqueKeys: true })
+  if (problem !== undefined) return Either.left(describeYamlLimitProblem(problem))
+  const error = documents.flatMap((document) => document.errors)[0]
   if (error !== undefined) return Either.left(error.message)
-  return Either.right(list.map((document) => document.toJS({ maxAliasCount: -1 }) ?? null))
+  return Either.right(documents.map((document) => document.toJS({ maxAliasCount: -1 }) ?? null))
 }
 
 /** Validates one parsed document (an orchestrator List item by item) into `resources` / `issues`. */
@@ -304,6 +337,46 @@ interface Budget {
 }
 
 /**
+ * A batch in which a document crossed a nesting or node bound: a batch of one document is that
+ * document's issue (its place and the bound); a batch of several is read a document at a time, so
+ * the bound refuses only the documents that cross it.
+ */
+const parseOverBound = (
+  file: string,
+  text: string,
+  firstDocument: number,
+  lineOffset: number,
+  budget: Budget,
+  resources: Array<ConfigResource>,
+  issues: Array<ValidationIssue>,
+  problem: YamlLimitProblem,
+): number => {
+  const pieces = documentBatches(text, 0).filter((piece) => piece.text !== "")
+  if (pieces.length <= 1) {
+    issues.push({
+      file,
+      documentIndex: firstDocument + problem.documentIndex,
+      path: "",
+      message: `${problem.message} (at line ${problem.line + lineOffset})`,
+    })
+    return problem.documentIndex + 1
+  }
+  let count = 0
+  for (const piece of pieces) {
+    count += parseBatch(
+      file,
+      piece.text,
+      firstDocument + count,
+      lineOffset + piece.lineOffset,
+      budget,
+      resources,
+      issues,
+    )
+  }
+  return count
+}
+
+/**
  * Parses one batch of whole documents (see document-batches.ts) into `resources` / `issues`, the
  * documents numbered from `firstDocument` and lines from `lineOffset + 1`; returns the number
  * of documents of the batch, empty ones included.
@@ -321,13 +394,22 @@ const parseBatch = (
   resources: Array<ConfigResource>,
   issues: Array<ValidationIssue>,
 ): number => {
-  const fast = fastDocuments(text)
-  if (fast !== undefined) {
-    for (let i = 0; i < fast.length; i++) addDocument(file, firstDocument + i, fast[i], resources, issues)
-    return fast.length
+  const fast = fastDocumentsBounded(text)
+  if (fast !== undefined && "documents" in fast) {
+    const documents = fast.documents
+    for (let i = 0; i < documents.length; i++) addDocument(file, firstDocument + i, documents[i], resources, issues)
+    return documents.length
   }
-  const documents = parseAllDocuments(goFlowScalars(text), { ...GO_YAML_OPTIONS, prettyErrors: true, uniqueKeys: true })
-  const list = Array.isArray(documents) ? documents : []
+  // A bound crossed: the documents of the batch are read one by one, so that the others are kept.
+  if (fast !== undefined)
+    return parseOverBound(file, text, firstDocument, lineOffset, budget, resources, issues, fast.problem)
+  const { documents: list, problem } = parseDocumentsBounded(goFlowScalars(text), {
+    ...GO_YAML_OPTIONS,
+    prettyErrors: true,
+    uniqueKeys: true,
+  })
+  if (problem !== undefined)
+    return parseOverBound(file, text, firstDocument, lineOffset, budget, resources, issues, problem)
   list.forEach((document, i) => {
     const documentIndex = firstDocument + i
     if (document.errors.length > 0) {

@@ -4,7 +4,7 @@
  * `deprecationWarning`. `meshctl validate` and the validation webhook pass these on as warnings,
  * never as errors.
  */
-import { parseAllDocuments } from "yaml"
+import { parseDocumentsBounded } from "./bounded-yaml.js"
 import { deprecationWarningOf, lookupKind } from "./kinds.js"
 import { fastDocuments } from "./parse.js"
 import type { ValidationIssue } from "./resource.js"
@@ -49,14 +49,14 @@ const documentWarning = (
 
 /**
  * The documents of a text as JS values, read as parse.ts reads them: js-yaml when it can, else
- * the `yaml` library. A document it cannot read, or whose aliases expand past the `yaml`
- * library's default bound, is `undefined`: parse.ts reports those as errors.
+ * the `yaml` library, within the same nesting and node bounds. A document it cannot read, or
+ * whose aliases expand past the `yaml` library's default bound, is `undefined`, and nothing is
+ * read from the first document over a bound on: parse.ts reports those as errors.
  */
 const readDocuments = (yamlText: string): ReadonlyArray<unknown> => {
   const fast = fastDocuments(yamlText)
   if (fast !== undefined) return fast
-  const documents = parseAllDocuments(yamlText, { merge: true })
-  if (!Array.isArray(documents)) return []
+  const { documents } = parseDocumentsBounded(yamlText, { merge: true })
   return documents.map((document) => {
     if (document.errors.length > 0) return undefined
     try {

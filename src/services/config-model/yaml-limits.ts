@@ -9,6 +9,9 @@
  * - Alias expansion: anchors and aliases let a few KB stand for millions of nodes ("billion
  *   laughs"). The nodes aliases add, over a whole file, are bounded by MAX_ALIAS_EXPANSION_NODES,
  *   counted on the parsed tree before anything is expanded.
+ * - Nesting: collections inside collections, at most MAX_NESTING_DEPTH deep, and nodes, at most
+ *   MAX_DOCUMENT_NODES per document, checked while the text is tokenised, before a document is
+ *   built (see bounded-yaml.ts), by every reader of YAML or JSON a caller or a config controls.
  */
 import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type Node } from "yaml"
 
@@ -21,6 +24,35 @@ export const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024
  * routes, while an expansion to a million routes is refused in milliseconds.
  */
 export const MAX_ALIAS_EXPANSION_NODES = 100_000
+
+/**
+ * Deepest nesting of collections read (a scalar inside N collections is at depth N). The
+ * orchestrator's API server accepts far more, 10,000 levels, in JSON and in YAML (Go's
+ * encoding/json `maxNestingDepth`, apimachinery's `pkg/util/json` `maxDepth`, and go-yaml's
+ * `max_flow_level`/`max_indents`); that is a guard against stack exhaustion, not a size any
+ * resource has. Mesh resources nest about 10 deep, an EnvoyFilter patching a whole listener
+ * about 20; js-yaml, our fast reader, defaults its own `maxDepth` to 100. At 100 every reader
+ * (js-yaml, the `yaml` library, Schema decoding, validators that recurse) stays far from the
+ * stack's end, and a refused document costs a few hundred bytes of reading.
+ */
+export const MAX_NESTING_DEPTH = 100
+
+/**
+ * Most nodes (scalars, collections, aliases) one document may have. A document is parsed in one
+ * piece (files are parsed a batch of documents at a time, yielding between batches), so this
+ * bounds the longest stretch the event loop is held and the memory of one document's tree: the
+ * `yaml` library costs ~10 µs and ~1 KB per node. The same figure as the alias bound: a few
+ * hundred resources in one `kind: List` document (~100-300 nodes each) fit.
+ */
+export const MAX_DOCUMENT_NODES = 100_000
+
+/** The message for a document nested deeper than `limit`. */
+export const nestingProblem = (limit: number = MAX_NESTING_DEPTH): string =>
+  `YAML nested more than ${limit} levels deep (collections inside collections), over the limit of ${limit}: document not read`
+
+/** The message for a document with more than `limit` nodes. */
+export const nodesProblem = (limit: number = MAX_DOCUMENT_NODES): string =>
+  `YAML document has more than ${limit} nodes, over the limit of ${limit} nodes in one document: document not read (split it into smaller documents)`
 
 const formatBytes = (bytes: number): string =>
   bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, "")} MiB` : `${bytes} bytes`

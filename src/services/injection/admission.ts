@@ -8,7 +8,7 @@
  * Pod is allowed unchanged with a warning. Only what cannot be read as a request at all (method,
  * size, content type, empty body) is an HTTP error, exactly as on `/validate`.
  */
-import { type ReviewRequest, reviewRequestProblem } from "../webhook/review-request.js"
+import { type ReviewRequest, reviewDepthProblem, reviewRequestProblem } from "../webhook/review-request.js"
 import type { InjectionConfig, InjectionInput, InjectionValues, Json } from "./contract.js"
 import { injectPod, jsonPatch } from "./index.js"
 
@@ -182,6 +182,8 @@ export const reviewPod = (review: unknown, inputs: AdmissionInputs): InjectReply
 export const handleInjectRequest = (req: InjectRequest, inputs: AdmissionInputs): InjectReply => {
   const problem = reviewRequestProblem(req, MAX_INJECT_BODY_BYTES)
   if (problem !== undefined) return httpError(problem.status, problem.message)
+  const tooDeep = reviewDepthProblem(req.body)
+  if (tooDeep !== undefined) return denied(ADMISSION_V1, "", tooDeep)
   let review: unknown
   try {
     review = JSON.parse(req.body)

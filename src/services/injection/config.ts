@@ -5,7 +5,7 @@
  * the reference's. Errors name the field; invalid selectors are kept and reported when evaluated.
  */
 import { Either } from "effect"
-import { parseDocument } from "yaml"
+import { describeYamlLimitProblem, parseDocumentBounded } from "../config-model/bounded-yaml.js"
 import type { InjectionConfig } from "./contract.js"
 import { isObject, type Obj } from "./json.js"
 import { parseLabelSelector } from "./label-selector.js"
@@ -24,7 +24,10 @@ export const defaultInjectionConfig: InjectionConfig = {
 
 /** Parses YAML (or JSON) into a mapping; empty text is an empty mapping. */
 export const parseYamlObject = (text: string, what: string): Either.Either<Obj, string> => {
-  const doc = parseDocument(text, { uniqueKeys: true })
+  // Nesting and node bounds as every config reader (config-model/yaml-limits.ts).
+  const parsed = parseDocumentBounded(text, { uniqueKeys: true })
+  if ("problem" in parsed) return Either.left(`${what}: ${describeYamlLimitProblem(parsed.problem)}`)
+  const doc = parsed.document
   if (doc.errors.length > 0) {
     const first = doc.errors[0]
     const line = first?.linePos?.[0]?.line

@@ -8,7 +8,8 @@
  * it was read, so running the command over its own output changes nothing.
  */
 import { Either } from "effect"
-import { type Document, isScalar, parseAllDocuments, stringify } from "yaml"
+import { type Document, isScalar, stringify } from "yaml"
+import { parseDocumentsBounded } from "../config-model/bounded-yaml.js"
 import type { InjectionConfig, InjectionValues, Json } from "./contract.js"
 import { injectPod } from "./index.js"
 
@@ -187,8 +188,11 @@ export const injectWorkloads = (
   input: string,
   inputs: WorkloadInjectionInputs,
 ): Either.Either<InjectedWorkloads, WorkloadDocumentError> => {
-  const documents = parseAllDocuments(input, { prettyErrors: true, uniqueKeys: true })
-  const list = Array.isArray(documents) ? documents : []
+  // Nesting and node bounds as every config reader (config-model/yaml-limits.ts): nothing is
+  // written when a document crosses one.
+  const { documents: list, problem } = parseDocumentsBounded(input, { prettyErrors: true, uniqueKeys: true })
+  if (problem !== undefined)
+    return Either.left({ documentIndex: problem.documentIndex, message: `line ${problem.line}: ${problem.message}` })
   const out: Array<string> = []
   const notes: Array<string> = []
   let end = 0

@@ -6,7 +6,8 @@
  * the field (`spec.components.pilot.k8s.replicaCount`).
  */
 import { Either, ParseResult, Schema } from "effect"
-import { parseAllDocuments, stringify } from "yaml"
+import { stringify } from "yaml"
+import { describeYamlLimitProblem, parseDocumentsBounded } from "../config-model/bounded-yaml.js"
 import { isObject, type Obj } from "../injection/json.js"
 import { applyMeshConfig } from "../mesh-config/mesh-config.js"
 import { OPERATOR_GROUP_ALIASES, OPERATOR_KIND, OPERATOR_VERSION, OperatorSpec } from "./operator.js"
@@ -40,8 +41,9 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 
 /** The `spec` of one operator file; errors name the file and field. */
 export const readOperatorFile = (file: OperatorFile): Either.Either<Obj, ReadonlyArray<string>> => {
-  const docs = parseAllDocuments(file.text, { uniqueKeys: true })
-  const list = Array.isArray(docs) ? docs : [docs]
+  // Nesting and node bounds as every config reader (config-model/yaml-limits.ts).
+  const { documents: list, problem } = parseDocumentsBounded(file.text, { uniqueKeys: true })
+  if (problem !== undefined) return Either.left([`${file.name}: ${describeYamlLimitProblem(problem)}`])
   const errors = list.flatMap((d) =>
     d.errors.map((e) => `${file.name}: YAML syntax error: ${e.message.split("\n")[0]}`),
   )

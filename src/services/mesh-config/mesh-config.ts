@@ -13,7 +13,7 @@
  * config takes precedence.
  */
 import { Either, type Schema } from "effect"
-import { parseDocument } from "yaml"
+import { describeYamlLimitProblem, parseDocumentBounded } from "../config-model/bounded-yaml.js"
 import { decodeAll, renderPath } from "../config-model/issues.js"
 import type { ValidationIssue } from "../config-model/resource.js"
 import { DEFAULT_TRUST_DOMAIN, SYSTEM_NAMESPACE } from "../constants.js"
@@ -153,7 +153,10 @@ export const parseYamlMapping = (
   file: string,
   text: string,
 ): Either.Either<Record<string, unknown>, ReadonlyArray<ValidationIssue>> => {
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true })
+  // Nesting and node bounds as every config reader (config-model/yaml-limits.ts).
+  const parsed = parseDocumentBounded(text, { prettyErrors: true, uniqueKeys: true })
+  if ("problem" in parsed) return Either.left([issue(file, "", describeYamlLimitProblem(parsed.problem))])
+  const doc = parsed.document
   if (doc.errors.length > 0) {
     return Either.left(
       doc.errors.map((e) => {

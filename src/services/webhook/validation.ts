@@ -17,7 +17,7 @@ import { allKinds, lookupKind } from "../config-model/kinds.js"
 import { validateDocument } from "../config-model/parse.js"
 import type { ValidationIssue } from "../config-model/resource.js"
 import { deprecatedVersionWarning } from "../config-model/version-warnings.js"
-import { type ReviewRequest, reviewRequestProblem } from "./review-request.js"
+import { type ReviewRequest, reviewDepthProblem, reviewRequestProblem } from "./review-request.js"
 
 /** Largest request body read: the reference's limit (6 MiB, twice the orchestrator's own). */
 export const MAX_REQUEST_BODY_BYTES = 6 * 1024 * 1024
@@ -163,6 +163,8 @@ export const admit = (
 export const handleValidate = (req: WebhookRequest): WebhookReply => {
   const problem = reviewRequestProblem(req, MAX_REQUEST_BODY_BYTES)
   if (problem !== undefined) return httpError(problem.status, problem.message)
+  const tooDeep = reviewDepthProblem(req.body)
+  if (tooDeep !== undefined) return httpError(400, tooDeep)
   let review: unknown
   try {
     review = JSON.parse(req.body)

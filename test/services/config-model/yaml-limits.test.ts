@@ -7,7 +7,12 @@ import { describe, expect, it } from "vitest"
 import { parseAllDocuments } from "yaml"
 import { documentBatches } from "../../../src/services/config-model/document-batches.js"
 import { parseConfigDocuments, parseConfigSteps } from "../../../src/services/config-model/parse.js"
-import { MAX_ALIAS_EXPANSION_NODES, MAX_CONFIG_FILE_BYTES } from "../../../src/services/config-model/yaml-limits.js"
+import {
+  MAX_ALIAS_EXPANSION_NODES,
+  MAX_CONFIG_FILE_BYTES,
+  MAX_DOCUMENT_NODES,
+  MAX_NESTING_DEPTH,
+} from "../../../src/services/config-model/yaml-limits.js"
 import { billionLaughs } from "./helpers.js"
 
 const virtualService = (i: number) =>
@@ -80,11 +85,56 @@ describe("config file limits", () => {
     for (const issue of result.issues) expect(issue.message.length).toBeLessThan(400)
   })
 
-  it("reports a document nested too deep to read as an issue instead of throwing", () => {
-    const text = `${"[".repeat(100_000)}${"]".repeat(100_000)}\n`
-    const result = parseConfigDocuments("deep.yaml", text)
+  it("refuses a document nested too deep before building it, naming the document, line and limit", () => {
+    const deep = `${"[".repeat(1_000_000)}${"]".repeat(1_000_000)}\n`
+    const started = performance.now()
+    const result = parseConfigDocuments("deep.yaml", deep)
+    // Before the bound: seconds, 1.2 GB and a stack overflow while composing.
+    expect(performance.now() - started).toBeLessThan(1_000)
     expect(result.resources).toEqual([])
-    expect(result.issues.length).toBeGreaterThan(0)
+    expect(result.issues).toEqual([
+      {
+        file: "deep.yaml",
+        documentIndex: 0,
+        path: "",
+        message: `YAML nested more than ${MAX_NESTING_DEPTH} levels deep (collections inside collections), over the limit of ${MAX_NESTING_DEPTH}: document not read (at line 1)`,
+      },
+    ])
+  })
+
+  it("refuses only the deep document of a file, in every nested form, and keeps the others", () => {
+    const forms = [
+      `spec: {a: ${"{a: ".repeat(200)}1${"}".repeat(200)}}`,
+      `spec:\n${"  - ".repeat(1)}${"- ".repeat(200)}x`,
+      `spec:\n${Array.from({ length: 200 }, (_, i) => `${" ".repeat(i + 2)}a:`).join("\n")} 1`,
+    ]
+    for (const form of forms) {
+      const text = [virtualService(1), `# deep\n${form}\n`, virtualService(2)].join("---\n")
+      const result = parseConfigDocuments("mixed.yaml", text)
+      expect(result.resources.map((r) => r.meta.name)).toEqual(["vs-1", "vs-2"])
+      expect(result.issues).toEqual([
+        expect.objectContaining({
+          documentIndex: 1,
+          message: expect.stringContaining(`over the limit of ${MAX_NESTING_DEPTH}`),
+        }),
+      ])
+    }
+  })
+
+  it("refuses a document of more nodes than the limit, on the fast and the slow reader", () => {
+    const flat = `[${"1,".repeat(MAX_DOCUMENT_NODES)}1]\n`
+    // A merge key sends a text to the `yaml` library (the slow reader) unread by js-yaml.
+    for (const text of [flat, `# <<\n${flat}`]) {
+      const started = performance.now()
+      const result = parseConfigDocuments("flat.yaml", text)
+      expect(performance.now() - started).toBeLessThan(5_000)
+      expect(result.issues).toEqual([
+        expect.objectContaining({
+          documentIndex: 0,
+          message: expect.stringContaining(`over the limit of ${MAX_DOCUMENT_NODES} nodes in one document`),
+        }),
+      ])
+    }
   })
 })
 
