@@ -8,7 +8,10 @@
  *   the whole tree, re-reading only files whose size, mtime or inode changed. If the watcher
  *   cannot start (or fails), the store polls the tree instead.
  * - Files and directories whose name starts with `.` are skipped. Links are followed, each real
- *   directory walked once: a link looping back is skipped with one warning (see walkConfigTree).
+ *   directory walked once: a link looping back is skipped with one warning (see config-tree.ts).
+ *   A config-named entry that is not a regular file (a FIFO, a device such as /dev/zero behind a
+ *   link, a link looping between files) is never opened for reading: one warning each, naming
+ *   the path and what it is. Files are read from an open descriptor, at most the size limit.
  * - Files are parsed one after the other in slices of documents, yielding to the event loop
  *   every PARSE_SLICE_MILLIS, so /ready, xDS and the webhook keep answering during a large load.
  *   Files over the size limit are refused unread (see config-model/yaml-limits.ts).
@@ -19,19 +22,23 @@
  *   and keeps serving its last valid version (see src/services/config-store/snapshot.ts).
  *   Fixing it clears the error.
  */
-import type { Dirent, Stats } from "node:fs"
+import type { Stats } from "node:fs"
 import * as fs from "node:fs"
 import * as fsp from "node:fs/promises"
 import * as path from "node:path"
 import { Data, Duration, Effect, Layer, Ref, Schedule, type Scope, Stream } from "effect"
 import { parseConfigSteps } from "../../services/config-model/parse.js"
 import { formatIssue, type ValidationIssue } from "../../services/config-model/resource.js"
-import { oversizedFileProblem } from "../../services/config-model/yaml-limits.js"
+import { MAX_CONFIG_FILE_BYTES, oversizedFileProblem } from "../../services/config-model/yaml-limits.js"
 import { ConfigStore, type ConfigStoreShape } from "../../services/config-store/config-store.js"
 import { makeConfigStoreCore } from "../../services/config-store/memory.js"
 import type { ConfigSnapshot, FileParseResult, FileUpdate } from "../../services/config-store/snapshot.js"
 import { withScope } from "../../services/logging/logging.js"
 import { Metrics } from "../../services/metrics/metrics.js"
+import { readBoundedFile } from "./bounded-read.js"
+import { isConfigFile, type SkippedEntry, type SymlinkLoop, walkConfigTree } from "./config-tree.js"
+
+export { type ConfigTree, isConfigFile, type SkippedEntry, type SymlinkLoop, walkConfigTree } from "./config-tree.js"
 
 /** Delay between the last change seen in the directory and the re-read. */
 export const FILE_DEBOUNCE_DURATION = Duration.millis(100)
@@ -58,8 +65,6 @@ export interface PendingReload {
 }
 
 const NOTHING: PendingReload = { full: false, paths: new Set() }
-
-export const isConfigFile = (file: string): boolean => /\.ya?ml$/i.test(file)
 
 /** True when a path below `root` has a component starting with `.` (hidden, or `..data`). */
 export const isHiddenBelow = (root: string, file: string): boolean =>
@@ -99,94 +104,12 @@ const slicer = (sliceMillis: number): (() => Promise<void>) => {
 const errnoOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error ? String((error as { code: unknown }).code) : undefined
 
-/** A directory link the walk did not follow because it leads back to a directory above it. */
-export interface SymlinkLoop {
-  /** The link, as reached under the walked directory. */
-  readonly link: string
-  /** The real path of the directory it leads back to. */
-  readonly target: string
-}
-
-export interface ConfigTree {
-  /** Every config file (absolute paths as reached, sorted), each real file once. */
-  readonly files: ReadonlyArray<string>
-  /** Directory links that loop, sorted by link. */
-  readonly loops: ReadonlyArray<SymlinkLoop>
-}
-
 /** Every config file under `dir` (absolute paths, sorted); a missing directory is empty. */
 export const listConfigFiles = (dir: string): Effect.Effect<ReadonlyArray<string>> =>
   Effect.map(
     Effect.promise(() => walkConfigTree(dir)),
     (tree) => tree.files,
   )
-
-/** Identity of a file or directory whatever path reaches it. */
-const identityOf = (stats: Stats): string => `${stats.dev}:${stats.ino}`
-
-/**
- * Walks `dir` for config files, following links. Links make the tree a graph, so every real
- * directory (device + inode) is walked once: a link back to a directory being walked (`ln -s .
- * loop`) is a loop, skipped and reported; a second way into a directory already walked adds
- * nothing. A file reached through several paths (links, hard links) is listed once, under the
- * first path met. The walk is depth-first in name order, so the path kept is the same every time;
- * links are taken after the real entries of a directory, so a real path wins over a link to it.
- */
-export const walkConfigTree = async (dir: string): Promise<ConfigTree> => {
-  const files: Array<string> = []
-  const loops: Array<SymlinkLoop> = []
-  const seenFiles = new Set<string>()
-  const walkedDirs = new Set<string>()
-  const walk = async (current: string, stats: Stats, ancestors: ReadonlySet<string>): Promise<void> => {
-    const id = identityOf(stats)
-    walkedDirs.add(id)
-    let entries: Array<Dirent>
-    try {
-      entries = await fsp.readdir(current, { withFileTypes: true })
-    } catch {
-      return
-    }
-    const visible = entries.filter((entry) => !entry.name.startsWith("."))
-    // Stat in parallel (the slow part), then visit in a fixed order.
-    const targets = await Promise.all(
-      visible.map((entry) => fsp.stat(path.join(current, entry.name)).catch(() => undefined)),
-    )
-    const order = visible
-      .map((entry, i) => ({ entry, stats: targets[i] }))
-      .sort((a, b) =>
-        a.entry.isSymbolicLink() !== b.entry.isSymbolicLink()
-          ? a.entry.isSymbolicLink()
-            ? 1
-            : -1
-          : a.entry.name < b.entry.name
-            ? -1
-            : a.entry.name > b.entry.name
-              ? 1
-              : 0,
-      )
-    const inside = new Set(ancestors).add(id)
-    for (const { entry, stats: target } of order) {
-      if (target === undefined) continue
-      const full = path.join(current, entry.name)
-      if (target.isDirectory()) {
-        const targetId = identityOf(target)
-        if (inside.has(targetId)) {
-          loops.push({ link: full, target: await fsp.realpath(full).catch(() => full) })
-        } else if (!walkedDirs.has(targetId)) {
-          await walk(full, target, inside)
-        }
-      } else if (target.isFile() && isConfigFile(entry.name)) {
-        const fileId = identityOf(target)
-        if (seenFiles.has(fileId)) continue
-        seenFiles.add(fileId)
-        files.push(full)
-      }
-    }
-  }
-  const root = await fsp.stat(dir).catch(() => undefined)
-  if (root?.isDirectory() === true) await walk(dir, root, new Set())
-  return { files: files.sort(), loops: loops.sort((a, b) => (a.link < b.link ? -1 : a.link > b.link ? 1 : 0)) }
-}
 
 const unreadable = (file: string, error: unknown): FileParseResult => ({
   resources: [],
@@ -292,10 +215,25 @@ export const makeFileConfigStore = (
     const cache = new Map<string, CachedFile>()
     const lock = yield* Effect.makeSemaphore(1)
 
-    /** A file read and needing a parse, or an update already known (unreadable, too large). */
+    /**
+     * A file read and needing a parse, an update already known (unreadable, too large), or a path
+     * that is no longer a file to read (a FIFO or a device put in its place: gone, and why).
+     */
     type Read =
       | { readonly file: string; readonly text: string }
       | { readonly file: string; readonly update: FileUpdate }
+      | { readonly file: string; readonly skipped: string }
+
+    const oversizedUpdate = (file: string, bytes: number): Read => ({
+      file,
+      update: {
+        file,
+        result: {
+          resources: [],
+          issues: [{ file, documentIndex: 0, path: "", message: oversizedFileProblem(bytes) ?? "" }],
+        },
+      },
+    })
 
     /** Reads one file if it changed; `undefined` = unchanged, `null` = gone. */
     const readFile = async (file: string): Promise<Read | undefined | null> => {
@@ -304,11 +242,13 @@ export const makeFileConfigStore = (
         stats = await fsp.stat(file)
       } catch (error) {
         if (errnoOf(error) === "ENOENT" || errnoOf(error) === "ENOTDIR") return null
+        if (errnoOf(error) === "ELOOP") return { file, skipped: "symbolic link loop (too many levels of links)" }
         return { file, update: { file, result: unreadable(file, error) } }
       }
-      if (!stats.isFile()) return null
+      if (stats.isDirectory()) return null
       const cached = cache.get(file)
       if (
+        stats.isFile() &&
         cached !== undefined &&
         cached.size === stats.size &&
         cached.mtimeMs === stats.mtimeMs &&
@@ -317,31 +257,34 @@ export const makeFileConfigStore = (
       ) {
         return undefined
       }
-      const identity = { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, dev: stats.dev }
       // Too large to read at all: refused from its size, and remembered so that it is not
       // reported again until it changes.
-      const oversized = oversizedFileProblem(stats.size)
-      if (oversized !== undefined) {
-        cache.set(file, { ...identity, text: undefined })
-        return {
-          file,
-          update: {
-            file,
-            result: { resources: [], issues: [{ file, documentIndex: 0, path: "", message: oversized }] },
-          },
+      if (stats.isFile() && oversizedFileProblem(stats.size) !== undefined) {
+        cache.set(file, { size: stats.size, mtimeMs: stats.mtimeMs, ino: stats.ino, dev: stats.dev, text: undefined })
+        return oversizedUpdate(file, stats.size)
+      }
+      // Type and size are taken again from the open file: the path may be something else by now.
+      const read = await readBoundedFile(file, MAX_CONFIG_FILE_BYTES)
+      switch (read._tag) {
+        case "NotRegular":
+          cache.delete(file)
+          return { file, skipped: read.kind }
+        case "Failed":
+          if (read.code === "ENOENT") return null
+          cache.delete(file)
+          if (read.code === "ELOOP") return { file, skipped: "symbolic link loop (too many levels of links)" }
+          return { file, update: { file, result: unreadable(file, read.message) } }
+        case "TooLarge":
+          cache.delete(file)
+          return oversizedUpdate(file, read.bytes)
+        case "Text": {
+          const opened = read.stats ?? stats
+          const identity = { size: opened.size, mtimeMs: opened.mtimeMs, ino: opened.ino, dev: opened.dev }
+          cache.set(file, { ...identity, text: read.text })
+          if (cached !== undefined && cached.text === read.text) return undefined
+          return { file, text: read.text }
         }
       }
-      let text: string
-      try {
-        text = await fsp.readFile(file, "utf8")
-      } catch (error) {
-        if (errnoOf(error) === "ENOENT") return null
-        cache.delete(file)
-        return { file, update: { file, result: unreadable(file, error) } }
-      }
-      cache.set(file, { ...identity, text })
-      if (cached !== undefined && cached.text === text) return undefined
-      return { file, text }
     }
 
     /**
@@ -361,9 +304,16 @@ export const makeFileConfigStore = (
       return changed
     }
 
-    const collectUpdates = (
-      pending: PendingReload,
-    ): Effect.Effect<{ readonly updates: ReadonlyArray<FileUpdate>; readonly loops: ReadonlyArray<SymlinkLoop> }> =>
+    /** What a reload found: updates, and the directory loops and entries it did not read. */
+    interface Collected {
+      readonly updates: ReadonlyArray<FileUpdate>
+      readonly loops: ReadonlyArray<SymlinkLoop>
+      readonly skipped: ReadonlyArray<SkippedEntry>
+      /** Whether the whole tree was walked (so `skipped` is complete). */
+      readonly full: boolean
+    }
+
+    const collectUpdates = (pending: PendingReload): Effect.Effect<Collected> =>
       Effect.promise(async () => {
         let full = pending.full || [...pending.paths].some((p) => isHiddenBelow(root, p) || !p.startsWith(root))
         const candidates = new Set<string>()
@@ -386,11 +336,13 @@ export const makeFileConfigStore = (
           }
         }
         let loops: ReadonlyArray<SymlinkLoop> = []
+        const skipped: Array<SkippedEntry> = []
         if (full) {
           candidates.clear()
           gone.clear()
           const tree = await walkConfigTree(root)
           loops = tree.loops
+          skipped.push(...tree.skipped)
           for (const file of tree.files) candidates.add(file)
           for (const file of cache.keys()) if (!candidates.has(file)) gone.add(file)
         }
@@ -402,7 +354,10 @@ export const makeFileConfigStore = (
         const pause = slicer(PARSE_SLICE_MILLIS)
         for (const [i, read] of reads.entries()) {
           if (read === null) gone.add(ordered[i] as string)
-          else if (read !== undefined && "update" in read) updates.push(read.update)
+          else if (read !== undefined && "skipped" in read) {
+            gone.add(read.file)
+            skipped.push({ path: read.file, reason: read.skipped })
+          } else if (read !== undefined && "update" in read) updates.push(read.update)
           else if (read !== undefined) {
             const steps = parseConfigSteps(read.file, read.text)
             for (let step = steps.next(); ; step = steps.next()) {
@@ -419,12 +374,19 @@ export const makeFileConfigStore = (
           cache.delete(file)
           updates.push({ file, result: undefined })
         }
-        return { updates: updates.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)), loops }
+        return {
+          updates: updates.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : 0)),
+          loops,
+          skipped,
+          full,
+        }
       })
 
     /** Per file, the issues last logged: the same problems are not logged again on every reload. */
     const loggedIssues = new Map<string, string>()
     const warnedLoops = new Set<string>()
+    /** Entries not read (`path\0reason`) already logged: each is logged once while it stays. */
+    const warnedSkipped = new Set<string>()
 
     const logFileIssues = (file: string, issues: ReadonlyArray<ValidationIssue>) =>
       Effect.gen(function* () {
@@ -445,7 +407,18 @@ export const makeFileConfigStore = (
       lock
         .withPermits(1)(
           Effect.gen(function* () {
-            const { updates, loops } = yield* collectUpdates(pending)
+            const { updates, loops, skipped, full } = yield* collectUpdates(pending)
+            const current = new Set(skipped.map((entry) => `${entry.path}\u0000${entry.reason}`))
+            for (const entry of skipped) {
+              const key = `${entry.path}\u0000${entry.reason}`
+              if (warnedSkipped.has(key)) continue
+              warnedSkipped.add(key)
+              yield* Effect.logWarning(`${entry.path}: not read: ${entry.reason}; only regular files are read`).pipe(
+                Effect.annotateLogs({ file: entry.path }),
+              )
+            }
+            // A full walk sees every such entry: one that went away is logged again if it comes back.
+            if (full) for (const key of warnedSkipped) if (!current.has(key)) warnedSkipped.delete(key)
             for (const loop of loops) {
               if (warnedLoops.has(loop.link)) continue
               warnedLoops.add(loop.link)

@@ -3,6 +3,7 @@
  * file, an oversized file, a binary file (one bounded report, not a log flood), and a large valid
  * set of files loading without stalling the event loop.
  */
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -77,6 +78,45 @@ const capture = () => {
   })
   return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
 }
+
+describe("entries of --configDir that are not regular files", () => {
+  it.scopedLive("a FIFO, /dev/zero behind a link and a link loop between files are skipped, each logged once", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      fs.writeFileSync(path.join(dir, "a.yaml"), serviceEntry("a"))
+      execFileSync("mkfifo", [path.join(dir, "pipe.yaml")])
+      fs.symlinkSync("/dev/zero", path.join(dir, "zero.yaml"))
+      fs.symlinkSync("loop-b.yaml", path.join(dir, "loop-a.yaml"))
+      fs.symlinkSync("loop-a.yaml", path.join(dir, "loop-b.yaml"))
+
+      const tree = yield* Effect.promise(() => walkConfigTree(dir))
+      expect(tree.files).toEqual([path.join(dir, "a.yaml")])
+      expect(tree.skipped.map((e) => `${path.basename(e.path)}: ${e.reason}`)).toEqual([
+        "loop-a.yaml: symbolic link loop (too many levels of links)",
+        "loop-b.yaml: symbolic link loop (too many levels of links)",
+        "pipe.yaml: a FIFO (named pipe)",
+        "zero.yaml: a character device",
+      ])
+
+      const { lines, layer } = capture()
+      // Before the fix a FIFO blocked the load forever and /dev/zero grew the process unbounded.
+      const { store, reload } = yield* within(makeFileConfigStore({ configDir: dir }).pipe(Effect.provide(layer)))
+      expect((yield* store.snapshot).list("ServiceEntry").map((r) => r.meta.name)).toEqual(["a"])
+      const skippedLines = () => lines.filter((l) => l.level === "WARN" && l.message.includes(": not read: "))
+      expect(skippedLines().map((l) => l.message)).toEqual([
+        `${path.join(dir, "loop-a.yaml")}: not read: symbolic link loop (too many levels of links); only regular files are read`,
+        `${path.join(dir, "loop-b.yaml")}: not read: symbolic link loop (too many levels of links); only regular files are read`,
+        `${path.join(dir, "pipe.yaml")}: not read: a FIFO (named pipe); only regular files are read`,
+        `${path.join(dir, "zero.yaml")}: not read: a character device; only regular files are read`,
+      ])
+      expect(skippedLines()[0]?.annotations).toMatchObject({ file: path.join(dir, "loop-a.yaml") })
+      // Rescans do not log them again.
+      yield* reload()
+      yield* reload()
+      expect(skippedLines()).toHaveLength(4)
+    }).pipe(withMetrics),
+  )
+})
 
 describe("symbolic links in --configDir", () => {
   it.scopedLive("a loop is skipped and warned about once; every file is read once; links elsewhere still work", () =>
