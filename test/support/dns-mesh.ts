@@ -184,6 +184,8 @@ export interface Agent {
   readonly dig: (...args: ReadonlyArray<string>) => Promise<DigResult>
   /** The agent's peak resident memory (VmHWM), in MiB. */
   readonly peakRssMiB: () => number
+  /** A counter of the agent's metrics (its status port's /stats/prometheus), 0 when absent. */
+  readonly metric: (name: string) => Promise<number>
   readonly close: () => Promise<void>
 }
 
@@ -260,6 +262,7 @@ export const startAgent = async (cp: ControlPlane, options: AgentOptions): Promi
     `defaultConfig:\n  discoveryAddress: ${cp.ads}\n  controlPlaneAuthPolicy: NONE\n`,
   )
   const dnsPort = await freePort()
+  const statusPort = await freePort()
   const daemon = startDaemon(
     options.binary ?? "mesh-agent",
     ["proxy"],
@@ -273,7 +276,7 @@ export const startAgent = async (cp: ControlPlane, options: AgentOptions): Promi
       SERVICE_ACCOUNT: "app",
       INSTANCE_IP: "127.0.0.1",
       PROXY_STATUS_PORT: String(await freePort()),
-      STATUS_PORT: "0",
+      STATUS_PORT: String(statusPort),
       MINIMUM_DRAIN_DURATION: "0s",
       ECC_SIGNATURE_ALGORITHM: "ECDSA",
       MESH_META_DNS_CAPTURE: "true",
@@ -303,6 +306,10 @@ export const startAgent = async (cp: ControlPlane, options: AgentOptions): Promi
     dnsPort,
     dig: (...args) => digOnce(dnsPort, args),
     peakRssMiB: () => peakRssMiB(daemon.process.pid!),
+    metric: async (name) => {
+      const page = await (await fetch(`http://127.0.0.1:${statusPort}/stats/prometheus`)).text()
+      return Number(page.match(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m"))?.[1] ?? "0")
+    },
     close: async () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
       await daemon.stop("SIGKILL")

@@ -28,12 +28,19 @@ import {
   decide,
   failureReply,
   fitReply,
+  peekQuestion,
   Rcode,
   type Transport,
 } from "../../../services/agent/dns/answer.js"
 import { emptyTally, type InflightLimits, makeInflight, tallyLine } from "../../../services/agent/dns/inflight.js"
 import { parseListenAddress } from "../../../services/agent/dns/listen-address.js"
-import { buildLookupTable, type LookupTable, type PodDns, tableSize } from "../../../services/agent/dns/lookup-table.js"
+import {
+  buildLookupTable,
+  type LookupTable,
+  lookup,
+  type PodDns,
+  tableSize,
+} from "../../../services/agent/dns/lookup-table.js"
 import type { NameTableSinkShape } from "../../../services/agent/dns/name-table-sink.js"
 import { parseResolvConf, parseUpstream, type Upstream } from "../../../services/agent/dns/resolv-conf.js"
 import { formatWindow, makeThrottledLogger } from "../../../services/logging/log-throttle.js"
@@ -261,6 +268,13 @@ export const makeDnsProxy = (settings: DnsProxySettings) =>
         return reply
       }).pipe(withScope("dns"))
 
+    // Only UDP gets here (a TCP connection is not read past its bound): that client already
+    // waits for as many answers, so this one is not worth a reply.
+    const dropForClient = () => {
+      tally.dropped++
+      noteOverload(`a UDP client has ${limits.perClient} queries in flight: its next ones are dropped`)
+    }
+
     /**
      * Answers one query of `client`; `reply` sends the answer back where it came from and
      * `settled` runs when a forwarded query gave its slot back (TCP reads again then).
@@ -273,6 +287,18 @@ export const makeDnsProxy = (settings: DnsProxySettings) =>
       settled?: () => void,
     ) => {
       metrics.requests.inc()
+      if (transport === "udp" && inflight.heldBy(client) >= limits.perClient) {
+        // The client is at its bound: unless the table answers it, this query is dropped, which
+        // is found from its question alone (a flood must not cost a full decode per packet).
+        const question = peekQuestion(bytes)
+        if (
+          question !== undefined &&
+          (table === undefined || lookup(table, question.name, question.type) === undefined)
+        ) {
+          dropForClient()
+          return
+        }
+      }
       rotation = (rotation + 1) % 0x7fffffff
       const decision = decide(table, bytes, transport, rotation)
       switch (decision._tag) {
@@ -286,10 +312,7 @@ export const makeDnsProxy = (settings: DnsProxySettings) =>
         case "Forward": {
           const refusal = inflight.acquire(client)
           if (refusal === "client") {
-            // only UDP gets here (a TCP connection is not read past its bound): that client
-            // already waits for as many answers, so this one is not worth a reply
-            tally.dropped++
-            noteOverload(`a UDP client has ${limits.perClient} queries in flight: its next ones are dropped`)
+            dropForClient()
             return
           }
           if (refusal === "total") {

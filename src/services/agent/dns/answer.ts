@@ -104,6 +104,32 @@ const rotate = (records: ReadonlyArray<TableRecord>, rotation: number): Readonly
 
 const toRecord = (r: TableRecord): DnsRecord => ({ name: r.name, type: r.type, class: "IN", ttl: r.ttl, data: r.data })
 
+const QTYPES: Readonly<Record<number, string>> = { 1: "A", 28: "AAAA", 5: "CNAME" }
+
+/**
+ * The first question of a query packet (name without the root dot, as `dns-packet` reads it, and
+ * type), read straight from the bytes without decoding the packet: the proxy's cheap look at a
+ * query it may drop unanswered (a flood must not cost a full decode per packet). Undefined when
+ * the packet is not a query with a plain question (the full decode then decides).
+ */
+export const peekQuestion = (bytes: Buffer): { readonly name: string; readonly type: string } | undefined => {
+  if (bytes.length < 12 || (bytes[2]! & 0x80) !== 0 || bytes.readUInt16BE(4) === 0) return undefined
+  const labels: Array<string> = []
+  let at = 12
+  for (;;) {
+    const length = bytes[at]
+    if (length === undefined || length > 63) return undefined
+    at++
+    if (length === 0) break
+    if (at + length > bytes.length) return undefined
+    labels.push(bytes.toString("utf8", at, at + length))
+    at += length
+  }
+  if (at + 4 > bytes.length) return undefined
+  const code = bytes.readUInt16BE(at)
+  return { name: labels.length === 0 ? "." : labels.join("."), type: QTYPES[code] ?? `TYPE${code}` }
+}
+
 /** Decodes a query, or the reason it is not one. */
 export const decodeQuery = (bytes: Buffer): DecodedPacket | string => {
   try {

@@ -14,7 +14,7 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import { describe, expect, it } from "@effect/vitest"
 import dnsPacket, { type DecodedPacket } from "dns-packet"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Schedule } from "effect"
 import type { DnsProxySettings } from "../../../../src/layers/agent/dns/dns-proxy.js"
 import { layer as dnsProxyLayer } from "../../../../src/layers/agent/dns/layer.js"
 import { layer as metricsLayer } from "../../../../src/layers/metrics.js"
@@ -353,14 +353,13 @@ describe("DNS proxy (dig)", () => {
       socket.write(Buffer.concat(Array.from({ length: count }, () => query)))
       // the proxy stops reading once the kernel's buffers and its own 4 KiB of unread answers fill
       let before = -1
-      yield* Effect.promise(() =>
-        waitUntil(async () => {
-          const now = await Effect.runPromise(proxy.metric("dns_requests_total"))
-          const still = now === before && now > 0
-          before = now
-          if (!still) await new Promise((r) => setTimeout(r, 200))
-          return still
-        }, 20_000),
+      yield* Effect.map(proxy.metric("dns_requests_total"), (now) => {
+        const still = now === before && now > 0
+        before = now
+        return still
+      }).pipe(
+        Effect.repeat({ schedule: Schedule.spaced("200 millis"), until: (still) => still }),
+        Effect.timeout("20 seconds"),
       )
       expect(before).toBeLessThan(count)
       // other clients are served meanwhile

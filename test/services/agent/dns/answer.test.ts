@@ -6,6 +6,7 @@ import {
   encodeWithin,
   failureReply,
   fitReply,
+  peekQuestion,
   Rcode,
   sizeLimit,
 } from "../../../../src/services/agent/dns/answer.js"
@@ -154,5 +155,29 @@ describe("encodeWithin / fitReply", () => {
     const reply = dnsPacket.decode(failureReply(q, Rcode.SERVFAIL))
     expect(reply).toMatchObject({ id: 4242, type: "response", rcode: "SERVFAIL", opcode: "QUERY", flag_rd: true })
     expect(reply.questions).toEqual([{ name: "www.example.org", type: "AAAA", class: "IN" }])
+  })
+})
+
+describe("peekQuestion", () => {
+  it("reads the first question of a query as the full decode does, and nothing else", () => {
+    const packet = (name: string, type: string) =>
+      dnsPacket.encode({ id: 9, type: "query", questions: [{ name, type }] })
+    for (const [name, type] of [
+      ["reviews.default.svc.cluster.local", "A"],
+      ["Mixed.Case.Example", "AAAA"],
+      ["x.example.org", "CNAME"],
+      ["", "A"],
+    ] as const) {
+      const decoded = dnsPacket.decode(packet(name, type)).questions[0]!
+      expect(peekQuestion(packet(name, type))).toEqual({ name: decoded.name, type: decoded.type })
+    }
+    expect(peekQuestion(packet("a.example", "TXT"))?.type).toBe("TYPE16")
+    // responses, truncated packets, compressed or oversized labels: left to the full decode
+    expect(peekQuestion(dnsPacket.encode({ id: 1, type: "response", questions: [{ name: "a", type: "A" }] }))).toBe(
+      undefined,
+    )
+    expect(peekQuestion(packet("a.example", "A").subarray(0, 15))).toBeUndefined()
+    expect(peekQuestion(Buffer.from([0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0xc0, 12, 0, 1, 0, 1]))).toBeUndefined()
+    expect(peekQuestion(Buffer.from([0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]))).toBeUndefined()
   })
 })
