@@ -3,7 +3,9 @@
  * validation, counted in `mesh_validation_passed` / `_failed` / `_http_error`), and `/inject`
  * (sidecar injection, when `INJECT_ENABLED`; counted in `sidecar_injection_requests_total` and
  * `_success_total` / `_skip_total` / `_failure_total`). Request bodies are read up to
- * MAX_REQUEST_BODY_BYTES; a larger one is answered 413 at once.
+ * MAX_REQUEST_BODY_BYTES; a larger one is answered 413 at once. Refusals and failures are
+ * logged throttled per kind (a first line, then a "suppressed N" summary every 10 s), with the
+ * caller's text in them cut short: any client that reaches the port can send them at will.
  */
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { Effect, Layer, Runtime } from "effect"
@@ -11,6 +13,8 @@ import { SecureGrpcServing } from "../../services/ca/callers.js"
 import { WebhookConfig } from "../../services/config/discovery-config.js"
 import { type AdmissionInputs, handleInjectRequest, type InjectReply } from "../../services/injection/admission.js"
 import type { InjectionWebhookConfig } from "../../services/injection/webhook-config.js"
+import { callerText } from "../../services/logging/log-text.js"
+import { throttled } from "../../services/logging/logging.js"
 import type { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import { Metrics } from "../../services/metrics/metrics.js"
 import type { ListenAddress } from "../../services/net/address.js"
@@ -117,7 +121,13 @@ export const layerWith = (settings: WebhookSettings): Layer.Layer<never, HttpsSe
             break
           case "Failed":
             injections.failure.inc()
-            log(Effect.logError(`sidecar injection failed: ${reply.count.reason}`))
+            // A request the injector could not read (status 4xx) is the caller's doing; a
+            // denied review (200) may be the configuration's: two kinds, throttled apart.
+            log(
+              Effect.logError(`sidecar injection failed: ${callerText(reply.count.reason)}`).pipe(
+                throttled(reply.status === 200 ? "sidecar injection denied" : "sidecar injection request refused"),
+              ),
+            )
             break
         }
       }
@@ -128,7 +138,11 @@ export const layerWith = (settings: WebhookSettings): Layer.Layer<never, HttpsSe
           f()
         } catch (e) {
           httpErrors.inc({ status: "500" })
-          log(Effect.logError(`webhook: ${req.method} ${req.url}: ${e}`))
+          log(
+            Effect.logError(`webhook: ${callerText(req.method ?? "")} ${callerText(req.url ?? "")}: ${e}`).pipe(
+              throttled("webhook handler error"),
+            ),
+          )
           if (!res.headersSent)
             send(res, { status: 500, contentType: "text/plain; charset=utf-8", body: "internal error\n" })
           else res.destroy()
@@ -158,7 +172,12 @@ export const layerWith = (settings: WebhookSettings): Layer.Layer<never, HttpsSe
           withBody(req, res, (body) => {
             const reply = handleValidate({ method, contentType, body })
             count(reply)
-            if (reply.refusal !== undefined) log(Effect.logInfo(`validation webhook refused: ${reply.refusal}`))
+            if (reply.refusal !== undefined)
+              log(
+                Effect.logInfo(`validation webhook refused: ${callerText(reply.refusal)}`).pipe(
+                  throttled("validation webhook refused"),
+                ),
+              )
             send(res, reply, body === "too-large")
           })
           return

@@ -5,8 +5,12 @@
  * (logged, and shown in `/debug/syncz`). A plaintext caller chooses its node id, so the label is
  * cut short, a connection holds one series per type (its latest NACK's), and its series go when
  * it disconnects: the series are bounded by the open streams, not by every node id ever seen.
+ * The log line is throttled per type (a first line, then a "suppressed N" summary every 10 s):
+ * a caller can NACK as often as it writes, and a bad push NACKed by every proxy is one story.
  */
 import { Effect } from "effect"
+import { callerText } from "../../services/logging/log-text.js"
+import { throttled } from "../../services/logging/logging.js"
 import type { ProxyInfo } from "../../services/xds/cache/responder.js"
 import { nodeName } from "../../services/xds/protocol/node-id.js"
 import { boundedLabel, nackCodeLabel, quoted, typeLabel } from "../../services/xds/protocol/request-limits.js"
@@ -45,7 +49,9 @@ export const makeNackSeries = (metrics: Pick<XdsMetrics, "totalRejects" | "rejec
           ofConnection.set(type, labels)
           gauge.set(labels, 1)
         }
-        return Effect.logWarning(`${type.toUpperCase()}: ACK ERROR ${quoted(proxy?.id ?? "")} ${error}`)
+        return Effect.logWarning(
+          `${type.toUpperCase()}: ACK ERROR ${quoted(proxy?.id ?? "")} ${callerText(error)}`,
+        ).pipe(throttled(`NACK of ${type}`))
       }),
     forget: (connectionId) => {
       const ofConnection = series.get(connectionId)
