@@ -272,7 +272,14 @@ describe.skipIf(real.skip)("the admission flow on the real orchestrator API serv
     const orch = real.get()
     const ns = await orch.namespace("corpus")
     const cases = loadCorpus().filter((c) => typeof c.object !== "string")
-    const verdicts = []
+    const verdicts: Array<{
+      name: string
+      expected: string
+      by: string
+      status: number
+      message: string
+      ours: ReturnType<typeof bySchema>
+    }> = []
     for (const c of cases) {
       const object = structuredClone(c.object as Record<string, unknown>)
       const [group, version] = String(object.apiVersion).split("/") as [string, string]

@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { request } from "node:https"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Exit, Scope } from "effect"
+import { Data, Effect, Exit, Scope } from "effect"
 import { stringify } from "yaml"
 import { freePorts } from "./ports.js"
 import { ROOT } from "./processes.js"
@@ -52,6 +52,9 @@ export const realOrchestratorMissing = (): string | undefined => {
   }
   return undefined
 }
+
+/** The real API server could not be started: binaries missing, a process exited, /readyz never answered. */
+export class RealOrchestratorError extends Data.TaggedError("RealOrchestratorError")<{ readonly message: string }> {}
 
 export interface ApiAnswer {
   readonly status: number
@@ -233,207 +236,209 @@ const kubeconfigYaml = (server: string, caPem: string, user: Record<string, stri
  * Starts etcd and kube-apiserver, waits for /readyz, and stops both when the scope closes. Fails
  * (with the reason) when the binaries are missing: callers decide whether that skips.
  */
-export const realOrchestrator: Effect.Effect<RealOrchestrator, Error, Scope.Scope> = Effect.gen(function* () {
-  const missing = realOrchestratorMissing()
-  if (missing !== undefined) return yield* Effect.fail(new Error(missing))
-  const { kube, etcd, dir: bin } = orchestratorBinaries()
-  const dir = yield* Effect.acquireRelease(
-    Effect.sync(() => {
-      removeOrphanedDirs()
-      return mkdtempSync(join(tmpdir(), `real-orchestrator-${process.pid}-`))
-    }),
-    (d) => Effect.sync(() => rmSync(d, { recursive: true, force: true })),
-  )
-  const certs = makeCerts(dir)
-  const caPem = readFileSync(certs.ca, "utf8")
-  const adminCert = readFileSync(certs.admin.cert, "utf8")
-  const adminKey = readFileSync(certs.admin.key, "utf8")
-  const [clientPort, peerPort, securePort] = yield* Effect.promise(() => freePorts(3)) as Effect.Effect<
-    [number, number, number]
-  >
-  const pdeath = hasSetpriv()
-  const started = Date.now()
+export const realOrchestrator: Effect.Effect<RealOrchestrator, RealOrchestratorError, Scope.Scope> = Effect.gen(
+  function* () {
+    const missing = realOrchestratorMissing()
+    if (missing !== undefined) return yield* new RealOrchestratorError({ message: missing })
+    const { kube, etcd, dir: bin } = orchestratorBinaries()
+    const dir = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        removeOrphanedDirs()
+        return mkdtempSync(join(tmpdir(), `real-orchestrator-${process.pid}-`))
+      }),
+      (d) => Effect.sync(() => rmSync(d, { recursive: true, force: true })),
+    )
+    const certs = makeCerts(dir)
+    const caPem = readFileSync(certs.ca, "utf8")
+    const adminCert = readFileSync(certs.admin.cert, "utf8")
+    const adminKey = readFileSync(certs.admin.key, "utf8")
+    const [clientPort, peerPort, securePort] = yield* Effect.promise(() => freePorts(3)) as Effect.Effect<
+      [number, number, number]
+    >
+    const pdeath = hasSetpriv()
+    const started = Date.now()
 
-  // Both processes are killed if this process exits without closing the scope (a worker torn down
-  // after a timeout): 'exit' handlers run synchronously, so a plain SIGKILL.
-  const children: Array<Child> = []
-  const killAll = () => {
-    for (const child of children) if (running(child)) child.process.kill("SIGKILL")
-  }
-  yield* Effect.acquireRelease(
-    Effect.sync(() => process.once("exit", killAll)),
-    () => Effect.sync(() => process.off("exit", killAll)),
-  )
+    // Both processes are killed if this process exits without closing the scope (a worker torn down
+    // after a timeout): 'exit' handlers run synchronously, so a plain SIGKILL.
+    const children: Array<Child> = []
+    const killAll = () => {
+      for (const child of children) if (running(child)) child.process.kill("SIGKILL")
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => process.once("exit", killAll)),
+      () => Effect.sync(() => process.off("exit", killAll)),
+    )
 
-  const etcdUrl = `http://127.0.0.1:${clientPort}`
-  const etcdChild = yield* Effect.acquireRelease(
-    Effect.sync(() => {
-      const child = startChild(
-        join(bin, "etcd"),
-        [
-          "--name=test",
-          `--data-dir=${join(dir, "etcd")}`,
-          `--listen-client-urls=${etcdUrl}`,
-          `--advertise-client-urls=${etcdUrl}`,
-          `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-          `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-          `--initial-cluster=test=http://127.0.0.1:${peerPort}`,
-          // A test's data is thrown away: no fsync keeps etcd from waiting on the disk of a shared machine.
-          "--unsafe-no-fsync",
-          "--log-level=warn",
-        ],
-        pdeath,
-      )
-      children.push(child)
-      return child
-    }),
-    (child) => Effect.promise(() => stopChild(child, 5_000)),
-  )
+    const etcdUrl = `http://127.0.0.1:${clientPort}`
+    const etcdChild = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const child = startChild(
+          join(bin, "etcd"),
+          [
+            "--name=test",
+            `--data-dir=${join(dir, "etcd")}`,
+            `--listen-client-urls=${etcdUrl}`,
+            `--advertise-client-urls=${etcdUrl}`,
+            `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+            `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+            `--initial-cluster=test=http://127.0.0.1:${peerPort}`,
+            // A test's data is thrown away: no fsync keeps etcd from waiting on the disk of a shared machine.
+            "--unsafe-no-fsync",
+            "--log-level=warn",
+          ],
+          pdeath,
+        )
+        children.push(child)
+        return child
+      }),
+      (child) => Effect.promise(() => stopChild(child, 5_000)),
+    )
 
-  const url = `https://127.0.0.1:${securePort}`
-  const apiChild = yield* Effect.acquireRelease(
-    Effect.sync(() => {
-      mkdirSync(join(dir, "apiserver"))
-      const child = startChild(
-        join(bin, "kube-apiserver"),
-        [
-          `--etcd-servers=${etcdUrl}`,
-          "--bind-address=127.0.0.1",
-          "--advertise-address=127.0.0.1",
-          `--secure-port=${securePort}`,
-          `--cert-dir=${join(dir, "apiserver")}`,
-          `--tls-cert-file=${certs.serving.cert}`,
-          `--tls-private-key-file=${certs.serving.key}`,
-          `--client-ca-file=${certs.ca}`,
-          `--service-account-key-file=${certs.saPub}`,
-          `--service-account-signing-key-file=${certs.saKey}`,
-          "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-          "--authorization-mode=Node,RBAC",
-          "--enable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook",
-          "--service-cluster-ip-range=10.96.0.0/16",
-          "--allow-privileged=true",
-          "--profiling=false",
-        ],
-        pdeath,
-      )
-      children.push(child)
-      return child
-    }),
-    (child) => Effect.promise(() => stopChild(child, 10_000)),
-  )
-  const logs = () => `--- kube-apiserver ---\n${apiChild.output()}\n--- etcd ---\n${etcdChild.output()}`
+    const url = `https://127.0.0.1:${securePort}`
+    const apiChild = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        mkdirSync(join(dir, "apiserver"))
+        const child = startChild(
+          join(bin, "kube-apiserver"),
+          [
+            `--etcd-servers=${etcdUrl}`,
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            `--secure-port=${securePort}`,
+            `--cert-dir=${join(dir, "apiserver")}`,
+            `--tls-cert-file=${certs.serving.cert}`,
+            `--tls-private-key-file=${certs.serving.key}`,
+            `--client-ca-file=${certs.ca}`,
+            `--service-account-key-file=${certs.saPub}`,
+            `--service-account-signing-key-file=${certs.saKey}`,
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            "--authorization-mode=Node,RBAC",
+            "--enable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook",
+            "--service-cluster-ip-range=10.96.0.0/16",
+            "--allow-privileged=true",
+            "--profiling=false",
+          ],
+          pdeath,
+        )
+        children.push(child)
+        return child
+      }),
+      (child) => Effect.promise(() => stopChild(child, 10_000)),
+    )
+    const logs = () => `--- kube-apiserver ---\n${apiChild.output()}\n--- etcd ---\n${etcdChild.output()}`
 
-  const api = (method: string, path: string, options: ApiRequestOptions = {}): Promise<ApiAnswer> =>
-    new Promise((resolve, reject) => {
-      const body = options.body === undefined ? undefined : JSON.stringify(options.body)
-      const req = request(
-        {
-          host: "127.0.0.1",
-          port: securePort,
-          method,
-          path,
-          ca: caPem,
-          ...(options.token === undefined ? { cert: adminCert, key: adminKey } : {}),
-          headers: {
-            accept: "application/json",
-            ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
-            ...(body === undefined ? {} : { "content-type": options.contentType ?? "application/json" }),
-            ...options.headers,
+    const api = (method: string, path: string, options: ApiRequestOptions = {}): Promise<ApiAnswer> =>
+      new Promise((resolve, reject) => {
+        const body = options.body === undefined ? undefined : JSON.stringify(options.body)
+        const req = request(
+          {
+            host: "127.0.0.1",
+            port: securePort,
+            method,
+            path,
+            ca: caPem,
+            ...(options.token === undefined ? { cert: adminCert, key: adminKey } : {}),
+            headers: {
+              accept: "application/json",
+              ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
+              ...(body === undefined ? {} : { "content-type": options.contentType ?? "application/json" }),
+              ...options.headers,
+            },
+            timeout: 30_000,
           },
-          timeout: 30_000,
-        },
-        (res) => {
-          let text = ""
-          res.setEncoding("utf8")
-          res.on("data", (chunk: string) => {
-            text += chunk
-          })
-          res.on("end", () => {
-            let parsed: unknown = text
-            try {
-              parsed = JSON.parse(text)
-            } catch {
-              // not JSON: /readyz and friends answer text
-            }
-            const warning = res.headers.warning
-            const warnings = warning === undefined ? [] : Array.isArray(warning) ? warning : [warning]
-            resolve({ status: res.statusCode ?? 0, body: parsed, warnings })
-          })
-        },
-      )
-      req.on("timeout", () => req.destroy(new Error(`${method} ${path}: timed out`)))
-      req.on("error", reject)
-      req.end(body)
+          (res) => {
+            let text = ""
+            res.setEncoding("utf8")
+            res.on("data", (chunk: string) => {
+              text += chunk
+            })
+            res.on("end", () => {
+              let parsed: unknown = text
+              try {
+                parsed = JSON.parse(text)
+              } catch {
+                // not JSON: /readyz and friends answer text
+              }
+              const warning = res.headers.warning
+              const warnings = warning === undefined ? [] : Array.isArray(warning) ? warning : [warning]
+              resolve({ status: res.statusCode ?? 0, body: parsed, warnings })
+            })
+          },
+        )
+        req.on("timeout", () => req.destroy(new Error(`${method} ${path}: timed out`)))
+        req.on("error", reject)
+        req.end(body)
+      })
+
+    // /readyz answers 200 once every post-start hook (RBAC bootstrap roles, priority classes, ...) is done.
+    yield* Effect.tryPromise({
+      try: async () => {
+        const deadline = Date.now() + 120_000
+        for (;;) {
+          for (const [name, child] of [
+            ["etcd", etcdChild],
+            ["kube-apiserver", apiChild],
+          ] as const)
+            if (!running(child)) throw new Error(`${name} exited during start-up:\n${logs().slice(-8_000)}`)
+          const answer = await api("GET", "/readyz").catch(() => undefined)
+          if (answer?.status === 200) return
+          if (Date.now() > deadline) throw new Error(`/readyz did not answer 200 in 120 s:\n${logs().slice(-8_000)}`)
+          await new Promise((r) => setTimeout(r, 100))
+        }
+      },
+      catch: (e) => new RealOrchestratorError({ message: e instanceof Error ? e.message : String(e) }),
     })
+    const startMillis = Date.now() - started
 
-  // /readyz answers 200 once every post-start hook (RBAC bootstrap roles, priority classes, ...) is done.
-  yield* Effect.tryPromise({
-    try: async () => {
-      const deadline = Date.now() + 120_000
-      for (;;) {
-        for (const [name, child] of [
-          ["etcd", etcdChild],
-          ["kube-apiserver", apiChild],
-        ] as const)
-          if (!running(child)) throw new Error(`${name} exited during start-up:\n${logs().slice(-8_000)}`)
-        const answer = await api("GET", "/readyz").catch(() => undefined)
-        if (answer?.status === 200) return
-        if (Date.now() > deadline) throw new Error(`/readyz did not answer 200 in 120 s:\n${logs().slice(-8_000)}`)
-        await new Promise((r) => setTimeout(r, 100))
-      }
-    },
-    catch: (e) => (e instanceof Error ? e : new Error(String(e))),
-  })
-  const startMillis = Date.now() - started
+    const kubeconfig = join(dir, "admin.kubeconfig")
+    writeFileSync(
+      kubeconfig,
+      kubeconfigYaml(url, caPem, {
+        "client-certificate-data": Buffer.from(adminCert).toString("base64"),
+        "client-key-data": Buffer.from(adminKey).toString("base64"),
+      }),
+    )
+    let kubeconfigs = 0
+    const kubeconfigWithToken = (token: string) => {
+      const path = join(dir, `token-${++kubeconfigs}.kubeconfig`)
+      writeFileSync(path, kubeconfigYaml(url, caPem, { token }))
+      return path
+    }
 
-  const kubeconfig = join(dir, "admin.kubeconfig")
-  writeFileSync(
-    kubeconfig,
-    kubeconfigYaml(url, caPem, {
-      "client-certificate-data": Buffer.from(adminCert).toString("base64"),
-      "client-key-data": Buffer.from(adminKey).toString("base64"),
-    }),
-  )
-  let kubeconfigs = 0
-  const kubeconfigWithToken = (token: string) => {
-    const path = join(dir, `token-${++kubeconfigs}.kubeconfig`)
-    writeFileSync(path, kubeconfigYaml(url, caPem, { token }))
-    return path
-  }
+    const ok = async (method: string, path: string, options?: ApiRequestOptions) => {
+      const answer = await api(method, path, options)
+      if (answer.status < 200 || answer.status >= 300)
+        throw new Error(`${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`)
+      return answer.body
+    }
 
-  const ok = async (method: string, path: string, options?: ApiRequestOptions) => {
-    const answer = await api(method, path, options)
-    if (answer.status < 200 || answer.status >= 300)
-      throw new Error(`${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`)
-    return answer.body
-  }
+    let namespaces = 0
+    const namespace = async (prefix: string, labels: Readonly<Record<string, string>> = {}) => {
+      const name = `${prefix}-${++namespaces}`
+      await ok("POST", "/api/v1/namespaces", {
+        body: { apiVersion: "v1", kind: "Namespace", metadata: { name, labels } },
+      })
+      await ok("POST", `/api/v1/namespaces/${name}/serviceaccounts`, {
+        body: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default" } },
+      })
+      return name
+    }
 
-  let namespaces = 0
-  const namespace = async (prefix: string, labels: Readonly<Record<string, string>> = {}) => {
-    const name = `${prefix}-${++namespaces}`
-    await ok("POST", "/api/v1/namespaces", {
-      body: { apiVersion: "v1", kind: "Namespace", metadata: { name, labels } },
-    })
-    await ok("POST", `/api/v1/namespaces/${name}/serviceaccounts`, {
-      body: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "default" } },
-    })
-    return name
-  }
-
-  return {
-    url,
-    port: securePort,
-    caPem,
-    versions: { kube, etcd },
-    kubeconfig,
-    kubeconfigWithToken,
-    api,
-    ok,
-    namespace,
-    logs,
-    startMillis,
-  }
-})
+    return {
+      url,
+      port: securePort,
+      caPem,
+      versions: { kube, etcd },
+      kubeconfig,
+      kubeconfigWithToken,
+      api,
+      ok,
+      namespace,
+      logs,
+      startMillis,
+    }
+  },
+)
 
 /**
  * One real API server for a test file: started in `beforeAll`, stopped in `afterAll` (vitest's

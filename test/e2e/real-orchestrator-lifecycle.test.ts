@@ -1,0 +1,188 @@
+/**
+ * The mesh's life on the real orchestrator API server: `meshctl install` then `verify-install`;
+ * two mesh-discovery processes (as the installed ServiceAccount) on one Lease, the leader killed
+ * outright and the other taking over once the lease lapsed and going on with the leader's
+ * work (root-certificate ConfigMaps); `meshctl uninstall --purge` leaving none of the mesh's
+ * objects behind. No controller-manager runs: the test marks Deployments ready through their
+ * status subresource, and the deleted namespace stays Terminating (no namespace controller
+ * empties it), which the test states.
+ */
+import { execFile } from "node:child_process"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DEFAULT_TIMING } from "../../src/services/orchestrator/lease.js"
+import { discoveryArgs } from "../support/discovery.js"
+import { binary, type Daemon, ROOT, startDaemon } from "../support/processes.js"
+import { realOrchestratorPerFile } from "../support/real-orchestrator.js"
+
+const real = realOrchestratorPerFile({ beforeAll, afterAll })
+const MESH_NS = "mesh-system"
+/**
+ * How long a follower can take to hold a Lease whose holder died without releasing it: the lease
+ * lapses a lease duration after the follower *observed* the last renewal (its own clock, as the
+ * reference's leader election measures), and a follower polls every retry period plus up to 1.2
+ * times more (jitter, leader-election.ts): up to one poll to observe, the duration, one poll to take.
+ */
+const TAKEOVER_BOUND_MILLIS = DEFAULT_TIMING.leaseDurationMillis + 2 * 2.2 * DEFAULT_TIMING.retryPeriodMillis
+
+const daemons: Array<Daemon> = []
+let readiness: NodeJS.Timeout | undefined
+
+const meshctl = (args: ReadonlyArray<string>) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [binary("meshctl"), ...args, "--orchconfig", real.get().kubeconfig],
+      { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" }, timeout: 180_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }),
+    )
+    child.stdin?.end()
+  })
+
+/** The deployment controller's part: each Deployment's status says its replicas are ready. */
+const markDeploymentsReady = async () => {
+  const orch = real.get()
+  const list = await orch.api("GET", `/apis/apps/v1/namespaces/${MESH_NS}/deployments`)
+  if (list.status !== 200) return
+  for (const d of list.body.items) {
+    if (d.status?.observedGeneration === d.metadata.generation) continue
+    const replicas = d.spec.replicas ?? 1
+    await orch.api("PUT", `/apis/apps/v1/namespaces/${MESH_NS}/deployments/${d.metadata.name}/status`, {
+      body: {
+        ...d,
+        status: {
+          observedGeneration: d.metadata.generation,
+          replicas,
+          updatedReplicas: replicas,
+          readyReplicas: replicas,
+          availableReplicas: replicas,
+          conditions: [{ type: "Available", status: "True", reason: "MinimumReplicasAvailable" }],
+        },
+      },
+    })
+  }
+}
+
+const until = async <A>(what: string, check: () => Promise<A | undefined>, timeoutMillis = 30_000): Promise<A> => {
+  const deadline = Date.now() + timeoutMillis
+  for (;;) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}\n${daemons.map((d) => d.output().slice(-3_000)).join("\n---\n")}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+/** mesh-discovery as `POD_NAME=name`, authenticated as the installed meshd ServiceAccount. */
+const startMeshd = async (name: string): Promise<Daemon> => {
+  const orch = real.get()
+  const token = (
+    await orch.ok("POST", `/api/v1/namespaces/${MESH_NS}/serviceaccounts/meshd/token`, {
+      body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 3600 } },
+    })
+  ).status.token as string
+  const args = discoveryArgs("", {
+    "--registries": "Orchestrator",
+    "--orchconfig": orch.kubeconfigWithToken(token),
+  }).filter((a, i, all) => a !== "--configDir" && all[i - 1] !== "--configDir")
+  const daemon = startDaemon("mesh-discovery", args, { POD_NAME: name, POD_NAMESPACE: MESH_NS, REVISION: "default" })
+  daemons.push(daemon)
+  await daemon.waitFor(/ADS server listening on/, 60_000)
+  return daemon
+}
+
+const holder = async (): Promise<string | undefined> => {
+  const lease = await real.get().api("GET", `/apis/coordination.k8s.io/v1/namespaces/${MESH_NS}/leases/mesh-leader`)
+  return lease.status === 200 ? lease.body.spec.holderIdentity || undefined : undefined
+}
+
+beforeAll(async () => {
+  if (real.skip) return
+  readiness = setInterval(() => void markDeploymentsReady().catch(() => undefined), 200)
+}, 10_000)
+
+afterAll(async () => {
+  if (readiness !== undefined) clearInterval(readiness)
+  for (const d of daemons) await d.stop("SIGKILL")
+})
+
+describe.skipIf(real.skip)("the mesh's life on the real orchestrator API server", () => {
+  it("installs with meshctl install and verify-install finds everything in place", async () => {
+    const install = await meshctl(["install", "-y", "--readiness-timeout", "2m"])
+    expect(install.stderr).toBe("")
+    expect(install.code).toBe(0)
+    const verify = await meshctl(["verify-install"])
+    expect(verify.stderr).toBe("")
+    expect(verify.code).toBe(0)
+    expect(verify.stdout).toMatch(/verified successfully|✔/)
+  }, 240_000)
+
+  it("hands the Lease to the second mesh-discovery once the lease lapses when the leader is killed", async () => {
+    const orch = real.get()
+    const first = await startMeshd("meshd-a")
+    expect(await until("meshd-a to lead", async () => ((await holder()) === "meshd-a" ? true : undefined))).toBe(true)
+    const second = await startMeshd("meshd-b")
+    // The follower does the leader's work only after taking over: meshd-a keeps the Lease.
+    const early = await orch.namespace("before")
+    await until("meshd-a's root certificate ConfigMap", async () => {
+      const answer = await orch.api("GET", `/api/v1/namespaces/${early}/configmaps/mesh-ca-root-cert`)
+      return answer.status === 200 ? true : undefined
+    })
+    expect(await holder()).toBe("meshd-a")
+
+    // Killed outright: no release, so meshd-b waits for the lease to lapse.
+    const killed = Date.now()
+    await first.stop("SIGKILL")
+    await until(
+      "meshd-b to take the Lease",
+      async () => ((await holder()) === "meshd-b" ? true : undefined),
+      TAKEOVER_BOUND_MILLIS + 10_000,
+    )
+    const takeover = Date.now() - killed
+    console.info(
+      `leader killed → meshd-b holds the Lease after ${takeover} ms (lease ${DEFAULT_TIMING.leaseDurationMillis} ms, bound ${TAKEOVER_BOUND_MILLIS} ms)`,
+    )
+    // Not before the lease lapsed (the follower respected it), and within the bound.
+    // (The last renewal was up to one jittered retry period before the kill.)
+    expect(takeover).toBeGreaterThanOrEqual(DEFAULT_TIMING.leaseDurationMillis - 2.2 * DEFAULT_TIMING.retryPeriodMillis)
+    expect(takeover).toBeLessThan(TAKEOVER_BOUND_MILLIS)
+    // The new leader goes on with the leader's writes.
+    const late = await orch.namespace("after")
+    await until("meshd-b's root certificate ConfigMap", async () => {
+      const answer = await orch.api("GET", `/api/v1/namespaces/${late}/configmaps/mesh-ca-root-cert`)
+      return answer.status === 200 ? true : undefined
+    })
+    expect(second.output()).toMatch(/meshd-b leads/)
+    await second.stop()
+  }, 180_000)
+
+  it("uninstall --purge leaves none of the mesh's cluster objects; the namespace waits for a namespace controller", async () => {
+    const orch = real.get()
+    const uninstall = await meshctl(["uninstall", "--purge", "-y"])
+    expect(uninstall.code, uninstall.stderr).toBe(0)
+    const names = async (path: string, match: (name: string) => boolean) =>
+      ((await orch.ok("GET", path)).items as Array<{ metadata: { name: string } }>)
+        .map((o) => o.metadata.name)
+        .filter(match)
+    // CRD deletion is finished by the API server itself (its CRD finalizer), so wait for it.
+    await until("the mesh CRDs to be gone", async () => {
+      const left = await names("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", (n) => n.endsWith("mesh.io"))
+      return left.length === 0 ? true : undefined
+    })
+    expect(await names("/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", () => true)).toEqual([])
+    expect(await names("/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", () => true)).toEqual([])
+    expect(
+      await names("/apis/rbac.authorization.k8s.io/v1/clusterroles", (n) => n.includes("meshd") || n.includes("mesh-")),
+    ).toEqual([])
+    expect(
+      await names(
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        (n) => n.includes("meshd") || n.includes("mesh-"),
+      ),
+    ).toEqual([])
+    // Deleted, but only a namespace controller (kube-controller-manager, not run here) empties and removes it.
+    const ns = await orch.api("GET", `/api/v1/namespaces/${MESH_NS}`)
+    expect(ns.status === 404 || ns.body.status.phase === "Terminating").toBe(true)
+  }, 120_000)
+})
