@@ -11,7 +11,7 @@ import { Session } from "node:inspector"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeStream } from "@effect/platform-node"
-import { Data, type Duration, Effect, Stream } from "effect"
+import { Data, type Duration, Effect, Exit, Stream } from "effect"
 
 export class ProfilingError extends Data.TaggedError("ProfilingError")<{ readonly message: string }> {}
 
@@ -50,28 +50,32 @@ export const cpuProfile = (duration: Duration.DurationInput): Effect.Effect<unkn
   )
 
 /**
- * A V8 heap snapshot (`.heapsnapshot` JSON) as a byte stream. The snapshot is taken when the
- * stream starts; the temporary file lives as long as the stream.
+ * Takes a V8 heap snapshot (`.heapsnapshot` JSON) into a new temporary file and returns the
+ * stream that reads it; the file is removed when that stream ends (or at once if taking the
+ * snapshot fails). The snapshot is complete before anything is sent, so a failure is an error
+ * response rather than a cut-off body.
  */
-export const heapSnapshot: Stream.Stream<Uint8Array, ProfilingError> = Stream.unwrapScoped(
-  Effect.gen(function* () {
-    const dir = yield* Effect.acquireRelease(
-      Effect.sync(() => mkdtempSync(join(tmpdir(), "mesh-heap-"))),
-      (path) => Effect.sync(() => rmSync(path, { recursive: true, force: true })),
-    )
+export const heapSnapshot: Effect.Effect<Stream.Stream<Uint8Array, ProfilingError>, ProfilingError> = Effect.gen(
+  function* () {
+    const dir = yield* Effect.sync(() => mkdtempSync(join(tmpdir(), "mesh-heap-")))
+    const remove = Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
     const file = join(dir, "heap.heapsnapshot")
-    const s = yield* session
-    const fd = yield* Effect.acquireRelease(
-      Effect.sync(() => openSync(file, "w", 0o600)),
-      (fd) => Effect.sync(() => closeSync(fd)),
-    )
-    s.on("HeapProfiler.addHeapSnapshotChunk", (message: { params: { chunk: string } }) => {
-      writeSync(fd, message.params.chunk)
-    })
-    yield* post(s, "HeapProfiler.takeHeapSnapshot", { reportProgress: false })
-    return NodeStream.fromReadable(
+    yield* Effect.scoped(
+      Effect.gen(function* () {
+        const s = yield* session
+        const fd = yield* Effect.acquireRelease(
+          Effect.sync(() => openSync(file, "w", 0o600)),
+          (fd) => Effect.sync(() => closeSync(fd)),
+        )
+        s.on("HeapProfiler.addHeapSnapshotChunk", (message: { params: { chunk: string } }) => {
+          writeSync(fd, message.params.chunk)
+        })
+        yield* post(s, "HeapProfiler.takeHeapSnapshot", { reportProgress: false })
+      }),
+    ).pipe(Effect.onExit((exit) => (Exit.isFailure(exit) ? remove : Effect.void)))
+    return NodeStream.fromReadable<ProfilingError>(
       () => createReadStream(file),
       (error) => new ProfilingError({ message: `reading the heap snapshot: ${String(error)}` }),
-    )
-  }),
+    ).pipe(Stream.ensuring(remove))
+  },
 )

@@ -2,11 +2,10 @@
  * The `/debug/pprof/` handler (services/profiling/pprof-request.ts says what is served): the
  * index, a V8 CPU profile over `?seconds=N` and a heap snapshot, each downloadable under the
  * file name the usual tools expect. One CPU profile and one heap snapshot at a time (409 to a
- * second caller): V8 has one profiler per process, and two snapshots would double the pause and
- * the disk used. Access (loopback only) is the mounting server's rule, as for the debug pages.
+ * second caller): V8 has one profiler per process, and two snapshots would double the pause. Access (loopback only) is the mounting server's rule, as for the debug pages.
  */
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Option, Ref, Stream } from "effect"
+import { Effect, Option, Ref } from "effect"
 import { isLoopback } from "../../services/debug/views.js"
 import { parsePprofRequest, pprofIndexHtml } from "../../services/profiling/pprof-request.js"
 import { cpuProfile, heapSnapshot } from "./inspector-profiles.js"
@@ -32,10 +31,8 @@ const exclusive = <E, R>(
 
 /** Makes the handler (with its own one-at-a-time state); `title` names the process on the index. */
 export const makePprofHandler = (title: string) =>
-  Effect.gen(function* () {
-    const cpuBusy = yield* Ref.make(false)
-    const heapBusy = yield* Ref.make(false)
-    return Effect.gen(function* () {
+  Effect.map(Effect.all([Ref.make(false), Ref.make(false)]), ([cpuBusy, heapBusy]) =>
+    Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const url = new URL(request.url, "http://localhost")
       if (url.pathname === PPROF_PREFIX.slice(0, -1)) {
@@ -69,17 +66,22 @@ export const makePprofHandler = (title: string) =>
             ),
           )
         case "Heap":
+          // Held while the snapshot is taken (the process pauses), not while it is sent.
           return yield* exclusive(heapBusy, "heap snapshot", (release) =>
-            Effect.succeed(
-              HttpServerResponse.stream(heapSnapshot.pipe(Stream.ensuring(release)), {
-                contentType: "application/json",
-                headers: { "content-disposition": 'attachment; filename="heap.heapsnapshot"' },
-              }),
+            heapSnapshot.pipe(
+              Effect.map((body) =>
+                HttpServerResponse.stream(body, {
+                  contentType: "application/json",
+                  headers: { "content-disposition": 'attachment; filename="heap.heapsnapshot"' },
+                }),
+              ),
+              Effect.catchTag("ProfilingError", (error) => Effect.succeed(text(500, error.message))),
+              Effect.ensuring(release),
             ),
           )
       }
-    })
-  })
+    }),
+  )
 
 /** `handler` answered to loopback callers only (403 otherwise). */
 const loopbackOnly = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
