@@ -9,7 +9,7 @@
  */
 
 import { type GeneratorNotice, makeNoticeLog, type NoticeLog } from "../grpcgen/generator-notices.js"
-import { generate, hostClusterNames, missingResources, type Subscription, setDigest } from "../grpcgen/grpc-gen.js"
+import { generate, hostClusterNames, missingResource, type Subscription, setDigest } from "../grpcgen/grpc-gen.js"
 import { type ProxyWorkload, proxyWorkload } from "../grpcgen/grpc-inbound.js"
 import { isInboundListenerName, type PushContext, type PushContextInput } from "../model/push-context.js"
 import { type DeltaWatch, planDelta } from "../protocol/delta.js"
@@ -22,7 +22,7 @@ import type {
 } from "../protocol/messages.js"
 import { structToPlain } from "../protocol/messages.js"
 import type { SotwWatch } from "../protocol/sotw.js"
-import { TypeUrl } from "../protocol/type-urls.js"
+import { shortType, TypeUrl } from "../protocol/type-urls.js"
 import { generateForProxy, missingProxyResources, proxyShareKey } from "../proxygen/generate.js"
 import { type ProxyView, proxyView } from "../proxygen/proxy-view.js"
 import { clusterHost } from "../push/watched-hosts.js"
@@ -145,6 +145,11 @@ interface ResponderState {
   readonly deltaEntries: WeakMap<EncodedResource, DeltaResource>
   /** Delta push responses per PushContext, by what they send and remove. */
   readonly deltaPushResponses: WeakMap<PushContext, Map<string, DeltaPushResponse>>
+  /**
+   * What the two tables above hold per PushContext, in characters of their keys (the watched
+   * names joined, the names sent and removed): see `MAX_SHARED_KEY_CHARS`.
+   */
+  readonly sharedChars: WeakMap<PushContext, { chars: number }>
   /** What the generators noticed in the config, each text once for this server. */
   readonly notices: NoticeLog
   /**
@@ -168,6 +173,7 @@ const responderState: CacheLocal<ResponderState> = {
     changedByContext: new WeakMap(),
     deltaEntries: new WeakMap(),
     deltaPushResponses: new WeakMap(),
+    sharedChars: new WeakMap(),
     notices: makeNoticeLog(),
     partialSets: new WeakMap(),
   }),
@@ -199,6 +205,53 @@ export const recordDerivation = (
   derivations.set(next, { previous, hosts })
 }
 
+/**
+ * How many characters of keys the shared tables of one PushContext may hold (`sharedChars`).
+ * They live as long as the context (until the config changes), whoever asked: the sets of
+ * streams that ended stay in them. So they are bounded; beyond the bound a set or response is
+ * built for its connection alone, as with sharing off. Thousands of distinct sets of a
+ * thousand cluster names each fit; proxies alike (one Sidecar scope) share one set.
+ */
+export const MAX_SHARED_KEY_CHARS = 32 * 1024 * 1024
+
+/** Whether a key of `chars` characters fits in `push`'s shared tables; counted when it does. */
+const admitShared = (state: ResponderState, push: PushContext, chars: number): boolean => {
+  const held = memoOf(state.sharedChars, push, () => ({ chars: 0 }))
+  if (held.chars + chars > MAX_SHARED_KEY_CHARS) return false
+  held.chars += chars
+  return true
+}
+
+/**
+ * Most reasons given per watch for names without a resource (`/debug/syncz` warnings, the
+ * debug log); one more line counts the rest. A watch's names are the caller's choice.
+ */
+export const MAX_NOT_FOUND = 100
+
+/** Why each of `names` without a resource in `resources` has none: the first `MAX_NOT_FOUND`. */
+const notFoundOf = (
+  push: PushContext,
+  typeUrl: string,
+  names: ReadonlyArray<string>,
+  resources: ReadonlyArray<EncodedResource>,
+  proxy: boolean,
+): ReadonlyArray<string> => {
+  // Generators give at most one resource per name: as many as names means none is missing.
+  if (resources.length >= names.length) return []
+  const present = new Set(resources.map((r) => r.name))
+  const missing: Array<string> = []
+  let more = 0
+  for (const name of names) {
+    if (present.has(name)) continue
+    if (missing.length < MAX_NOT_FOUND) missing.push(name)
+    else more++
+  }
+  const reasons = proxy
+    ? missingProxyResources(typeUrl, missing, [])
+    : missing.map((name) => missingResource(push, typeUrl, name))
+  return more === 0 ? reasons : [...reasons, `${more} more requested ${shortType(typeUrl)} resources not found`]
+}
+
 const joinedNames = (state: ResponderState, names: ReadonlyArray<string>): string =>
   memoOf(state.joined, names, () => names.join("\n"))
 
@@ -220,11 +273,7 @@ const resolvedSet = (
     const resources = resourcesFor(push, cache, typeUrl, { wildcard, names, ...workloadOf(proxy) }, view)
     let bytes = 0
     for (const r of resources) bytes += r.resource.value.length
-    const notFound = wildcard
-      ? []
-      : view === undefined
-        ? missingResources(push, typeUrl, names, resources)
-        : missingProxyResources(typeUrl, names, resources)
+    const notFound = wildcard ? [] : notFoundOf(push, typeUrl, names, resources, view !== undefined)
     return { resources, messages: resources.map((r) => r.resource), bytes, responses, notFound }
   }
   if (!share || (view === undefined && typeUrl === TypeUrl.Listener && names.some(isInboundListenerName)))
@@ -249,6 +298,10 @@ const resolvedSet = (
     typeUrl === TypeUrl.Endpoint && !wildcard && view === undefined ? previousSet(state, push, kind, key) : undefined
   const built =
     (before !== undefined ? carriedOver(state, push, cache, before, responses) : undefined) ?? build(responses)
+  // A set naming what does not exist is no proxy's common configuration (and its names are
+  // whatever the caller chose): it is not kept for others, nor is a set over the bound.
+  if (built.notFound.length > 0 || !admitShared(state, push, key.length))
+    return { ...built, responses: undefined, shared: false }
   sets.set(key, { ...built, shared: true })
   return { ...built, shared: false }
 }
@@ -475,7 +528,7 @@ export const deltaResponse = (
   let built = responses.get(key)
   if (built === undefined) {
     built = build(nonce())
-    responses.set(key, built)
+    if (admitShared(state, push, key.length)) responses.set(key, built)
   }
   return { ...built, sharedReads, notFound }
 }

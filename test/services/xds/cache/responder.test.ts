@@ -8,6 +8,7 @@ import { loadXdsProtos } from "../../../../src/layers/xds/protos.js"
 import { makeResourceCache } from "../../../../src/services/xds/cache/resource-cache.js"
 import {
   deltaEntry,
+  MAX_NOT_FOUND,
   proxyInfo,
   recordDerivation,
   sotwResponse,
@@ -168,5 +169,25 @@ describe("route pushes to a data-plane proxy after a DestinationRule change", ()
     const outliers = { ...hashOn("x-a"), outlierDetection: { consecutive5xxErrors: 3 } }
     const same = sotwResponse(makePushContext(routing(outliers), undefined, "3"), cache, held, "n3", sidecar)
     expect(same.digest).toBe(first.digest)
+  })
+})
+
+describe("what a push keeps of the names callers watch", () => {
+  it("a set naming what does not exist is not kept for others; its reasons are bounded", () => {
+    const push = makePushContext(base, undefined, "1")
+    const cache = makeResourceCache(codec)
+    const missing = Array.from({ length: MAX_NOT_FOUND + 20 }, (_, i) =>
+      clusterName(`gone-${i}.default.svc.cluster.local`, 80),
+    )
+    const watch = { typeUrl: TypeUrl.Cluster, names: [...names, ...missing].sort(), wildcard: false }
+    const first = sotwResponse(push, cache, watch, "n1")
+    expect(first.response.resources).toHaveLength(names.length)
+    expect(first.notFound).toHaveLength(MAX_NOT_FOUND + 1)
+    expect(first.notFound[MAX_NOT_FOUND]).toBe("20 more requested cds resources not found")
+    // Another connection watching the same names resolves them itself: nothing was kept.
+    expect(sotwResponse(push, cache, { ...watch, names: [...watch.names] }, "n2").sharedReads).toBe(0)
+    // Sets of existing names are shared as before.
+    expect(sotwResponse(push, cache, clusters, "n3").sharedReads).toBe(0)
+    expect(sotwResponse(push, cache, { ...clusters, names: [...names] }, "n4").sharedReads).toBe(names.length)
   })
 })
