@@ -80,10 +80,3 @@ export const annotate = (root: CommandModel, notes: TreeNotes, path: ReadonlyArr
   })
   return { ...root, children, ...(groupFlags.length > 0 ? { groupFlags } : {}) }
 }
-
-/** Every command below `command` that runs (has no children), with the path to it. */
-export const leaves = (
-  command: CommandModel,
-  path: ReadonlyArray<CommandModel> = [command],
-): ReadonlyArray<ReadonlyArray<CommandModel>> =>
-  command.children.length === 0 ? [path] : command.children.flatMap((child) => leaves(child, [...path, child]))
