@@ -2,18 +2,23 @@
  * The agent's WasmFetcher: turns a module URL into a file of the on-disk cache.
  *
  * A request is looked up in the cache index first (`wasm_cache_lookup_count{hit}`); a miss pulls
- * the module (http(s) download, or OCI registry pull), checks the pinned checksum, validates the
- * Wasm header, writes the file and records it (`wasm_remote_fetch_count{result}`,
- * `wasm_cache_entries`). Concurrent misses of the same request share one pull, which runs in the
- * layer's scope so that one caller giving up does not cancel it for the others. Every
- * WASM_PURGE_INTERVAL the modules unused for longer than WASM_MODULE_EXPIRY are deleted. At start
- * the files a previous run left are re-indexed (see `restore-cache.ts`).
+ * the module (http(s) download, or OCI registry pull) into a temporary file of the cache
+ * directory — streamed, never held in memory, at most MESH_WASM_MAX_BINARY_SIZE_BYTES, the whole
+ * pull within WASM_FETCH_TIMEOUT — checks the pinned checksum, validates the Wasm header, renames
+ * the file into its place and records it (`wasm_remote_fetch_count{result}`,
+ * `wasm_cache_entries`). A URL of another scheme is refused before any network call; with
+ * WASM_REFUSE_METADATA_ADDRESSES every connection to a link-local or metadata address is.
+ * Concurrent misses of the same request share one pull, which runs in the layer's scope so that
+ * one caller giving up does not cancel it for the others. Every WASM_PURGE_INTERVAL the modules
+ * unused for longer than WASM_MODULE_EXPIRY are deleted. At start the files a previous run left
+ * are re-indexed (see `restore-cache.ts`) and its unfinished downloads removed.
  */
 import { createHash } from "node:crypto"
 import { resolve } from "node:path"
 import { Clock, Deferred, Duration, Effect, Either, type Exit, FiberId, Layer, Schedule } from "effect"
+import { refuseMetadataAddresses } from "../../../services/agent/wasm/address-policy.js"
 import { type CacheKey, moduleFilePath, WasmCacheIndex } from "../../../services/agent/wasm/cache-index.js"
-import { expectedChecksum, isWasmBinary, sha256Hex } from "../../../services/agent/wasm/checksum.js"
+import { expectedChecksum, isWasmBinary } from "../../../services/agent/wasm/checksum.js"
 import { WasmFetchError, WasmFetcher, type WasmModuleRequest } from "../../../services/agent/wasm/contract.js"
 import { type InsecureHosts, isInsecureHost, parseInsecureHosts } from "../../../services/agent/wasm/insecure-hosts.js"
 import { WasmFetchResult, wasmFetchMetrics } from "../../../services/agent/wasm/metrics.js"
@@ -27,13 +32,19 @@ import {
   type WasmModuleSource,
 } from "../../../services/agent/wasm/module-url.js"
 import { credentialsFor, parseDockerConfig } from "../../../services/agent/wasm/registry-auth.js"
-import { unboxModule } from "../../../services/agent/wasm/unpack.js"
 import { withScope } from "../../../services/logging/logging.js"
 import { Metrics } from "../../../services/metrics/metrics.js"
-import { httpGet, type RetryPolicy } from "./http-get.js"
-import { removeModuleFile, writeModuleFile } from "./module-files.js"
+import { describeStatus, httpDownload, type RetryPolicy } from "./http-get.js"
+import {
+  installModuleFile,
+  readHead,
+  removeModuleFile,
+  removeStaleTemporaryFiles,
+  temporaryFile,
+} from "./module-files.js"
 import { resolveImage } from "./registry-client.js"
 import { restoreCacheIndex } from "./restore-cache.js"
+import { unboxDownload } from "./unbox-file.js"
 
 /** Under the agent's working directory, beside its other state (the reference's `var/lib/istio/data`). */
 export const DEFAULT_WASM_CACHE_DIR = "./var/lib/mesh/data/wasm"
@@ -50,6 +61,12 @@ export interface WasmFetcherSettings {
   readonly maxAttempts: number
   /** WASM_INSECURE_REGISTRIES as written. */
   readonly insecureRegistries: string
+  /** MESH_WASM_MAX_BINARY_SIZE_BYTES: the largest download, layer or unpacked module. */
+  readonly maxModuleBytes?: number
+  /** WASM_FETCH_TIMEOUT: a whole pull, retries included. */
+  readonly fetchTimeout?: Duration.Duration
+  /** WASM_REFUSE_METADATA_ADDRESSES. */
+  readonly refuseMetadataAddresses?: boolean
   /** Backoff between attempts (default 500ms doubling, at most 10s). */
   readonly backoff?: { readonly initial: Duration.Duration; readonly max: Duration.Duration }
 }
@@ -64,6 +81,10 @@ class PullFailure {
 
 const sha256OfText = (text: string) => createHash("sha256").update(text).digest("hex")
 
+/** The defaults of the agent's env table, for callers that set only some of the settings. */
+export const DEFAULT_MAX_MODULE_BYTES = 64 * 1024 * 1024
+export const DEFAULT_FETCH_TIMEOUT = Duration.seconds(30)
+
 export const makeWasmFetcher = (settings: WasmFetcherSettings) =>
   Effect.gen(function* () {
     const metrics = wasmFetchMetrics(yield* Metrics)
@@ -75,22 +96,48 @@ export const makeWasmFetcher = (settings: WasmFetcherSettings) =>
       initialBackoff: settings.backoff?.initial ?? Duration.millis(500),
       maxBackoff: settings.backoff?.max ?? Duration.seconds(10),
     }
+    const maxModuleBytes = settings.maxModuleBytes ?? DEFAULT_MAX_MODULE_BYTES
+    const fetchTimeout = settings.fetchTimeout ?? DEFAULT_FETCH_TIMEOUT
+    const addressPolicy = settings.refuseMetadataAddresses ? refuseMetadataAddresses() : undefined
+    const requestOptions = (skipTlsVerify: boolean) => ({
+      timeout: settings.requestTimeout,
+      skipTlsVerify,
+      ...(addressPolicy !== undefined ? { addressPolicy } : {}),
+    })
+    const limits = { cacheDir, maxBytes: maxModuleBytes }
     const index = new WasmCacheIndex()
     const inflight = new Map<string, Deferred.Deferred<string, WasmFetchError>>()
     yield* restoreCacheIndex(cacheDir, index).pipe(withScope("wasm"))
+    yield* removeStaleTemporaryFiles(cacheDir).pipe(
+      Effect.flatMap((stale) =>
+        stale > 0 ? Effect.logInfo(`removed ${stale} unfinished Wasm download(s) from ${cacheDir}`) : Effect.void,
+      ),
+      Effect.catchAll((e) => Effect.logWarning(`cannot clean Wasm cache directory ${cacheDir}: ${e.reason}`)),
+      withScope("wasm"),
+    )
     metrics.cacheEntries.set(index.size)
 
     const fromHttp = (source: HttpModuleSource, skipTlsVerify: boolean) =>
       Effect.gen(function* () {
-        const answer = yield* httpGet(source.url, { timeout: settings.requestTimeout, skipTlsVerify }, retry).pipe(
-          Effect.mapError((e) => new PullFailure(WasmFetchResult.downloadFailure, e.reason)),
-        )
-        if (answer.status !== 200)
-          return yield* Effect.fail(new PullFailure(WasmFetchResult.downloadFailure, `HTTP ${answer.status}`))
-        const module = yield* unboxModule(answer.body).pipe(
+        const path = yield* temporaryFile(cacheDir).pipe(
           Effect.mapError((e) => new PullFailure(WasmFetchResult.fetchFailure, e.reason)),
         )
-        return { checksum: sha256Hex(module), bytes: Effect.succeed(module) }
+        const answer = yield* httpDownload(
+          source.url,
+          path,
+          {
+            ...requestOptions(skipTlsVerify),
+            maxBytes: maxModuleBytes,
+            maxBytesSource: "MESH_WASM_MAX_BINARY_SIZE_BYTES",
+          },
+          retry,
+        ).pipe(Effect.mapError((e) => new PullFailure(WasmFetchResult.downloadFailure, e.reason)))
+        if (answer.file === undefined)
+          return yield* Effect.fail(new PullFailure(WasmFetchResult.downloadFailure, describeStatus(answer)))
+        const module = yield* unboxDownload(answer.file, limits).pipe(
+          Effect.mapError((e) => new PullFailure(WasmFetchResult.fetchFailure, e.reason)),
+        )
+        return { checksum: module.sha256, module: Effect.succeed(module) }
       })
 
     const fromRegistry = (source: OciModuleSource, request: WasmModuleRequest, plainHttp: boolean) =>
@@ -105,10 +152,12 @@ export const makeWasmFetcher = (settings: WasmFetcherSettings) =>
         const image = yield* resolveImage(source, {
           insecure: plainHttp,
           credentials,
-          request: { timeout: settings.requestTimeout, skipTlsVerify: plainHttp },
+          request: requestOptions(plainHttp),
           retry,
+          maxModuleBytes,
+          cacheDir,
         }).pipe(Effect.mapError((e) => new PullFailure(WasmFetchResult.manifestFailure, e.reason)))
-        const bytes = image.download.pipe(
+        const module = image.download.pipe(
           Effect.mapError(
             (e) =>
               new PullFailure(
@@ -117,7 +166,7 @@ export const makeWasmFetcher = (settings: WasmFetcherSettings) =>
               ),
           ),
         )
-        return { checksum: image.digest, bytes }
+        return { checksum: image.digest, module }
       })
 
     /** Pulls, verifies, stores and records a module; returns its file. */
@@ -135,13 +184,16 @@ export const makeWasmFetcher = (settings: WasmFetcherSettings) =>
               `module has checksum ${fetched.checksum}, which does not match ${key.checksum}`,
             ),
           )
-        const bytes = yield* fetched.bytes
-        if (!isWasmBinary(bytes))
+        const module = yield* fetched.module
+        const head = yield* readHead(module.path, 8).pipe(
+          Effect.mapError((e) => new PullFailure(WasmFetchResult.fetchFailure, e.reason)),
+        )
+        if (!isWasmBinary(head))
           return yield* Effect.fail(
             new PullFailure(WasmFetchResult.fetchFailure, "the fetched bytes are not a Wasm module"),
           )
         const path = moduleFilePath(cacheDir, key.moduleName, fetched.checksum)
-        yield* writeModuleFile(path, bytes).pipe(
+        yield* installModuleFile(module.path, path).pipe(
           Effect.mapError((e) => new PullFailure(WasmFetchResult.fetchFailure, `writing ${path}: ${e.reason}`)),
         )
         const entry = index.record(key, fetched.checksum, path, yield* Clock.currentTimeMillis)
@@ -150,6 +202,16 @@ export const makeWasmFetcher = (settings: WasmFetcherSettings) =>
         yield* Effect.logInfo(`fetched Wasm module ${request.url} (sha256 ${fetched.checksum}) to ${entry.path}`)
         return entry.path
       }).pipe(
+        // the temporary files of the pull go with it, whatever its outcome
+        Effect.scoped,
+        Effect.timeoutFail({
+          duration: fetchTimeout,
+          onTimeout: () =>
+            new PullFailure(
+              WasmFetchResult.downloadFailure,
+              `not fetched within ${Duration.format(fetchTimeout)} (WASM_FETCH_TIMEOUT)`,
+            ),
+        }),
         Effect.catchIf(
           (e): e is PullFailure => e instanceof PullFailure,
           (e) => {

@@ -16,6 +16,9 @@ export const layer = (cacheDir: string = DEFAULT_WASM_CACHE_DIR) =>
         requestTimeout: config.WASM_HTTP_REQUEST_TIMEOUT,
         maxAttempts: config.WASM_HTTP_REQUEST_MAX_RETRIES,
         insecureRegistries: config.WASM_INSECURE_REGISTRIES,
+        maxModuleBytes: config.MESH_WASM_MAX_BINARY_SIZE_BYTES,
+        fetchTimeout: config.WASM_FETCH_TIMEOUT,
+        refuseMetadataAddresses: config.WASM_REFUSE_METADATA_ADDRESSES,
       }),
     ),
   )

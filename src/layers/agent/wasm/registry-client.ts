@@ -4,11 +4,15 @@
  * gives the image digest, so a pinned checksum is checked before any layer is downloaded; then
  * `download` fetches the module layer, verifies it against its descriptor and unpacks it.
  *
+ * Bodies are bounded: manifests and token answers at 4 MiB (the registry's own manifest limit),
+ * the module layer at MESH_WASM_MAX_BINARY_SIZE_BYTES (refused unread when its descriptor says
+ * more), streamed into a temporary file of the cache directory and verified as it arrives.
+ *
  * Auth: anonymous first; on a 401 the `WWW-Authenticate` challenge is answered — Basic with the
  * pull secret's credentials, Bearer by asking the realm for a token (with those credentials when
  * there are some) — and the answer is reused for the rest of the pull.
  */
-import { Data, Effect, Either } from "effect"
+import { Data, Effect, Either, type Scope } from "effect"
 import { digestHex, sha256Hex } from "../../../services/agent/wasm/checksum.js"
 import { manifestReference, type OciModuleSource, registryApiHost } from "../../../services/agent/wasm/module-url.js"
 import {
@@ -25,8 +29,9 @@ import {
   type RegistryCredentials,
   tokenRequestUrl,
 } from "../../../services/agent/wasm/registry-auth.js"
-import { pluginFromTarLayer } from "../../../services/agent/wasm/unpack.js"
-import { type HttpAnswer, type HttpGetOptions, httpGet, type RetryPolicy } from "./http-get.js"
+import { type HttpGetOptions, httpDownload, httpGet, type RetryPolicy, type SavedFile } from "./http-get.js"
+import { temporaryFile } from "./module-files.js"
+import { pluginFromTarLayer } from "./unbox-file.js"
 
 /** Which step failed (the `result` of `wasm_remote_fetch_count`). */
 export class RegistryPullError extends Data.TaggedError("RegistryPullError")<{
@@ -38,19 +43,26 @@ export interface RegistryPullOptions {
   /** Plain http instead of https (WASM_INSECURE_REGISTRIES). */
   readonly insecure: boolean
   readonly credentials: RegistryCredentials | undefined
-  readonly request: Omit<HttpGetOptions, "headers">
+  readonly request: Omit<HttpGetOptions, "headers" | "maxBytes" | "maxBytesSource">
   readonly retry: RetryPolicy
+  /** MESH_WASM_MAX_BINARY_SIZE_BYTES: the largest layer, and the largest module unpacked from it. */
+  readonly maxModuleBytes: number
+  /** Where the layer is downloaded to (temporary files of the cache directory). */
+  readonly cacheDir: string
 }
+
+/** Distribution refuses manifests over 4 MiB; nothing larger is read as a manifest or a token. */
+export const MANIFEST_MAX_BYTES = 4 * 1024 * 1024
 
 export interface ResolvedImage {
   /** The hex sha256 of the manifest (or index) the reference resolved to. */
   readonly digest: string
   readonly module: ModuleLayer
-  /** Downloads, verifies and unpacks the module. */
-  readonly download: Effect.Effect<Buffer, RegistryPullError>
+  /** Downloads, verifies and unpacks the module into a temporary file of the scope. */
+  readonly download: Effect.Effect<SavedFile, RegistryPullError, Scope.Scope>
 }
 
-const describe = (answer: HttpAnswer) => {
+const describe = (answer: { readonly status: number; readonly body: Buffer }) => {
   const text = answer.body.toString("utf8").slice(0, 200).trim()
   return `HTTP ${answer.status}${text === "" ? "" : `: ${text}`}`
 }
@@ -61,15 +73,16 @@ export const resolveImage = (source: OciModuleSource, options: RegistryPullOptio
     let authorization: string | undefined
 
     const fail = (step: RegistryPullError["step"], reason: string) => new RegistryPullError({ step, reason })
+    const small = { ...options.request, maxBytes: MANIFEST_MAX_BYTES, maxBytesSource: "the 4 MiB manifest limit" }
+    const withAuthorization = (headers: Record<string, string>) =>
+      authorization === undefined ? headers : { ...headers, authorization }
     const get = (url: string, headers: Record<string, string>, step: RegistryPullError["step"]) =>
-      httpGet(
-        url,
-        { ...options.request, headers: authorization === undefined ? headers : { ...headers, authorization } },
-        options.retry,
-      ).pipe(Effect.mapError((e) => fail(step, `GET ${e.url}: ${e.reason}`)))
+      httpGet(url, { ...small, headers: withAuthorization(headers) }, options.retry).pipe(
+        Effect.mapError((e) => fail(step, `GET ${e.url}: ${e.reason}`)),
+      )
 
     /** Answers a 401's challenge; false when it cannot be answered. */
-    const authenticate = (answer: HttpAnswer, step: RegistryPullError["step"]) =>
+    const authenticate = (answer: { readonly headers: Headers }, step: RegistryPullError["step"]) =>
       Effect.gen(function* () {
         const challenge = parseChallenge(answer.headers.get("www-authenticate") ?? "")
         if (challenge?.scheme === "basic") {
@@ -83,7 +96,7 @@ export const resolveImage = (source: OciModuleSource, options: RegistryPullOptio
         const tokenAnswer = yield* httpGet(
           tokenUrl.right,
           {
-            ...options.request,
+            ...small,
             headers:
               options.credentials === undefined ? {} : { authorization: basicAuthorization(options.credentials) },
           },
@@ -130,13 +143,36 @@ export const resolveImage = (source: OciModuleSource, options: RegistryPullOptio
     if (Either.isLeft(module)) return yield* fail("manifest", module.left)
     const layer = module.right.layer
 
+    const limits = { cacheDir: options.cacheDir, maxBytes: options.maxModuleBytes }
+    const blobUrl = `${base}/blobs/${layer.digest}`
+    const getBlob = (path: string) =>
+      httpDownload(
+        blobUrl,
+        path,
+        {
+          ...options.request,
+          headers: withAuthorization({}),
+          maxBytes: options.maxModuleBytes,
+          maxBytesSource: "MESH_WASM_MAX_BINARY_SIZE_BYTES",
+        },
+        options.retry,
+      ).pipe(Effect.mapError((e) => fail("download", `GET ${e.url}: ${e.reason}`)))
+
     const download = Effect.gen(function* () {
-      const answer = yield* getAuthorized(`${base}/blobs/${layer.digest}`, {}, "download")
-      const actual = sha256Hex(answer.body)
-      if (actual !== digestHex(layer.digest))
-        return yield* fail("download", `layer ${layer.digest} downloaded with digest sha256:${actual}`)
-      if (module.right.packaging === "wasm") return answer.body
-      return yield* pluginFromTarLayer(answer.body).pipe(Effect.mapError((e) => fail("module", e.reason)))
+      if (layer.size > options.maxModuleBytes)
+        return yield* fail(
+          "download",
+          `layer ${layer.digest} has ${layer.size} bytes, over the limit of ${options.maxModuleBytes} (MESH_WASM_MAX_BINARY_SIZE_BYTES)`,
+        )
+      const path = yield* temporaryFile(options.cacheDir).pipe(Effect.mapError((e) => fail("download", e.reason)))
+      let answer = yield* getBlob(path)
+      if (answer.status === 401 && (yield* authenticate(answer, "download"))) answer = yield* getBlob(path)
+      if (answer.file === undefined)
+        return yield* fail("download", `GET ${blobUrl}: ${describe({ status: answer.status, body: answer.errorBody })}`)
+      if (answer.file.sha256 !== digestHex(layer.digest))
+        return yield* fail("download", `layer ${layer.digest} downloaded with digest sha256:${answer.file.sha256}`)
+      if (module.right.packaging === "wasm") return answer.file
+      return yield* pluginFromTarLayer(answer.file, limits).pipe(Effect.mapError((e) => fail("module", e.reason)))
     })
 
     return { digest: top.digest, module: module.right, download } satisfies ResolvedImage

@@ -2,7 +2,8 @@
  * A restarted fetcher re-indexes the modules a previous run left in its cache directory: a
  * verified file is served without a network call and counted in wasm_cache_entries, a file whose
  * bytes do not match its name is skipped (and fetched again), and a restored file is purged by
- * WASM_MODULE_EXPIRY counted from its mtime (TestClock).
+ * WASM_MODULE_EXPIRY counted from its mtime (TestClock); the unfinished downloads of a killed
+ * run are removed.
  */
 import { existsSync } from "node:fs"
 import { mkdir, readFile, utimes, writeFile } from "node:fs/promises"
@@ -27,6 +28,19 @@ const leaveFile = (path: string, bytes: Uint8Array, mtimeMs?: number) =>
   })
 
 describe("WasmFetcher after a restart", () => {
+  it.scoped("removes the temporary files of downloads a killed run did not finish, and only those", () =>
+    Effect.gen(function* () {
+      const cacheDir = yield* tempDir("mesh-wasm-restart-")
+      const stray = join(cacheDir, ".download-0123456789abcdef.tmp")
+      const kept = join(cacheDir, "notes.tmp")
+      yield* leaveFile(stray, Buffer.alloc(1024))
+      yield* leaveFile(kept, Buffer.from("not ours"))
+      yield* makeFetcher({ cacheDir })
+      expect(existsSync(stray)).toBe(false)
+      expect(existsSync(kept)).toBe(true)
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+
   it.scoped("serves a module the previous run downloaded without a network request", () =>
     Effect.gen(function* () {
       const metrics = yield* Metrics

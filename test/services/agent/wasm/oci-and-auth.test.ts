@@ -1,7 +1,6 @@
-/** OCI manifests (image, index, layer choice), registry credentials and challenges, and unpacking. */
-import { gzipSync } from "node:zlib"
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either } from "effect"
+/** OCI manifests (image, index, layer choice), registry credentials and challenges. */
+import { Either } from "effect"
+import { describe, expect, it } from "vitest"
 import { isInsecureHost, parseInsecureHosts } from "../../../../src/services/agent/wasm/insecure-hosts.js"
 import {
   type ManifestDocument,
@@ -17,12 +16,9 @@ import {
   parseTokenResponse,
   tokenRequestUrl,
 } from "../../../../src/services/agent/wasm/registry-auth.js"
-import { pluginFromTarLayer, unboxModule } from "../../../../src/services/agent/wasm/unpack.js"
-import { tarOf } from "../../../support/tar.js"
 
 const digest = (c: string) => `sha256:${c.repeat(64)}`
 const json = (value: unknown) => Buffer.from(JSON.stringify(value))
-const WASM = Buffer.concat([Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]), Buffer.from("payload")])
 
 const layersOf = (doc: ManifestDocument) => (doc.kind === "image" ? doc.layers : [])
 const manifestsOf = (doc: ManifestDocument) => (doc.kind === "index" ? doc.manifests : [])
@@ -137,26 +133,4 @@ describe("registry auth", () => {
     expect(isInsecureHost(parseInsecureHosts("*"), "anything:1")).toBe(true)
     expect(isInsecureHost(parseInsecureHosts(""), "anything")).toBe(false)
   })
-})
-
-describe("unpacking", () => {
-  it.effect("finds plugin.wasm in a gzipped or plain tar layer, and fails without one", () =>
-    Effect.gen(function* () {
-      const tar = yield* Effect.promise(() => tarOf({ "README.md": Buffer.from("x"), "./plugin.wasm": WASM }))
-      expect(yield* pluginFromTarLayer(gzipSync(tar))).toEqual(WASM)
-      expect(yield* pluginFromTarLayer(tar)).toEqual(WASM)
-      const without = yield* Effect.promise(() => tarOf({ "other.wasm": WASM }))
-      expect((yield* Effect.flip(pluginFromTarLayer(without))).reason).toContain("plugin.wasm")
-    }),
-  )
-
-  it.effect("unboxes gzip and tar around a download, leaves other bytes alone", () =>
-    Effect.gen(function* () {
-      const tar = yield* Effect.promise(() => tarOf({ "filter.wasm": WASM }))
-      expect(yield* unboxModule(gzipSync(tar))).toEqual(WASM)
-      expect(yield* unboxModule(gzipSync(WASM))).toEqual(WASM)
-      expect(yield* unboxModule(WASM)).toEqual(WASM)
-      expect(yield* unboxModule(Buffer.from("plain text"))).toEqual(Buffer.from("plain text"))
-    }),
-  )
 })
