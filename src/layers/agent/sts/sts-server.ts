@@ -10,7 +10,7 @@
 import type { IncomingMessage } from "node:http"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect, Layer, Option } from "effect"
 import { exchangeToken, STS_PATH } from "../../../services/agent/sts/token-exchange.js"
 import { withScope } from "../../../services/logging/logging.js"
 import { serveRouter } from "../../http/serve.js"
@@ -28,12 +28,12 @@ const tooLarge = HttpServerResponse.unsafeJson(
 )
 
 /**
- * The body, counted as it arrives: undefined as soon as it passes `max` bytes, and the request is
+ * The body, counted as it arrives: none as soon as it passes `max` bytes, and the request is
  * paused there, so a chunked body without Content-Length costs at most `max` bytes of memory. A
  * body that breaks off reads as what arrived (the exchange then refuses it as malformed).
  */
 const readBounded = (incoming: IncomingMessage, max: number) =>
-  Effect.async<string | undefined>((resume) => {
+  Effect.async<Option.Option<string>>((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
     const stop = () => {
@@ -46,11 +46,11 @@ const readBounded = (incoming: IncomingMessage, max: number) =>
       if (size <= max) return void chunks.push(chunk)
       stop()
       incoming.pause()
-      resume(Effect.succeed(undefined))
+      resume(Effect.succeed(Option.none()))
     }
     const onEnd = () => {
       stop()
-      resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+      resume(Effect.succeed(Option.some(Buffer.concat(chunks).toString("utf8"))))
     }
     incoming.on("data", onData)
     incoming.on("end", onEnd)
@@ -64,8 +64,9 @@ const token = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
   const length = Number(request.headers["content-length"] ?? "0")
   if (Number.isFinite(length) && length > MAX_FORM_BYTES) return tooLarge
-  const body = yield* readBounded(NodeHttpServerRequest.toIncomingMessage(request), MAX_FORM_BYTES)
-  if (body === undefined) return tooLarge
+  const read = yield* readBounded(NodeHttpServerRequest.toIncomingMessage(request), MAX_FORM_BYTES)
+  if (Option.isNone(read)) return tooLarge
+  const body = read.value
   const answer = exchangeToken({
     method: request.method,
     contentType: request.headers["content-type"],
