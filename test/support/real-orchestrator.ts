@@ -92,6 +92,8 @@ export interface RealOrchestrator {
   readonly ok: (method: string, path: string, options?: ApiRequestOptions) => Promise<any>
   /** Creates a namespace `<prefix>-<n>` with `labels` and its `default` ServiceAccount; returns its name. */
   readonly namespace: (prefix: string, labels?: Readonly<Record<string, string>>) => Promise<string>
+  /** Kills kube-apiserver (SIGKILL: a crash, its watches cut) and starts it again on the same port and etcd; resolves when ready. */
+  readonly restart: () => Promise<void>
   /** The API server's and etcd's output so far (for failure messages). */
   readonly logs: () => string
   /** Milliseconds from spawning etcd to the API server's /readyz answering 200. */
@@ -295,35 +297,33 @@ export const realOrchestrator: Effect.Effect<RealOrchestrator, RealOrchestratorE
     )
 
     const url = `https://127.0.0.1:${securePort}`
-    const apiChild = yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        mkdirSync(join(dir, "apiserver"))
-        const child = startChild(
-          join(bin, "kube-apiserver"),
-          [
-            `--etcd-servers=${etcdUrl}`,
-            "--bind-address=127.0.0.1",
-            "--advertise-address=127.0.0.1",
-            `--secure-port=${securePort}`,
-            `--cert-dir=${join(dir, "apiserver")}`,
-            `--tls-cert-file=${certs.serving.cert}`,
-            `--tls-private-key-file=${certs.serving.key}`,
-            `--client-ca-file=${certs.ca}`,
-            `--service-account-key-file=${certs.saPub}`,
-            `--service-account-signing-key-file=${certs.saKey}`,
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-            "--authorization-mode=Node,RBAC",
-            "--enable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook",
-            "--service-cluster-ip-range=10.96.0.0/16",
-            "--allow-privileged=true",
-            "--profiling=false",
-          ],
-          pdeath,
-        )
-        children.push(child)
-        return child
-      }),
-      (child) => Effect.promise(() => stopChild(child, 10_000)),
+    mkdirSync(join(dir, "apiserver"))
+    const apiArgs = [
+      `--etcd-servers=${etcdUrl}`,
+      "--bind-address=127.0.0.1",
+      "--advertise-address=127.0.0.1",
+      `--secure-port=${securePort}`,
+      `--cert-dir=${join(dir, "apiserver")}`,
+      `--tls-cert-file=${certs.serving.cert}`,
+      `--tls-private-key-file=${certs.serving.key}`,
+      `--client-ca-file=${certs.ca}`,
+      `--service-account-key-file=${certs.saPub}`,
+      `--service-account-signing-key-file=${certs.saKey}`,
+      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+      "--authorization-mode=Node,RBAC",
+      "--enable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook",
+      "--service-cluster-ip-range=10.96.0.0/16",
+      "--allow-privileged=true",
+      "--profiling=false",
+    ]
+    const spawnApiServer = () => {
+      const child = startChild(join(bin, "kube-apiserver"), apiArgs, pdeath)
+      children.push(child)
+      return child
+    }
+    // The current API server process: `restart` replaces it, the scope stops whichever runs.
+    let apiChild = yield* Effect.acquireRelease(Effect.sync(spawnApiServer), () =>
+      Effect.promise(() => stopChild(apiChild, 10_000)),
     )
     const logs = () => `--- kube-apiserver ---\n${apiChild.output()}\n--- etcd ---\n${etcdChild.output()}`
 
@@ -371,21 +371,22 @@ export const realOrchestrator: Effect.Effect<RealOrchestrator, RealOrchestratorE
       })
 
     // /readyz answers 200 once every post-start hook (RBAC bootstrap roles, priority classes, ...) is done.
+    const waitReady = async () => {
+      const deadline = Date.now() + 120_000
+      for (;;) {
+        for (const [name, child] of [
+          ["etcd", etcdChild],
+          ["kube-apiserver", apiChild],
+        ] as const)
+          if (!running(child)) throw new Error(`${name} exited during start-up:\n${logs().slice(-8_000)}`)
+        const answer = await api("GET", "/readyz").catch(() => undefined)
+        if (answer?.status === 200) return
+        if (Date.now() > deadline) throw new Error(`/readyz did not answer 200 in 120 s:\n${logs().slice(-8_000)}`)
+        await new Promise((r) => setTimeout(r, 100))
+      }
+    }
     yield* Effect.tryPromise({
-      try: async () => {
-        const deadline = Date.now() + 120_000
-        for (;;) {
-          for (const [name, child] of [
-            ["etcd", etcdChild],
-            ["kube-apiserver", apiChild],
-          ] as const)
-            if (!running(child)) throw new Error(`${name} exited during start-up:\n${logs().slice(-8_000)}`)
-          const answer = await api("GET", "/readyz").catch(() => undefined)
-          if (answer?.status === 200) return
-          if (Date.now() > deadline) throw new Error(`/readyz did not answer 200 in 120 s:\n${logs().slice(-8_000)}`)
-          await new Promise((r) => setTimeout(r, 100))
-        }
-      },
+      try: waitReady,
       catch: (e) => new RealOrchestratorError({ message: e instanceof Error ? e.message : String(e) }),
     })
     const startMillis = Date.now() - started
@@ -424,9 +425,18 @@ export const realOrchestrator: Effect.Effect<RealOrchestrator, RealOrchestratorE
       return name
     }
 
+    // Killed outright, as a crash: a graceful stop waits on open watches for longer than tests should.
+    const restart = async () => {
+      apiChild.process.kill("SIGKILL")
+      await apiChild.exited
+      apiChild = spawnApiServer()
+      await waitReady()
+    }
+
     return {
       url,
       port: securePort,
+      restart,
       caPem,
       versions: { kube, etcd },
       kubeconfig,
