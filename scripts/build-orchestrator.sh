@@ -7,8 +7,8 @@
 # test/orchestrator/bin/kube-<version>_etcd-<version>/ (git-ignored), so bumping a version builds
 # afresh and a run with both binaries present does nothing (no Go needed then).
 #
-# A cold build (empty Go build cache, modules to download) takes minutes on 2 cores; see
-# test/support/README.md for the measured figures.
+# A cold build (empty Go build cache, modules to download) took 561 s on 2 loaded cores, 7 s with a
+# warm Go build cache; see test/support/README.md.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 module="$root/test/orchestrator/go"
@@ -27,6 +27,10 @@ out="$root/test/orchestrator/bin/kube-${kube}_etcd-${etcd}"
 
 if [ -x "$out/kube-apiserver" ] && [ -x "$out/etcd" ]; then
   exit 0
+fi
+# Go's own install location, for shells whose PATH lacks it.
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+  PATH="/usr/local/go/bin:$PATH"
 fi
 if ! command -v go >/dev/null 2>&1; then
   echo "build-orchestrator: go is not installed; it is needed once to build kube-apiserver $kube and etcd $etcd" >&2
