@@ -15,13 +15,12 @@
  * `--ignore-unknown`, §7 rule 4), bad flags, an unreachable cluster or `--timeout`.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
 import { Console, Data, Duration, Effect, Option } from "effect"
 import type { LogSettings } from "../../services/logging/options.js"
 import type { OrchConfigMap } from "../../services/orchestrator/objects.js"
 import { boolFlag, durationFlag, listFlag, textFlag } from "../shared/options.js"
 import { type GlobalOptions, globalOptions } from "./global-options.js"
-import { readProcessStdin, STDIN } from "./validate-command.js"
+import { expandInputs, type InputError, readInput, readInputFile, readProcessStdin, STDIN } from "./input-files.js"
 
 /** The failure of `meshctl analyze` (exit 1). */
 export class AnalyzeFailed extends Data.TaggedError("AnalyzeFailed")<{ readonly message: string }> {}
@@ -117,34 +116,17 @@ type AnalyzeArgs = {
 const fail = (message: string) => new AnalyzeFailed({ message })
 
 /** The files named: directories expanded recursively (sorted), `-` kept for stdin. */
+/**
+ * The files of `paths` (directories walked for config files once per real directory, special
+ * files and loops left out with a warning, see input-files.ts); a path that cannot be read fails.
+ */
 const expandPaths = (paths: ReadonlyArray<string>) =>
   Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const files: Array<string> = []
-    for (const path of paths) {
-      if (path === STDIN) {
-        files.push(STDIN)
-        continue
-      }
-      const info = yield* fs
-        .stat(path)
-        .pipe(Effect.mapError(() => fail(`cannot read ${path}: no such file or directory`)))
-      if (info.type !== "Directory") {
-        files.push(path)
-        continue
-      }
-      const entries = yield* fs
-        .readDirectory(path, { recursive: true })
-        .pipe(Effect.mapError((e) => fail(`cannot read ${path}: ${e.message}`)))
-      for (const entry of entries
-        .filter((e) => CONFIG_EXTENSIONS.some((ext) => e.toLowerCase().endsWith(ext)))
-        .sort()) {
-        const file = `${path.replace(/\/+$/, "")}/${entry}`
-        const stat = yield* Effect.either(fs.stat(file))
-        if (stat._tag === "Right" && stat.right.type === "File") files.push(file)
-      }
-    }
-    return files
+    const expanded = yield* expandInputs(paths, CONFIG_EXTENSIONS)
+    const [problem] = expanded.problems
+    if (problem !== undefined) return yield* fail(`cannot read ${problem.path}: ${problem.reason}`)
+    for (const line of expanded.skipped) yield* Console.error(`Warning: ${line}`)
+    return expanded.files
   })
 
 /** The cluster's objects the analyzers read, listed through the orchestrator client. */
@@ -240,7 +222,7 @@ const readClusterMeshConfig = (global: GlobalOptions, revision: string) =>
     }),
   )
 
-const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string>) =>
+const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string, InputError>) =>
   Effect.gen(function* () {
     // The analyzers and the config model load only when this command runs.
     const [
@@ -290,16 +272,15 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string>) =>
     if (args.remoteContexts.length > 0)
       yield* Console.error("Warning: --remote-contexts is ignored: multi-cluster analysis is not supported")
 
-    const fs = yield* FileSystem.FileSystem
     const revision = config.normalizeRevision(args.revision)
     const meshConfigFile =
       args.meshConfigFile === ""
         ? undefined
         : {
             file: args.meshConfigFile,
-            text: yield* fs
-              .readFileString(args.meshConfigFile)
-              .pipe(Effect.mapError((e) => fail(`cannot read --meshConfigFile ${args.meshConfigFile}: ${e.message}`))),
+            text: yield* readInputFile(args.meshConfigFile).pipe(
+              Effect.mapError((e) => fail(`cannot read --meshConfigFile ${e.message}`)),
+            ),
           }
 
     const namespace = args.global.namespace === "" ? "default" : args.global.namespace
@@ -315,10 +296,9 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string>) =>
     const unreadable: Array<string> = []
     const fileKeys = new Set<string>()
     for (const file of yield* expandPaths(args.files)) {
-      const text =
-        file === STDIN
-          ? yield* readStdin
-          : yield* fs.readFileString(file).pipe(Effect.mapError((e) => fail(`cannot read ${file}: ${e.message}`)))
+      const text = yield* readInput(file, readStdin).pipe(
+        Effect.mapError((e) => fail(`cannot read ${e.path}: ${e.reason}`)),
+      )
       const read = reader.readDocuments(file === STDIN ? "stdin" : file, text, namespace)
       entries.push(...read.entries)
       messages.push(...read.messages)
@@ -385,7 +365,7 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string>) =>
 /** `meshctl analyze`. */
 export const analyzeCommand = (
   logging: Options.Options<LogSettings>,
-  readStdin: Effect.Effect<string> = readProcessStdin,
+  readStdin: Effect.Effect<string, InputError> = readProcessStdin,
 ) =>
   Command.make("analyze", { ...options, logging }, (args) => runAnalyze(args, readStdin)).pipe(
     Command.withDescription(

@@ -1,14 +1,8 @@
-/**
- * The work of `meshctl x authz check`: the config dump from `--file`, else from the pod's proxy
- * (proxy-config-live.ts, loaded only then), and the table of the RBAC policies its listeners
- * hold (services/proxy-config/authz.ts). Without any RBAC filter only the header is printed, as
- * the reference does.
- */
-import { FileSystem } from "@effect/platform"
 import { Data, Effect, Either } from "effect"
 import { authzRowsOfListeners, authzTable } from "../../services/proxy-config/authz.js"
 import { listenersOf, parseConfigDump } from "../../services/proxy-config/dump.js"
 import type { AuthzCheckArgs } from "./authz-command.js"
+import { MAX_CONFIG_DUMP_BYTES, readInputFile } from "./input-files.js"
 
 /** The failure of `meshctl x authz check`. */
 export class AuthzCheckFailed extends Data.TaggedError("AuthzCheckFailed")<{ readonly message: string }> {}
@@ -17,8 +11,8 @@ const fail = (message: string) => new AuthzCheckFailed({ message })
 
 const readDumpText = (args: AuthzCheckArgs) => {
   if (args.file !== "")
-    return Effect.flatMap(FileSystem.FileSystem, (fs) =>
-      fs.readFileString(args.file).pipe(Effect.mapError((e) => fail(`cannot read --file ${args.file}: ${e.message}`))),
+    return readInputFile(args.file, MAX_CONFIG_DUMP_BYTES).pipe(
+      Effect.mapError((e) => fail(`cannot read --file ${e.message}`)),
     )
   if (args.pod === "")
     return Effect.fail(fail("expecting a pod ([<type>/]<name>[.<namespace>]) or --file with a config dump"))

@@ -7,7 +7,7 @@
  * published elsewhere (and for tests). A failed item does not fail the report: it is listed in
  * errors.txt and printed. On `--timeout` the artifacts captured so far are archived.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { Console, Data, Duration, Effect, Option } from "effect"
@@ -33,6 +33,7 @@ import { Artifacts } from "./bug-report-archive.js"
 import type { BugReportArgs } from "./bug-report-command.js"
 import { controlPlaneFetch, httpBase, MONITORING_PORT, MONITORING_PORT_NAME } from "./control-plane-access.js"
 import { DEFAULT_CONTROL_PLANE_LABEL } from "./control-plane-options.js"
+import { readInputFile } from "./input-files.js"
 import { orchestratorClient } from "./orchestrator-access.js"
 import { orchestratorTextClient, type TextGet } from "./orchestrator-text.js"
 
@@ -95,8 +96,9 @@ const readSettings = (args: BugReportArgs) =>
   Effect.gen(function* () {
     let flags = flagsOf(args)
     if (args.filename !== "") {
+      const text = yield* readInputFile(args.filename).pipe(Effect.mapError((e) => fail(`--filename ${e.message}`)))
       const document = yield* Effect.try({
-        try: () => load(readFileSync(args.filename, "utf8")),
+        try: () => load(text),
         catch: (e) => fail(`--filename ${args.filename}: ${(e as Error).message}`),
       })
       const merged = overlayConfigFile(flags, document)

@@ -4,9 +4,9 @@
  * it (files read, `--charts` warned about, `--force` turning schema errors into warnings).
  */
 import { Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
 import { Console, Data, Effect, Either } from "effect"
 import { boolFlag, textFlag } from "../shared/options.js"
+import { readInputFile } from "./input-files.js"
 
 /** A failed install command: the message says what and where. */
 export class InstallFailed extends Data.TaggedError("InstallFailed")<{ readonly message: string }> {}
@@ -69,11 +69,10 @@ export const readOperator = (args: OperatorArgs) =>
   Effect.gen(function* () {
     if ((args.charts ?? "") !== "")
       yield* Console.error("Warning: --charts is deprecated and will be removed; use --manifests instead")
-    const fs = yield* FileSystem.FileSystem
     const files = yield* Effect.forEach(args.filename, (name) =>
-      fs.readFileString(name).pipe(
+      readInputFile(name).pipe(
         Effect.map((text) => ({ name, text })),
-        Effect.mapError((e) => new InstallFailed({ message: `cannot read --filename ${name}: ${e.message}` })),
+        Effect.mapError((e) => new InstallFailed({ message: `cannot read --filename ${e.message}` })),
       ),
     )
     const { resolveOperator } = yield* Effect.promise(() => import("../../services/install/resolve.js"))

@@ -7,11 +7,11 @@
  * accepted (the charts are built in; generation never changes a cluster).
  */
 import { Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
 import { Data, Effect, Either } from "effect"
 import type { LogSettings } from "../../services/logging/options.js"
 import { boolFlag } from "../shared/options.js"
 import { globalOptions } from "./global-options.js"
+import { readInputFile } from "./input-files.js"
 import { installCommandNamed } from "./install-command.js"
 import { chartsOption, operatorOptions } from "./install-options.js"
 import { manifestTranslateCommand } from "./manifest-translate-command.js"
@@ -40,11 +40,10 @@ const fail = (message: string) => new ManifestFailed({ message })
 
 const runGenerate = (args: GenerateArgs) =>
   Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
     const files = yield* Effect.forEach(args.filename, (name) =>
-      fs.readFileString(name).pipe(
+      readInputFile(name).pipe(
         Effect.map((text) => ({ name, text })),
-        Effect.mapError((e) => fail(`cannot read --filename ${name}: ${e.message}`)),
+        Effect.mapError((e) => fail(`cannot read --filename ${e.message}`)),
       ),
     )
     // The install model loads only when this command runs: --help stays fast.

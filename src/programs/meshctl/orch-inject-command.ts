@@ -14,8 +14,8 @@ import { Console, Data, Effect, Either, Option } from "effect"
 import type { LogSettings } from "../../services/logging/options.js"
 import { boolFlag, durationFlag, textFlag, uint16Flag, withNote } from "../shared/options.js"
 import { globalOptions } from "./global-options.js"
+import { type InputError, readInputFile, readProcessStdin, STDIN } from "./input-files.js"
 import { clusterAsked } from "./orchestrator-source.js"
-import { readProcessStdin, STDIN } from "./validate-command.js"
 
 /** The failure of `meshctl orch-inject`. */
 export class OrchInjectFailed extends Data.TaggedError("OrchInjectFailed")<{ readonly message: string }> {}
@@ -90,7 +90,7 @@ const needsCluster = (args: OrchInjectArgs): boolean => {
   return asked && (args.injectConfigFile === "" || args.valuesFile === "" || args.meshConfigFile === "")
 }
 
-const runOrchInject = (args: OrchInjectArgs, readStdin: Effect.Effect<string>) =>
+const runOrchInject = (args: OrchInjectArgs, readStdin: Effect.Effect<string, InputError>) =>
   Effect.gen(function* () {
     if (args.filename === "") return yield* fail("filename not specified (see --help)")
     if (args.injectConfigFile !== "" && Option.isSome(args.injectConfigMapName)) {
@@ -105,8 +105,9 @@ const runOrchInject = (args: OrchInjectArgs, readStdin: Effect.Effect<string>) =
     }
 
     const fs = yield* FileSystem.FileSystem
+    // Every input within the size limit, special files read as streams up to it (input-files.ts).
     const read = (file: string, what: string) =>
-      fs.readFileString(file).pipe(Effect.mapError((e) => fail(`cannot read ${what} ${file}: ${e.message}`)))
+      readInputFile(file).pipe(Effect.mapError((e) => fail(`cannot read ${what} ${e.message}`)))
     const optionalFile = (file: string, what: string) =>
       file === "" ? Effect.succeedNone : Effect.map(read(file, what), (text) => Option.some({ name: file, text }))
 
@@ -158,7 +159,10 @@ const runOrchInject = (args: OrchInjectArgs, readStdin: Effect.Effect<string>) =
     for (const warning of [...settings.right.warnings, ...mesh.right.warnings])
       yield* Console.error(`Warning: ${warning}`)
 
-    const input = args.filename === STDIN ? yield* readStdin : yield* read(args.filename, "--filename")
+    const input =
+      args.filename === STDIN
+        ? yield* readStdin.pipe(Effect.mapError((e) => fail(`cannot read --filename ${e.message}`)))
+        : yield* read(args.filename, "--filename")
     const injected = injectWorkloads(input, {
       config: settings.right.settings.config,
       values: settings.right.settings.values,
@@ -182,7 +186,7 @@ const runOrchInject = (args: OrchInjectArgs, readStdin: Effect.Effect<string>) =
 /** `meshctl orch-inject` (the reference's `kube-inject`). */
 export const orchInjectCommand = (
   logging: Options.Options<LogSettings>,
-  readStdin: Effect.Effect<string> = readProcessStdin,
+  readStdin: Effect.Effect<string, InputError> = readProcessStdin,
 ) =>
   Command.make("orch-inject", { ...options, logging }, (args) => runOrchInject(args, readStdin)).pipe(
     Command.withDescription(

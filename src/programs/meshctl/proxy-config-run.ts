@@ -3,7 +3,7 @@
  * through proxy-config-live.ts, loaded only then), pick and filter what the subcommand shows,
  * and print the reference's short table or the selected JSON/YAML.
  */
-import { FileSystem } from "@effect/platform"
+import type { FileSystem } from "@effect/platform"
 import { Console, Data, Effect, Either } from "effect"
 import { stringify } from "yaml"
 import { bootstrapSummary } from "../../services/proxy-config/bootstrap.js"
@@ -31,6 +31,7 @@ import { filteredListeners, listenerTable } from "../../services/proxy-config/li
 import { filteredRoutes, routeTable } from "../../services/proxy-config/routes.js"
 import { secretsOf, secretTable } from "../../services/proxy-config/secrets.js"
 import type { GlobalOptions } from "./global-options.js"
+import { MAX_CONFIG_DUMP_BYTES, readInputFile } from "./input-files.js"
 import type { ProxyConfigRequest } from "./proxy-config-command.js"
 
 /** The failure of `meshctl proxy-config`. */
@@ -56,9 +57,7 @@ interface Source {
 }
 
 const readFile = (file: string) =>
-  Effect.flatMap(FileSystem.FileSystem, (fs) =>
-    fs.readFileString(file).pipe(Effect.mapError((e) => fail(`cannot read --file ${file}: ${e.message}`))),
-  )
+  readInputFile(file, MAX_CONFIG_DUMP_BYTES).pipe(Effect.mapError((e) => fail(`cannot read --file ${e.message}`)))
 
 const parseDump = (text: string, from: string) =>
   Either.match(parseConfigDump(text), {

@@ -1,18 +1,9 @@
-/**
- * What `meshctl proxy-status` does once its flags are read (loaded lazily): ask every
- * control-plane instance for its sync status (the debug page `syncz`, asked over xDS as
- * control-plane-access.ts describes), and print one row per connected proxy, or the JSON of the same. With a proxy
- * named and table output, the reference's per-proxy mode instead: what the control plane would
- * send it (`/debug/config_dump?proxyID=`) against what it holds (its admin `/config_dump` at the
- * pod IP, or `--file`), per type, with a unified diff where they differ. `-o json` with a name
- * keeps printing that proxy's status.
- */
-import { readFileSync } from "node:fs"
 import { Console, Effect, Either } from "effect"
 import { type ConfigDump, parseConfigDump } from "../../services/proxy-config/dump.js"
 import { compareDumps, comparisonReport } from "../../services/proxy-config/sync-diff.js"
 import { askJson, ControlPlaneUnavailable, type DebugTarget, debugTargets } from "./control-plane-access.js"
 import { controlPlaneSelector } from "./control-plane-selector.js"
+import { MAX_CONFIG_DUMP_BYTES, readInputFile } from "./input-files.js"
 import type { ProxyStatusArgs } from "./proxy-status-command.js"
 import { matchesProxy, type ProxyStatus, proxyStatuses, proxyStatusTable, type SyncRow } from "./proxy-status-table.js"
 
@@ -28,10 +19,10 @@ const parsed = (what: string, text: string): Effect.Effect<ConfigDump, ControlPl
 
 const proxyDump = (args: ProxyStatusArgs, status: ProxyStatus) => {
   if (args.file !== "")
-    return Effect.try({
-      try: () => readFileSync(args.file, "utf8"),
-      catch: (e) => new ControlPlaneUnavailable({ message: `--file ${args.file}: ${(e as Error).message}` }),
-    }).pipe(Effect.flatMap((text) => parsed(`--file ${args.file}`, text)))
+    return readInputFile(args.file, MAX_CONFIG_DUMP_BYTES).pipe(
+      Effect.mapError((e) => new ControlPlaneUnavailable({ message: `--file ${e.message}` })),
+      Effect.flatMap((text) => parsed(`--file ${args.file}`, text)),
+    )
   return Effect.promise(() => import("./proxy-config-live.js")).pipe(
     Effect.flatMap((live) => live.fetchFromProxy(args.global, status.name, PROXY_ADMIN_PORT, "GET", "/config_dump")),
     Effect.mapError((e) => new ControlPlaneUnavailable({ message: e.message })),

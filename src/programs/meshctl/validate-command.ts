@@ -9,12 +9,11 @@
  * version the reference marks deprecated are warned about the same way.
  */
 import { Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
-import type * as PlatformError from "@effect/platform/Error"
 import { Console, Data, Effect } from "effect"
 import type { ConfigResource, ValidationIssue } from "../../services/config-model/resource.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { globalOptions } from "./global-options.js"
+import { expandInputs, type InputError, readInput, readProcessStdin, STDIN } from "./input-files.js"
 
 /** The failure of `meshctl validate`: its message summarises what was found. */
 export class ValidationFailed extends Data.TaggedError("ValidationFailed")<{
@@ -38,6 +37,8 @@ export interface FileReport {
 export interface ValidateReport {
   readonly files: ReadonlyArray<FileReport>
   readonly readProblems: ReadonlyArray<ReadProblem>
+  /** What walking the directories left out, and why (loops, special files): printed as warnings. */
+  readonly skipped?: ReadonlyArray<string>
   /**
    * Findings that do not make a document invalid: deprecated versions (version-warnings.ts),
    * then cross-resource findings over every valid resource of every file (subset-references.ts).
@@ -47,64 +48,14 @@ export interface ValidateReport {
 
 const CONFIG_EXTENSIONS = [".yaml", ".yml", ".json"]
 
-/** A short reason for a file-system failure (`no such file or directory`, `permission denied`). */
-const describeError = (error: PlatformError.PlatformError): string => {
-  if (error._tag === "SystemError") {
-    if (error.reason === "NotFound") return "no such file or directory"
-    if (error.reason === "PermissionDenied") return "permission denied"
-  }
-  const match = /: ([^:]+(?:, [a-z]+ '[^']*')?)$/.exec(error.message)
-  return match?.[1] ?? error.message
-}
-
-export const STDIN = "-"
-
-/** Expands directories (recursively, sorted) into their configuration files; files stay as given. */
-const expand = (fs: FileSystem.FileSystem, path: string): Effect.Effect<ReadonlyArray<string>, ReadProblem> =>
-  path === STDIN
-    ? Effect.succeed([STDIN])
-    : fs.stat(path).pipe(
-        Effect.mapError((error) => ({ file: path, reason: describeError(error) })),
-        Effect.flatMap((info) =>
-          info.type !== "Directory"
-            ? Effect.succeed([path])
-            : fs.readDirectory(path, { recursive: true }).pipe(
-                Effect.mapError((error) => ({ file: path, reason: describeError(error) })),
-                Effect.flatMap((entries) =>
-                  Effect.filter(
-                    entries
-                      .filter((entry) => CONFIG_EXTENSIONS.some((ext) => entry.toLowerCase().endsWith(ext)))
-                      .sort()
-                      .map((entry) => `${path.replace(/\/+$/, "")}/${entry}`),
-                    (file) =>
-                      fs.stat(file).pipe(
-                        Effect.map((s) => s.type === "File"),
-                        Effect.orElseSucceed(() => false),
-                      ),
-                  ),
-                ),
-              ),
-        ),
-      )
-
-/** Reads all of stdin. */
-export const readProcessStdin: Effect.Effect<string> = Effect.promise(
-  () =>
-    new Promise<string>((resolve, reject) => {
-      const chunks: Array<Buffer> = []
-      process.stdin.on("data", (chunk: Buffer) => chunks.push(chunk))
-      process.stdin.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-      process.stdin.on("error", reject)
-    }),
-)
+export { readProcessStdin, STDIN }
 
 /** Validates every file named (directories expanded); `readStdin` supplies the text of `-`. */
 export const validatePaths = (
   paths: ReadonlyArray<string>,
-  readStdin: Effect.Effect<string> = readProcessStdin,
-): Effect.Effect<ValidateReport, never, FileSystem.FileSystem> =>
+  readStdin: Effect.Effect<string, InputError> = readProcessStdin,
+): Effect.Effect<ValidateReport> =>
   Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
     // The schemas load only when validation runs: the rest of meshctl stays cheap to start.
     const { parseConfigDocuments } = yield* Effect.promise(() => import("../../services/config-model/parse.js"))
     const { documentVersionWarnings } = yield* Effect.promise(
@@ -114,33 +65,30 @@ export const validatePaths = (
     const versionWarnings: Array<ValidationIssue> = []
     const readProblems: Array<ReadProblem> = []
     const resources: Array<ConfigResource> = []
-    for (const path of paths) {
-      const expanded = yield* Effect.either(expand(fs, path))
-      if (expanded._tag === "Left") {
-        readProblems.push(expanded.left)
+    // Directories walked once per real directory, special files skipped, each file read within
+    // the size limit (input-files.ts).
+    const expanded = yield* expandInputs(paths, CONFIG_EXTENSIONS)
+    for (const problem of expanded.problems) readProblems.push({ file: problem.path, reason: problem.reason })
+    for (const file of expanded.files) {
+      const text = yield* Effect.either(readInput(file, readStdin))
+      if (text._tag === "Left") {
+        readProblems.push({ file, reason: text.left.reason })
         continue
       }
-      for (const file of expanded.right) {
-        const text =
-          file === STDIN
-            ? yield* Effect.either(readStdin)
-            : yield* Effect.either(
-                fs.readFileString(file).pipe(Effect.mapError((error) => ({ file, reason: describeError(error) }))),
-              )
-        if (text._tag === "Left") {
-          readProblems.push(text.left)
-          continue
-        }
-        const parsed = parseConfigDocuments(file, text.right)
-        files.push({ file, resources: parsed.resources.length, issues: parsed.issues })
-        resources.push(...parsed.resources)
-        versionWarnings.push(...documentVersionWarnings(file, text.right))
-      }
+      const parsed = parseConfigDocuments(file, text.right)
+      files.push({ file, resources: parsed.resources.length, issues: parsed.issues })
+      resources.push(...parsed.resources)
+      versionWarnings.push(...documentVersionWarnings(file, text.right))
     }
     const { undefinedSubsetWarnings } = yield* Effect.promise(
       () => import("../../services/config-model/subset-references.js"),
     )
-    return { files, readProblems, warnings: [...versionWarnings, ...undefinedSubsetWarnings(resources)] }
+    return {
+      files,
+      readProblems,
+      skipped: expanded.skipped,
+      warnings: [...versionWarnings, ...undefinedSubsetWarnings(resources)],
+    }
   })
 
 /**
@@ -162,7 +110,10 @@ export const renderReport = (
     if (file.issues.length === 0) out.push(file.file === STDIN ? "validation succeed" : `"${file.file}" is valid`)
     else for (const issue of file.issues) err.push(formatIssue(issue))
   }
-  const warn = report.warnings.map((issue) => `Warning: ${formatIssue(issue)}`)
+  const warn = [
+    ...(report.skipped ?? []).map((line) => `Warning: ${line}`),
+    ...report.warnings.map((issue) => `Warning: ${formatIssue(issue)}`),
+  ]
   return { out, err, warn }
 }
 
@@ -207,7 +158,7 @@ export const filenameOption = Options.text("filename").pipe(
   Options.withDescription("Names of files to validate: files, directories (walked recursively) or - for stdin"),
 )
 
-const runValidate = (filename: ReadonlyArray<string>, readStdin: Effect.Effect<string>) =>
+const runValidate = (filename: ReadonlyArray<string>, readStdin: Effect.Effect<string, InputError>) =>
   Effect.gen(function* () {
     if (filename.length === 0) {
       return yield* new ValidationFailed({
@@ -226,7 +177,7 @@ const runValidate = (filename: ReadonlyArray<string>, readStdin: Effect.Effect<s
     if (failure !== undefined) return yield* failure
   })
 
-const make = (name: string, logging: Options.Options<LogSettings>, readStdin: Effect.Effect<string>) =>
+const make = (name: string, logging: Options.Options<LogSettings>, readStdin: Effect.Effect<string, InputError>) =>
   Command.make(name, { filename: filenameOption, logging, global: globalOptions }, ({ filename }) =>
     runValidate(filename, readStdin),
   ).pipe(Command.withDescription("Validate mesh policy and rules files"))
@@ -237,11 +188,11 @@ const make = (name: string, logging: Options.Options<LogSettings>, readStdin: Ef
  */
 export const validateCommand = (
   logging: Options.Options<LogSettings>,
-  readStdin: Effect.Effect<string> = readProcessStdin,
+  readStdin: Effect.Effect<string, InputError> = readProcessStdin,
 ) => make("validate", logging, readStdin)
 
 /** `meshctl v`: the same command under its short name. */
 export const validateAliasCommand = (
   logging: Options.Options<LogSettings>,
-  readStdin: Effect.Effect<string> = readProcessStdin,
+  readStdin: Effect.Effect<string, InputError> = readProcessStdin,
 ) => make("v", logging, readStdin)

@@ -6,7 +6,7 @@
  * that reaches the control plane, then writes cluster.env, mesh.yaml, root-cert.pem, mesh-token
  * and hosts into `--output`.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdirSync, writeFileSync } from "node:fs"
 import { isIP } from "node:net"
 import { join } from "node:path"
 import { Console, Data, Effect, Either, Option } from "effect"
@@ -37,6 +37,7 @@ import {
   renderWorkloadGroup,
   workloadGroup,
 } from "../../services/workload/group.js"
+import { readInputFile } from "./input-files.js"
 import { orchestratorClient } from "./orchestrator-access.js"
 import type { WorkloadEntryConfigureArgs, WorkloadGroupCreateArgs } from "./workload-command.js"
 
@@ -92,10 +93,9 @@ const readGroup = (client: OrchestratorClientShape, args: WorkloadEntryConfigure
   Effect.gen(function* () {
     const namespace = args.global.namespace !== "" ? args.global.namespace : "default"
     if (args.file !== "") {
-      const text = yield* Effect.try({
-        try: () => readFileSync(args.file, "utf8"),
-        catch: (e) => failed(`could not read --file ${args.file}: ${(e as Error).message}`),
-      })
+      const text = yield* readInputFile(args.file).pipe(
+        Effect.mapError((e) => failed(`could not read --file ${e.message}`)),
+      )
       return yield* orFail(workloadGroupFromText(args.file, text, namespace))
     }
     const object = yield* client
