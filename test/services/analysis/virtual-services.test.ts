@@ -31,6 +31,27 @@ describe("virtualservice analyzers", () => {
     ).toEqual([])
   })
 
+  it("DestinationHostAnalyzer: a short destination is <name>.<namespace>.svc, never a ServiceEntry host starting with it", () => {
+    // Issue 45 point 1: `a` in namespace default is a.default.svc.cluster.local; a.example.com does not stand in.
+    const se = mesh(
+      "ServiceEntry",
+      "ext",
+      "{hosts: [a.example.com], ports: [{number: 80, name: http, protocol: HTTP}], resolution: DNS}",
+    )
+    const route = vs("{hosts: [app.example.com], gateways: [gw], http: [{route: [{destination: {host: a}}]}]}")
+    expect(analyze("virtualservice.DestinationHostAnalyzer", se, route).map((m) => m.text)).toEqual([
+      'Referenced host not found: "a"',
+    ])
+    expect(
+      analyze(
+        "virtualservice.DestinationHostAnalyzer",
+        se,
+        service("a", "{app: a}", "[{name: http, port: 80}]"),
+        route,
+      ),
+    ).toEqual([])
+  })
+
   it("DestinationRuleAnalyzer reports subsets no DestinationRule defines", () => {
     const dr = mesh("DestinationRule", "reviews", "{host: reviews, subsets: [{name: v1, labels: {version: v1}}]}")
     const route = (subset: string) =>

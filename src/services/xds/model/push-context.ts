@@ -220,9 +220,24 @@ const makeMemo = (): PushContextMemo => ({
 export const digest = (text: string | Uint8Array): string =>
   createHash("sha1").update(text).digest("base64url").slice(0, 16)
 
-/** A VirtualService/DestinationRule host as an FQDN: short names are relative to the namespace. */
+/**
+ * A VirtualService/DestinationRule host as an FQDN, by the reference's short-name rule: a name
+ * without a dot is `<name>.<namespace>.svc.<domain>`; a name with a dot, a wildcard or an IP
+ * literal (IPv6 has no dot) is taken as written. Nothing is guessed beyond that: `a.default`
+ * stays `a.default`.
+ */
 export const resolveHost = (host: string, namespace: string, domainSuffix: string): string =>
-  host.includes(".") || host.includes("*") ? host : `${host}.${namespace}.svc.${domainSuffix}`
+  host === "" || host.includes(".") || host.includes("*") || host.includes(":")
+    ? host
+    : `${host}.${namespace}.svc.${domainSuffix}`
+
+/**
+ * The service a VirtualService destination names: the registry's service of exactly the host the
+ * short-name rule gives (the reference's lookup). No prefix or suffix guessing: a destination `a`
+ * never reaches `a.example.com`; an unknown host routes to a cluster nothing defines.
+ */
+export const destinationServiceOf = (push: PushContext, host: string, namespace: string): Service | undefined =>
+  push.serviceByHost.get(resolveHost(host, namespace, push.options.domainSuffix))
 
 /** Oldest first, then by namespace/name: the reference's order for conflicting resources. */
 export const byAge = (a: ConfigResource, b: ConfigResource): number => {

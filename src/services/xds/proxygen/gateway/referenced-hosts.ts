@@ -4,7 +4,7 @@
  * of the VirtualServices bound to its Gateways, and the services its AUTO_PASSTHROUGH servers
  * forward to (their hosts matched against the services it sees).
  */
-import { lookupService, type PushContext, resolveHost } from "../../model/push-context.js"
+import { type PushContext, resolveHost } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { hostMatches, proxyScope } from "../scope.js"
 import { gatewaysForProxy } from "./merge.js"
@@ -37,8 +37,7 @@ export const gatewayReferencedHosts = (push: PushContext, proxy: ProxyView): Rea
   for (const gateway of merged.names)
     for (const vs of virtualServicesForGateway(push, gateway, proxy.namespace))
       for (const host of destinationsOf(vs)) {
-        const fqdn = resolveHost(host, vs.meta.namespace, push.options.domainSuffix)
-        hosts.add(lookupService(push, fqdn)?.hostname ?? fqdn)
+        hosts.add(resolveHost(host, vs.meta.namespace, push.options.domainSuffix))
       }
   const autoPassthrough = merged.ports.flatMap((p) =>
     p.servers.filter((s) => s.tlsMode === "AUTO_PASSTHROUGH").flatMap((s) => s.sniHosts),

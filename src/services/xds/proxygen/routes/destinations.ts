@@ -5,7 +5,7 @@
  */
 import type { HTTPRoute } from "../../../config-model/schemas/virtual-service.js"
 import type { Service } from "../../../registry/model.js"
-import { lookupService, type PushContext, resolveHost } from "../../model/push-context.js"
+import { destinationServiceOf, type PushContext, resolveHost } from "../../model/push-context.js"
 import { outboundClusterName } from "../well-known.js"
 import { anyConsistentHash, clusterHash, type DestinationHash, hashKeyOf, NO_HASH } from "./hash-policy.js"
 import type { RouteTarget } from "./http-match.js"
@@ -17,9 +17,9 @@ export interface DestinationSpec {
   readonly port?: { readonly number: number } | undefined
 }
 
-/** The service a destination host names (short names in the VirtualService's namespace). */
+/** The service a destination host names (short names in the VirtualService's namespace, exact otherwise). */
 export const destinationService = (push: PushContext, host: string, namespace: string): Service | undefined =>
-  lookupService(push, resolveHost(host, namespace, push.options.domainSuffix)) ?? lookupService(push, host)
+  destinationServiceOf(push, host, namespace)
 
 interface ResolvedDestination {
   readonly service: Service | undefined

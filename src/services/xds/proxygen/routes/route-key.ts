@@ -4,7 +4,7 @@
  * (the cluster port defaults to a service's only port). The destinations' hash keys depend on
  * the asking proxy's DestinationRules too: those are `HttpRoutes.hashKey`, keyed beside this.
  */
-import { digest, lookupService, type PushContext, resolveHost } from "../../model/push-context.js"
+import { digest, type PushContext, resolveHost } from "../../model/push-context.js"
 import type { VirtualServiceResource } from "./virtual-services.js"
 
 const keys = new WeakMap<PushContext, WeakMap<VirtualServiceResource, string>>()
@@ -33,7 +33,7 @@ export const virtualServiceKey = (push: PushContext, vs: VirtualServiceResource)
   let key = byVs.get(vs)
   if (key === undefined) {
     const services = destinationHosts(push, vs).map((host) => {
-      const service = lookupService(push, host)
+      const service = push.serviceByHost.get(host)
       return service === undefined ? `${host}=-` : `${host}=${push.fingerprint("service", service.hostname)}`
     })
     key = digest(JSON.stringify([vs.meta.namespace, vs.meta.name, vs.spec, services]))

@@ -1,0 +1,193 @@
+/**
+ * Router traffic simulated end to end through the generated configuration (issue 45): a
+ * connection picks the router's listener and filter chain by port, SNI and ALPN, an HTTP request
+ * then its virtual host and route; each case says where the traffic goes, not how the config looks.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import type { Service } from "../../../../../src/services/registry/model.js"
+import {
+  defaultPushContextOptions,
+  emptyProxyConfigInput,
+  makePushContext,
+  type PushContext,
+} from "../../../../../src/services/xds/model/push-context.js"
+import {
+  gatewayReferencedHosts,
+  generateGatewayListeners,
+  generateGatewayRoutes,
+} from "../../../../../src/services/xds/proxygen/gateway/index.js"
+import { type ProxyView, proxyView } from "../../../../../src/services/xds/proxygen/proxy-view.js"
+import { input, resource, virtualService } from "../../../../fixtures/xds/mesh.js"
+import {
+  evaluateRouteConfig,
+  httpConnectionManager,
+  listenerFor,
+  selectFilterChain,
+  tcpTarget,
+} from "../../../../support/proxygen/evaluator.js"
+import type { Obj } from "../../../../support/proxygen/matchers.js"
+
+const svc = (
+  hostname: string,
+  ports: ReadonlyArray<readonly [number, Service["ports"][number]["protocol"]]>,
+  namespace = "default",
+): Service => ({
+  hostname,
+  namespace,
+  ports: ports.map(([port, protocol]) => ({ name: `${protocol.toLowerCase()}-${port}`, port, protocol })),
+  addresses: [],
+  autoAllocatedAddresses: [],
+  resolution: "STATIC",
+  location: "MESH_INTERNAL",
+  exportTo: ["*"],
+  labels: {},
+  registry: "Mock",
+  clusterId: "Orchestrator",
+})
+
+const INGRESS = { app: "ingressgateway" }
+const gateway = (name: string, spec: unknown, namespace = "mesh-system") => resource("Gateway", name, spec, namespace)
+
+const router = (namespace = "mesh-system", ip = "10.0.0.9"): ProxyView =>
+  proxyView(`router~${ip}~ingress-${ip}.${namespace}~${namespace}.svc.cluster.local`, {
+    LABELS: INGRESS,
+    NAMESPACE: namespace,
+  })!
+
+interface World {
+  readonly gateways: ReadonlyArray<ReturnType<typeof gateway>>
+  readonly virtualServices?: ReadonlyArray<ReturnType<typeof virtualService>>
+  readonly services?: ReadonlyArray<Service>
+  readonly endpoints?: Parameters<typeof input>[0]["endpoints"]
+}
+
+const pushOf = (world: World): PushContext =>
+  makePushContext(
+    {
+      ...input({
+        services: world.services ?? [],
+        endpoints: world.endpoints ?? [],
+        virtualServices: world.virtualServices ?? [],
+      }),
+      proxyConfig: { ...emptyProxyConfigInput, gateways: world.gateways },
+    },
+    defaultPushContextOptions,
+  )
+
+interface Call {
+  readonly port: number
+  /** The Host header of an HTTP request; absent for a TCP/TLS stream. */
+  readonly host?: string
+  readonly path?: string
+  /** SNI the client sends: the connection is TLS. */
+  readonly sni?: string
+  readonly alpn?: ReadonlyArray<string>
+}
+
+type Outcome =
+  | { readonly kind: "no-listener" | "no-chain" | "no-virtual-host" | "no-route" | "redirect" }
+  | { readonly kind: "cluster"; readonly cluster: string; readonly virtualHost?: string; readonly terminated: boolean }
+
+/** Where the router sends one call: listener by port, chain by SNI/ALPN, then HTTP routing or tcp_proxy. */
+const send = (push: PushContext, call: Call, proxy = router()): Outcome => {
+  const listeners = generateGatewayListeners(push, proxy).resources.map((r) => r.build() as Obj)
+  const listener = listenerFor(listeners, undefined, call.port)
+  if (listener === undefined) return { kind: "no-listener" }
+  const tls = call.sni !== undefined
+  const chain = selectFilterChain(listener, {
+    destinationPort: call.port,
+    sni: call.sni,
+    transportProtocol: tls ? "tls" : "raw_buffer",
+    applicationProtocols: call.alpn ?? (call.host !== undefined ? ["http/1.1"] : []),
+  })
+  if (chain === undefined) return { kind: "no-chain" }
+  const terminated = chain.transport_socket !== undefined
+  const hcm = httpConnectionManager(chain)
+  if (hcm !== undefined) {
+    const name = String((hcm.rds as Obj | undefined)?.route_config_name ?? "")
+    const config = generateGatewayRoutes(push, proxy, [name]).resources[0]!.build() as Obj
+    const outcome = evaluateRouteConfig(config, { host: call.host ?? "", path: call.path ?? "/", tls: terminated })
+    if (outcome.kind !== "route") return { kind: outcome.kind === "no-route-config" ? "no-route" : outcome.kind }
+    if (outcome.cluster === undefined) return { kind: "redirect" }
+    return { kind: "cluster", cluster: outcome.cluster, virtualHost: String(outcome.virtualHost.name), terminated }
+  }
+  const target = tcpTarget(chain)
+  if (target === undefined || target.kind !== "cluster") return { kind: "no-chain" }
+  return { kind: "cluster", cluster: target.cluster, terminated }
+}
+
+const HTTP_GATEWAY = gateway("web", {
+  selector: INGRESS,
+  servers: [{ port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["*"] }],
+})
+
+describe("router simulation: short host lookup (issue 45 point 1)", () => {
+  const routeTo = (destination: string) =>
+    virtualService("vs", {
+      hosts: ["app.example.com"],
+      gateways: ["mesh-system/web"],
+      http: [{ route: [{ destination: { host: destination, port: { number: 80 } } }] }],
+    })
+
+  it("a destination `a` in namespace default is a.default.svc.<domain>, not a.example.com", () => {
+    const push = pushOf({
+      gateways: [HTTP_GATEWAY],
+      virtualServices: [routeTo("a")],
+      services: [svc("a.example.com", [[80, "HTTP"]]), svc("a.default.svc.cluster.local", [[80, "HTTP"]])],
+    })
+    expect(send(push, { port: 80, host: "app.example.com" })).toMatchObject({
+      kind: "cluster",
+      cluster: "outbound|80||a.default.svc.cluster.local",
+    })
+  })
+
+  it("no a.default.svc.<domain>: the route goes to that host's cluster (none, no endpoints), never a.example.com", () => {
+    const push = pushOf({
+      gateways: [HTTP_GATEWAY],
+      virtualServices: [routeTo("a")],
+      services: [svc("a.example.com", [[80, "HTTP"]])],
+    })
+    expect(send(push, { port: 80, host: "app.example.com" })).toMatchObject({
+      kind: "cluster",
+      cluster: "outbound|80||a.default.svc.cluster.local",
+    })
+    // The router is not given a.example.com's cluster for it, and the generator says why.
+    expect([...gatewayReferencedHosts(push, router())]).toEqual(["a.default.svc.cluster.local"])
+    const warnings = generateGatewayRoutes(push, router(), ["http.80"]).warnings.map((w) => w.message)
+    expect(warnings.some((m) => m.includes("a.default.svc.cluster.local is not in the service registry"))).toBe(true)
+  })
+
+  it("a dotted name is taken as written: `a.default` is neither completed nor guessed", () => {
+    const push = pushOf({
+      gateways: [HTTP_GATEWAY],
+      virtualServices: [routeTo("a.default")],
+      services: [svc("a.default.svc.cluster.local", [[80, "HTTP"]])],
+    })
+    expect(send(push, { port: 80, host: "app.example.com" })).toMatchObject({
+      kind: "cluster",
+      cluster: "outbound|80||a.default",
+    })
+  })
+
+  it("a short name in another VirtualService namespace resolves in that namespace", () => {
+    const vs = virtualService(
+      "vs",
+      {
+        hosts: ["app.example.com"],
+        gateways: ["mesh-system/web"],
+        http: [{ route: [{ destination: { host: "a" } }] }],
+      },
+      "shop",
+    )
+    const push = pushOf({
+      gateways: [HTTP_GATEWAY],
+      virtualServices: [vs],
+      services: [svc("a.default.svc.cluster.local", [[80, "HTTP"]]), svc("a.shop.svc.cluster.local", [[8080, "HTTP"]])],
+    })
+    // The destination names no port: the service's only port.
+    expect(send(push, { port: 80, host: "app.example.com" })).toMatchObject({
+      kind: "cluster",
+      cluster: "outbound|8080||a.shop.svc.cluster.local",
+    })
+  })
+})
