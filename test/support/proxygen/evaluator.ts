@@ -489,8 +489,13 @@ export interface InboundInput {
   readonly routes?: ReadonlyArray<Obj>
   readonly port: number
   readonly destinationIp?: string | undefined
-  /** Whether the client speaks TLS (a mesh peer with mTLS). */
+  /** Whether the client speaks TLS (a mesh peer with mTLS, or its own TLS with `ownTls`). */
   readonly tls: boolean
+  /**
+   * The client's TLS is meant for the workload itself (an HTTPS client outside the mesh, no mesh
+   * certificate): a TCP chain that does not terminate TLS passes it through untouched.
+   */
+  readonly ownTls?: boolean | undefined
   /** ALPN; by default what a mesh peer (TLS) or the HTTP inspector (plaintext HTTP) gives. */
   readonly alpn?: ReadonlyArray<string> | undefined
   /** The client certificate's URI SAN; undefined without a client certificate. */
@@ -541,7 +546,9 @@ export const inbound = (input: InboundInput): InboundOutcome => {
   })
   if (chain === undefined) return { kind: "no-chain" }
   const tls = tlsContextOf(chain)
-  if (input.tls && tls === undefined) return { kind: "handshake-failed", chain, reason: "TLS to a plaintext chain" }
+  const passedThrough = input.ownTls === true && tls === undefined && httpConnectionManager(chain) === undefined
+  if (input.tls && tls === undefined && !passedThrough)
+    return { kind: "handshake-failed", chain, reason: "TLS to a plaintext chain" }
   if (!input.tls && tls !== undefined) return { kind: "handshake-failed", chain, reason: "plaintext to a TLS chain" }
   if (tls !== undefined && wrapped(tls.require_client_certificate) === true && input.principal === undefined)
     return { kind: "handshake-failed", chain, reason: "no client certificate" }

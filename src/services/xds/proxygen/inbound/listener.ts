@@ -31,7 +31,6 @@ import {
   BLACKHOLE_CLUSTER,
   Filter,
   INBOUND_PASSTHROUGH_CLUSTER_IPV4,
-  MESH_ALPN_TCP,
   TypedConfig,
   VIRTUAL_INBOUND_LISTENER,
   VIRTUAL_INBOUND_PORT,
@@ -39,7 +38,14 @@ import {
 import { authzFilters } from "./authz.js"
 import { applicableRequestAuthentications, jwtFilter, proxyFetchedJwks } from "./jwt.js"
 import { type InboundPort, inboundPorts } from "./ports.js"
-import { ingressTlsSocket, MTLS_ALPN_HTTP, MTLS_ALPN_TCP, meshMtlsSocket, PLAINTEXT_ALPN_HTTP } from "./tls.js"
+import {
+  ingressTlsSocket,
+  MTLS_ALPN_ANY,
+  MTLS_ALPN_HTTP,
+  MTLS_ALPN_TCP,
+  meshMtlsSocket,
+  plaintextAlpnHttp,
+} from "./tls.js"
 
 const ZERO: ProtoObject = { seconds: "0", nanos: 0 }
 
@@ -71,6 +77,8 @@ interface Plan {
   readonly networkRbac: ReadonlyArray<ProtoObject>
   readonly detectionTimeoutMs: number
   readonly tproxy: boolean
+  /** `PILOT_HTTP10`: auto ports' HTTP chains take HTTP/1.0 too. */
+  readonly http10: boolean
 }
 
 interface Planned {
@@ -112,6 +120,7 @@ const plan = (push: PushContext, proxy: ProxyView): Planned => {
     networkRbac: authz.network,
     detectionTimeoutMs: push.options.proxy.protocolDetectionTimeoutMs,
     tproxy: proxy.interceptionMode === "TPROXY",
+    http10: push.options.proxy.http10,
   }
   return { plan: body, key: `inbound|${digest(JSON.stringify(body))}`, warnings }
 }
@@ -219,24 +228,32 @@ const securedChains = (
   name: (variant: string) => string,
   http: () => ReadonlyArray<ProtoObject>,
   tcpFilters: () => ReadonlyArray<ProtoObject>,
+  http10: boolean,
 ): ReadonlyArray<ProtoObject> => {
   const out: Array<ProtoObject> = []
   const hasHttp = klass !== "tcp"
   const hasTcp = klass !== "http"
   if (mode !== "DISABLE") {
     if (hasHttp)
-      out.push(chain(name(""), { port, transport: "tls", alpn: MTLS_ALPN_HTTP }, http(), meshMtlsSocket("http")))
+      out.push(
+        chain(
+          name(""),
+          { port, transport: "tls", alpn: klass === "http" ? MTLS_ALPN_ANY : MTLS_ALPN_HTTP },
+          http(),
+          meshMtlsSocket("http"),
+        ),
+      )
     if (klass === "tcp")
-      out.push(chain(name(""), { port, transport: "tls", alpn: MTLS_ALPN_TCP }, tcpFilters(), meshMtlsSocket("tcp")))
+      out.push(chain(name(""), { port, transport: "tls", alpn: MTLS_ALPN_ANY }, tcpFilters(), meshMtlsSocket("tcp")))
     if (klass === "auto")
       out.push(
-        chain(name("-tcp"), { port, transport: "tls", alpn: MESH_ALPN_TCP }, tcpFilters(), meshMtlsSocket("tcp")),
+        chain(name("-tcp"), { port, transport: "tls", alpn: MTLS_ALPN_TCP }, tcpFilters(), meshMtlsSocket("tcp")),
       )
   }
   if (mode !== "STRICT") {
     if (klass === "http") out.push(chain(name("-plaintext"), { port, transport: "raw_buffer" }, http()))
     if (klass === "auto")
-      out.push(chain(name("-plaintext"), { port, transport: "raw_buffer", alpn: PLAINTEXT_ALPN_HTTP }, http()))
+      out.push(chain(name("-plaintext"), { port, transport: "raw_buffer", alpn: plaintextAlpnHttp(http10) }, http()))
     if (hasTcp) {
       out.push(
         chain(
@@ -279,7 +296,7 @@ const portChains = (p: PortPlan, plan: Plan): ReadonlyArray<ProtoObject> => {
       ),
     ]
   }
-  return securedChains(port.protocolClass, p.mode, port.port, (v) => `${base}${v}`, http, tcpFilters)
+  return securedChains(port.protocolClass, p.mode, port.port, (v) => `${base}${v}`, http, tcpFilters, plan.http10)
 }
 
 const passthroughChains = (plan: Plan): ReadonlyArray<ProtoObject> => {
@@ -299,6 +316,7 @@ const passthroughChains = (plan: Plan): ReadonlyArray<ProtoObject> => {
     (v) => names[v] ?? `${VIRTUAL_INBOUND_LISTENER}${v}`,
     http,
     () => tcp(cluster, plan),
+    plan.http10,
   )
 }
 

@@ -11,15 +11,25 @@ import type { ProtoObject } from "../../cache/resource-spec.js"
 import { agentSdsSecret } from "../sds.js"
 import { MESH_ALPN_HTTP, MESH_ALPN_TCP, SDS_DEFAULT, SDS_ROOT, TypedConfig } from "../well-known.js"
 
-/** What mesh clients offer on mTLS toward an HTTP port: the mesh's HTTP ALPN, or plain h2/http1.1 (proxyless). */
-export const MTLS_ALPN_HTTP: ReadonlyArray<string> = [...MESH_ALPN_HTTP, "h2", "http/1.1"]
 /**
- * Toward a TCP port a mesh client may treat it as TCP or as HTTP: every mesh ALPN, but not plain
- * h2/http1.1, which the workload's own TLS (an HTTPS port) offers and must pass through.
+ * The ALPN values a mesh peer's mTLS carries, and nothing else: a chain matching them terminates
+ * the mesh's mTLS, so a client speaking its own TLS (plain `h2`/`http/1.1`, no mesh certificate)
+ * must never match it — on a PERMISSIVE port such a client is passed through to the workload.
+ *
+ * On a port whose protocol is declared (HTTP or TCP) any of them means a mesh peer.
  */
-export const MTLS_ALPN_TCP: ReadonlyArray<string> = [...MESH_ALPN_TCP, ...MESH_ALPN_HTTP]
-/** What the HTTP inspector reports for plaintext HTTP. */
-export const PLAINTEXT_ALPN_HTTP: ReadonlyArray<string> = ["http/1.0", "http/1.1", "h2c"]
+export const MTLS_ALPN_ANY: ReadonlyArray<string> = [...MESH_ALPN_TCP.slice().reverse(), ...MESH_ALPN_HTTP]
+/** On an auto-detected port the peer's ALPN tells which chain: HTTP it detected... */
+export const MTLS_ALPN_HTTP: ReadonlyArray<string> = MESH_ALPN_HTTP
+/** ...or traffic it could not tell, which goes to the TCP chain. */
+export const MTLS_ALPN_TCP: ReadonlyArray<string> = MESH_ALPN_TCP
+/**
+ * What the HTTP inspector reports for plaintext HTTP the HTTP chain of an auto port takes.
+ * HTTP/1.0 only when the mesh accepts it (`PILOT_HTTP10`): otherwise the connection manager
+ * would refuse it, while the TCP chain at least passes it through.
+ */
+export const plaintextAlpnHttp = (http10: boolean): ReadonlyArray<string> =>
+  http10 ? ["http/1.0", "http/1.1", "h2c"] : ["http/1.1", "h2c"]
 
 /** What the server offers back in the handshake. */
 const SERVER_ALPN_HTTP: ReadonlyArray<string> = ["h2", "http/1.1"]

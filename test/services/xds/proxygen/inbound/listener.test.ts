@@ -68,9 +68,14 @@ describe("virtualInbound", () => {
     const http = chains(l, 8080)
     expect(http.map((c) => c.name)).toEqual(["inbound_0.0.0.0_8080", "inbound_0.0.0.0_8080-plaintext"])
     expect(http[0].filter_chain_match.transport_protocol).toBe("tls")
-    expect(http[0].filter_chain_match.application_protocols).toEqual(
-      expect.arrayContaining(["istio-http/1.1", "istio-h2", "h2", "http/1.1"]),
-    )
+    // Only the mesh's own ALPN: a client with its own TLS (h2, http/1.1) never lands on the mTLS chain.
+    expect(http[0].filter_chain_match.application_protocols).toEqual([
+      "istio",
+      "istio-peer-exchange",
+      "istio-http/1.0",
+      "istio-http/1.1",
+      "istio-h2",
+    ])
     const tls = http[0].transport_socket.typed_config
     expect(tls.require_client_certificate).toEqual({ value: true })
     expect(tls.common_tls_context.tls_certificate_sds_secret_configs[0].name).toBe("default")
