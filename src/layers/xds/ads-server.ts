@@ -22,6 +22,7 @@ import { makeResourceCache } from "../../services/xds/cache/resource-cache.js"
 import { takeGeneratorNotices } from "../../services/xds/cache/responder.js"
 import { emptyPushContextInput, type PushContextInput } from "../../services/xds/model/push-context.js"
 import type { DebugService } from "../../services/xds/protocol/debug-type.js"
+import { defaultNameLimits, makeNameBudget } from "../../services/xds/protocol/name-budget.js"
 import { typeLabel } from "../../services/xds/protocol/request-limits.js"
 import { TypeUrl } from "../../services/xds/protocol/type-urls.js"
 import { openGuard, type XdsGuard } from "../../services/xds/protocol/xds-auth.js"
@@ -140,6 +141,8 @@ export const makeXdsServer = (
       metrics,
       clock: yield* Effect.clock,
       debug: () => debugService,
+      plaintextDebugRemote: config.plaintextDebugRemote === true,
+      names: makeNameBudget(config.nameLimits ?? defaultNameLimits),
     }
     const grpcService = yield* makeAdsGrpcService({
       config,

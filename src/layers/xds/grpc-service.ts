@@ -6,9 +6,10 @@
  *
  * What a caller sends is bounded before it costs anything: new streams are rate limited
  * (`PILOT_MAX_REQUESTS_PER_SECOND`), the first request must name a valid node (INVALID_ARGUMENT
- * otherwise), requests of unknown types are dropped, a stream's queued requests are bounded with
- * the call paused while its fiber is busy (inbox.ts), and a write a peer does not take within
- * `PILOT_XDS_SEND_TIMEOUT` resets its stream (writer.ts).
+ * otherwise), requests of unknown types are dropped, a request's resource names and a debug
+ * request's type URL are bounded as they are read (name-budget.ts, debug-type.ts), a stream's
+ * queued requests are bounded with the call paused while its fiber is busy (inbox.ts), and a
+ * write a peer does not take within `PILOT_XDS_SEND_TIMEOUT` resets its stream (writer.ts).
  */
 
 import { availableParallelism } from "node:os"
@@ -19,13 +20,14 @@ import { formatWindow, makeThrottledLogger } from "../../services/logging/log-th
 import { withScope } from "../../services/logging/logging.js"
 import { isHealthReport } from "../../services/registry/autoregistration/proxy-connections.js"
 import { type ProxyInfo, proxyInfo } from "../../services/xds/cache/responder.js"
-import { isDebugType } from "../../services/xds/protocol/debug-type.js"
+import { debugTypeProblem, isDebugType, isLoopbackPeer } from "../../services/xds/protocol/debug-type.js"
 import type {
   DeltaDiscoveryRequest,
   DeltaDiscoveryResponse,
   DiscoveryRequest,
   DiscoveryResponse,
 } from "../../services/xds/protocol/messages.js"
+import { defaultNameLimits, type NameRefusal, requestNamesProblem } from "../../services/xds/protocol/name-budget.js"
 import { nodeProblem } from "../../services/xds/protocol/node-id.js"
 import { makeTokenBucket, reserve } from "../../services/xds/protocol/rate-limit.js"
 import { quoted, typeForLog } from "../../services/xds/protocol/request-limits.js"
@@ -102,6 +104,7 @@ const abort = (call: Call, status: Partial<grpc.StatusObject>) => {
 export const makeAdsGrpcService = (deps: AdsGrpcServiceDeps): Effect.Effect<AdsGrpcServiceShape, never, Scope.Scope> =>
   Effect.gen(function* () {
     const { config, env, runFork } = deps
+    const nameLimits = config.nameLimits ?? defaultNameLimits
     const rate = config.maxRequestsPerSecond > 0 ? config.maxRequestsPerSecond : defaultRequestRate()
     let bucket = makeTokenBucket(rate, yield* Clock.currentTimeMillis)
     /** Admits a new stream, waiting briefly when over the rate; false = refused. */
@@ -170,6 +173,23 @@ export const makeAdsGrpcService = (deps: AdsGrpcServiceDeps): Effect.Effect<AdsG
             }
           }
           const typeUrl = request.type_url ?? ""
+          // Too long a debug type URL or resource name, or more names than a stream may hold:
+          // refused at once, before the request is queued or anything is derived from it.
+          const debugProblem = isDebugType(typeUrl) ? debugTypeProblem(typeUrl) : undefined
+          const refusal: NameRefusal | undefined =
+            debugProblem !== undefined
+              ? { code: "INVALID_ARGUMENT", message: debugProblem }
+              : requestNamesProblem(request, nameLimits)
+          if (refusal !== undefined) {
+            runFork(
+              warnStream(
+                `refused for their request (${refusal.code})`,
+                `refusing xDS stream from ${call.getPeer()} node=${quoted(proxy.id)}: ${refusal.message}`,
+              ),
+            )
+            abort(call, { code: grpc.status[refusal.code], details: refusal.message })
+            return false
+          }
           // Health reports go to the stream too: it tells ProxyConnections (WorkloadEntry health).
           // Debug requests too (debug-type.ts): the stream loop answers them once.
           if (isKnownType(typeUrl) || isHealthReport(typeUrl) || isDebugType(typeUrl)) return true
@@ -244,8 +264,10 @@ export const makeAdsGrpcService = (deps: AdsGrpcServiceDeps): Effect.Effect<AdsG
           identities:
             grant.identities.length > 0 ? grant.identities : (peerUris(call.getAuthContext().sslPeerCertificate) ?? []),
           secure: !plaintext,
+          loopback: isLoopbackPeer(call.getPeer()),
         },
         fail: (code, message) => Effect.sync(() => abort(call, { code: grpc.status[code], details: message })),
+        warn: warnStream,
       }
     }
 

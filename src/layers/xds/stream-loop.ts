@@ -23,7 +23,7 @@ import {
   pageStatusCode,
   parseDebugRequest,
 } from "../../services/xds/protocol/debug-type.js"
-import { truncate, typeLabel } from "../../services/xds/protocol/request-limits.js"
+import { MAX_ERROR_LENGTH, truncate, typeLabel } from "../../services/xds/protocol/request-limits.js"
 import { PUSH_ORDER, TypeUrl } from "../../services/xds/protocol/type-urls.js"
 import type { PushRequest } from "../../services/xds/push/push-request.js"
 import type { WatchedHosts } from "../../services/xds/push/watched-hosts.js"
@@ -35,6 +35,7 @@ import type {
   StreamEvent,
   StreamProtocol,
   StreamRequest,
+  StreamStatusCode,
   StreamWatch,
 } from "./stream-protocol.js"
 
@@ -104,6 +105,10 @@ export const serveStream = <
     let proxy: ProxyInfo | undefined
     let refused = false
     const notFound = makeNotFoundLog()
+    /** This stream's share of the names the server holds; released when the loop ends. */
+    const nameShare = env.names.open()
+    /** The names the stream would watch in `next`: one collection per watched type. */
+    const watchedNames = (next: State) => Array.from(protocol.watches(next).values(), (w) => protocol.names(w))
 
     /** Writes a response of `typeUrl`; once written, counts the push and its send time. */
     const writeObserved = (response: Res, typeUrl: string, onWritten: () => void) => {
@@ -193,6 +198,8 @@ export const serveStream = <
       if (proxy === undefined || isHealthReport(request.type_url) || isDebugType(request.type_url)) return false
       const next = protocol.step(state, request)
       if (next.event._tag !== "Ack" || next.respond) return false
+      // An ACK that would take the stream over its name bounds is refused by the fiber.
+      if (nameShare.update(watchedNames(next.state)) !== undefined) return false
       state = next.state
       env.reindex(connection)
       return true
@@ -201,15 +208,22 @@ export const serveStream = <
     /** Whether ProxyConnections was told of this stream (so it is told of its end). */
     let announced = false
 
-    /** Ends the stream after a debug request that cannot be answered, with the status saying why. */
-    const refuseDebug = (code: DebugStatusCode, message: string) =>
-      Effect.zipRight(
-        Effect.logInfo(`debug request refused (${code}) on connection ${id}: ${message}`),
+    /** Ends the stream with `code`; the status and the log line carry `message` cut short. */
+    const refuseWith = (what: string, code: StreamStatusCode, message: string) => {
+      // A caller's text may be in it (a debug path, a page's answer to its query): a status
+      // detail travels in a trailer, which must stay small for the caller to get it at all.
+      const details = truncate(message, MAX_ERROR_LENGTH)
+      return Effect.zipRight(
+        channel.warn(`${what} refused (${code})`, `${what} refused (${code}) on connection ${id}: ${details}`),
         Effect.suspend(() => {
           refused = true
-          return channel.fail(code, message)
+          return channel.fail(code, details)
         }),
       )
+    }
+
+    /** Ends the stream after a debug request that cannot be answered, with the status saying why. */
+    const refuseDebug = (code: DebugStatusCode, message: string) => refuseWith("debug request", code, message)
 
     /**
      * A debug request (debug-type.ts): answered once with its page, apart from the stream's
@@ -223,7 +237,7 @@ export const serveStream = <
         const names = request.resource_names ?? request.resource_names_subscribe ?? []
         const service = env.debug()
         if (service === undefined) return yield* refuseDebug("UNAVAILABLE", "this server serves no debug interface")
-        const access = debugAccess(channel.caller, service.systemNamespace)
+        const access = debugAccess(channel.caller, service.systemNamespace, env.plaintextDebugRemote)
         if (Either.isLeft(access)) return yield* refuseDebug(access.left.code, access.left.message)
         const asked = parseDebugRequest(typeUrl, names)
         if (Either.isLeft(asked)) return yield* refuseDebug("INVALID_ARGUMENT", asked.left)
@@ -264,6 +278,9 @@ export const serveStream = <
         // A health report of the agent: no state, no answer; the WorkloadEntry's condition follows it.
         if (isHealthReport(typeUrl)) return yield* env.proxyConnections.onHealth(id, healthReportOf(request))
         const step = protocol.step(state, request)
+        // Names over the stream's or the server's bounds end the stream; it keeps nothing new.
+        const over = nameShare.update(watchedNames(step.state))
+        if (over !== undefined) return yield* refuseWith("xDS request", over.code, over.message)
         state = step.state
         // Map the watched names to hosts now, not in the next push's fan-out.
         for (const w of protocol.watches(state).values()) env.hosts.clusterHostsOf(protocol.names(w))
@@ -282,6 +299,7 @@ export const serveStream = <
       })
 
     const unregister = Effect.suspend(() => {
+      nameShare.release()
       env.unregister(connection)
       env.nacks.forget(id)
       channel.end()

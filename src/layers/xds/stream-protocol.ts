@@ -11,6 +11,7 @@ import type { PushContext } from "../../services/xds/model/push-context.js"
 import type { NotFoundByType } from "../../services/xds/protocol/connection-status.js"
 import type { DebugCaller, DebugService, DebugStatusCode } from "../../services/xds/protocol/debug-type.js"
 import type { Status } from "../../services/xds/protocol/messages.js"
+import type { NameBudget } from "../../services/xds/protocol/name-budget.js"
 import type { WatchedHosts } from "../../services/xds/push/watched-hosts.js"
 import type { ConnectionStatus } from "../../services/xds/server.js"
 import type { Connection } from "./connections.js"
@@ -140,7 +141,14 @@ export interface StreamEnv {
   readonly clock: Clock.Clock
   /** What answers debug requests (debug-type.ts); undefined while no debug interface serves. */
   readonly debug: () => DebugService | undefined
+  /** MESH_XDS_PLAINTEXT_DEBUG_REMOTE: debug requests on the plaintext port from other hosts too. */
+  readonly plaintextDebugRemote: boolean
+  /** The resource names the server's streams may hold (name-budget.ts). */
+  readonly names: NameBudget
 }
+
+/** The gRPC statuses the stream loop ends a stream with. */
+export type StreamStatusCode = DebugStatusCode | "RESOURCE_EXHAUSTED"
 
 /** A stream's inbox; `proxy` is the proxy its first request named (set once it is taken). */
 export interface ProxyInbox<Req> extends Inbox<Req> {
@@ -161,6 +169,11 @@ export interface StreamChannel<Req, Res> {
   readonly end: () => void
   /** Who opened the stream, for debug requests. */
   readonly caller: DebugCaller
-  /** Ends the stream with a gRPC status (a refused or failed debug request). */
-  readonly fail: (code: DebugStatusCode, message: string) => Effect.Effect<void>
+  /** Ends the stream with a gRPC status (a refused or failed debug request, names over the bounds). */
+  readonly fail: (code: StreamStatusCode, message: string) => Effect.Effect<void>
+  /**
+   * A warning about the stream, throttled per `kind` (a fixed text, never a caller's): a caller
+   * repeating a refused request costs a line per interval, not one per request.
+   */
+  readonly warn: (kind: string, message: string) => Effect.Effect<void>
 }

@@ -134,6 +134,26 @@ export const discoveryEnv = {
   PILOT_UNIFIED_SIDECAR_SCOPE: env.bool(true, "Unified SidecarScope creation (temporary compatibility flag)"),
   MESH_GPRC_MAXRECVMSGSIZE: env.int(4194304, "Maximum gRPC stream receive buffer, bytes"),
   MESH_GPRC_MAXSTREAMS: env.int(100000, "Maximum concurrent gRPC streams"),
+  MESH_XDS_MAX_STREAM_NAMES: env.int(
+    100000,
+    "Resource names one ADS stream may watch, all types together; a request taking a stream over it ends the stream with RESOURCE_EXHAUSTED (0 = no limit)",
+  ),
+  MESH_XDS_MAX_STREAM_NAME_BYTES: env.int(
+    8388608,
+    "Characters of the resource names one ADS stream may watch, all types together; a request taking a stream over it ends the stream with RESOURCE_EXHAUSTED (0 = no limit)",
+  ),
+  MESH_XDS_MAX_NAMES: env.int(
+    2000000,
+    "Resource names all ADS streams may watch together; a request taking the server over it ends its stream with RESOURCE_EXHAUSTED (0 = no limit)",
+  ),
+  MESH_XDS_MAX_NAME_BYTES: env.int(
+    134217728,
+    "Characters of the resource names all ADS streams may watch together; a request taking the server over it ends its stream with RESOURCE_EXHAUSTED (0 = no limit)",
+  ),
+  MESH_XDS_PLAINTEXT_DEBUG_REMOTE: env.bool(
+    false,
+    "Answer debug requests (type URLs mesh.io/debug/<page>: config dumps, every proxy's sync state) on the plaintext xDS port (--grpcAddr) to callers on other hosts, with no identity; off: loopback callers only (other hosts ask on the TLS port as an identity of the system namespace)",
+  ),
   GRPC_KEEPALIVE_INTERVAL: env.duration("30s", "gRPC keepalive interval"),
   GRPC_KEEPALIVE_TIMEOUT: env.duration("10s", "gRPC keepalive timeout"),
   ENABLE_VTPROTOBUF: env.bool(true, "Optimized marshaling; needs a build with the matching tag"),

@@ -29,6 +29,11 @@ export type XdsEnv = Pick<
   | "PILOT_XDS_SEND_TIMEOUT"
   | "MESH_GPRC_MAXRECVMSGSIZE"
   | "MESH_GPRC_MAXSTREAMS"
+  | "MESH_XDS_MAX_STREAM_NAMES"
+  | "MESH_XDS_MAX_STREAM_NAME_BYTES"
+  | "MESH_XDS_MAX_NAMES"
+  | "MESH_XDS_MAX_NAME_BYTES"
+  | "MESH_XDS_PLAINTEXT_DEBUG_REMOTE"
   | "PILOT_DRAINING_LABEL"
   | "PILOT_SEND_UNHEALTHY_ENDPOINTS"
   | "PILOT_TRACE_SAMPLING"
@@ -130,6 +135,13 @@ export const xdsServerConfig = (
   deltaXds: env.MESH_DELTA_XDS,
   shutdownDuration: flags.shutdownDuration,
   sendTimeout: env.PILOT_XDS_SEND_TIMEOUT,
+  nameLimits: {
+    streamNames: env.MESH_XDS_MAX_STREAM_NAMES,
+    streamBytes: env.MESH_XDS_MAX_STREAM_NAME_BYTES,
+    totalNames: env.MESH_XDS_MAX_NAMES,
+    totalBytes: env.MESH_XDS_MAX_NAME_BYTES,
+  },
+  plaintextDebugRemote: env.MESH_XDS_PLAINTEXT_DEBUG_REMOTE,
 })
 
 /**
@@ -155,6 +167,11 @@ export class XdsConfig extends EnvConfig<XdsConfig, XdsFlags & XdsMesh>()("mesh/
     "PILOT_XDS_SEND_TIMEOUT",
     "MESH_GPRC_MAXRECVMSGSIZE",
     "MESH_GPRC_MAXSTREAMS",
+    "MESH_XDS_MAX_STREAM_NAMES",
+    "MESH_XDS_MAX_STREAM_NAME_BYTES",
+    "MESH_XDS_MAX_NAMES",
+    "MESH_XDS_MAX_NAME_BYTES",
+    "MESH_XDS_PLAINTEXT_DEBUG_REMOTE",
     "PILOT_DRAINING_LABEL",
     "PILOT_SEND_UNHEALTHY_ENDPOINTS",
     "PILOT_TRACE_SAMPLING",

@@ -13,6 +13,7 @@ import {
   type PushContextOptions,
 } from "./model/push-context.js"
 import type { DebugService } from "./protocol/debug-type.js"
+import { defaultNameLimits, type NameLimits } from "./protocol/name-budget.js"
 import { type DebounceOptions, defaultDebounceOptions } from "./push/debounce.js"
 
 export interface XdsServerConfig {
@@ -42,6 +43,13 @@ export interface XdsServerConfig {
   readonly sendTimeout?: Duration.Duration
   /** Response bytes in flight across the server's streams before writes wait; unset: the default (64 MiB). */
   readonly writeBudgetBytes?: number
+  /**
+   * MESH_XDS_MAX_STREAM_NAMES, MESH_XDS_MAX_STREAM_NAME_BYTES, MESH_XDS_MAX_NAMES,
+   * MESH_XDS_MAX_NAME_BYTES: the resource names streams may hold; unset: `defaultNameLimits`.
+   */
+  readonly nameLimits?: NameLimits
+  /** MESH_XDS_PLAINTEXT_DEBUG_REMOTE: debug requests on the plaintext port from other hosts too (unset: loopback only). */
+  readonly plaintextDebugRemote?: boolean
 }
 
 export const defaultXdsServerConfig: XdsServerConfig = {
@@ -60,6 +68,8 @@ export const defaultXdsServerConfig: XdsServerConfig = {
   deltaXds: true,
   shutdownDuration: Duration.seconds(10),
   sendTimeout: Duration.seconds(5),
+  nameLimits: defaultNameLimits,
+  plaintextDebugRemote: false,
 }
 
 export interface WatchStatus {

@@ -47,7 +47,8 @@ describe("ADS server: a peer that never reads", () => {
       // No send timeout: the stream stays stuck for as long as the test looks at it.
       const server = yield* makeXdsServer({ ...config, sendTimeout: Duration.zero }, mesh)
       const raw = openRawStream(yield* session(server.port, false), "StreamAggregatedResources")
-      const names = ["x".repeat(MB)]
+      // 1 MB of names each time, every name within the length bound (name-budget.ts).
+      const names = Array.from({ length: 1024 }, (_, i) => `${"x".repeat(1000)}-${i}`)
       // The first request is answered; its answer can never be sent, so the stream's fiber waits.
       let flushed = 0
       const sending = Effect.promise(async () => {

@@ -14,6 +14,8 @@ import { noProxyConnections } from "../../../src/services/registry/autoregistrat
 import type { ProxyInfo } from "../../../src/services/xds/cache/responder.js"
 import type { PushContext } from "../../../src/services/xds/model/push-context.js"
 import type { DebugCaller } from "../../../src/services/xds/protocol/debug-type.js"
+import { defaultNameLimits, makeNameBudget, type NameLimits } from "../../../src/services/xds/protocol/name-budget.js"
+import { MAX_ERROR_LENGTH } from "../../../src/services/xds/protocol/request-limits.js"
 import { TypeUrl } from "../../../src/services/xds/protocol/type-urls.js"
 import { makePushDispatcher } from "../../../src/services/xds/push/push-dispatcher.js"
 import { makePushRequest } from "../../../src/services/xds/push/push-request.js"
@@ -34,6 +36,7 @@ interface Res {
 interface Watch {
   readonly typeUrl: string
   readonly wildcard: boolean
+  readonly names: ReadonlyArray<string>
   readonly nonceSent?: string
 }
 interface State {
@@ -57,13 +60,17 @@ const fakeProtocol: StreamProtocol<Req, Res, State, Watch, StreamEvent, Built> =
   step: (state, request) =>
     request.response_nonce === undefined
       ? {
-          state: withWatch(state, { typeUrl: request.type_url, wildcard: true }),
+          state: withWatch(state, {
+            typeUrl: request.type_url,
+            wildcard: request.resource_names === undefined,
+            names: request.resource_names ?? [],
+          }),
           event: { _tag: "Subscribe", reconnect: false },
           respond: true,
         }
       : { state, event: { _tag: "Ack" }, respond: false },
   watches: (state) => state.watches,
-  names: () => [],
+  names: (watch) => watch.names,
   due: () => false,
   build: (_push, watch, nonce) => ({
     response: { typeUrl: watch.typeUrl, nonce: typeof nonce === "string" ? nonce : nonce() },
@@ -88,7 +95,7 @@ const fakeProtocol: StreamProtocol<Req, Res, State, Watch, StreamEvent, Built> =
 const proxy: ProxyInfo = { id: "sidecar~10.0.0.1~a.default~default.svc.cluster.local", generator: "grpc", metadata: {} }
 
 /** An in-memory stream: the test sends its requests and takes its writes, each write held until released. */
-const fakeStream = (id: string, caller: DebugCaller = { identities: [], secure: false }) => {
+const fakeStream = (id: string, caller: DebugCaller = { identities: [], secure: false, loopback: true }) => {
   const call = Object.assign(new EventEmitter(), { pause: () => {}, resume: () => {} })
   const writes: Array<{ readonly response: Res; readonly written: () => void }> = []
   const failures: Array<string> = []
@@ -120,6 +127,7 @@ const fakeStream = (id: string, caller: DebugCaller = { identities: [], secure: 
       },
       caller,
       fail: (code: string, message: string) => Effect.sync(() => failures.push(`${code}: ${message}`)),
+      warn: () => Effect.void,
     },
   }
 }
@@ -127,7 +135,7 @@ const fakeStream = (id: string, caller: DebugCaller = { identities: [], secure: 
 const noop = { observe: () => {}, inc: () => {} }
 
 /** A server's shared part around a push queue of `throttle` slots; registered connections by id. */
-const makeEnv = (throttle: number) =>
+const makeEnv = (throttle: number, options: { names?: NameLimits; plaintextDebugRemote?: boolean } = {}) =>
   Effect.gen(function* () {
     const registered = new Map<string, Connection>()
     const dispatcher = makePushDispatcher<Connection>(
@@ -136,6 +144,7 @@ const makeEnv = (throttle: number) =>
       () => {},
       { sliceMillis: Number.POSITIVE_INFINITY, now: () => 0, defer: (next) => setImmediate(next) },
     )
+    const names = makeNameBudget(options.names ?? defaultNameLimits)
     const env: StreamEnv = {
       proxyConnections: noProxyConnections,
       current: () => ({ version: "v1" }) as unknown as PushContext,
@@ -164,8 +173,10 @@ const makeEnv = (throttle: number) =>
                 : undefined,
           ),
       }),
+      plaintextDebugRemote: options.plaintextDebugRemote === true,
+      names,
     }
-    return { env, registered, dispatcher }
+    return { env, registered, dispatcher, names }
   })
 
 /** Lets the stream fibers run until `done` holds (they only wait for the test, never for time). */
@@ -277,22 +288,119 @@ describe("ADS stream loop", () => {
           expect(stream.writes).toHaveLength(0)
           return stream.failures
         })
-      expect(yield* ask({ identities: [], secure: false }, { type_url: "mesh.io/debug/nope" })).toEqual([
-        "NOT_FOUND: unknown debug path /debug/nope (mesh.io/debug/list names them)",
-      ])
+      expect(yield* ask({ identities: [], secure: false, loopback: true }, { type_url: "mesh.io/debug/nope" })).toEqual(
+        ["NOT_FOUND: unknown debug path /debug/nope (mesh.io/debug/list names them)"],
+      )
       expect(
-        yield* ask({ identities: [], secure: false }, { type_url: "mesh.io/debug/config_dump?proxyID=x" }),
+        yield* ask(
+          { identities: [], secure: false, loopback: true },
+          { type_url: "mesh.io/debug/config_dump?proxyID=x" },
+        ),
       ).toEqual(["NOT_FOUND: /debug/config_dump: proxy not connected: x"])
       const [refused] = yield* ask(
-        { identities: ["spiffe://cluster.local/ns/default/sa/app"], secure: true },
+        { identities: ["spiffe://cluster.local/ns/default/sa/app"], secure: true, loopback: false },
         { type_url: "mesh.io/debug/syncz" },
       )
       expect(refused).toMatch(
         /^PERMISSION_DENIED: debug information is only given to identities of namespace mesh-system/,
       )
-      expect(yield* ask({ identities: [], secure: true }, { type_url: "mesh.io/debug/syncz" })).toEqual([
-        expect.stringMatching(/^UNAUTHENTICATED: /),
+      expect(yield* ask({ identities: [], secure: true, loopback: true }, { type_url: "mesh.io/debug/syncz" })).toEqual(
+        [expect.stringMatching(/^UNAUTHENTICATED: /)],
+      )
+    }),
+  )
+  it.effect(
+    "answers plaintext debug requests to loopback callers; other hosts only with MESH_XDS_PLAINTEXT_DEBUG_REMOTE",
+    () =>
+      Effect.gen(function* () {
+        const ask = (env: StreamEnv, caller: DebugCaller) =>
+          Effect.gen(function* () {
+            const stream = fakeStream("meshctl", caller)
+            const fiber = yield* Effect.fork(serveStream(fakeProtocol, env, stream.channel))
+            yield* until(stream.opened)
+            stream.send({ type_url: "mesh.io/debug/syncz" })
+            yield* until(() => stream.writes.length > 0 || stream.failures.length > 0)
+            stream.writes[0]?.written()
+            stream.close()
+            yield* Fiber.join(fiber)
+            return { answered: stream.writes.length, failures: stream.failures }
+          })
+        const closed = (yield* makeEnv(1)).env
+        const remote: DebugCaller = { identities: [], secure: false, loopback: false }
+        expect(yield* ask(closed, { identities: [], secure: false, loopback: true })).toEqual({
+          answered: 1,
+          failures: [],
+        })
+        const refused = yield* ask(closed, remote)
+        expect(refused.answered).toBe(0)
+        expect(refused.failures).toEqual([
+          expect.stringMatching(
+            /^PERMISSION_DENIED: debug requests on the plaintext xDS port are answered to loopback callers only: .*MESH_XDS_PLAINTEXT_DEBUG_REMOTE=true/,
+          ),
+        ])
+        const open = (yield* makeEnv(1, { plaintextDebugRemote: true })).env
+        expect(yield* ask(open, remote)).toEqual({ answered: 1, failures: [] })
+        // The TLS port keeps its identity check whatever the setting says.
+        expect((yield* ask(open, { identities: [], secure: true, loopback: true })).failures).toEqual([
+          expect.stringMatching(/^UNAUTHENTICATED: /),
+        ])
+      }),
+  )
+
+  it.effect("cuts a debug refusal's details short (a page's answer may repeat the caller's query)", () =>
+    Effect.gen(function* () {
+      const { env } = yield* makeEnv(1)
+      const stream = fakeStream("meshctl")
+      const fiber = yield* Effect.fork(serveStream(fakeProtocol, env, stream.channel))
+      yield* until(stream.opened)
+      stream.send({ type_url: `mesh.io/debug/config_dump?proxyID=${"x".repeat(5000)}` })
+      yield* Fiber.join(fiber)
+      expect(stream.failures).toHaveLength(1)
+      expect(stream.failures[0]!.length).toBeLessThan(MAX_ERROR_LENGTH + 64)
+      expect(stream.failures[0]).toMatch(/^NOT_FOUND: \/debug\/config_dump: proxy not connected: x+…\(\d+ chars\)$/)
+    }),
+  )
+
+  it.effect("ends a stream whose names go over its bound or the server's, and releases its names when it ends", () =>
+    Effect.gen(function* () {
+      const { env, names } = yield* makeEnv(4, {
+        names: { streamNames: 3, streamBytes: 0, totalNames: 5, totalBytes: 0 },
+      })
+      const open = (id: string) =>
+        Effect.gen(function* () {
+          const stream = fakeStream(id)
+          const fiber = yield* Effect.fork(serveStream(fakeProtocol, env, stream.channel))
+          yield* until(stream.opened)
+          return { stream, fiber }
+        })
+      const a = yield* open("a")
+      a.stream.send({ type_url: TypeUrl.Endpoint, resource_names: ["e1", "e2"] })
+      yield* until(() => a.stream.writes.length === 1)
+      a.stream.writes[0]!.written()
+      expect(names.held()).toEqual({ names: 2, bytes: 4 })
+      // Two more of another type: four in all, over the stream's three.
+      a.stream.send({ type_url: TypeUrl.Listener, resource_names: ["l1", "l2"] })
+      yield* Fiber.join(a.fiber)
+      expect(a.stream.failures).toEqual([
+        "RESOURCE_EXHAUSTED: the stream would watch 4 resource names; at most 3 per stream (MESH_XDS_MAX_STREAM_NAMES)",
       ])
+      expect(a.stream.writes).toHaveLength(1)
+      // The refused stream's names are released with it.
+      expect(names.held()).toEqual({ names: 0, bytes: 0 })
+
+      const b = yield* open("b")
+      const c = yield* open("c")
+      b.stream.send({ type_url: TypeUrl.Endpoint, resource_names: ["b1", "b2", "b3"] })
+      yield* until(() => b.stream.writes.length === 1)
+      b.stream.writes[0]!.written()
+      c.stream.send({ type_url: TypeUrl.Endpoint, resource_names: ["c1", "c2", "c3"] })
+      yield* Fiber.join(c.fiber)
+      expect(c.stream.failures).toEqual([
+        "RESOURCE_EXHAUSTED: the server's streams watch 3 resource names; at most 5 in all (MESH_XDS_MAX_NAMES)",
+      ])
+      b.stream.close()
+      yield* Fiber.join(b.fiber)
+      expect(names.held()).toEqual({ names: 0, bytes: 0 })
     }),
   )
 })

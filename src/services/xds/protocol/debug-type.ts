@@ -14,6 +14,7 @@
  * the pages come from the debug interface (layers/debug-server.ts).
  */
 import { type Effect, Either } from "effect"
+import { isLoopbackAddress } from "../../agent/status/local-request.js"
 import { parseSpiffeId } from "../../ca/identity.js"
 
 /** The type-URL prefixes of debug requests (the reference's own is accepted too). */
@@ -21,6 +22,18 @@ export const DEBUG_TYPE_PREFIXES = ["mesh.io/debug", "istio.io/debug"] as const
 
 /** The type URL meshctl asks with. */
 export const debugTypeUrl = (path: string): string => `${DEBUG_TYPE_PREFIXES[0]}/${path.replace(/^\/+/, "")}`
+
+/**
+ * Longest debug type URL accepted (INVALID_ARGUMENT beyond it, as the request is read). A page
+ * and its query are short: `config_dump?proxyID=<node id>`, the node id itself at most 1,024.
+ */
+export const MAX_DEBUG_TYPE_URL_LENGTH = 2048
+
+/** Why a debug type URL is refused before anything is parsed; undefined when it is not. */
+export const debugTypeProblem = (typeUrl: string): string | undefined =>
+  typeUrl.length > MAX_DEBUG_TYPE_URL_LENGTH
+    ? `debug type URL is ${typeUrl.length} characters long; at most ${MAX_DEBUG_TYPE_URL_LENGTH} are accepted`
+    : undefined
 
 /** Whether a request is a debug request: one prefix check, after the known types missed. */
 export const isDebugType = (typeUrl: string | undefined): boolean =>
@@ -63,12 +76,29 @@ export const parseDebugRequest = (
   return Either.right({ path, query })
 }
 
-/** Who asks: the identities its stream was authenticated with, and whether it came over TLS. */
+/**
+ * Who asks: the identities its stream was authenticated with, whether it came over TLS, and
+ * whether from this host.
+ */
 export interface DebugCaller {
   readonly identities: ReadonlyArray<string>
   /** False on a plaintext connection (the `--grpcAddr` listener, 15010). */
   readonly secure: boolean
+  /** The peer is a loopback address (127.0.0.0/8, ::1). */
+  readonly loopback: boolean
 }
+
+/**
+ * Whether a grpc-js peer (`call.getPeer()`: `host:port`, the host an IPv4 or IPv6 address
+ * without brackets, `[host]:port` from other sources) is a loopback address.
+ */
+export const isLoopbackPeer = (peer: string): boolean => {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(peer)
+  return isLoopbackAddress(bracketed !== null ? bracketed[1] : peer.replace(/:\d+$/, ""))
+}
+
+/** The setting that opens debug requests on the plaintext port to other hosts. */
+export const PLAINTEXT_DEBUG_SETTING = "MESH_XDS_PLAINTEXT_DEBUG_REMOTE"
 
 /** The gRPC statuses a debug request can end its stream with. */
 export type DebugStatusCode =
@@ -87,19 +117,29 @@ export interface DebugRefusal {
 /**
  * Whether `caller` may read debug pages. Over TLS (15012) the caller must be authenticated (a
  * verified client certificate or a token) with an identity of the system namespace, as the
- * reference requires. The plaintext listener (15010) has no transport identity: like every
- * other request there, a debug request is trusted, as that listener is for trusted networks
- * only; when it does authenticate (`XDS_AUTH_PLAINTEXT`) the namespace rule applies as well.
+ * reference requires. The plaintext listener (15010) has no transport identity: its debug
+ * requests are answered to loopback callers (meshctl `--plaintext` on the control plane's
+ * host, a port-forward), to others only with `plaintextRemote` (MESH_XDS_PLAINTEXT_DEBUG_REMOTE):
+ * config dumps and every proxy's state are not for whoever reaches the port. When the plaintext
+ * listener does authenticate (`XDS_AUTH_PLAINTEXT`) the namespace rule applies as well.
  */
-export const debugAccess = (caller: DebugCaller, systemNamespace: string): Either.Either<void, DebugRefusal> => {
-  if (caller.identities.length === 0)
-    return caller.secure
-      ? Either.left({
-          code: "UNAUTHENTICATED",
-          message:
-            "debug requests need an authenticated caller: present a client certificate of the mesh CA or a token",
-        })
-      : Either.void
+export const debugAccess = (
+  caller: DebugCaller,
+  systemNamespace: string,
+  plaintextRemote = false,
+): Either.Either<void, DebugRefusal> => {
+  if (caller.identities.length === 0) {
+    if (caller.secure)
+      return Either.left({
+        code: "UNAUTHENTICATED",
+        message: "debug requests need an authenticated caller: present a client certificate of the mesh CA or a token",
+      })
+    if (caller.loopback || plaintextRemote) return Either.void
+    return Either.left({
+      code: "PERMISSION_DENIED",
+      message: `debug requests on the plaintext xDS port are answered to loopback callers only: ask on this host, or on the TLS port with a client certificate or token of namespace ${systemNamespace} (${PLAINTEXT_DEBUG_SETTING}=true answers every caller)`,
+    })
+  }
   const namespaces: Array<string> = []
   for (const identity of caller.identities) {
     const id = parseSpiffeId(identity)

@@ -6,8 +6,11 @@ import { Either } from "effect"
 import { describe, expect, it } from "vitest"
 import {
   debugAccess,
+  debugTypeProblem,
   debugTypeUrl,
   isDebugType,
+  isLoopbackPeer,
+  MAX_DEBUG_TYPE_URL_LENGTH,
   pageStatusCode,
   parseDebugRequest,
 } from "../../../../src/services/xds/protocol/debug-type.js"
@@ -63,6 +66,7 @@ describe("debug access", () => {
           {
             identities: ["spiffe://cluster.local/ns/default/sa/x", "spiffe://cluster.local/ns/mesh-system/sa/meshctl"],
             secure: true,
+            loopback: false,
           },
           system,
         ),
@@ -71,7 +75,10 @@ describe("debug access", () => {
   })
 
   it("refuses other namespaces, naming the caller, and unauthenticated TLS callers", () => {
-    const denied = debugAccess({ identities: ["spiffe://cluster.local/ns/shop/sa/web"], secure: true }, system)
+    const denied = debugAccess(
+      { identities: ["spiffe://cluster.local/ns/shop/sa/web"], secure: true, loopback: true },
+      system,
+    )
     expect(Either.getLeft(denied)).toEqual(
       expect.objectContaining({
         value: {
@@ -81,16 +88,59 @@ describe("debug access", () => {
         },
       }),
     )
-    expect(Either.getLeft(debugAccess({ identities: [], secure: true }, system))).toEqual(
+    expect(Either.getLeft(debugAccess({ identities: [], secure: true, loopback: true }, system))).toEqual(
       expect.objectContaining({ value: expect.objectContaining({ code: "UNAUTHENTICATED" }) }),
     )
   })
 
-  it("trusts the plaintext listener, unless it authenticated someone of another namespace", () => {
-    expect(Either.isRight(debugAccess({ identities: [], secure: false }, system))).toBe(true)
+  it("answers the plaintext listener's loopback callers, unless it authenticated someone of another namespace", () => {
+    expect(Either.isRight(debugAccess({ identities: [], secure: false, loopback: true }, system))).toBe(true)
     expect(
-      Either.isLeft(debugAccess({ identities: ["spiffe://cluster.local/ns/shop/sa/web"], secure: false }, system)),
+      Either.isLeft(
+        debugAccess({ identities: ["spiffe://cluster.local/ns/shop/sa/web"], secure: false, loopback: true }, system),
+      ),
     ).toBe(true)
+  })
+
+  it("refuses the plaintext listener's callers on other hosts unless the setting opens it to them", () => {
+    const remote = { identities: [], secure: false, loopback: false }
+    expect(Either.getLeft(debugAccess(remote, system))).toEqual(
+      expect.objectContaining({
+        value: {
+          code: "PERMISSION_DENIED",
+          message:
+            "debug requests on the plaintext xDS port are answered to loopback callers only: ask on this host, or on the TLS port with a client certificate or token of namespace mesh-system (MESH_XDS_PLAINTEXT_DEBUG_REMOTE=true answers every caller)",
+        },
+      }),
+    )
+    expect(Either.isRight(debugAccess(remote, system, true))).toBe(true)
+    // An identity the plaintext guard verified is judged by its namespace, wherever it calls from.
+    const authenticated = { identities: ["spiffe://cluster.local/ns/mesh-system/sa/meshctl"], secure: false }
+    expect(Either.isRight(debugAccess({ ...authenticated, loopback: false }, system))).toBe(true)
+    // The TLS port wants an identity whatever the setting says.
+    expect(Either.isLeft(debugAccess({ identities: [], secure: true, loopback: true }, system, true))).toBe(true)
+  })
+
+  it("tells loopback peers as grpc-js names them", () => {
+    for (const peer of ["127.0.0.1:5000", "127.8.9.10:1", "::1:43210", "::ffff:127.0.0.1:80", "[::1]:5000"])
+      expect(isLoopbackPeer(peer), peer).toBe(true)
+    for (const peer of [
+      "192.0.2.2:5000",
+      "10.0.0.1:1",
+      "fd00::2:443",
+      "::ffff:10.1.2.3:80",
+      "[fd00::2]:1",
+      "unknown",
+      "::",
+    ])
+      expect(isLoopbackPeer(peer), peer).toBe(false)
+  })
+
+  it("refuses type URLs over the bound before parsing them", () => {
+    expect(debugTypeProblem(`mesh.io/debug/config_dump?proxyID=${"x".repeat(1024)}`)).toBeUndefined()
+    expect(debugTypeProblem(`mesh.io/debug/${"p".repeat(1024 * 1024)}`)).toBe(
+      `debug type URL is ${1024 * 1024 + 14} characters long; at most ${MAX_DEBUG_TYPE_URL_LENGTH} are accepted`,
+    )
   })
 
   it("maps a failed page's HTTP status to a gRPC status", () => {
