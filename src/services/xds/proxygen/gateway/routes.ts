@@ -26,6 +26,11 @@ interface VirtualHostPlan {
   readonly name: string
   readonly domains: Array<string>
   routes: Array<ProtoObject>
+  /**
+   * Which built route lists the routes are, in order (`gateway|namespace/name` of each
+   * VirtualService's): the reference compares route identity, not content, when it merges.
+   */
+  readonly sources: Array<string>
   requireTls: boolean
 }
 
@@ -43,13 +48,18 @@ const catchAllLast = (routes: ReadonlyArray<ProtoObject>): Array<ProtoObject> =>
   ...routes.filter(isCatchAll),
 ]
 
-/** Virtual hosts with the same routes become one with all their domains (first name alphabetically kept). */
+/**
+ * Virtual hosts made of the very same routes (one VirtualService's, built once per Gateway, or
+ * the same sequence of them) become one with all their domains, the first name alphabetically
+ * kept. Two VirtualServices whose routes merely look alike stay apart: each host keeps its own
+ * virtual host name (the reference merges by route identity).
+ */
 const collapse = (hosts: ReadonlyMap<string, VirtualHostPlan>): ReadonlyArray<VirtualHostPlan> => {
   const out: Array<VirtualHostPlan> = []
   const byRoutes = new Map<string, VirtualHostPlan>()
   for (const name of [...hosts.keys()].sort()) {
     const vh = hosts.get(name)!
-    const key = `${vh.requireTls}|${JSON.stringify(vh.routes)}`
+    const key = `${vh.requireTls}|${JSON.stringify(vh.sources)}`
     const same = byRoutes.get(key)
     if (same !== undefined) same.domains.push(...vh.domains)
     else {
@@ -89,7 +99,8 @@ const routeConfiguration = (
     for (const vs of virtualServicesForGateway(push, server.gateway, proxy.namespace)) {
       const hosts = intersectHosts(hostsForNamespace(server.hosts, vs.meta.namespace), virtualServiceHosts(push, vs))
       if (hosts.length === 0) continue
-      const vsKey = `${server.gateway}|${vs.meta.namespace}/${vs.meta.name}|${server.port}`
+      // Built once per Gateway and VirtualService (the first server's port), as the reference does.
+      const vsKey = `${server.gateway}|${vs.meta.namespace}/${vs.meta.name}`
       let routes = routesByVs.get(vsKey)
       if (routes === undefined) {
         const made = httpRoutesFor(push, vs, {
@@ -107,12 +118,14 @@ const routeConfiguration = (
         const existing = vhosts.get(hostname)
         if (existing !== undefined) {
           existing.routes.push(...routes)
+          existing.sources.push(vsKey)
           if (redirect) existing.requireTls = true
         } else
           vhosts.set(hostname, {
             name: `${hostname}:${server.port}`,
             domains: [hostname],
             routes: [...routes],
+            sources: [vsKey],
             requireTls: redirect,
           })
       }
@@ -127,6 +140,7 @@ const routeConfiguration = (
             name: `${hostname}:${server.port}`,
             domains: [hostname],
             routes: [],
+            sources: [],
             requireTls: true,
           })
       }

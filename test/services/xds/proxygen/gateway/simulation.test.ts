@@ -191,3 +191,61 @@ describe("router simulation: short host lookup (issue 45 point 1)", () => {
     })
   })
 })
+
+describe("router simulation: virtual-host merging (issue 45 point 3)", () => {
+  const reviews = svc("reviews.default.svc.cluster.local", [[9080, "HTTP"]])
+  const toReviews = (name: string, hosts: ReadonlyArray<string>) =>
+    virtualService(name, {
+      hosts,
+      gateways: ["mesh-system/web"],
+      http: [{ route: [{ destination: { host: "reviews" } }] }],
+    })
+
+  it("hosts of one VirtualService share one virtual host (the first name kept)", () => {
+    const push = pushOf({
+      gateways: [HTTP_GATEWAY],
+      virtualServices: [toReviews("both", ["b.example.com", "a.example.com"])],
+      services: [reviews],
+    })
+    for (const host of ["a.example.com", "b.example.com"])
+      expect(send(push, { port: 80, host })).toEqual({
+        kind: "cluster",
+        cluster: "outbound|9080||reviews.default.svc.cluster.local",
+        virtualHost: "a.example.com:80",
+        terminated: false,
+      })
+  })
+
+  it("two VirtualServices with equal routes keep a virtual host each, under their own names", () => {
+    const push = pushOf({
+      gateways: [HTTP_GATEWAY],
+      virtualServices: [toReviews("a", ["a.example.com"]), toReviews("b", ["b.example.com"])],
+      services: [reviews],
+    })
+    expect(send(push, { port: 80, host: "a.example.com" })).toMatchObject({ virtualHost: "a.example.com:80" })
+    expect(send(push, { port: 80, host: "b.example.com" })).toMatchObject({ virtualHost: "b.example.com:80" })
+    const config = generateGatewayRoutes(push, router(), ["http.80"]).resources[0]!.build() as Obj
+    expect((config.virtual_hosts as ReadonlyArray<Obj>).map((vh) => [vh.name, vh.domains])).toEqual([
+      ["a.example.com:80", ["a.example.com"]],
+      ["b.example.com:80", ["b.example.com"]],
+    ])
+  })
+
+  it("a host adding a second VirtualService's routes leaves the shared virtual host", () => {
+    const extra = virtualService("extra", {
+      hosts: ["b.example.com"],
+      gateways: ["mesh-system/web"],
+      http: [{ match: [{ uri: { prefix: "/x" } }], route: [{ destination: { host: "reviews" } }] }],
+    })
+    const push = pushOf({
+      gateways: [HTTP_GATEWAY],
+      virtualServices: [toReviews("both", ["a.example.com", "b.example.com", "c.example.com"]), extra],
+      services: [reviews],
+    })
+    const config = generateGatewayRoutes(push, router(), ["http.80"]).resources[0]!.build() as Obj
+    expect((config.virtual_hosts as ReadonlyArray<Obj>).map((vh) => [vh.name, vh.domains])).toEqual([
+      ["a.example.com:80", ["a.example.com", "c.example.com"]],
+      ["b.example.com:80", ["b.example.com"]],
+    ])
+  })
+})
