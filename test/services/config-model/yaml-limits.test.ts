@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest"
 import { parseAllDocuments } from "yaml"
 import { documentBatches } from "../../../src/services/config-model/document-batches.js"
-import { parseConfigDocuments, parseConfigSteps } from "../../../src/services/config-model/parse.js"
+import { parseConfigDocuments, parseConfigSteps, validateDocument } from "../../../src/services/config-model/parse.js"
 import {
   MAX_ALIAS_EXPANSION_NODES,
   MAX_CONFIG_FILE_BYTES,
@@ -119,6 +119,28 @@ describe("config file limits", () => {
         }),
       ])
     }
+  })
+
+  it("refuses an already-parsed object (an orchestrator object) nested too deep before validating it", () => {
+    let deep: unknown = "x"
+    for (let i = 0; i < 200_000; i++) deep = [deep]
+    const object = {
+      apiVersion: "networking.mesh.io/v1",
+      kind: "VirtualService",
+      metadata: { name: "deep", namespace: "default" },
+      spec: { hosts: ["a"], x: deep },
+    }
+    expect(validateDocument("orchestrator:deep", 0, object).issues).toEqual([
+      {
+        file: "orchestrator:deep",
+        documentIndex: 0,
+        kind: "VirtualService",
+        namespace: "default",
+        name: "deep",
+        path: "",
+        message: `nested more than ${MAX_NESTING_DEPTH} levels deep (objects and arrays inside each other), over the limit of ${MAX_NESTING_DEPTH}: not validated`,
+      },
+    ])
   })
 
   it("refuses a document of more nodes than the limit, on the fast and the slow reader", () => {
