@@ -1,5 +1,6 @@
 /**
  * The mesh's life on the real orchestrator API server: `meshctl install` then `verify-install`;
+ * server-side apply ownership between meshctl (forced) and another field manager;
  * two mesh-discovery processes (as the installed ServiceAccount) on one Lease, the leader killed
  * outright and the other taking over once the lease lapsed and going on with the leader's
  * work (root-certificate ConfigMaps); `meshctl uninstall --purge` leaving none of the mesh's
@@ -9,6 +10,7 @@
  */
 import { execFile } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { FIELD_MANAGER } from "../../src/services/install/names.js"
 import { DEFAULT_TIMING } from "../../src/services/orchestrator/lease.js"
 import { discoveryArgs } from "../support/discovery.js"
 import { binary, type Daemon, ROOT, startDaemon } from "../support/processes.js"
@@ -116,6 +118,38 @@ describe.skipIf(real.skip)("the mesh's life on the real orchestrator API server"
     expect(verify.stderr).toBe("")
     expect(verify.code).toBe(0)
     expect(verify.stdout).toMatch(/verified successfully|✔/)
+  }, 240_000)
+
+  it("server-side applies: meshctl takes back a field another manager took, whose own apply then conflicts", async () => {
+    const orch = real.get()
+    const path = `/api/v1/namespaces/${MESH_NS}/configmaps/mesh`
+    const installed = (await orch.ok("GET", path)).data.mesh as string
+    const apply = (force: boolean) =>
+      orch.api("PATCH", `${path}?fieldManager=platform-team${force ? "&force=true" : ""}`, {
+        body: {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: "mesh", namespace: MESH_NS },
+          data: { mesh: "trustDomain: theirs.example\n" },
+        },
+        contentType: "application/apply-patch+yaml",
+      })
+    // Without force another manager's apply of meshctl's field is refused, naming meshctl.
+    const refused = await apply(false)
+    expect(refused.status).toBe(409)
+    expect(refused.body.message).toContain(`conflict with "${FIELD_MANAGER}"`)
+    expect((await apply(true)).status).toBe(200)
+    expect((await orch.ok("GET", path)).data.mesh).toBe("trustDomain: theirs.example\n")
+    // meshctl applies forced: it takes the field back and owns it again.
+    const again = await meshctl(["install", "-y", "--readiness-timeout", "2m"])
+    expect(again.code, again.stderr).toBe(0)
+    const after = await orch.ok("GET", path)
+    expect(after.data.mesh).toBe(installed)
+    const owners = (after.metadata.managedFields as Array<{ manager: string; fieldsV1?: { "f:data"?: object } }>)
+      .filter((m) => m.fieldsV1?.["f:data"] !== undefined)
+      .map((m) => m.manager)
+    expect(owners).toEqual([FIELD_MANAGER])
+    expect((await apply(false)).status).toBe(409)
   }, 240_000)
 
   it("hands the Lease to the second mesh-discovery once the lease lapses when the leader is killed", async () => {

@@ -322,8 +322,9 @@ export const realOrchestrator: Effect.Effect<RealOrchestrator, RealOrchestratorE
       return child
     }
     // The current API server process: `restart` replaces it, the scope stops whichever runs.
-    let apiChild = yield* Effect.acquireRelease(Effect.sync(spawnApiServer), () =>
-      Effect.promise(() => stopChild(apiChild, 10_000)),
+    let apiChild: Child = yield* Effect.acquireRelease(
+      Effect.sync(spawnApiServer),
+      (): Effect.Effect<void> => Effect.promise(() => stopChild(apiChild, 10_000)),
     )
     const logs = () => `--- kube-apiserver ---\n${apiChild.output()}\n--- etcd ---\n${etcdChild.output()}`
 
