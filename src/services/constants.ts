@@ -20,6 +20,11 @@ export const Labels = {
 export const Annotations = {
   sidecarInject: `sidecar.${MESH_DOMAIN}/inject`,
   sidecarStatus: `sidecar.${MESH_DOMAIN}/status`,
+  /**
+   * On a mesh Gateway: the comma-separated hostnames of the Services it applies to (in the
+   * Gateway's namespace), instead of a pod selector; the reference's internal gateway-service.
+   */
+  gatewayService: `internal.${MESH_DOMAIN}/gateway-service`,
 } as const
 
 export const ApiGroups = {

@@ -7,14 +7,22 @@
  * a TLS server repeating a host another TLS server on the port already has (the proxy rejects
  * two filter chains with the same match), a server whose protocol cannot share the port, a
  * second TCP server on a port.
+ *
+ * A Gateway applies to a router in one of two ways, as in the reference:
+ * - by pod selector (legacy): a server port that is a port of a Service the router serves listens
+ *   on the first such instance's target port, any other port as written;
+ * - by the gateway-service annotation (Services named by hostname, in the Gateway's namespace):
+ *   only when the router serves one of them, and each server port listens on the target ports of
+ *   those Services' matching ports; a port none of them has gives no listener.
  */
 import type { ConfigResource } from "../../../config-model/resource.js"
 import type { GatewaySpec } from "../../../config-model/schemas/gateway.js"
+import { Annotations } from "../../../constants.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { matchesLabels } from "../scope.js"
-import { serviceInstances } from "../service-instances.js"
+import { type ServiceInstance, serviceInstances } from "../service-instances.js"
 
 export type GatewayServerSpec = GatewaySpec["servers"][number]
 export type ServerTls = NonNullable<GatewayServerSpec["tls"]>
@@ -128,13 +136,64 @@ const routeNameOf = (
   return ""
 }
 
-/** The Gateways that apply to a router: selector ⊆ labels, in every namespace or only its own. */
-export const selectedGateways = (push: PushContext, proxy: ProxyView): ReadonlyArray<ConfigResource<GatewaySpec>> =>
-  push.proxyConfig.gateways.filter(
-    (gw) =>
-      (!push.options.proxy.scopeGatewayToNamespace || gw.meta.namespace === proxy.namespace) &&
-      matchesLabels(gw.spec.selector, proxy.labels),
+/** A Gateway applying to a router and how its server ports become the router's listen ports. */
+export interface GatewayBinding {
+  readonly gateway: ConfigResource<GatewaySpec>
+  /** The listen ports of a server port: none when the Gateway's Services do not have it. */
+  readonly listenPorts: (port: number) => ReadonlyArray<number>
+  /** What the port translation depends on (for memo keys). */
+  readonly key: string
+}
+
+/** The hostnames a Gateway's gateway-service annotation names; undefined without the annotation. */
+export const gatewayServiceHosts = (gw: ConfigResource<GatewaySpec>): ReadonlySet<string> | undefined => {
+  const value = gw.meta.annotations?.[Annotations.gatewayService]
+  if (value === undefined) return undefined
+  return new Set(
+    value
+      .split(",")
+      .map((h) => h.trim())
+      .filter((h) => h !== ""),
   )
+}
+
+const instanceKey = (instances: ReadonlyArray<ServiceInstance>): string =>
+  instances.map((i) => `${i.service.hostname}:${i.servicePort.port}>${i.targetPort}`).join(",")
+
+/**
+ * The Gateways that apply to a router (in every namespace or only its own) with their port
+ * translation: annotated ones when the router serves one of their Services, the others when their
+ * selector ⊆ the router's labels (no selector: every router).
+ */
+export const gatewayBindings = (
+  push: PushContext,
+  proxy: ProxyView,
+  instances: ReadonlyArray<ServiceInstance>,
+): ReadonlyArray<GatewayBinding> => {
+  const legacyTarget = new Map<number, number>()
+  for (const i of instances)
+    if (!legacyTarget.has(i.servicePort.port)) legacyTarget.set(i.servicePort.port, i.targetPort)
+  const legacyKey = `legacy:${[...legacyTarget].join(",")}`
+  const out: Array<GatewayBinding> = []
+  for (const gw of push.proxyConfig.gateways) {
+    if (push.options.proxy.scopeGatewayToNamespace && gw.meta.namespace !== proxy.namespace) continue
+    const services = gatewayServiceHosts(gw)
+    if (services !== undefined) {
+      const mine = instances.filter(
+        (i) => services.has(i.service.hostname) && i.service.namespace === gw.meta.namespace,
+      )
+      if (mine.length === 0) continue
+      out.push({
+        gateway: gw,
+        listenPorts: (port) => [...new Set(mine.filter((i) => i.servicePort.port === port).map((i) => i.targetPort))],
+        key: `services:${instanceKey(mine)}`,
+      })
+    } else if (matchesLabels(gw.spec.selector, proxy.labels))
+      out.push({ gateway: gw, listenPorts: (port) => [legacyTarget.get(port) ?? port], key: legacyKey })
+  }
+  return out
+}
+
 
 const notice = (gateway: string, message: string): GeneratorNotice => ({
   level: "warning",
@@ -152,10 +211,7 @@ const merged = new WeakMap<PushContext, Map<string, MergedGateway>>()
  */
 export const gatewaysForProxy = (push: PushContext, proxy: ProxyView): MergedGateway => {
   const instances = serviceInstances(push, proxy)
-  // Legacy selector gateways listen on the target port of the service port the server names.
-  const targetPorts = new Map<number, number>()
-  for (const i of instances) if (!targetPorts.has(i.servicePort.port)) targetPorts.set(i.servicePort.port, i.targetPort)
-  const memoKey = `${proxy.scopeKey}|${[...targetPorts].join(",")}`
+  const memoKey = `${proxy.scopeKey}|${instanceKey(instances)}`
   let byKey = merged.get(push)
   if (byKey === undefined) {
     byKey = new Map()
@@ -163,7 +219,7 @@ export const gatewaysForProxy = (push: PushContext, proxy: ProxyView): MergedGat
   }
   const cached = byKey.get(memoKey)
   if (cached !== undefined) return cached
-  const result = mergeGateways(selectedGateways(push, proxy), targetPorts)
+  const result = mergeGateways(gatewayBindings(push, proxy, instances))
   byKey.set(memoKey, result)
   return result
 }
@@ -180,10 +236,8 @@ interface PortState {
 const canMerge = (incoming: string, existing: string): boolean =>
   (isHttpProtocol(incoming) || incoming === existing) && isHttpProtocol(existing)
 
-export const mergeGateways = (
-  gateways: ReadonlyArray<ConfigResource<GatewaySpec>>,
-  targetPorts: ReadonlyMap<number, number> = new Map(),
-): MergedGateway => {
+export const mergeGateways = (bindings: ReadonlyArray<GatewayBinding>): MergedGateway => {
+  const gateways = bindings.map((b) => b.gateway)
   const warnings: Array<GeneratorNotice> = []
   const ports = new Map<string, PortState>()
   const portsByNumber = new Map<number, Array<PortState>>()
@@ -191,7 +245,8 @@ export const mergeGateways = (
   // listen port → SNI host → bind: TLS servers may not repeat a host on one listener.
   const tlsHosts = new Map<number, Map<string, string>>()
 
-  for (const gw of gateways) {
+  for (const binding of bindings) {
+    const gw = binding.gateway
     const gateway = `${gw.meta.namespace}/${gw.meta.name}`
     const names = new Set<string>()
     for (const [index, spec] of (gw.spec.servers ?? []).entries()) {
@@ -212,124 +267,135 @@ export const mergeGateways = (
         warnings.push(notice(gateway, `${where}.port.number is not set; server skipped`))
         continue
       }
-      const listenPort = targetPorts.get(port) ?? port
-      const protocol = spec.port.protocol.toUpperCase()
-      const tlsMode = spec.tls === undefined ? undefined : (spec.tls.mode ?? "PASSTHROUGH")
-      const passthrough = tlsMode === "PASSTHROUGH" || tlsMode === "AUTO_PASSTHROUGH"
-      const hosts = sanitizeHosts(spec.hosts, gw.meta.namespace)
-      const server: GatewayServer = {
-        gateway,
-        gatewayName: gw.meta.name,
-        gatewayNamespace: gw.meta.namespace,
-        hosts,
-        port,
-        listenPort,
-        portName: spec.port.name,
-        protocol,
-        bind,
-        name: spec.name ?? "",
-        ...(spec.tls !== undefined ? { tls: spec.tls } : {}),
-        ...(tlsMode !== undefined ? { tlsMode } : {}),
-        routeName: routeNameOf(
-          protocol,
-          passthrough,
-          spec.tls !== undefined,
-          port,
-          listenPort,
-          spec.port.name,
-          gw,
-          bind,
-        ),
-        sniHosts: spec.tls === undefined ? [] : [...new Set(hosts.map(bareHost))].sort(),
-      }
-
-      if (server.tls !== undefined) {
-        let known = tlsHosts.get(listenPort)
-        if (known === undefined) {
-          known = new Map()
-          tlsHosts.set(listenPort, known)
-        }
-        const duplicates = server.hosts.filter((h) => known.get(h) === bind)
-        if (duplicates.length > 0) {
-          warnings.push(
-            notice(
-              gateway,
-              `${where}: duplicate host names ${duplicates.join(", ")} on port ${listenPort}; server skipped`,
-            ),
-          )
-          continue
-        }
-        for (const h of server.hosts) known.set(h, bind)
-      }
-
-      const existing = portsByNumber.get(listenPort)
-      const sameBind = ports.get(portKey(listenPort, bind))
-      if (existing === undefined) {
-        const state: PortState = {
-          listenPort,
-          bind,
-          servers: [server],
-          ...(isTlsServer(server) ? {} : { plainProtocol: protocol }),
-        }
-        ports.set(portKey(listenPort, bind), state)
-        portsByNumber.set(listenPort, [state])
-        if (isHttpServer(server)) serversByRouteName.set(server.routeName, [server])
-        continue
-      }
-      const plain = existing.find((p) => p.plainProtocol !== undefined)
-      if (plain !== undefined) {
-        if (plain.bind === bind && !canMerge(protocol, plain.plainProtocol!)) {
-          warnings.push(
-            notice(
-              gateway,
-              `${where}: port ${listenPort} ${protocol} conflicts with the ${plain.plainProtocol} server already on it; server skipped`,
-            ),
-          )
-          continue
-        }
-        if (server.routeName === "" && plain.bind === bind) {
-          warnings.push(
-            notice(gateway, `${where}: port ${listenPort} already has a ${plain.plainProtocol} server; server skipped`),
-          )
-          continue
-        }
-        if (sameBind === undefined) {
-          const state: PortState = { listenPort, bind, servers: [server], plainProtocol: protocol }
-          ports.set(portKey(listenPort, bind), state)
-          existing.push(state)
-        } else sameBind.servers.push(server)
-        const list = serversByRouteName.get(server.routeName)
-        if (list === undefined) serversByRouteName.set(server.routeName, [server])
-        else list.push(server)
-        continue
-      }
-      // A TLS port: servers are told apart by SNI.
-      if (server.tls === undefined && sameBind !== undefined) {
+      const listenPorts = binding.listenPorts(port)
+      if (listenPorts.length === 0) {
         warnings.push(
-          notice(
-            gateway,
-            `${where}: port ${listenPort} serves TLS; a server without TLS settings cannot join it; server skipped`,
-          ),
+          notice(gateway, `${where}.port.number ${port} is not a port of the Gateway's Services; server skipped`),
         )
         continue
       }
-      if (isHttpServer(server)) {
-        if (server.routeName === "" || serversByRouteName.has(server.routeName)) {
+      for (const listenPort of listenPorts) {
+        const protocol = spec.port.protocol.toUpperCase()
+        const tlsMode = spec.tls === undefined ? undefined : (spec.tls.mode ?? "PASSTHROUGH")
+        const passthrough = tlsMode === "PASSTHROUGH" || tlsMode === "AUTO_PASSTHROUGH"
+        const hosts = sanitizeHosts(spec.hosts, gw.meta.namespace)
+        const server: GatewayServer = {
+          gateway,
+          gatewayName: gw.meta.name,
+          gatewayNamespace: gw.meta.namespace,
+          hosts,
+          port,
+          listenPort,
+          portName: spec.port.name,
+          protocol,
+          bind,
+          name: spec.name ?? "",
+          ...(spec.tls !== undefined ? { tls: spec.tls } : {}),
+          ...(tlsMode !== undefined ? { tlsMode } : {}),
+          routeName: routeNameOf(
+            protocol,
+            passthrough,
+            spec.tls !== undefined,
+            port,
+            listenPort,
+            spec.port.name,
+            gw,
+            bind,
+          ),
+          sniHosts: spec.tls === undefined ? [] : [...new Set(hosts.map(bareHost))].sort(),
+        }
+
+        if (server.tls !== undefined) {
+          let known = tlsHosts.get(listenPort)
+          if (known === undefined) {
+            known = new Map()
+            tlsHosts.set(listenPort, known)
+          }
+          const duplicates = server.hosts.filter((h) => known.get(h) === bind)
+          if (duplicates.length > 0) {
+            warnings.push(
+              notice(
+                gateway,
+                `${where}: duplicate host names ${duplicates.join(", ")} on port ${listenPort}; server skipped`,
+              ),
+            )
+            continue
+          }
+          for (const h of server.hosts) known.set(h, bind)
+        }
+
+        const existing = portsByNumber.get(listenPort)
+        const sameBind = ports.get(portKey(listenPort, bind))
+        if (existing === undefined) {
+          const state: PortState = {
+            listenPort,
+            bind,
+            servers: [server],
+            ...(isTlsServer(server) ? {} : { plainProtocol: protocol }),
+          }
+          ports.set(portKey(listenPort, bind), state)
+          portsByNumber.set(listenPort, [state])
+          if (isHttpServer(server)) serversByRouteName.set(server.routeName, [server])
+          continue
+        }
+        const plain = existing.find((p) => p.plainProtocol !== undefined)
+        if (plain !== undefined) {
+          if (plain.bind === bind && !canMerge(protocol, plain.plainProtocol!)) {
+            warnings.push(
+              notice(
+                gateway,
+                `${where}: port ${listenPort} ${protocol} conflicts with the ${plain.plainProtocol} server already on it; server skipped`,
+              ),
+            )
+            continue
+          }
+          if (server.routeName === "" && plain.bind === bind) {
+            warnings.push(
+              notice(
+                gateway,
+                `${where}: port ${listenPort} already has a ${plain.plainProtocol} server; server skipped`,
+              ),
+            )
+            continue
+          }
+          if (sameBind === undefined) {
+            const state: PortState = { listenPort, bind, servers: [server], plainProtocol: protocol }
+            ports.set(portKey(listenPort, bind), state)
+            existing.push(state)
+          } else sameBind.servers.push(server)
+          const list = serversByRouteName.get(server.routeName)
+          if (list === undefined) serversByRouteName.set(server.routeName, [server])
+          else list.push(server)
+          continue
+        }
+        // A TLS port: servers are told apart by SNI.
+        if (server.tls === undefined && sameBind !== undefined) {
           warnings.push(
             notice(
               gateway,
-              `${where}: HTTPS port name ${server.portName} is not unique on port ${listenPort}; server skipped`,
+              `${where}: port ${listenPort} serves TLS; a server without TLS settings cannot join it; server skipped`,
             ),
           )
           continue
         }
-        serversByRouteName.set(server.routeName, [server])
+        if (isHttpServer(server)) {
+          if (server.routeName === "" || serversByRouteName.has(server.routeName)) {
+            warnings.push(
+              notice(
+                gateway,
+                `${where}: HTTPS port name ${server.portName} is not unique on port ${listenPort}; server skipped`,
+              ),
+            )
+            continue
+          }
+          serversByRouteName.set(server.routeName, [server])
+        }
+        if (sameBind === undefined) {
+          const state: PortState = { listenPort, bind, servers: [server] }
+          ports.set(portKey(listenPort, bind), state)
+          existing.push(state)
+        } else sameBind.servers.push(server)
       }
-      if (sameBind === undefined) {
-        const state: PortState = { listenPort, bind, servers: [server] }
-        ports.set(portKey(listenPort, bind), state)
-        existing.push(state)
-      } else sameBind.servers.push(server)
     }
   }
 
@@ -345,10 +411,7 @@ export const mergeGateways = (
     ports: list,
     serversByRouteName,
     key: digest(
-      JSON.stringify([
-        gateways.map((gw) => [gw.meta.namespace, gw.meta.name, gw.spec]),
-        [...targetPorts].sort(([a], [b]) => a - b),
-      ]),
+      JSON.stringify(bindings.map((b) => [b.gateway.meta.namespace, b.gateway.meta.name, b.gateway.spec, b.key])),
     ),
     warnings,
   }

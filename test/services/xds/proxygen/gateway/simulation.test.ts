@@ -4,6 +4,7 @@
  * then its virtual host and route; each case says where the traffic goes, not how the config looks.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Annotations } from "../../../../../src/services/constants.js"
 import type { Service } from "../../../../../src/services/registry/model.js"
 import {
   defaultPushContextOptions,
@@ -17,7 +18,7 @@ import {
   generateGatewayRoutes,
 } from "../../../../../src/services/xds/proxygen/gateway/index.js"
 import { type ProxyView, proxyView } from "../../../../../src/services/xds/proxygen/proxy-view.js"
-import { input, resource, virtualService } from "../../../../fixtures/xds/mesh.js"
+import { endpoint, input, resource, virtualService } from "../../../../fixtures/xds/mesh.js"
 import {
   evaluateRouteConfig,
   httpConnectionManager,
@@ -247,5 +248,94 @@ describe("router simulation: virtual-host merging (issue 45 point 3)", () => {
       ["a.example.com:80", ["a.example.com", "c.example.com"]],
       ["b.example.com:80", ["b.example.com"]],
     ])
+  })
+})
+
+describe("router simulation: Gateways bound to Services by annotation (issue 45 point 2)", () => {
+  const INGRESS_SVC = "ingress.mesh-system.svc.cluster.local"
+  const reviews = svc("reviews.default.svc.cluster.local", [[9080, "HTTP"]])
+  /** The router's Service: ports 80 → 8080 and 443 → 8443 on the router's address. */
+  const ingress = (namespace = "mesh-system", hostname = INGRESS_SVC): World["services"] & object => [
+    svc(
+      hostname,
+      [
+        [80, "HTTP"],
+        [443, "HTTPS"],
+      ],
+      namespace,
+    ),
+  ]
+  const instances = (hostname = INGRESS_SVC, namespace = "mesh-system") => [
+    { ...endpoint(hostname, "10.0.0.9", 8080), servicePortName: "http-80", namespace },
+    { ...endpoint(hostname, "10.0.0.9", 8443), servicePortName: "https-443", namespace },
+  ]
+  const annotated = (services: string, namespace = "mesh-system") => ({
+    ...gateway(
+      "bound",
+      {
+        // No selector: the annotation alone decides.
+        servers: [
+          { port: { number: 80, name: "http", protocol: "HTTP" }, hosts: ["*"] },
+          { port: { number: 9000, name: "tcp", protocol: "TCP" }, hosts: ["*"] },
+        ],
+      },
+      namespace,
+    ),
+    meta: {
+      name: "bound",
+      namespace,
+      labels: {},
+      annotations: { [Annotations.gatewayService]: services },
+    },
+  })
+  const routeAll = (gw: string) =>
+    virtualService("all", {
+      hosts: ["*"],
+      gateways: [gw],
+      http: [{ route: [{ destination: { host: "reviews" } }] }],
+      tcp: [{ route: [{ destination: { host: "reviews" } }] }],
+    })
+
+  it("listens only on the Services' ports, translated to their target ports", () => {
+    const push = pushOf({
+      gateways: [annotated(`other.example.com,${INGRESS_SVC}`)],
+      virtualServices: [routeAll("mesh-system/bound")],
+      services: [reviews, ...ingress()],
+      endpoints: instances(),
+    })
+    expect(send(push, { port: 8080, host: "app.example.com" })).toMatchObject({
+      kind: "cluster",
+      cluster: "outbound|9080||reviews.default.svc.cluster.local",
+    })
+    // The server's own port is not listened on; 9000 is no port of the Service: no listener, a notice.
+    expect(send(push, { port: 80, host: "app.example.com" })).toEqual({ kind: "no-listener" })
+    expect(send(push, { port: 9000 })).toEqual({ kind: "no-listener" })
+    const generated = generateGatewayListeners(push, router())
+    expect(generated.resources.map((r) => r.name)).toEqual(["0.0.0.0_8080"])
+    expect(generated.warnings.map((w) => w.message)).toContain(
+      "Gateway mesh-system/bound: servers[1].port.number 9000 is not a port of the Gateway's Services; server skipped",
+    )
+  })
+
+  it("no Service of the annotation on the router: the Gateway does not apply, whatever the labels", () => {
+    const push = pushOf({
+      gateways: [annotated("elsewhere.mesh-system.svc.cluster.local")],
+      virtualServices: [routeAll("mesh-system/bound")],
+      services: [reviews, ...ingress()],
+      endpoints: instances(),
+    })
+    expect(generateGatewayListeners(push, router()).resources).toEqual([])
+    expect(send(push, { port: 8080, host: "app.example.com" })).toEqual({ kind: "no-listener" })
+  })
+
+  it("a Service of that name in another namespace than the Gateway's does not bind it", () => {
+    const other = "ingress.team.svc.cluster.local"
+    const push = pushOf({
+      gateways: [annotated(other)],
+      virtualServices: [routeAll("mesh-system/bound")],
+      services: [reviews, ...ingress("team", other)],
+      endpoints: instances(other, "team"),
+    })
+    expect(generateGatewayListeners(push, router()).resources).toEqual([])
   })
 })
