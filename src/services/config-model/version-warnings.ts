@@ -6,7 +6,7 @@
  */
 import { parseDocumentsBounded } from "./bounded-yaml.js"
 import { deprecationWarningOf, lookupKind } from "./kinds.js"
-import { fastDocuments } from "./parse.js"
+import { fastDocumentsBounded } from "./parse.js"
 import type { ValidationIssue } from "./resource.js"
 import { oversizedFileProblem } from "./yaml-limits.js"
 
@@ -54,8 +54,10 @@ const documentWarning = (
  * read from the first document over a bound on: parse.ts reports those as errors.
  */
 const readDocuments = (yamlText: string): ReadonlyArray<unknown> => {
-  const fast = fastDocuments(yamlText)
-  if (fast !== undefined) return fast
+  const fast = fastDocumentsBounded(yamlText)
+  if (fast !== undefined && "documents" in fast) return fast.documents
+  // A document over the node bound: the parser reports it; nothing is read twice.
+  if (fast !== undefined) return []
   const { documents } = parseDocumentsBounded(yamlText, { merge: true })
   return documents.map((document) => {
     if (document.errors.length > 0) return undefined
