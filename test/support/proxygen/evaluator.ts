@@ -513,6 +513,8 @@ export type InboundOutcome =
   | { readonly kind: "no-chain" }
   /** The chain's TLS does not fit the client (plaintext to a TLS chain, no client certificate...). */
   | { readonly kind: "handshake-failed"; readonly chain: Obj; readonly reason: string }
+  /** TLS bytes reached an HTTP connection manager that does not terminate TLS: the codec refuses them. */
+  | { readonly kind: "http-codec-error"; readonly chain: Obj }
   | { readonly kind: "denied"; readonly chain: Obj; readonly filter: string; readonly policy?: string }
   | {
       readonly kind: "allowed"
@@ -528,6 +530,29 @@ const tlsContextOf = (chain: Obj): Obj | undefined => {
   return config !== undefined && str(config["@type"])?.endsWith(TLS_CONTEXT) ? config : undefined
 }
 
+const TLS_INSPECTOR = "envoy.filters.listener.tls_inspector"
+const HTTP_INSPECTOR = "envoy.filters.listener.http_inspector"
+
+/** Whether a listener filter's `filter_disabled` predicate holds for a connection to `port`. */
+const predicateHolds = (p: Obj | undefined, port: number): boolean => {
+  if (p === undefined) return false
+  const range = obj(p.destination_port_range)
+  if (range !== undefined) return port >= (int(range.start) ?? 0) && port < (int(range.end) ?? 0)
+  const or = obj(p.or_match)
+  if (or !== undefined) return arr(or.rules).some((r) => predicateHolds(r, port))
+  const and = obj(p.and_match)
+  if (and !== undefined) return arr(and.rules).every((r) => predicateHolds(r, port))
+  const not = obj(p.not_match)
+  if (not !== undefined) return !predicateHolds(not, port)
+  return p.any_match === true
+}
+
+/** Whether the listener runs the listener filter `name` for a connection to `port`. */
+const listenerFilterRuns = (listener: Obj, name: string, port: number): boolean => {
+  const filter = arr(listener.listener_filters).find((f) => f.name === name)
+  return filter !== undefined && !predicateHolds(obj(filter.filter_disabled), port)
+}
+
 /** Whether a request to the sidecar's `port` gets through its inbound listener, and to where. */
 export const inbound = (input: InboundInput): InboundOutcome => {
   const listener =
@@ -535,18 +560,26 @@ export const inbound = (input: InboundInput): InboundOutcome => {
     input.listeners.find((l) => socketAddress(l)?.port === VIRTUAL_INBOUND_PORT)
   if (listener === undefined) return { kind: "no-listener" }
   const http = input.path !== undefined || input.method !== undefined || input.headers !== undefined
-  const alpn =
-    input.alpn ??
-    (input.tls ? (http ? ["istio-http/1.1", "istio"] : ["istio-peer-exchange", "istio"]) : http ? ["http/1.1"] : [])
+  // Without the TLS inspector on the port, the transport stays raw_buffer even for TLS; the HTTP
+  // inspector only sniffs plaintext it is enabled for (and finds no HTTP in TLS bytes).
+  const tlsSeen = input.tls && listenerFilterRuns(listener, TLS_INSPECTOR, input.port)
+  const sniffed = !input.tls && listenerFilterRuns(listener, HTTP_INSPECTOR, input.port)
+  const alpn = tlsSeen
+    ? (input.alpn ?? (http ? ["istio-http/1.1", "istio"] : ["istio-peer-exchange", "istio"]))
+    : sniffed
+      ? (input.alpn ?? (http ? ["http/1.1"] : []))
+      : []
   const chain = selectFilterChain(listener, {
     destinationPort: input.port,
     destinationIp: input.destinationIp,
-    transportProtocol: input.tls ? "tls" : "raw_buffer",
+    transportProtocol: tlsSeen ? "tls" : "raw_buffer",
     applicationProtocols: alpn,
   })
   if (chain === undefined) return { kind: "no-chain" }
   const tls = tlsContextOf(chain)
-  const passedThrough = input.ownTls === true && tls === undefined && httpConnectionManager(chain) === undefined
+  if (input.tls && tls === undefined && httpConnectionManager(chain) !== undefined)
+    return { kind: "http-codec-error", chain }
+  const passedThrough = input.ownTls === true && tls === undefined
   if (input.tls && tls === undefined && !passedThrough)
     return { kind: "handshake-failed", chain, reason: "TLS to a plaintext chain" }
   if (!input.tls && tls !== undefined) return { kind: "handshake-failed", chain, reason: "plaintext to a TLS chain" }

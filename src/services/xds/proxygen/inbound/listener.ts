@@ -4,17 +4,9 @@
  * destination port, its transport (TLS or plaintext, told by the TLS inspector) and its ALPN
  * (from the TLS handshake, or the HTTP inspector's guess for plaintext).
  *
- * Per inbound port (ports.ts), by the PeerAuthentication mode that applies to the workload port:
- *
- * | class | STRICT                  | PERMISSIVE                                   | DISABLE                   |
- * |-------|-------------------------|----------------------------------------------|---------------------------|
- * | http  | tls+mesh ALPN → HCM     | + raw_buffer → HCM                            | raw_buffer → HCM          |
- * | tcp   | tls+mesh ALPN → TCP     | + raw_buffer → TCP, tls (app's own) → TCP     | raw_buffer, tls → TCP     |
- * | auto  | tls+HTTP ALPN → HCM, tls+TCP ALPN → TCP | + raw_buffer+HTTP ALPN → HCM, raw_buffer → TCP, tls → TCP | the plaintext ones |
- *
- * The proxy's filter-chain match picks the most specific value at each level and never backs
- * off to a less specific one, so every transport branch a mode accepts ends in a chain without
- * an ALPN condition where the traffic may carry none. Ports no service declares are served by
+ * Per inbound port (ports.ts), by its protocol and the PeerAuthentication mode that applies to
+ * the workload port, the chains of chain-options.ts; the TLS and HTTP inspectors run only on the
+ * ports whose chains need them (inspectors.ts). Ports no service declares are served by
  * passthrough chains (as an `auto` port, by the workload-wide mode) to the original destination;
  * the listener's own port is a black hole (a loop otherwise).
  *
@@ -36,16 +28,11 @@ import {
   VIRTUAL_INBOUND_PORT,
 } from "../well-known.js"
 import { authzFilters } from "./authz.js"
+import { type ChainOption, chainOptions, type Mode, type ProtocolClass } from "./chain-options.js"
+import { inspectorFilters } from "./inspectors.js"
 import { applicableRequestAuthentications, jwtFilter, proxyFetchedJwks } from "./jwt.js"
 import { type InboundPort, inboundPorts } from "./ports.js"
-import {
-  ingressTlsSocket,
-  MTLS_ALPN_ANY,
-  MTLS_ALPN_HTTP,
-  MTLS_ALPN_TCP,
-  meshMtlsSocket,
-  plaintextAlpnHttp,
-} from "./tls.js"
+import { ingressTlsSocket, meshMtlsSocket } from "./tls.js"
 
 const ZERO: ProtoObject = { seconds: "0", nanos: 0 }
 
@@ -56,8 +43,6 @@ const durationMs = (ms: number): ProtoObject => ({
 
 /** The chain name of an inbound port (the reference's `inbound_0.0.0.0_<port>`). */
 export const inboundChainName = (port: number): string => `inbound_0.0.0.0_${port}`
-
-type Mode = "STRICT" | "PERMISSIVE" | "DISABLE"
 
 const modeOf = (mode: string): Mode => (mode === "STRICT" || mode === "DISABLE" ? mode : "PERMISSIVE")
 
@@ -217,57 +202,34 @@ const chain = (name: string, match: Match, filters: ReadonlyArray<ProtoObject>, 
   ...(socket !== undefined ? { transport_socket: socket } : {}),
 })
 
+/** The old-style name suffix of a chain, told by its option (see chain-options.ts). */
+const variantOf = (klass: ProtocolClass, o: ChainOption): string => {
+  if (o.mtls) return o.protocol === "tcp" && klass === "auto" ? "-tcp" : ""
+  if (o.transport === "tls") return "-tls-passthrough"
+  return o.protocol === "tcp" && klass === "auto" ? "-plaintext-tcp" : "-plaintext"
+}
+
 /**
  * The chains of one port (or, without a port, the passthrough): `http`/`tcp` are the filters
  * the HTTP and TCP chains end in, `name(variant)` their names.
  */
 const securedChains = (
-  klass: "http" | "tcp" | "auto",
+  klass: ProtocolClass,
   mode: Mode,
   port: number | undefined,
   name: (variant: string) => string,
   http: () => ReadonlyArray<ProtoObject>,
   tcpFilters: () => ReadonlyArray<ProtoObject>,
   http10: boolean,
-): ReadonlyArray<ProtoObject> => {
-  const out: Array<ProtoObject> = []
-  const hasHttp = klass !== "tcp"
-  const hasTcp = klass !== "http"
-  if (mode !== "DISABLE") {
-    if (hasHttp)
-      out.push(
-        chain(
-          name(""),
-          { port, transport: "tls", alpn: klass === "http" ? MTLS_ALPN_ANY : MTLS_ALPN_HTTP },
-          http(),
-          meshMtlsSocket("http"),
-        ),
-      )
-    if (klass === "tcp")
-      out.push(chain(name(""), { port, transport: "tls", alpn: MTLS_ALPN_ANY }, tcpFilters(), meshMtlsSocket("tcp")))
-    if (klass === "auto")
-      out.push(
-        chain(name("-tcp"), { port, transport: "tls", alpn: MTLS_ALPN_TCP }, tcpFilters(), meshMtlsSocket("tcp")),
-      )
-  }
-  if (mode !== "STRICT") {
-    if (klass === "http") out.push(chain(name("-plaintext"), { port, transport: "raw_buffer" }, http()))
-    if (klass === "auto")
-      out.push(chain(name("-plaintext"), { port, transport: "raw_buffer", alpn: plaintextAlpnHttp(http10) }, http()))
-    if (hasTcp) {
-      out.push(
-        chain(
-          name(klass === "auto" ? "-plaintext-tcp" : "-plaintext"),
-          { port, transport: "raw_buffer" },
-          tcpFilters(),
-        ),
-      )
-      // TLS the workload terminates itself (not the mesh's: no mesh ALPN, or DISABLE) passes as TCP.
-      out.push(chain(name("-tls-passthrough"), { port, transport: "tls" }, tcpFilters()))
-    }
-  }
-  return out
-}
+): ReadonlyArray<ProtoObject> =>
+  chainOptions(klass, mode, http10).map((o) =>
+    chain(
+      name(variantOf(klass, o)),
+      { port, transport: o.transport, ...(o.alpn !== undefined ? { alpn: o.alpn } : {}) },
+      o.protocol === "http" ? http() : tcpFilters(),
+      o.mtls ? meshMtlsSocket(o.protocol) : undefined,
+    ),
+  )
 
 const portChains = (p: PortPlan, plan: Plan): ReadonlyArray<ProtoObject> => {
   const { port } = p
@@ -320,49 +282,28 @@ const passthroughChains = (plan: Plan): ReadonlyArray<ProtoObject> => {
   )
 }
 
-/** Ports whose protocol is declared need no HTTP sniffing: the inspector is disabled for them. */
-const inspectorDisabled = (ports: ReadonlyArray<PortPlan>): ProtoObject | undefined => {
-  const explicit = ports
-    .filter((p) => p.port.protocolClass !== "auto" || p.socket !== undefined)
-    .map((p) => p.port.port)
-    .sort((a, b) => a - b)
-  const ranges: Array<{ start: number; end: number }> = []
-  for (const port of explicit) {
-    const last = ranges[ranges.length - 1]
-    if (last !== undefined && last.end === port) last.end = port + 1
-    else ranges.push({ start: port, end: port + 1 })
-  }
-  const rules = ranges.map((r) => ({ destination_port_range: r }))
-  return rules.length === 0 ? undefined : rules.length === 1 ? rules[0] : { or_match: { rules } }
-}
-
 const listener = (plan: Plan): ProtoObject => {
-  const disabled = inspectorDisabled(plan.ports)
+  const filterChains = [
+    ...plan.ports.flatMap((p) => portChains(p, plan)),
+    ...passthroughChains(plan),
+    chain(
+      `${VIRTUAL_INBOUND_LISTENER}-blackhole`,
+      { port: VIRTUAL_INBOUND_PORT },
+      tcp(BLACKHOLE_CLUSTER, { ...plan, networkRbac: [] }),
+    ),
+  ]
   return {
     name: VIRTUAL_INBOUND_LISTENER,
     address: { socket_address: { address: "0.0.0.0", port_value: VIRTUAL_INBOUND_PORT } },
     traffic_direction: "INBOUND",
     listener_filters: [
       { name: Filter.originalDst, typed_config: { "@type": TypedConfig.originalDst } },
-      { name: Filter.tlsInspector, typed_config: { "@type": TypedConfig.tlsInspector } },
-      {
-        name: Filter.httpInspector,
-        typed_config: { "@type": TypedConfig.httpInspector },
-        ...(disabled !== undefined ? { filter_disabled: disabled } : {}),
-      },
+      ...inspectorFilters(filterChains),
     ],
     listener_filters_timeout: durationMs(plan.detectionTimeoutMs),
     continue_on_listener_filters_timeout: true,
     ...(plan.tproxy ? { transparent: { value: true } } : {}),
-    filter_chains: [
-      ...plan.ports.flatMap((p) => portChains(p, plan)),
-      ...passthroughChains(plan),
-      chain(
-        `${VIRTUAL_INBOUND_LISTENER}-blackhole`,
-        { port: VIRTUAL_INBOUND_PORT },
-        tcp(BLACKHOLE_CLUSTER, { ...plan, networkRbac: [] }),
-      ),
-    ],
+    filter_chains: filterChains,
   }
 }
 

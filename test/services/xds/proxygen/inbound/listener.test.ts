@@ -56,12 +56,13 @@ describe("virtualInbound", () => {
       "envoy.filters.listener.tls_inspector",
       "envoy.filters.listener.http_inspector",
     ])
-    // Both ports declare their protocol: no sniffing for them.
+    // Both ports declare their protocol: no sniffing for them (nor for the listener's own port).
     expect(l.listener_filters[2].filter_disabled).toEqual({
       or_match: {
         rules: [
           { destination_port_range: { start: 3306, end: 3307 } },
           { destination_port_range: { start: 8080, end: 8081 } },
+          { destination_port_range: { start: 15006, end: 15007 } },
         ],
       },
     })
@@ -191,7 +192,8 @@ describe("virtualInbound", () => {
       endpoints: [ep(REVIEWS, "10.0.0.5", "web", 8000)],
     })
     const l = build(p)
-    expect(l.listener_filters[2].filter_disabled).toBeUndefined()
+    // Sniffed, as is every port but the listener's own.
+    expect(l.listener_filters[2].filter_disabled).toEqual({ destination_port_range: { start: 15006, end: 15007 } })
     expect(reach(l, 8000, false)).toMatchObject({ kind: "allowed", route: { kind: "route" } })
     expect(reach(l, 8000, false, false)).toMatchObject({ kind: "allowed", cluster: "inbound|8000||" })
     expect(reach(l, 8000, true, true, ["istio-http/1.1"])).toMatchObject({ kind: "allowed", route: { kind: "route" } })

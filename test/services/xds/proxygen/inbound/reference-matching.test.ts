@@ -100,10 +100,78 @@ describe("inbound chains as the reference matches them (issue 44)", () => {
     expect(at(with10, 8000, http10)).toMatchObject({ kind: "allowed", route: { kind: "route" } })
   })
 
-  it("STRICT mesh-wide still serves mesh peers only", () => {
+  it("STRICT: TLS that is not the mesh's reaches the mTLS chain and fails its handshake; plaintext finds no chain", () => {
     const l = build(threePorts({ peerAuthentications: [pa({ mtls: { mode: "STRICT" } })] }))
     for (const port of [8080, 3306, 8000]) expect(at(l, port, meshTcp).kind).toBe("allowed")
     expect(at(l, 8000, meshHttp)).toMatchObject({ kind: "allowed", route: { kind: "route" } })
-    for (const port of [8080, 3306, 8000, 7777]) expect(at(l, port, ownTls).kind).not.toBe("allowed")
+    expect(at(l, 7777, meshHttp)).toMatchObject({ kind: "allowed" })
+    for (const port of [8080, 3306, 8000, 7777]) {
+      const r = at(l, port, ownTls) as J
+      expect(r).toMatchObject({ kind: "handshake-failed", reason: "no client certificate" })
+      expect(r.chain.transport_socket).toBeDefined()
+      expect(at(l, port, plainHttp).kind).toBe("no-chain")
+      expect(at(l, port, plainTcp).kind).toBe("no-chain")
+    }
+    // Declared ports have a single chain with no ALPN condition.
+    for (const port of [8080, 3306]) {
+      const own = l.filter_chains.filter((c: J) => c.filter_chain_match.destination_port?.value === port)
+      expect(own).toHaveLength(1)
+      expect(own[0].filter_chain_match).toEqual({ destination_port: { value: port }, transport_protocol: "tls" })
+    }
+    // Nothing left to sniff.
+    expect(l.listener_filters.map((f: J) => f.name)).not.toContain("envoy.filters.listener.http_inspector")
+  })
+
+  it("DISABLE: TLS is not inspected, so it is passed through by TCP chains and refused by the HTTP codec", () => {
+    const l = build(threePorts({ peerAuthentications: [pa({ mtls: { mode: "DISABLE" } })] }))
+    expect(l.listener_filters.map((f: J) => f.name)).not.toContain("envoy.filters.listener.tls_inspector")
+    expect(at(l, 8080, ownTls)).toMatchObject({ kind: "http-codec-error" })
+    expect(at(l, 3306, ownTls)).toMatchObject({ kind: "allowed", cluster: "inbound|3306||" })
+    expect(at(l, 8000, ownTls)).toMatchObject({ kind: "allowed", cluster: "inbound|8000||" })
+    expect(at(l, 7777, ownTls)).toMatchObject({ kind: "allowed" })
+    expect(at(l, 8080, plainHttp)).toMatchObject({ kind: "allowed", cluster: "inbound|8080||" })
+    expect(at(l, 8000, plainHttp)).toMatchObject({ kind: "allowed", route: { kind: "route" } })
+    expect(at(l, 7777, plainHttp)).toMatchObject({ kind: "allowed", route: { kind: "route" } })
+    // A mesh peer's mTLS is not terminated anywhere.
+    expect(at(l, 8080, meshHttp).kind).toBe("http-codec-error")
+    expect(at(l, 3306, meshTcp)).toMatchObject({ kind: "handshake-failed", reason: "TLS to a plaintext chain" })
+  })
+
+  it("mixed modes: the TLS inspector skips exactly the DISABLE ports, the HTTP inspector the declared ones", () => {
+    const workload = security("PeerAuthentication", "reviews", {
+      selector: { matchLabels: { app: "reviews" } },
+      mtls: { mode: "STRICT" },
+      portLevelMtls: { "8080": { mode: "DISABLE" }, "3306": { mode: "PERMISSIVE" } },
+    })
+    const l = build(threePorts({ peerAuthentications: [workload] }))
+    const byName = Object.fromEntries(l.listener_filters.map((f: J) => [f.name, f]))
+    expect(byName["envoy.filters.listener.tls_inspector"].filter_disabled).toEqual({
+      or_match: {
+        rules: [
+          { destination_port_range: { start: 8080, end: 8081 } },
+          { destination_port_range: { start: 15006, end: 15007 } },
+        ],
+      },
+    })
+    // STRICT auto and passthrough chains match no plaintext: nothing needs sniffing.
+    expect(byName["envoy.filters.listener.http_inspector"]).toBeUndefined()
+    expect(at(l, 8080, ownTls)).toMatchObject({ kind: "http-codec-error" })
+    expect(at(l, 8080, plainHttp)).toMatchObject({ kind: "allowed", cluster: "inbound|8080||" })
+    expect(at(l, 3306, ownTls)).toMatchObject({ kind: "allowed", cluster: "inbound|3306||" })
+    expect(at(l, 3306, plainTcp)).toMatchObject({ kind: "allowed", cluster: "inbound|3306||" })
+    expect(at(l, 8000, ownTls)).toMatchObject({ kind: "handshake-failed", reason: "no client certificate" })
+    expect(at(l, 7777, plainTcp).kind).toBe("no-chain")
+
+    // PERMISSIVE auto port under a STRICT workload: the HTTP inspector runs for that port only.
+    const auto = security("PeerAuthentication", "reviews", {
+      selector: { matchLabels: { app: "reviews" } },
+      mtls: { mode: "STRICT" },
+      portLevelMtls: { "8000": { mode: "PERMISSIVE" } },
+    })
+    const l2 = build(threePorts({ peerAuthentications: [auto] }))
+    const http = l2.listener_filters.find((f: J) => f.name === "envoy.filters.listener.http_inspector")
+    expect(http.filter_disabled).toEqual({ not_match: { destination_port_range: { start: 8000, end: 8001 } } })
+    expect(at(l2, 8000, plainHttp)).toMatchObject({ kind: "allowed", route: { kind: "route" } })
+    expect(at(l2, 8000, plainTcp)).toMatchObject({ kind: "allowed", cluster: "inbound|8000||" })
   })
 })
