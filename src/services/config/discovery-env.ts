@@ -143,11 +143,11 @@ export const discoveryEnv = {
     "Characters of the resource names one ADS stream may watch, all types together; a request taking a stream over it ends the stream with RESOURCE_EXHAUSTED (0 = no limit)",
   ),
   MESH_XDS_MAX_NAMES: env.int(
-    2000000,
-    "Resource names all ADS streams may watch together; a request taking the server over it ends its stream with RESOURCE_EXHAUSTED (0 = no limit)",
+    10000000,
+    "Resource names all ADS streams may watch together (the default fits 5,000 proxies watching 2,000 clusters each; lower it to bound what many unauthenticated streams can hold); a request taking the server over it ends its stream with RESOURCE_EXHAUSTED (0 = no limit)",
   ),
   MESH_XDS_MAX_NAME_BYTES: env.int(
-    134217728,
+    805306368,
     "Characters of the resource names all ADS streams may watch together; a request taking the server over it ends its stream with RESOURCE_EXHAUSTED (0 = no limit)",
   ),
   MESH_XDS_PLAINTEXT_DEBUG_REMOTE: env.bool(

@@ -85,6 +85,8 @@ describe("EnvConfig", () => {
       httpAddr: { host: undefined, port: 8080 },
       monitoringAddr: { host: undefined, port: 15014 },
       introspectionAddr: { host: "localhost", port: 9876 },
+      // --profile: /debug/pprof/ is served only when asked for
+      profile: false,
     })
   })
 })

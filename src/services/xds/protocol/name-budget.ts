@@ -38,14 +38,17 @@ export interface NameLimits {
 
 /**
  * A sidecar that sees every service of a large mesh watches its endpoint clusters (tens of
- * thousands of names of about 60 characters, a few MB); the totals allow hundreds of such
- * proxies and keep what callers can make the server hold to a few hundred MB.
+ * thousands of names of about 60 characters, a few MB). The totals must not refuse a real mesh:
+ * 5,000 proxies each watching 2,000 clusters (no Sidecar scoping) hold 10 million names of about
+ * 600 MB, which the server holds anyway as their subscriptions; past that, streams are refused
+ * rather than the server growing without end. A smaller mesh may lower them to bound what
+ * many unauthenticated streams can make it hold.
  */
 export const defaultNameLimits: NameLimits = {
   streamNames: 100_000,
   streamBytes: 8 * 1024 * 1024,
-  totalNames: 2_000_000,
-  totalBytes: 128 * 1024 * 1024,
+  totalNames: 10_000_000,
+  totalBytes: 768 * 1024 * 1024,
 }
 
 export interface NameRefusal {
