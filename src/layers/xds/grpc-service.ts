@@ -17,7 +17,7 @@ import * as grpc from "@grpc/grpc-js"
 import { Clock, Context, Duration, Effect, Either, type Scope } from "effect"
 import type { AuthContext } from "../../services/ca/authenticate.js"
 import { formatWindow, makeThrottledLogger } from "../../services/logging/log-throttle.js"
-import { withScope } from "../../services/logging/logging.js"
+import { throttled, withScope } from "../../services/logging/logging.js"
 import { isHealthReport } from "../../services/registry/autoregistration/proxy-connections.js"
 import { type ProxyInfo, proxyInfo } from "../../services/xds/cache/responder.js"
 import { debugTypeProblem, isDebugType, isLoopbackPeer } from "../../services/xds/protocol/debug-type.js"
@@ -111,7 +111,9 @@ export const makeAdsGrpcService = (deps: AdsGrpcServiceDeps): Effect.Effect<AdsG
     const admit = (call: Call) =>
       Effect.gen(function* () {
         if (!deps.ready()) {
-          yield* Effect.logInfo(`refusing stream from ${call.getPeer()}: no configuration received yet`)
+          yield* Effect.logInfo(`refusing stream from ${call.getPeer()}: no configuration received yet`).pipe(
+            throttled("stream refused before the first configuration"),
+          )
           call.emit("error", {
             code: grpc.status.UNAVAILABLE,
             details: "server is not ready to serve discovery information",
@@ -121,7 +123,9 @@ export const makeAdsGrpcService = (deps: AdsGrpcServiceDeps): Effect.Effect<AdsG
         const step = reserve(bucket, yield* Clock.currentTimeMillis, MAX_STREAM_WAIT_MS)
         bucket = step.bucket
         if (step.refused) {
-          yield* Effect.logWarning(`refusing stream from ${call.getPeer()}: over ${rate} new streams per second`)
+          yield* Effect.logWarning(`refusing stream from ${call.getPeer()}: over ${rate} new streams per second`).pipe(
+            throttled("stream refused by the new-stream rate limit"),
+          )
           call.emit("error", { code: grpc.status.RESOURCE_EXHAUSTED, details: "rate limit exceeded" })
           return false
         }
