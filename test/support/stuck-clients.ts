@@ -67,7 +67,13 @@ export const slowloris = async (name: string, port: number, options: { tls?: boo
 export const stalledBody = async (
   name: string,
   port: number,
-  request: { readonly method: string; readonly path: string; readonly tls?: boolean },
+  request: {
+    readonly method: string
+    readonly path: string
+    readonly tls?: boolean
+    /** The announced body length (default 100,000): below the handler's limit, or it refuses at once. */
+    readonly contentLength?: number
+  },
 ): Promise<StuckClient> => {
   const { socket, ready } = tcpOrTls(port, request.tls === true)
   let received = ""
@@ -80,7 +86,7 @@ export const stalledBody = async (
     socket.once("close", () => reject(new Error(`${name}: closed before 100 Continue`)))
   })
   void continued.catch(() => undefined)
-  const head = `${request.method} ${request.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\nExpect: 100-continue\r\n\r\n`
+  const head = `${request.method} ${request.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${request.contentLength ?? 100_000}\r\nExpect: 100-continue\r\n\r\n`
   const { closed } = await opened(name, socket, ready, head)
   await continued
   socket.write('{"a":')

@@ -1,7 +1,10 @@
 /**
  * The drain rule (spec 001 §1 rule 1): on shutdown the agent drains; with
  * EXIT_ON_ZERO_ACTIVE_CONNECTIONS it ends as soon as active connections reach zero, but never
- * before MINIMUM_DRAIN_DURATION; otherwise it drains for the termination drain duration.
+ * before MINIMUM_DRAIN_DURATION, and waits for zero at most the termination drain duration
+ * after it (a client that never lets its stream end, one that stopped reading, must not keep
+ * the agent up: the listeners close what is left after the drain); otherwise it drains for the
+ * termination drain duration.
  * Clock-driven, so tests run it under TestClock.
  */
 import { Duration, Effect, Schedule } from "effect"
@@ -28,9 +31,15 @@ export const drain = <E, R>(settings: DrainSettings, activeConnections: Effect.E
     yield* Effect.sleep(settings.minimumDrain)
     const remaining = yield* activeConnections.pipe(
       Effect.repeat({
-        schedule: Schedule.spaced(settings.checkInterval ?? Duration.seconds(1)),
+        schedule: Schedule.spaced(settings.checkInterval ?? Duration.seconds(1)).pipe(
+          Schedule.upTo(settings.terminationDrain),
+        ),
         until: (n) => n === 0,
       }),
     )
-    yield* Effect.logInfo(`drained (${remaining} active connections)`)
+    yield* remaining === 0
+      ? Effect.logInfo("drained (0 active connections)")
+      : Effect.logInfo(
+          `drain over after ${Duration.format(settings.terminationDrain)} more with ${remaining} active connection(s): closing them`,
+        )
   })

@@ -34,6 +34,19 @@ describe("drain", () => {
     }),
   )
 
+  it.effect(
+    "with EXIT_ON_ZERO_ACTIVE_CONNECTIONS: waits for zero at most the termination drain after the minimum",
+    () =>
+      Effect.gen(function* () {
+        const fiber = yield* Effect.fork(drain(settings, Effect.succeed(1)))
+        yield* TestClock.adjust("5 seconds")
+        yield* TestClock.adjust("29 seconds")
+        expect(fiber.unsafePoll()).toBeNull()
+        yield* TestClock.adjust("1 second")
+        yield* Fiber.join(fiber)
+      }),
+  )
+
   it.effect("without it: drains for the termination drain duration regardless of connections", () =>
     Effect.gen(function* () {
       const fiber = yield* Effect.fork(drain({ ...settings, exitOnZeroActiveConnections: false }, Effect.succeed(0)))
