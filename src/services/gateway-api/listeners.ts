@@ -15,7 +15,7 @@ const ROUTE_KINDS_BY_CLASS: Readonly<Record<ListenerClass, ReadonlyArray<RouteKi
   http: ["HTTPRoute", "GRPCRoute"],
   https: ["HTTPRoute", "GRPCRoute"],
   "tls-passthrough": ["TLSRoute"],
-  "tls-terminate": ["TCPRoute"],
+  "tls-terminate": ["TLSRoute", "TCPRoute"],
   tcp: ["TCPRoute"],
 }
 

@@ -4,7 +4,14 @@
  * rule for a TCP server or a TLS server terminating TLS; one SNI filter chain per matching `tls`
  * rule match for a PASSTHROUGH server. Only VirtualServices whose hosts meet the server's take
  * part.
+ *
+ * A TLS server terminating TLS (SIMPLE, MUTUAL, ...) also takes the `tls` rules of a
+ * VirtualService made from a Gateway-API TLSRoute (it has no `tcp` rules): the first match for the
+ * server's port and Gateway routes the decrypted stream, SNI aside (the chain already matched it).
+ * Hand-written VirtualServices keep the reference's rule: only `tcp` rules on a terminating server.
  */
+
+import { PARENTS_ANNOTATION } from "../../../gateway-api/model.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import type { PushContext } from "../../model/push-context.js"
@@ -37,7 +44,17 @@ const boundTo = (push: PushContext, server: GatewayServer, proxyNamespace: strin
     serverMatchesVirtualService(server.hosts, vs.spec.hosts ?? [], vs.meta.namespace),
   )
 
-/** The network filters of a TCP server (or a TLS server terminating TLS): the first matching `tcp` rule. */
+/** Whether `vs` was made from a Gateway-API TLSRoute (its parents annotation names one). */
+const fromTlsRoute = (vs: VirtualServiceResource): boolean =>
+  (vs.meta.annotations?.[PARENTS_ANNOTATION] ?? "").split(",").some((p) => p.startsWith("TLSRoute/"))
+
+const terminates = (server: GatewayServer): boolean =>
+  server.tls !== undefined && server.tlsMode !== "PASSTHROUGH" && server.tlsMode !== "AUTO_PASSTHROUGH"
+
+/**
+ * The network filters of a TCP server (or a TLS server terminating TLS): the first matching `tcp`
+ * rule, else, on a terminating server, the first matching `tls` rule of a TLSRoute's VirtualService.
+ */
 export const tcpServerFilters = (
   push: PushContext,
   server: GatewayServer,
@@ -49,6 +66,10 @@ export const tcpServerFilters = (
     const route = tcpRouteCluster(push, vs, server.port, undefined, source)
     if (route !== undefined && route.clusters.length > 0)
       return { filters: [routeFilter(vs, route)], warnings: route.warnings }
+    if (terminates(server) && fromTlsRoute(vs)) {
+      const tls = tlsRoutes(push, vs, server.port, source).find((r) => r.clusters.length > 0)
+      if (tls !== undefined) return { filters: [routeFilter(vs, tls)], warnings: tls.warnings }
+    }
   }
   return { filters: [], warnings: [] }
 }

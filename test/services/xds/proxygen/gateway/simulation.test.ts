@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Annotations } from "../../../../../src/services/constants.js"
+import { PARENTS_ANNOTATION } from "../../../../../src/services/gateway-api/model.js"
 import type { Service } from "../../../../../src/services/registry/model.js"
 import {
   defaultPushContextOptions,
@@ -27,6 +28,12 @@ import {
   tcpTarget,
 } from "../../../../support/proxygen/evaluator.js"
 import type { Obj } from "../../../../support/proxygen/matchers.js"
+import {
+  convert,
+  gateway as gatewayApiGateway,
+  service as gatewayApiService,
+  tlsRoute,
+} from "../../../gateway-api/fixtures.js"
 
 const svc = (
   hostname: string,
@@ -337,5 +344,156 @@ describe("router simulation: Gateways bound to Services by annotation (issue 45 
       endpoints: instances(other, "team"),
     })
     expect(generateGatewayListeners(push, router()).resources).toEqual([])
+  })
+})
+
+describe("router simulation: TLS termination routes (issue 45 point 4)", () => {
+  const backend = svc("backend.default.svc.cluster.local", [[8080, "TCP"]])
+  const other = svc("other.default.svc.cluster.local", [[8080, "TCP"]])
+  const server = (name: string, host: string, mode: string) => ({
+    port: { number: 443, name, protocol: "TLS" },
+    hosts: [`*/${host}`],
+    tls: mode === "PASSTHROUGH" ? { mode } : { mode, credentialName: "cert" },
+  })
+  const tlsGateway = (...servers: ReadonlyArray<ReturnType<typeof server>>) =>
+    gateway("tls", { selector: INGRESS, servers })
+  /** A VirtualService as the Gateway-API conversion writes it for a TLSRoute (or by hand, without the annotation). */
+  const tlsVs = (name: string, host: string, destination: string, fromTlsRoute = true) => ({
+    ...virtualService(name, {
+      hosts: [host],
+      gateways: ["mesh-system/tls"],
+      tls: [
+        {
+          match: [{ sniHosts: [host], port: 443 }],
+          route: [{ destination: { host: destination, port: { number: 8080 } } }],
+        },
+      ],
+    }),
+    meta: {
+      name,
+      namespace: "default",
+      labels: {},
+      annotations: fromTlsRoute ? { [PARENTS_ANNOTATION]: `TLSRoute/default/${name}` } : {},
+    },
+  })
+
+  it("SIMPLE: a TLSRoute's VirtualService routes the decrypted stream to its backend", () => {
+    const push = pushOf({
+      gateways: [tlsGateway(server("tls", "example.com", "SIMPLE"))],
+      virtualServices: [tlsVs("route", "example.com", "backend")],
+      services: [backend],
+    })
+    expect(send(push, { port: 443, sni: "example.com" })).toEqual({
+      kind: "cluster",
+      cluster: "outbound|8080||backend.default.svc.cluster.local",
+      terminated: true,
+    })
+  })
+
+  it("MUTUAL terminates (client certificate required) and routes the same way", () => {
+    const push = pushOf({
+      gateways: [tlsGateway(server("tls", "example.com", "MUTUAL"))],
+      virtualServices: [tlsVs("route", "example.com", "backend")],
+      services: [backend],
+    })
+    expect(send(push, { port: 443, sni: "example.com" })).toMatchObject({
+      cluster: "outbound|8080||backend.default.svc.cluster.local",
+      terminated: true,
+    })
+  })
+
+  it("PASSTHROUGH: the same VirtualService forwards the stream still encrypted", () => {
+    const push = pushOf({
+      gateways: [tlsGateway(server("tls", "example.com", "PASSTHROUGH"))],
+      virtualServices: [tlsVs("route", "example.com", "backend")],
+      services: [backend],
+    })
+    expect(send(push, { port: 443, sni: "example.com" })).toEqual({
+      kind: "cluster",
+      cluster: "outbound|8080||backend.default.svc.cluster.local",
+      terminated: false,
+    })
+  })
+
+  it("mixed on one port: terminate and passthrough servers each reach their own backend by SNI", () => {
+    const push = pushOf({
+      gateways: [
+        tlsGateway(
+          server("tls-terminate", "terminate.example.com", "SIMPLE"),
+          server("tls-passthrough", "passthrough.example.com", "PASSTHROUGH"),
+        ),
+      ],
+      virtualServices: [
+        tlsVs("terminate", "terminate.example.com", "backend"),
+        tlsVs("passthrough", "passthrough.example.com", "other"),
+      ],
+      services: [backend, other],
+    })
+    expect(send(push, { port: 443, sni: "terminate.example.com" })).toEqual({
+      kind: "cluster",
+      cluster: "outbound|8080||backend.default.svc.cluster.local",
+      terminated: true,
+    })
+    expect(send(push, { port: 443, sni: "passthrough.example.com" })).toEqual({
+      kind: "cluster",
+      cluster: "outbound|8080||other.default.svc.cluster.local",
+      terminated: false,
+    })
+  })
+
+  it("a hand-written VirtualService's tls rules do not serve a terminating server (the reference's rule)", () => {
+    const push = pushOf({
+      gateways: [tlsGateway(server("tls", "example.com", "SIMPLE"))],
+      virtualServices: [tlsVs("route", "example.com", "backend", false)],
+      services: [backend],
+    })
+    expect(send(push, { port: 443, sni: "example.com" })).toEqual({ kind: "no-listener" })
+  })
+
+  it("end to end from Gateway API: a TLSRoute on a Terminate listener reaches its backend decrypted", () => {
+    const converted = convert({
+      gateways: [
+        gatewayApiGateway(
+          "edge",
+          {
+            listeners: [
+              {
+                name: "tls",
+                port: 443,
+                protocol: "TLS",
+                hostname: "example.com",
+                tls: { mode: "Terminate", certificateRefs: [{ name: "cert" }] },
+                allowedRoutes: { namespaces: { from: "All" } },
+              },
+            ],
+          },
+          { namespace: "mesh-system" },
+        ),
+      ],
+      tlsRoutes: [
+        tlsRoute("route", {
+          parentRefs: [{ name: "edge", namespace: "mesh-system" }],
+          hostnames: ["example.com"],
+          rules: [{ backendRefs: [{ name: "backend", port: 8080 }] }],
+        }),
+      ],
+      services: [gatewayApiService("backend", "default", [["tcp", 8080, "TCP"]])],
+    })
+    const push = makePushContext(
+      {
+        ...input({ services: [backend], virtualServices: converted.virtualServices }),
+        proxyConfig: { ...emptyProxyConfigInput, gateways: converted.gateways },
+      },
+      defaultPushContextOptions,
+    )
+    const edge = proxyView("router~10.0.0.9~edge-1.mesh-system~mesh-system.svc.cluster.local", {
+      LABELS: { "gateway.networking.k8s.io/gateway-name": "edge" },
+      NAMESPACE: "mesh-system",
+    })!
+    expect(send(push, { port: 443, sni: "example.com" }, edge)).toEqual({
+      kind: "cluster",
+      cluster: "outbound|8080||backend.default.svc.cluster.local",
+      terminated: true,
+    })
   })
 })
