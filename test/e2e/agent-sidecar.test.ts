@@ -101,6 +101,12 @@ beforeAll(async () => {
       "",
     ].join("\n"),
   )
+  // Names outside the table are forwarded: to a loopback port where nothing answers, never to
+  // the machine's own resolver.
+  await writeFile(
+    join(dir, "resolv.conf"),
+    "search default.svc.cluster.local svc.cluster.local\nnameserver 127.0.0.1\n",
+  )
   agent = startDaemon(
     "mesh-agent",
     ["proxy", "--proxyLogLevel", "info,upstream:debug", "--concurrency", "2"],
@@ -121,6 +127,7 @@ beforeAll(async () => {
       FAKE_PROXY_ACTIVE: join(dir, "active"),
       MESH_META_DNS_CAPTURE: "true",
       DNS_PROXY_ADDR: `127.0.0.1:${dnsPort}`,
+      DNS_PROXY_RESOLV_CONF: join(dir, "resolv.conf"),
     },
     dir,
   )
