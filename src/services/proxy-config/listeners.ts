@@ -60,7 +60,7 @@ const tcpCluster = (filter: Json): string => asString(asObject(filter.typed_conf
 export const listenerType = (listener: Json): string => {
   const filters = chainsOf(listener).flatMap((chain) => asObjects(chain.filters))
   const http = filters.some((f) => asString(f.name) === HCM)
-  // Passthrough chains (PassthroughCluster, InboundPassthroughClusterIpv4, ...) do not make a listener TCP.
+  // Passthrough chains (PassthroughCluster, InboundPassthroughCluster, ...) do not make a listener TCP.
   const tcp = filters.some((f) => asString(f.name) === TCP_PROXY && !tcpCluster(f).includes(PASSTHROUGH))
   return http && tcp ? "HTTP+TCP" : http ? "HTTP" : tcp ? "TCP" : "UNKNOWN"
 }

@@ -127,7 +127,7 @@ describe("listeners", () => {
       "0.0.0.0|15001|ALL|PassthroughCluster",
       "0.0.0.0|15006|Trans: tls; App: istio-http/1.0,istio-http/1.1,istio-h2; Addr: *:8080|inbound|8080||",
       "0.0.0.0|15006|Trans: raw_buffer; App: HTTP; Addr: *:8080|inbound|8080||",
-      "0.0.0.0|15006|Trans: raw_buffer|InboundPassthroughClusterIpv4",
+      "0.0.0.0|15006|Trans: raw_buffer|InboundPassthroughCluster",
     ])
   })
 

@@ -154,7 +154,7 @@ describe("inbound", () => {
   it("passes other ports through, with network RBAC on TCP chains", () => {
     expect(inbound({ listeners: strict, port: 9999, tls: false })).toMatchObject({
       kind: "allowed",
-      cluster: "InboundPassthroughClusterIpv4",
+      cluster: "InboundPassthroughCluster",
     })
     const denyTcp = {
       ...virtualInbound("STRICT"),

@@ -306,7 +306,7 @@ export const virtualInbound = (mode: "STRICT" | "PERMISSIVE", httpFilters = rbac
     {
       name: "PassthroughFilterChain",
       filter_chain_match: { transport_protocol: "raw_buffer" },
-      filters: [tcpProxy("InboundPassthroughClusterIpv4")],
+      filters: [tcpProxy("InboundPassthroughCluster")],
     },
   ],
 })

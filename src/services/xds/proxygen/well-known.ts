@@ -14,8 +14,8 @@ export const VIRTUAL_INBOUND_LISTENER = "virtualInbound"
 /** Clusters every sidecar has. */
 export const PASSTHROUGH_CLUSTER = "PassthroughCluster"
 export const BLACKHOLE_CLUSTER = "BlackHoleCluster"
-export const INBOUND_PASSTHROUGH_CLUSTER_IPV4 = "InboundPassthroughClusterIpv4"
-export const INBOUND_PASSTHROUGH_CLUSTER_IPV6 = "InboundPassthroughClusterIpv6"
+/** The inbound passthrough (original destination, either address family), the reference's name. */
+export const INBOUND_PASSTHROUGH_CLUSTER = "InboundPassthroughCluster"
 /** The agent's SDS server, declared in the bootstrap (static cluster). */
 export const SDS_CLUSTER = "sds-grpc"
 /** The SDS resource names the agent serves: the workload certificate and the mesh root. */

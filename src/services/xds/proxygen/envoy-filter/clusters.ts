@@ -5,7 +5,7 @@
  * in the inbound one (SIDECAR_INBOUND), for a gateway in the GATEWAY context.
  */
 import type { ProtoObject } from "../../cache/resource-spec.js"
-import { INBOUND_PASSTHROUGH_CLUSTER_IPV4, INBOUND_PASSTHROUGH_CLUSTER_IPV6 } from "../well-known.js"
+import { INBOUND_PASSTHROUGH_CLUSTER } from "../well-known.js"
 import { clusterMatch, contextMatch, str } from "./match.js"
 import { addUnique, guard, type PatchSet, patchesOf, patchValue, typeOf } from "./patch-set.js"
 import type { PatchContext } from "./patches.js"
@@ -14,11 +14,7 @@ import { mergeMessage } from "./proto-merge.js"
 const clusterContext = (set: PatchSet, cluster: ProtoObject): PatchContext => {
   if (set.proxy.kind === "router") return "GATEWAY"
   const name = str(cluster.name)
-  return name.startsWith("inbound|") ||
-    name === INBOUND_PASSTHROUGH_CLUSTER_IPV4 ||
-    name === INBOUND_PASSTHROUGH_CLUSTER_IPV6
-    ? "SIDECAR_INBOUND"
-    : "SIDECAR_OUTBOUND"
+  return name.startsWith("inbound|") || name === INBOUND_PASSTHROUGH_CLUSTER ? "SIDECAR_INBOUND" : "SIDECAR_OUTBOUND"
 }
 
 export const patchClusters = (

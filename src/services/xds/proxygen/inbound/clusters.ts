@@ -2,13 +2,13 @@
  * The sidecar's inbound clusters: `inbound|<port>||` per inbound port (ports.ts), sending to the
  * workload on loopback (STATIC), or, for a Sidecar ingress whose default endpoint is the
  * workload's own address, to the connection's original destination; and
- * `InboundPassthroughClusterIpv4` for ports no service declares. Connections to the workload's
+ * `InboundPassthroughCluster` for ports no service declares. Connections to the workload's
  * own address leave from 127.0.0.6, which the capture rules let through (no redirect loop).
  */
 import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
 import type { PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
-import { INBOUND_PASSTHROUGH_CLUSTER_IPV4, TypedConfig } from "../well-known.js"
+import { INBOUND_PASSTHROUGH_CLUSTER, TypedConfig } from "../well-known.js"
 import { type InboundPort, inboundPorts } from "./ports.js"
 
 /** The source address inbound connections to the workload's own address leave from. */
@@ -89,10 +89,10 @@ export const generateInboundClusters = (push: PushContext, proxy: ProxyView): Re
     build: () => inboundCluster(port, timeoutMs, tproxy),
   }))
   specs.push({
-    name: INBOUND_PASSTHROUGH_CLUSTER_IPV4,
-    key: `inbound-cluster|${INBOUND_PASSTHROUGH_CLUSTER_IPV4}|${timeoutMs}|${tproxy}`,
+    name: INBOUND_PASSTHROUGH_CLUSTER,
+    key: `inbound-cluster|${INBOUND_PASSTHROUGH_CLUSTER}|${timeoutMs}|${tproxy}`,
     build: () => ({
-      ...originalDst(INBOUND_PASSTHROUGH_CLUSTER_IPV4, timeoutMs, tproxy),
+      ...originalDst(INBOUND_PASSTHROUGH_CLUSTER, timeoutMs, tproxy),
       typed_extension_protocol_options: protocolOptions({ protocol: "UNSUPPORTED", protocolClass: "auto" }),
     }),
   })

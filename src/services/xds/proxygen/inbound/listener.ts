@@ -22,7 +22,7 @@ import { proxyScope } from "../scope.js"
 import {
   BLACKHOLE_CLUSTER,
   Filter,
-  INBOUND_PASSTHROUGH_CLUSTER_IPV4,
+  INBOUND_PASSTHROUGH_CLUSTER,
   TypedConfig,
   VIRTUAL_INBOUND_LISTENER,
   VIRTUAL_INBOUND_PORT,
@@ -41,8 +41,13 @@ const durationMs = (ms: number): ProtoObject => ({
   nanos: (ms % 1000) * 1_000_000,
 })
 
-/** The chain name of an inbound port (the reference's `inbound_0.0.0.0_<port>`). */
-export const inboundChainName = (port: number): string => `inbound_0.0.0.0_${port}`
+/**
+ * The name of every chain of an inbound port, as the reference names them (`0.0.0.0_<port>`):
+ * EnvoyFilters and tools match chains by it.
+ */
+export const inboundChainName = (port: number): string => `0.0.0.0_${port}`
+/** The stat prefix of an inbound port's HTTP connection manager. */
+const inboundStatPrefix = (port: number): string => `inbound_${inboundChainName(port)}`
 
 const modeOf = (mode: string): Mode => (mode === "STRICT" || mode === "DISABLE" ? mode : "PERMISSIVE")
 
@@ -202,29 +207,22 @@ const chain = (name: string, match: Match, filters: ReadonlyArray<ProtoObject>, 
   ...(socket !== undefined ? { transport_socket: socket } : {}),
 })
 
-/** The old-style name suffix of a chain, told by its option (see chain-options.ts). */
-const variantOf = (klass: ProtocolClass, o: ChainOption): string => {
-  if (o.mtls) return o.protocol === "tcp" && klass === "auto" ? "-tcp" : ""
-  if (o.transport === "tls") return "-tls-passthrough"
-  return o.protocol === "tcp" && klass === "auto" ? "-plaintext-tcp" : "-plaintext"
-}
-
 /**
  * The chains of one port (or, without a port, the passthrough): `http`/`tcp` are the filters
- * the HTTP and TCP chains end in, `name(variant)` their names.
+ * the HTTP and TCP chains end in, `name(protocol)` their names.
  */
 const securedChains = (
   klass: ProtocolClass,
   mode: Mode,
   port: number | undefined,
-  name: (variant: string) => string,
+  name: (protocol: ChainOption["protocol"]) => string,
   http: () => ReadonlyArray<ProtoObject>,
   tcpFilters: () => ReadonlyArray<ProtoObject>,
   http10: boolean,
 ): ReadonlyArray<ProtoObject> =>
   chainOptions(klass, mode, http10).map((o) =>
     chain(
-      name(variantOf(klass, o)),
+      name(o.protocol),
       { port, transport: o.transport, ...(o.alpn !== undefined ? { alpn: o.alpn } : {}) },
       o.protocol === "http" ? http() : tcpFilters(),
       o.mtls ? meshMtlsSocket(o.protocol) : undefined,
@@ -237,7 +235,7 @@ const portChains = (p: PortPlan, plan: Plan): ReadonlyArray<ProtoObject> => {
   const http = () => [
     hcm(
       {
-        statPrefix: base,
+        statPrefix: inboundStatPrefix(port.port),
         routeName: port.cluster,
         virtualHost: `inbound|http|${port.port}`,
         cluster: port.cluster,
@@ -258,24 +256,18 @@ const portChains = (p: PortPlan, plan: Plan): ReadonlyArray<ProtoObject> => {
       ),
     ]
   }
-  return securedChains(port.protocolClass, p.mode, port.port, (v) => `${base}${v}`, http, tcpFilters, plan.http10)
+  return securedChains(port.protocolClass, p.mode, port.port, () => base, http, tcpFilters, plan.http10)
 }
 
 const passthroughChains = (plan: Plan): ReadonlyArray<ProtoObject> => {
-  const cluster = INBOUND_PASSTHROUGH_CLUSTER_IPV4
+  const cluster = INBOUND_PASSTHROUGH_CLUSTER
   const http = () => [hcm({ statPrefix: cluster, routeName: cluster, virtualHost: "inbound|http|0", cluster }, plan)]
-  const names: Record<string, string> = {
-    "": `${VIRTUAL_INBOUND_LISTENER}-catchall-http`,
-    "-tcp": VIRTUAL_INBOUND_LISTENER,
-    "-plaintext": `${VIRTUAL_INBOUND_LISTENER}-catchall-http-plaintext`,
-    "-plaintext-tcp": `${VIRTUAL_INBOUND_LISTENER}-plaintext`,
-    "-tls-passthrough": `${VIRTUAL_INBOUND_LISTENER}-tls-passthrough`,
-  }
   return securedChains(
     "auto",
     plan.passthroughMode,
     undefined,
-    (v) => names[v] ?? `${VIRTUAL_INBOUND_LISTENER}${v}`,
+    // The reference's fixed names: HTTP chains the catch-all, TCP ones the listener's name.
+    (protocol) => (protocol === "http" ? `${VIRTUAL_INBOUND_LISTENER}-catchall-http` : VIRTUAL_INBOUND_LISTENER),
     http,
     () => tcp(cluster, plan),
     plan.http10,
@@ -283,14 +275,15 @@ const passthroughChains = (plan: Plan): ReadonlyArray<ProtoObject> => {
 }
 
 const listener = (plan: Plan): ProtoObject => {
+  // The reference's order (tools listing the chains show them so): black hole, passthrough, ports.
   const filterChains = [
-    ...plan.ports.flatMap((p) => portChains(p, plan)),
-    ...passthroughChains(plan),
     chain(
       `${VIRTUAL_INBOUND_LISTENER}-blackhole`,
       { port: VIRTUAL_INBOUND_PORT },
       tcp(BLACKHOLE_CLUSTER, { ...plan, networkRbac: [] }),
     ),
+    ...passthroughChains(plan),
+    ...plan.ports.flatMap((p) => portChains(p, plan)),
   ]
   return {
     name: VIRTUAL_INBOUND_LISTENER,

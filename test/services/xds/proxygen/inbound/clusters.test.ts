@@ -20,7 +20,7 @@ describe("inbound clusters", () => {
     const p = push({}, {}, undefined)
     const options = { ...p.options, proxy: { ...p.options.proxy, connectTimeoutMs: 2500 } }
     const clusters = build(generateInboundClusters(push({}, {}, options), sidecar()))
-    expect(clusters.map((c) => c.name)).toEqual(["inbound|3306||", "inbound|8080||", "InboundPassthroughClusterIpv4"])
+    expect(clusters.map((c) => c.name)).toEqual(["inbound|3306||", "inbound|8080||", "InboundPassthroughCluster"])
     const http = clusters[1]
     expect(http.type).toBe("STATIC")
     expect(http.connect_timeout).toEqual({ seconds: "2", nanos: 500_000_000 })
@@ -60,7 +60,7 @@ describe("inbound clusters", () => {
       "inbound|9090||",
       "inbound|9091||",
       "inbound|9092||",
-      "InboundPassthroughClusterIpv4",
+      "InboundPassthroughCluster",
     ])
     expect(
       clusters[0].typed_extension_protocol_options["envoy.extensions.upstreams.http.v3.HttpProtocolOptions"]

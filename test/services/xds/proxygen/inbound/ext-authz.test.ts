@@ -82,8 +82,8 @@ const generate = (p: PushContext) => {
 }
 
 const chain = (l: J, name: string): J => l.filter_chains.find((c: J) => c.name === name)
-const httpFilters = (l: J): ReadonlyArray<J> => chain(l, "inbound_0.0.0.0_8080").filters[0].typed_config.http_filters
-const networkFilters = (l: J): ReadonlyArray<J> => chain(l, "inbound_0.0.0.0_3306").filters
+const httpFilters = (l: J): ReadonlyArray<J> => chain(l, "0.0.0.0_8080").filters[0].typed_config.http_filters
+const networkFilters = (l: J): ReadonlyArray<J> => chain(l, "0.0.0.0_3306").filters
 
 /** The ext_authz filter the proxy runs for an mTLS request to the HTTP port (undefined: none). */
 const askedForRequest = (listener: J, path: string, principal = PRODUCTPAGE) => {

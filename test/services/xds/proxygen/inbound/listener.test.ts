@@ -67,7 +67,8 @@ describe("virtualInbound", () => {
       },
     })
     const http = chains(l, 8080)
-    expect(http.map((c) => c.name)).toEqual(["inbound_0.0.0.0_8080", "inbound_0.0.0.0_8080-plaintext"])
+    // Every chain of a port carries the reference's name for it.
+    expect(http.map((c) => c.name)).toEqual(["0.0.0.0_8080", "0.0.0.0_8080"])
     expect(http[0].filter_chain_match.transport_protocol).toBe("tls")
     // Only the mesh's own ALPN: a client with its own TLS (h2, http/1.1) never lands on the mTLS chain.
     expect(http[0].filter_chain_match.application_protocols).toEqual([
@@ -94,11 +95,10 @@ describe("virtualInbound", () => {
     expect(reach(l, 8080, false)).toMatchObject({ kind: "allowed", cluster: "inbound|8080||" })
     expect(reach(l, 3306, true, false)).toMatchObject({ kind: "allowed", cluster: "inbound|3306||" })
     expect(reach(l, 3306, false, false)).toMatchObject({ kind: "allowed", cluster: "inbound|3306||" })
-    // The workload's own TLS on a TCP port passes through, not terminated (the evaluator's client
-    // expects its TLS to be terminated, hence its verdict).
-    const own = reach(l, 3306, true, false, ["h2"])
-    expect(own).toMatchObject({ kind: "handshake-failed", reason: "TLS to a plaintext chain" })
-    expect((own as J).chain.name).toBe("inbound_0.0.0.0_3306-tls-passthrough")
+    // The workload's own TLS on a TCP port passes through, not terminated.
+    const own = inbound({ listeners: [l], port: 3306, tls: true, ownTls: true, alpn: ["h2"] })
+    expect(own).toMatchObject({ kind: "allowed", cluster: "inbound|3306||" })
+    expect((own as J).chain.transport_socket).toBeUndefined()
   })
 
   it("builds the HTTP connection manager as the reference's inbound one", () => {
@@ -131,9 +131,9 @@ describe("virtualInbound", () => {
     // (The proxy takes the first ALPN the client offers that has a chain: one ALPN here.)
     expect(reach(l, 7777, true, true, ["istio-http/1.1"])).toMatchObject({
       kind: "allowed",
-      cluster: "InboundPassthroughClusterIpv4",
+      cluster: "InboundPassthroughCluster",
     })
-    expect(reach(l, 7777, true, false)).toMatchObject({ kind: "allowed", cluster: "InboundPassthroughClusterIpv4" })
+    expect(reach(l, 7777, true, false)).toMatchObject({ kind: "allowed", cluster: "InboundPassthroughCluster" })
     const passthrough = chains(l).filter((c) => c.filter_chain_match.destination_port === undefined)
     expect(passthrough.every((c) => c.filter_chain_match.transport_protocol === "tls")).toBe(true)
   })
@@ -143,7 +143,7 @@ describe("virtualInbound", () => {
     let l = build(push({ peerAuthentications: [namespaceDisable] }))
     expect(reach(l, 8080, false)).toMatchObject({ kind: "allowed" })
     expect(chains(l, 8080).some((c) => c.transport_socket !== undefined)).toBe(false)
-    expect(reach(l, 7777, false, false)).toMatchObject({ kind: "allowed", cluster: "InboundPassthroughClusterIpv4" })
+    expect(reach(l, 7777, false, false)).toMatchObject({ kind: "allowed", cluster: "InboundPassthroughCluster" })
 
     const workloadStrict = pa("reviews", {
       selector: { matchLabels: { app: "reviews" } },
@@ -166,23 +166,24 @@ describe("virtualInbound", () => {
 
   it("has a black hole for its own port and passthrough chains for undeclared ports", () => {
     const l = build(push())
+    // The reference's order and names: the black hole, then the passthrough (HTTP chains the
+    // catch-all, TCP ones the listener's name), then the ports.
     const names = chains(l).map((c) => c.name)
-    expect(names).toEqual(
-      expect.arrayContaining([
-        "virtualInbound",
-        "virtualInbound-catchall-http",
-        "virtualInbound-catchall-http-plaintext",
-        "virtualInbound-plaintext",
-        "virtualInbound-blackhole",
-      ]),
-    )
-    expect(new Set(names).size).toBe(names.length)
+    expect(names.slice(0, 6)).toEqual([
+      "virtualInbound-blackhole",
+      "virtualInbound-catchall-http",
+      "virtualInbound-catchall-http",
+      "virtualInbound",
+      "virtualInbound",
+      "virtualInbound",
+    ])
+    expect(names.slice(6)).toEqual(["0.0.0.0_3306", "0.0.0.0_3306", "0.0.0.0_3306", "0.0.0.0_8080", "0.0.0.0_8080"])
     expect(reach(l, 15006, false, false)).toMatchObject({ kind: "allowed", cluster: "BlackHoleCluster" })
-    expect(reach(l, 7777, false)).toMatchObject({ kind: "allowed", cluster: "InboundPassthroughClusterIpv4" })
+    expect(reach(l, 7777, false)).toMatchObject({ kind: "allowed", cluster: "InboundPassthroughCluster" })
     // An undeclared port with a mesh TCP peer: the TCP passthrough.
     expect(reach(l, 7777, true, false, ["istio-peer-exchange", "istio"])).toMatchObject({
       kind: "allowed",
-      cluster: "InboundPassthroughClusterIpv4",
+      cluster: "InboundPassthroughCluster",
     })
   })
 
@@ -197,9 +198,10 @@ describe("virtualInbound", () => {
     expect(reach(l, 8000, false)).toMatchObject({ kind: "allowed", route: { kind: "route" } })
     expect(reach(l, 8000, false, false)).toMatchObject({ kind: "allowed", cluster: "inbound|8000||" })
     expect(reach(l, 8000, true, true, ["istio-http/1.1"])).toMatchObject({ kind: "allowed", route: { kind: "route" } })
-    expect((reach(l, 8000, true, false, ["istio-peer-exchange", "istio"]) as J).chain.name).toBe(
-      "inbound_0.0.0.0_8000-tcp",
-    )
+    const tcpPeer = reach(l, 8000, true, false, ["istio-peer-exchange", "istio"]) as J
+    expect(tcpPeer).toMatchObject({ kind: "allowed", cluster: "inbound|8000||" })
+    expect(tcpPeer.chain.name).toBe("0.0.0.0_8000")
+    expect(tcpPeer.chain.filters.at(-1).name).toBe("envoy.filters.network.tcp_proxy")
   })
 
   it("takes the Sidecar's ingress listeners instead of the service ports", () => {
@@ -216,7 +218,7 @@ describe("virtualInbound", () => {
     })
     const l = build(push({}, { sidecars: [sc] }))
     expect(chains(l, 8080)).toHaveLength(0)
-    expect(chains(l, 9090).map((c) => c.name)).toEqual(["inbound_0.0.0.0_9090", "inbound_0.0.0.0_9090-plaintext"])
+    expect(chains(l, 9090).map((c) => c.name)).toEqual(["0.0.0.0_9090", "0.0.0.0_9090"])
     const own = chains(l, 9443)
     expect(own).toHaveLength(1)
     const tls = own[0].transport_socket.typed_config

@@ -174,4 +174,23 @@ describe("inbound chains as the reference matches them (issue 44)", () => {
     expect(at(l2, 8000, plainHttp)).toMatchObject({ kind: "allowed", route: { kind: "route" } })
     expect(at(l2, 8000, plainTcp)).toMatchObject({ kind: "allowed", cluster: "inbound|8000||" })
   })
+
+  it("names chains and the passthrough cluster as the reference does, so name-matching EnvoyFilters and tools work", () => {
+    const l = build(threePorts())
+    const reached = (port: number, client: Client) => (at(l, port, client) as J).chain.name
+    expect(reached(8080, meshHttp)).toBe("0.0.0.0_8080")
+    expect(reached(8080, plainHttp)).toBe("0.0.0.0_8080")
+    expect(reached(3306, ownTls)).toBe("0.0.0.0_3306")
+    expect(reached(8000, plainTcp)).toBe("0.0.0.0_8000")
+    expect(reached(7777, meshHttp)).toBe("virtualInbound-catchall-http")
+    expect(reached(7777, plainHttp)).toBe("virtualInbound-catchall-http")
+    expect(reached(7777, meshTcp)).toBe("virtualInbound")
+    expect(reached(7777, ownTls)).toBe("virtualInbound")
+    expect(reached(7777, plainTcp)).toBe("virtualInbound")
+    expect(reached(15006, plainTcp)).toBe("virtualInbound-blackhole")
+    for (const client of [meshHttp, plainHttp, meshTcp, plainTcp])
+      expect(at(l, 7777, client)).toMatchObject({ kind: "allowed", cluster: "InboundPassthroughCluster" })
+    // The HTTP connection manager keeps its stat prefix.
+    expect((at(l, 8080, plainHttp) as J).chain.filters[0].typed_config.stat_prefix).toBe("inbound_0.0.0.0_8080")
+  })
 })

@@ -215,7 +215,7 @@ describe("request authentication", () => {
         name: string
         filters: ReadonlyArray<{ typed_config: { http_filters?: ReadonlyArray<{ name: string }> } }>
       }>
-    ).find((c) => c.name === "inbound_0.0.0.0_9080")!
+    ).find((c) => c.name === "0.0.0.0_9080")!
     return chain.filters[0]!.typed_config
   }
 
