@@ -88,6 +88,12 @@ export interface TracingProvider extends ProviderService {
   readonly enable64bitTraceId: boolean
 }
 
+/** An external SDS server gateways fetch `credentialName: sds://<name>` certificates from. */
+export interface SdsProvider extends ProviderService {
+  readonly kind: "sds"
+  readonly name: string
+}
+
 /** A provider of a kind the generators do not implement (prometheus, stackdriver, ...). */
 export interface UnsupportedProvider {
   readonly kind: "unsupported"
@@ -110,6 +116,7 @@ export type ExtensionProvider =
   | ExtAuthzHttpProvider
   | ExtAuthzGrpcProvider
   | TracingProvider
+  | SdsProvider
   | UnsupportedProvider
   | InvalidProvider
 
@@ -352,6 +359,7 @@ const parsers: Readonly<Record<string, (name: string, raw: Raw, report: Report) 
   zipkin: (name, raw, report) => tracing("zipkin", name, raw, report),
   opentelemetry: (name, raw, report) => tracing("opentelemetry", name, raw, report),
   datadog: (name, raw, report) => tracing("datadog", name, raw, report),
+  sds: (name, raw, report) => ({ kind: "sds", name, ...service(raw, report) }),
 }
 
 const tracing = (kind: TracingProvider["kind"], name: string, raw: Raw, report: Report): TracingProvider => ({

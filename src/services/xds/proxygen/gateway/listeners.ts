@@ -23,6 +23,7 @@ import { digest, type PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { hostMatches, proxyScope } from "../scope.js"
 import { Filter, MESH_ALPN_HTTP, MESH_ALPN_TCP, TypedConfig } from "../well-known.js"
+import { credentialSecret } from "./external-sds.js"
 import { httpConnectionManager } from "./hcm.js"
 import { passthroughChains, tcpProxyFilter, tcpServerFilters } from "./l4.js"
 import {
@@ -33,7 +34,7 @@ import {
   isPassthrough,
   type MergedPort,
 } from "./merge.js"
-import { downstreamTlsContext, tlsTransportSocket } from "./tls.js"
+import { type CredentialSecret, downstreamTlsContext, tlsTransportSocket } from "./tls.js"
 
 /** How long a TLS handshake may take on a gateway chain (slow-handshake attacks), as the reference sets it. */
 const TRANSPORT_SOCKET_CONNECT_TIMEOUT = { seconds: "15", nanos: 0 }
@@ -121,8 +122,14 @@ const tcpChains = (
     return []
   }
   if (server.tls === undefined) return [{ sniHosts: [], filters }]
-  return [{ sniHosts: server.sniHosts, tls: downstreamTlsContext(server.tls, true), filters }]
+  return [{ sniHosts: server.sniHosts, tls: downstreamTlsContext(server.tls, true, secrets(push, warnings)), filters }]
 }
+
+/** Credentials by name for this push; what cannot be served as asked becomes a notice. */
+const secrets =
+  (push: PushContext, warnings: Array<GeneratorNotice>): CredentialSecret =>
+  (name) =>
+    credentialSecret(push, name, (message) => warnings.push({ level: "warning", scope: "gateway", message }))
 
 const listenerFor = (
   push: PushContext,
@@ -144,7 +151,7 @@ const listenerFor = (
       if (isHttpsTerminating(server)) {
         chains.push({
           sniHosts: server.sniHosts,
-          tls: downstreamTlsContext(server.tls!, false),
+          tls: downstreamTlsContext(server.tls!, false, secrets(push, warnings)),
           filters: [
             httpConnectionManager(server.name !== "" ? server.name : defaultStatPrefix, server.routeName, http10),
           ],

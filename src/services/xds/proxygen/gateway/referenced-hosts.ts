@@ -1,12 +1,14 @@
 /**
  * The services a router's routes can reach (`PILOT_FILTER_GATEWAY_CLUSTER_CONFIG` sends a gateway
  * only their clusters): every destination (routes, mirrors, tcp and tls routes, delegates merged)
- * of the VirtualServices bound to its Gateways, and the services its AUTO_PASSTHROUGH servers
- * forward to (their hosts matched against the services it sees).
+ * of the VirtualServices bound to its Gateways, the services its AUTO_PASSTHROUGH servers
+ * forward to (their hosts matched against the services it sees), and the mesh config's SDS
+ * provider when a server names an `sds://` credential.
  */
 import { type PushContext, resolveHost } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { hostMatches, proxyScope } from "../scope.js"
+import { sdsProviderHost } from "./external-sds.js"
 import { gatewaysForProxy } from "./merge.js"
 import { type VirtualServiceResource, virtualServicesForGateway } from "./virtual-services.js"
 
@@ -45,6 +47,11 @@ export const gatewayReferencedHosts = (push: PushContext, proxy: ProxyView): Rea
   if (autoPassthrough.length > 0)
     for (const service of proxyScope(push, proxy).services)
       if (autoPassthrough.some((h) => hostMatches(h, service.hostname))) hosts.add(service.hostname)
+  const credentials = merged.ports.flatMap((p) =>
+    p.servers.flatMap((s) => [s.tls?.credentialName ?? "", ...(s.tls?.credentialNames ?? [])]),
+  )
+  const sds = sdsProviderHost(push, credentials)
+  if (sds !== undefined) hosts.add(sds)
   byKey.set(memoKey, hosts)
   return hosts
 }

@@ -4,7 +4,8 @@
  *
  * - `credentialName` (or `credentialNames`): the certificate from SDS secret
  *   `kubernetes://<name>` over ADS (the control plane serves gateway credentials), and for
- *   MUTUAL the client CA from `kubernetes://<name>-cacert`.
+ *   MUTUAL the client CA from `kubernetes://<name>-cacert`; `sds://<name>` from the mesh
+ *   config's SDS provider instead (external-sds.ts).
  * - file paths (`serverCertificate`/`privateKey`/`caCertificates`, or `tlsCertificates`): the
  *   agent's SDS serves the files as `file-cert:<cert>~<key>` and `file-root:<ca>`.
  * - ISTIO_MUTUAL: the workload certificate `default` and the mesh root `ROOTCA` from the agent.
@@ -14,9 +15,12 @@
  */
 
 import type { ProtoObject } from "../../cache/resource-spec.js"
-import { adsSdsSecret, agentSdsSecret } from "../sds.js"
-import { SDS_CREDENTIAL_PREFIX, SDS_DEFAULT, SDS_ROOT, TypedConfig } from "../well-known.js"
+import { agentSdsSecret } from "../sds.js"
+import { SDS_DEFAULT, SDS_ROOT, TypedConfig } from "../well-known.js"
 import type { ServerTls } from "./merge.js"
+
+/** The SDS secret config of a gateway credential by name (external-sds.ts's `credentialSecret`, bound to a push). */
+export type CredentialSecret = (name: string) => ProtoObject
 
 /** Suffix of the SDS name of a credential's CA bundle (the reference's spelling). */
 export const SDS_CA_SUFFIX = "-cacert"
@@ -25,12 +29,6 @@ export const TLS_TRANSPORT_SOCKET = "envoy.transport_sockets.tls"
 /** ALPN a terminating HTTPS server offers; TCP servers terminating mesh mTLS add the peer exchange. */
 const ALPN_HTTP = ["h2", "http/1.1"] as const
 const ALPN_MESH_TCP = ["istio-peer-exchange", "h2", "http/1.1"] as const
-
-/** A gateway credential by name, served over ADS: `kubernetes://<name>` unless it names a scheme. */
-export const credentialResourceName = (name: string): string =>
-  name.includes("://") ? name : `${SDS_CREDENTIAL_PREFIX}${name}`
-
-const credentialSecret = (name: string): ProtoObject => adsSdsSecret(credentialResourceName(name))
 
 const TLS_VERSION: Readonly<Record<string, string>> = {
   TLS_AUTO: "TLS_AUTO",
@@ -60,7 +58,12 @@ const fileCertName = (cert: string, key: string): string => `file-cert:${cert}~$
 const fileRootName = (ca: string): string => `file-root:${ca}`
 
 /** The parts of CommonTlsContext the server's certificates and client validation make. */
-const certificates = (tls: ServerTls, mode: string, validateClient: boolean): ProtoObject => {
+const certificates = (
+  tls: ServerTls,
+  mode: string,
+  validateClient: boolean,
+  credentialSecret: CredentialSecret,
+): ProtoObject => {
   const sans = tls.subjectAltNames ?? []
   if (mode === "ISTIO_MUTUAL") {
     return {
@@ -144,7 +147,11 @@ const tlsParams = (tls: ServerTls): ProtoObject | undefined => {
  * The DownstreamTlsContext of a terminating server; `tcpServer` for a TLS (not HTTPS) server,
  * which offers the mesh's peer-exchange ALPN when it terminates ISTIO_MUTUAL.
  */
-export const downstreamTlsContext = (tls: ServerTls, tcpServer: boolean): ProtoObject => {
+export const downstreamTlsContext = (
+  tls: ServerTls,
+  tcpServer: boolean,
+  credentialSecret: CredentialSecret,
+): ProtoObject => {
   const mode = tls.mode ?? "PASSTHROUGH"
   const requireClient = mode === "MUTUAL" || mode === "ISTIO_MUTUAL"
   const validateClient = requireClient || mode === "OPTIONAL_MUTUAL"
@@ -154,7 +161,7 @@ export const downstreamTlsContext = (tls: ServerTls, tcpServer: boolean): ProtoO
     "@type": TypedConfig.downstreamTls,
     common_tls_context: {
       ...(params !== undefined ? { tls_params: params } : {}),
-      ...certificates(tls, mode, validateClient),
+      ...certificates(tls, mode, validateClient, credentialSecret),
       alpn_protocols: tcpServer && mode === "ISTIO_MUTUAL" ? ALPN_MESH_TCP : ALPN_HTTP,
     },
     require_client_certificate: { value: requireClient },

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Annotations } from "../../../../../src/services/constants.js"
 import { PARENTS_ANNOTATION } from "../../../../../src/services/gateway-api/model.js"
+import { parseExtensionProviders } from "../../../../../src/services/mesh-config/extension-providers.js"
 import type { Service } from "../../../../../src/services/registry/model.js"
 import {
   defaultPushContextOptions,
@@ -495,5 +496,125 @@ describe("router simulation: TLS termination routes (issue 45 point 4)", () => {
       cluster: "outbound|8080||backend.default.svc.cluster.local",
       terminated: true,
     })
+  })
+})
+
+describe("router simulation: credentialName sds://<name> (issue 45 point 5)", () => {
+  const SDS_HOST = "sds.mesh-system.svc.cluster.local"
+  const reviews = svc("reviews.default.svc.cluster.local", [[9080, "HTTP"]])
+  const sdsServer = svc(SDS_HOST, [[9090, "GRPC"]], "mesh-system")
+  const httpsGateway = (mode: string, credentialName: string) =>
+    gateway("web", {
+      selector: INGRESS,
+      servers: [
+        {
+          port: { number: 443, name: "https", protocol: "HTTPS" },
+          hosts: ["app.example.com"],
+          tls: { mode, credentialName },
+        },
+      ],
+    })
+  const routeApp = virtualService("app", {
+    hosts: ["app.example.com"],
+    gateways: ["mesh-system/web"],
+    http: [{ route: [{ destination: { host: "reviews" } }] }],
+  })
+  const withProviders = (world: World, providers: ReadonlyArray<{ name: string; [k: string]: unknown }>) =>
+    makePushContext(
+      {
+        ...input({ services: world.services ?? [], virtualServices: world.virtualServices ?? [] }),
+        proxyConfig: { ...emptyProxyConfigInput, gateways: world.gateways },
+      },
+      {
+        ...defaultPushContextOptions,
+        proxy: { ...defaultPushContextOptions.proxy, extensionProviders: parseExtensionProviders(providers) },
+      },
+    )
+  const SDS_PROVIDERS = [
+    { name: "envoy", envoyFileAccessLog: { path: "/dev/stdout" } },
+    { name: "vault", sds: { service: SDS_HOST, port: 9090 } },
+  ]
+  /** The terminating chain the router picks for app.example.com, and its TLS context. */
+  const tlsContextOf = (push: PushContext) => {
+    const listeners = generateGatewayListeners(push, router()).resources.map((r) => r.build() as Obj)
+    const chain = selectFilterChain(listenerFor(listeners, undefined, 443)!, {
+      destinationPort: 443,
+      sni: "app.example.com",
+      transportProtocol: "tls",
+      applicationProtocols: ["h2"],
+    })!
+    return ((chain.transport_socket as Obj).typed_config as Obj).common_tls_context as Obj
+  }
+  const fromProvider = (name: string) => ({
+    name,
+    sds_config: {
+      api_config_source: {
+        api_type: "GRPC",
+        set_node_on_first_message_only: true,
+        transport_api_version: "V3",
+        grpc_services: [{ envoy_grpc: { cluster_name: `outbound|9090||${SDS_HOST}`, authority: SDS_HOST } }],
+      },
+      resource_api_version: "V3",
+    },
+  })
+
+  it("SIMPLE: the certificate comes from the SDS provider's cluster under the bare name; requests still route", () => {
+    const push = withProviders(
+      {
+        gateways: [httpsGateway("SIMPLE", "sds://app-cert")],
+        virtualServices: [routeApp],
+        services: [reviews, sdsServer],
+      },
+      SDS_PROVIDERS,
+    )
+    expect(tlsContextOf(push).tls_certificate_sds_secret_configs).toEqual([fromProvider("app-cert")])
+    expect(send(push, { port: 443, sni: "app.example.com", host: "app.example.com", alpn: ["h2"] })).toEqual({
+      kind: "cluster",
+      cluster: "outbound|9080||reviews.default.svc.cluster.local",
+      virtualHost: "app.example.com:443",
+      terminated: true,
+    })
+    // The router is sent the provider's cluster with the routes' ones.
+    expect([...gatewayReferencedHosts(push, router())].sort()).toEqual(["reviews.default.svc.cluster.local", SDS_HOST])
+  })
+
+  it("MUTUAL: the client CA (<name>-cacert) comes from the provider too", () => {
+    const push = withProviders(
+      {
+        gateways: [httpsGateway("MUTUAL", "sds://app-cert")],
+        virtualServices: [routeApp],
+        services: [reviews, sdsServer],
+      },
+      SDS_PROVIDERS,
+    )
+    const context = tlsContextOf(push)
+    expect(context.tls_certificate_sds_secret_configs).toEqual([fromProvider("app-cert")])
+    expect((context.combined_validation_context as Obj).validation_context_sds_secret_config).toEqual(
+      fromProvider("app-cert-cacert"),
+    )
+  })
+
+  it("no SDS provider in mesh config: the bare name is a credential over ADS", () => {
+    const push = withProviders(
+      { gateways: [httpsGateway("SIMPLE", "sds://app-cert")], virtualServices: [routeApp], services: [reviews] },
+      [],
+    )
+    const [secret] = tlsContextOf(push).tls_certificate_sds_secret_configs as ReadonlyArray<Obj>
+    expect(secret!.name).toBe("kubernetes://app-cert")
+    expect((secret!.sds_config as Obj).ads).toEqual({})
+    expect([...gatewayReferencedHosts(push, router())]).toEqual(["reviews.default.svc.cluster.local"])
+  })
+
+  it("a provider whose service the registry lacks: a notice, and the credential over ADS", () => {
+    const push = withProviders(
+      { gateways: [httpsGateway("SIMPLE", "sds://app-cert")], virtualServices: [routeApp], services: [reviews] },
+      SDS_PROVIDERS,
+    )
+    expect((tlsContextOf(push).tls_certificate_sds_secret_configs as ReadonlyArray<Obj>)[0]!.name).toBe(
+      "kubernetes://app-cert",
+    )
+    expect(generateGatewayListeners(push, router()).warnings.map((w) => w.message)).toContain(
+      `credential sds://app-cert: SDS provider vault: could not find service ${SDS_HOST} in the service registry; served over ADS instead`,
+    )
   })
 })
