@@ -151,12 +151,17 @@ describe("mesh-discovery with hostile files in --configDir (issue 34 findings 5 
     rmSync(dir, { recursive: true, force: true })
   })
 
+  /** Start-up to serving without the nested file, to compare the restart with it against. */
+  let plainStartMillis = 0
+
   it("keeps /ready and xDS answering while a nested file is refused, with bounded memory", async () => {
+    const started = performance.now()
     daemon = startDaemon("mesh-discovery", discoveryArgs(join(dir, "mesh")), {}, dir)
     const http = Number((await daemon.waitFor(/\thttp listening on [\d.]+:(\d+)/, 30_000))[1])
     const ads = Number((await daemon.waitFor(/ADS server listening on [\d.]+:(\d+)/, 30_000))[1])
     const webhook = Number((await daemon.waitFor(/webhook HTTPS listener on [\d.]+:(\d+)/, 30_000))[1])
     await daemon.waitFor(/first configuration received: serving xDS/, 30_000)
+    plainStartMillis = performance.now() - started
     // Finding 11: each special entry is named once, with what it is; the load was not blocked.
     const output = daemon.output()
     for (const [name, reason] of [
@@ -218,9 +223,12 @@ describe("mesh-discovery with hostile files in --configDir (issue 34 findings 5 
     await daemon.waitFor(/first configuration received: serving xDS/, 30_000)
     const millis = performance.now() - started
     const peak = vmHwmMiB(daemon.process.pid ?? -1) ?? 0
-    console.log(`restart with the nested file: serving after ${millis.toFixed(0)} ms, VmHWM ${peak.toFixed(0)} MiB`)
-    // Before: 8.8 s and 1.2 GB.
-    expect(millis).toBeLessThan(8_000)
+    console.log(
+      `restart with the nested file: serving after ${millis.toFixed(0)} ms (${plainStartMillis.toFixed(0)} ms without it), VmHWM ${peak.toFixed(0)} MiB`,
+    )
+    // Before, the file added 7 s (41 s in the issue's report) and 1 GB; now it costs milliseconds.
+    // The margin is for a loaded machine: two start-ups of the same binary vary by a second or two.
+    expect(millis).toBeLessThan(plainStartMillis + 4_000)
     expect(peak).toBeLessThan(400)
     expect(daemon.output()).toMatch(/nested\.yaml document 0: YAML nested more than 100 levels deep/)
   }, 60_000)
