@@ -67,6 +67,8 @@ const start = async (env: Record<string, string> = {}) => {
     `defaultConfig:\n  discoveryAddress: 127.0.0.1:${controlPlane.xds.port}\n  controlPlaneAuthPolicy: NONE\n`,
   )
   const ports = { readiness: await freePort(), status: await freePort(), sts: await freePort(), dns: await freePort() }
+  // never the machine's resolver, should a query be forwarded
+  await writeFile(join(dir, "resolv.conf"), "nameserver 127.0.0.1\n")
   agent = startDaemon(
     "mesh-agent",
     ["proxy", "--stsPort", String(ports.sts)],
@@ -83,6 +85,7 @@ const start = async (env: Record<string, string> = {}) => {
       STATUS_PORT: String(ports.status),
       MESH_META_DNS_CAPTURE: "true",
       DNS_PROXY_ADDR: `127.0.0.1:${ports.dns}`,
+      DNS_PROXY_RESOLV_CONF: join(dir, "resolv.conf"),
       ECC_SIGNATURE_ALGORITHM: "ECDSA",
       ...env,
     },
