@@ -56,3 +56,59 @@ export const injectedProxyConfig = (
       Either.right({ value: { ...value, proxyMetadata: renameMetadata(value.proxyMetadata) }, warnings }),
   })
 }
+
+/**
+ * Fields the mesh fills in for every proxy: a pod's PROXY_CONFIG leaves them out when they hold
+ * the built-in default, so that the agent takes them from the mesh config it is served (a later
+ * change of the mesh's defaults then reaches pods already injected). The reference's rule.
+ */
+const DEFAULTED_FIELDS = [
+  "configPath",
+  "binaryPath",
+  "controlPlaneAuthPolicy",
+  "serviceCluster",
+  "drainDuration",
+  "terminationDrainDuration",
+  "discoveryAddress",
+  "envoyMetricsService",
+  "envoyAccessLogService",
+  "tracing",
+  "proxyAdminPort",
+  "statNameLength",
+  "statusPort",
+  "concurrency",
+] as const
+
+/**
+ * Fields whose zero value is written all the same: the reference's wrapper types, where an explicit
+ * `false` or `0` differs from "not set". Every other zero (false, 0, "", the first enum value, an
+ * empty list or map) is the same as leaving the field out, so it is left out. `statusPort: 0` is
+ * kept too: for our agent it means "no status server", and left out it would mean the default port.
+ */
+const EXPLICIT_ZERO_FIELDS = new Set(["concurrency", "holdApplicationUntilProxyStarts", "statusPort"])
+const ENUM_ZEROS: Readonly<Record<string, string>> = { interceptionMode: "REDIRECT", controlPlaneAuthPolicy: "NONE" }
+
+const isZero = (key: string, value: unknown): boolean => {
+  if (value === undefined || value === null) return true
+  if (EXPLICIT_ZERO_FIELDS.has(key)) return false
+  if (value === false || value === 0 || value === "") return true
+  if (ENUM_ZEROS[key] === value) return true
+  if (Array.isArray(value)) return value.length === 0
+  // Maps (proxyMetadata, runtimeValues) vanish when empty; a set message does not.
+  return (key === "proxyMetadata" || key === "runtimeValues") && Object.keys(asObject(value)).length === 0
+}
+
+const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b)
+
+/** The `PROXY_CONFIG` value of an injected pod: its resolved proxy config without what the defaults give. */
+export const proxyConfigEnvValue = (value: EffectiveProxyConfig): string => {
+  const defaults = defaultProxyConfig() as unknown as Obj
+  const resolved = value as unknown as Obj
+  const out: Record<string, unknown> = {}
+  for (const [key, field] of Object.entries(resolved)) {
+    if ((DEFAULTED_FIELDS as ReadonlyArray<string>).includes(key) && sameJson(field, defaults[key])) continue
+    if (isZero(key, field)) continue
+    out[key] = field
+  }
+  return JSON.stringify(out)
+}

@@ -10,6 +10,7 @@ import { asObjects, type Obj, stringAt } from "./json.js"
 import { InjectLabels } from "./names.js"
 import { ownerUri, type WorkloadOwner } from "./owner.js"
 import type { PodSettings } from "./pod-settings.js"
+import { proxyConfigEnvValue } from "./proxy-config.js"
 
 export type EnvVar =
   | { readonly name: string; readonly value: string }
@@ -61,7 +62,7 @@ export const proxyEnv = (inputs: ProxyEnvInputs): ReadonlyArray<EnvVar> => {
     literal("CA_ADDR", caAddress(settings, inputs.revision)),
     ...downwardApiEnv,
     { name: "MESH_CPU_LIMIT", valueFrom: { resourceFieldRef: { resource: "limits.cpu" } } },
-    literal("PROXY_CONFIG", JSON.stringify(settings.proxyConfig)),
+    literal("PROXY_CONFIG", proxyConfigEnvValue(settings.proxyConfig)),
     literal("MESH_META_POD_PORTS", podPortsJson(inputs.podContainers)),
     literal("MESH_META_APP_CONTAINERS", inputs.appContainers.map((c) => stringAt(c.name) ?? "").join(",")),
     literal("MESH_META_CLUSTER_ID", values.clusterName !== "" ? values.clusterName : DEFAULT_CLUSTER_ID),
