@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Annotations } from "../../../../../src/services/constants.js"
 import { PARENTS_ANNOTATION } from "../../../../../src/services/gateway-api/model.js"
+import { convertIngresses } from "../../../../../src/services/ingress/convert.js"
 import { parseExtensionProviders } from "../../../../../src/services/mesh-config/extension-providers.js"
 import type { Service } from "../../../../../src/services/registry/model.js"
 import {
@@ -35,6 +36,7 @@ import {
   service as gatewayApiService,
   tlsRoute,
 } from "../../../gateway-api/fixtures.js"
+import { ingress } from "../../../ingress/fixtures.js"
 
 const svc = (
   hostname: string,
@@ -616,5 +618,72 @@ describe("router simulation: credentialName sds://<name> (issue 45 point 5)", ()
     expect(generateGatewayListeners(push, router()).warnings.map((w) => w.message)).toContain(
       `credential sds://app-cert: SDS provider vault: could not find service ${SDS_HOST} in the service registry; served over ADS instead`,
     )
+  })
+})
+
+describe("router simulation: orchestrator Ingress (issue 45 point 6)", () => {
+  const web = svc("web.default.svc.cluster.local", [[80, "HTTP"]])
+  const api = svc("api.default.svc.cluster.local", [[9000, "HTTP"]])
+  const shop = ingress(
+    "shop",
+    {
+      tls: [{ hosts: ["shop.example.com"], secretName: "shop-cert" }],
+      rules: [
+        {
+          host: "shop.example.com",
+          http: {
+            paths: [
+              { path: "/", pathType: "Prefix", backend: { service: { name: "web", port: { number: 80 } } } },
+              { path: "/api", pathType: "Prefix", backend: { service: { name: "api", port: { number: 9000 } } } },
+            ],
+          },
+        },
+      ],
+    },
+    { annotations: { "kubernetes.io/ingress.class": "mesh" } },
+  )
+  const converted = convertIngresses({
+    ingresses: [shop],
+    ingressClasses: [],
+    services: [web, api],
+    settings: { ingressClass: "mesh", ingressControllerMode: "STRICT", ingressService: "mesh-ingressgateway" },
+    systemNamespace: "mesh-system",
+    domainSuffix: "cluster.local",
+  })
+  const push = makePushContext(
+    {
+      ...input({ services: [web, api], virtualServices: converted.virtualServices }),
+      proxyConfig: { ...emptyProxyConfigInput, gateways: converted.gateways },
+    },
+    defaultPushContextOptions,
+  )
+  const ingressGateway = proxyView("router~10.0.0.7~mesh-ingressgateway-1.mesh-system~mesh-system.svc.cluster.local", {
+    LABELS: { mesh: "ingressgateway", app: "mesh-ingressgateway" },
+    NAMESPACE: "mesh-system",
+  })!
+
+  it("plain HTTP on 80: paths route by the Ingress rules, longest first", () => {
+    expect(send(push, { port: 80, host: "shop.example.com", path: "/api/items" }, ingressGateway)).toMatchObject({
+      kind: "cluster",
+      cluster: "outbound|9000||api.default.svc.cluster.local",
+    })
+    expect(send(push, { port: 80, host: "shop.example.com", path: "/" }, ingressGateway)).toMatchObject({
+      cluster: "outbound|80||web.default.svc.cluster.local",
+    })
+    expect(send(push, { port: 80, host: "other.example.com" }, ingressGateway).kind).toMatch(/^no-/)
+  })
+
+  it("HTTPS on 443 terminates with the Ingress's secret and routes the same", () => {
+    expect(
+      send(
+        push,
+        { port: 443, sni: "shop.example.com", host: "shop.example.com", path: "/api", alpn: ["h2"] },
+        ingressGateway,
+      ),
+    ).toMatchObject({ kind: "cluster", cluster: "outbound|9000||api.default.svc.cluster.local", terminated: true })
+  })
+
+  it("a router without the ingress gateway's labels gets none of it", () => {
+    expect(generateGatewayListeners(push, router()).resources).toEqual([])
   })
 })
