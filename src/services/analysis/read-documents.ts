@@ -1,13 +1,15 @@
 /**
  * Files → snapshot entries. Mesh kinds (and the Gateway-API kinds) go through the config model's
- * validation: a resource that fails it becomes a SchemaValidationError message and stays out of
- * the snapshot, as the reference drops invalid resources before analysis. Orchestrator kinds
+ * validation: a resource that fails it becomes a SchemaValidationError message and is analyzed
+ * all the same, as the reference's file source does (it validates in an analyzer, not before
+ * reading). Orchestrator kinds
  * (Service, Pod, Deployment, Namespace, ConfigMap, ...) are kept as plain records: the analyzers
  * read the few fields they need. Each entry knows its file, document and line.
  */
 import { Either } from "effect"
 import { apiKindOf, lookupKind, normaliseGroup } from "../config-model/kinds.js"
 import { readYamlDocuments, validateDocument } from "../config-model/parse.js"
+import type { ValidationIssue } from "../config-model/resource.js"
 import { parseFieldPath } from "./field-lines.js"
 import { MessageTypes } from "./message-types.js"
 import { type Entry, type Message, message, type Origin, rec, str, stringMap } from "./snapshot.js"
@@ -117,10 +119,11 @@ const readValue = (value: unknown, origin: Origin | undefined, defaultNamespace:
   const entry: Entry = { ...base, kind: apiKindOf(info), group: info.group, body: rec(object.spec) }
   const withNamespace = namespaced ? { ...object, metadata: { ...metadata, namespace } } : object
   const result = validateDocument(origin?.file ?? "", origin?.documentIndex ?? 0, withNamespace)
-  if (result.resource !== undefined) {
-    sink.entries.push(entry)
-    return
-  }
+  // As the reference's file source, an object that fails validation is still analyzed (its
+  // other findings stand) and also reported. Only an object the reference could not decode into
+  // its typed form (a field of the wrong type, an unknown field or enum value) or a
+  // document-level problem (not a mapping, nested over the bound) stays out.
+  if (result.resource !== undefined || result.issues.every(isSemanticIssue)) sink.entries.push(entry)
   for (const issue of result.issues) {
     const field = issue.path === "" ? "" : `${issue.path}: `
     sink.messages.push(
@@ -133,6 +136,12 @@ const readValue = (value: unknown, origin: Origin | undefined, defaultNamespace:
     )
   }
 }
+
+/** Decoding failures: the reference's typed decoding rejects these before any analysis. */
+const UNDECODABLE = /^(?:expected |unknown field|unknown value)/
+
+/** A validation issue about a decodable object (a missing or inconsistent field). */
+const isSemanticIssue = (issue: ValidationIssue): boolean => issue.path !== "" && !UNDECODABLE.test(issue.message)
 
 /**
  * Reads one file's text. Documents without a namespace get `defaultNamespace` (the reference's
