@@ -7,7 +7,7 @@ import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import { type PushContext, resolveHost } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { type VirtualServiceResource, virtualServicesForProxy } from "../routes/index.js"
-import { hostMatches } from "../scope.js"
+import { type EgressScope, hostMatches, proxyScope } from "../scope.js"
 import { outboundClusterName } from "../well-known.js"
 
 export type { VirtualServiceResource } from "../routes/index.js"
@@ -27,6 +27,11 @@ export const serviceClusterTarget = (host: string, port: number): TcpTarget =>
 
 /** The sidecar's VirtualServices by FQDN host (the oldest wins), and their wildcard hosts. */
 export interface VirtualServiceIndex {
+  /** The VirtualServices, oldest first, with their hosts as FQDNs. */
+  readonly virtualServices: ReadonlyArray<{
+    readonly vs: VirtualServiceResource
+    readonly hosts: ReadonlyArray<string>
+  }>
   readonly byHost: ReadonlyMap<string, VirtualServiceResource>
   /** Wildcard hosts (`*.example.com`), in VirtualService age order. */
   readonly wildcards: ReadonlyArray<{ readonly host: string; readonly vs: VirtualServiceResource }>
@@ -42,9 +47,27 @@ export const usesSourceLabels = (vs: VirtualServiceResource): boolean =>
 
 const indexes = new WeakMap<PushContext, Map<string, VirtualServiceIndex>>()
 
+/** Whether two host names can name the same host (either may be a wildcard). */
+export const hostsOverlap = (a: string, b: string): boolean => hostMatches(a, b) || hostMatches(b, a)
+
 /**
- * The index of the VirtualServices `proxy` sees (memoised per push and namespace: a sidecar's
- * VirtualServices depend on its namespace alone, through `exportTo`).
+ * Whether a Sidecar's egress listeners import a VirtualService: one of its hosts overlaps a host
+ * an egress listener imports from the VirtualService's namespace (or from every namespace). The
+ * whole VirtualService is imported then, every host of it.
+ */
+const imports = (egress: ReadonlyArray<EgressScope>, vs: VirtualServiceResource, hosts: ReadonlyArray<string>) =>
+  egress.some((e) =>
+    e.hosts.some(
+      (h) =>
+        h.namespace !== "~" &&
+        (h.namespace === "*" || h.namespace === vs.meta.namespace) &&
+        hosts.some((host) => hostsOverlap(h.host, host)),
+    ),
+  )
+
+/**
+ * The index of the VirtualServices `proxy` sees: exported to its namespace and imported by its
+ * Sidecar's egress hosts (memoised per push, namespace and scope).
  */
 export const virtualServiceIndex = (push: PushContext, proxy: ProxyView): VirtualServiceIndex => {
   let byNamespace = indexes.get(push)
@@ -52,22 +75,27 @@ export const virtualServiceIndex = (push: PushContext, proxy: ProxyView): Virtua
     byNamespace = new Map()
     indexes.set(push, byNamespace)
   }
-  const cached = byNamespace.get(proxy.namespace)
+  const scope = proxyScope(push, proxy)
+  const memoKey = `${proxy.namespace}\u0000${scope.key}`
+  const cached = byNamespace.get(memoKey)
   if (cached !== undefined) return cached
   let labelDependent = false
+  const virtualServices: Array<{ vs: VirtualServiceResource; hosts: ReadonlyArray<string> }> = []
   const byHost = new Map<string, VirtualServiceResource>()
   const wildcards: Array<{ host: string; vs: VirtualServiceResource }> = []
   for (const vs of virtualServicesForProxy(push, proxy)) {
+    const hosts = (vs.spec.hosts ?? []).map((raw) => resolveHost(raw, vs.meta.namespace, push.options.domainSuffix))
+    if (scope.sidecar !== undefined && !imports(scope.egress, vs, hosts)) continue
+    virtualServices.push({ vs, hosts })
     if (usesSourceLabels(vs)) labelDependent = true
-    for (const raw of vs.spec.hosts ?? []) {
-      const host = resolveHost(raw, vs.meta.namespace, push.options.domainSuffix)
+    for (const host of hosts) {
       if (byHost.has(host)) continue
       byHost.set(host, vs)
       if (host.startsWith("*")) wildcards.push({ host, vs })
     }
   }
-  const index = { byHost, wildcards, labelDependent }
-  byNamespace.set(proxy.namespace, index)
+  const index = { virtualServices, byHost, wildcards, labelDependent }
+  byNamespace.set(memoKey, index)
   return index
 }
 

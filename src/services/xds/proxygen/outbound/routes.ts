@@ -3,8 +3,9 @@
  * for the HTTP chain of a port's wildcard listener (every HTTP service of the scope on that port),
  * `"<host>:<port>"` for a sniffed listener on one service's VIP. Each service gets a virtual host
  * (`host:port`, its host names and VIPs as domains) with its VirtualService's routes or the
- * default route; VirtualService hosts that are no service (wildcards such as `*.example.com`,
- * external names) get their own; then a catch-all: `allow_any` to PassthroughCluster
+ * default route; VirtualService hosts that are no service of the port (wildcards such as
+ * `*.example.com` matching none, external names) get their own (see virtualServiceOnlyHosts);
+ * then a catch-all: `allow_any` to PassthroughCluster
  * (ALLOW_ANY) or `block_all` answering 502 (REGISTRY_ONLY).
  */
 import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
@@ -24,9 +25,10 @@ import {
   type VirtualServiceResource,
   virtualServiceKey,
 } from "../routes/index.js"
+import { hostMatches } from "../scope.js"
 import { PASSTHROUGH_CLUSTER } from "../well-known.js"
 import { type OutboundPlan, outboundPlan, type RoutePlan, type TrafficPolicy } from "./plan.js"
-import { virtualServiceFor } from "./route-deps.js"
+import { hostsOverlap, virtualServiceFor } from "./route-deps.js"
 
 export const ALLOW_ANY_VIRTUAL_HOST = "allow_any"
 export const BLOCK_ALL_VIRTUAL_HOST = "block_all"
@@ -74,11 +76,34 @@ interface RouteEntry {
   readonly warnings: ReadonlyArray<GeneratorNotice>
 }
 
-/** VirtualService hosts that are no service of the registry (those in another scope stay hidden). */
-const virtualServiceOnlyHosts = (push: PushContext, plan: OutboundPlan): ReadonlyArray<HostEntry> =>
-  [...plan.index.byHost]
-    .filter(([host]) => !push.serviceByHost.has(host))
-    .map(([host, vs]) => ({ host, vs, service: false }))
+/**
+ * The hosts of the sidecar's VirtualServices that are no service, as virtual hosts of their own
+ * (the reference's rule): on port 80 those of every VirtualService; on another port only those of
+ * a VirtualService that also routes a service of the port. A wildcard host that matches a service
+ * of the port is no host of its own: it only lends its routes to the services it is the most
+ * specific VirtualService host for. (An exact host that is a service on other ports only is left
+ * out, where the reference would serve it on port 80 with a cluster that does not exist.)
+ */
+const virtualServiceOnlyHosts = (
+  push: PushContext,
+  plan: OutboundPlan,
+  port: number,
+  serviceHosts: ReadonlyArray<string>,
+): ReadonlyArray<HostEntry> => {
+  const services = new Set(serviceHosts)
+  const matchesService = (host: string) => services.has(host) || serviceHosts.some((s) => hostsOverlap(host, s))
+  const out: Array<HostEntry> = []
+  for (const { vs, hosts } of plan.index.virtualServices) {
+    if (port !== 80 && !hosts.some(matchesService)) continue
+    for (const host of hosts) {
+      const isService = host.startsWith("*")
+        ? serviceHosts.some((s) => hostMatches(host, s))
+        : services.has(host) || push.serviceByHost.has(host)
+      if (!isService) out.push({ host, vs, service: false })
+    }
+  }
+  return out
+}
 
 const entries = new WeakMap<OutboundPlan, Map<string, RouteEntry>>()
 
@@ -89,7 +114,7 @@ const routeEntry = (push: PushContext, proxy: ProxyView, plan: OutboundPlan, rou
     const vs = virtualServiceFor(plan.index, host)
     return vs !== undefined ? { host, vs, service: true } : { host, service: true }
   })
-  if (byPort) hosts.push(...virtualServiceOnlyHosts(push, plan))
+  if (byPort) hosts.push(...virtualServiceOnlyHosts(push, plan, port, route.hosts))
 
   // Routes are computed now (once per plan, name and rule workload) for what they have to say
   // about the config, and for the destination hashes their key depends on.
