@@ -7,9 +7,11 @@
  * both processes and removes the data; they are also killed if this process exits without closing
  * it, and (through `setpriv --pdeathsig`) if it dies outright, so no test leaves one behind.
  *
- * No controller-manager runs: nothing creates a namespace's `default` ServiceAccount, schedules or
- * readies Pods, or garbage-collects. `namespace()` creates the ServiceAccount, as the
- * ServiceAccount admission plugin refuses Pods without one.
+ * kube-controller-manager runs only when a file asks for it (`controllerManager`): its garbage
+ * collector, namespace deletion, EndpointSlice and ServiceAccount-token controllers. Without it
+ * nothing garbage-collects or empties a deleted namespace. Either way nothing creates a namespace's
+ * `default` ServiceAccount, schedules or readies Pods: `namespace()` creates the ServiceAccount, as
+ * the ServiceAccount admission plugin refuses Pods without one.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -33,6 +35,7 @@ export const orchestratorBinaries = (): { kube: string; etcd: string; dir: strin
   }
   const kube = version("k8s.io/kubernetes")
   const etcd = version("go.etcd.io/etcd/server/v3")
+  // kube-controller-manager comes from the same k8s.io/kubernetes module, beside kube-apiserver.
   return { kube, etcd, dir: join(ROOT, "test/orchestrator/bin", `kube-${kube}_etcd-${etcd}`) }
 }
 
@@ -40,9 +43,9 @@ export const orchestratorBinaries = (): { kube: string; etcd: string; dir: strin
  * Why the real API server cannot run here, or undefined when it can. Tests skip with this reason
  * locally and fail with it under CI=true (where .ci/run builds the binaries first).
  */
-export const realOrchestratorMissing = (): string | undefined => {
+export const realOrchestratorMissing = (options: RealOrchestratorOptions = {}): string | undefined => {
   const { dir } = orchestratorBinaries()
-  for (const name of ["kube-apiserver", "etcd"])
+  for (const name of ["kube-apiserver", "etcd", ...(options.controllerManager === true ? [CONTROLLER_MANAGER] : [])])
     if (!existsSync(join(dir, name)))
       return `${join(dir, name)} is not built: run scripts/build-orchestrator.sh (needs Go; minutes when cold)`
   try {
@@ -51,6 +54,26 @@ export const realOrchestratorMissing = (): string | undefined => {
     return "openssl is not installed (it makes the run's certificates)"
   }
   return undefined
+}
+
+const CONTROLLER_MANAGER = "kube-controller-manager"
+
+/**
+ * The controllers kube-controller-manager runs when asked for: garbage collection (owner
+ * references), namespace deletion (a deleted namespace emptied and removed), EndpointSlices of
+ * selector Services, and the tokens controller (needs the signing key). Not the `serviceaccount`
+ * controller: `namespace()` makes the `default` account itself, as without a controller-manager.
+ */
+export const CONTROLLERS = ["garbagecollector", "namespace", "endpointslice", "serviceaccount-token"] as const
+
+export interface RealOrchestratorOptions {
+  /** Also run kube-controller-manager (CONTROLLERS) with the admin kubeconfig; it adds about 0.3 s. */
+  readonly controllerManager?: boolean
+  /**
+   * `false` serves watches from etcd instead of the API server's watch cache, so a watch resumed
+   * from a version etcd compacted away gets 410 Gone (the cache would serve it from memory).
+   */
+  readonly watchCache?: boolean
 }
 
 /** The real API server could not be started: binaries missing, a process exited, /readyz never answered. */
@@ -83,6 +106,8 @@ export interface RealOrchestrator {
   readonly versions: { readonly kube: string; readonly etcd: string }
   /** A kubeconfig authenticating as the admin (system:masters) by client certificate. */
   readonly kubeconfig: string
+  /** The admin kubeconfig for another address of this server (`https://127.0.0.1:<relay port>`). */
+  readonly kubeconfigVia: (server: string) => string
   /** A kubeconfig authenticating with `token` (a ServiceAccount's, say). */
   readonly kubeconfigWithToken: (token: string) => string
   /** One request to the API server, as the admin unless `token` is given. */
@@ -98,6 +123,15 @@ export interface RealOrchestrator {
   readonly logs: () => string
   /** Milliseconds from spawning etcd to the API server's /readyz answering 200. */
   readonly startMillis: number
+  /** etcd's client URL (`http://127.0.0.1:<port>`), for its v3 HTTP gateway. */
+  readonly etcdUrl: string
+  /**
+   * Compacts etcd's history up to its current revision through the v3 HTTP gateway (physically:
+   * waits until done), so every watch from an older resourceVersion gets 410 Gone. Returns the revision.
+   */
+  readonly compactEtcd: () => Promise<number>
+  /** Whether kube-controller-manager runs (the file asked for it). */
+  readonly controllerManager: boolean
 }
 
 interface Certs {
@@ -238,9 +272,11 @@ const kubeconfigYaml = (server: string, caPem: string, user: Record<string, stri
  * Starts etcd and kube-apiserver, waits for /readyz, and stops both when the scope closes. Fails
  * (with the reason) when the binaries are missing: callers decide whether that skips.
  */
-export const realOrchestrator: Effect.Effect<RealOrchestrator, RealOrchestratorError, Scope.Scope> = Effect.gen(
-  function* () {
-    const missing = realOrchestratorMissing()
+export const realOrchestratorWith = (
+  options: RealOrchestratorOptions = {},
+): Effect.Effect<RealOrchestrator, RealOrchestratorError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const missing = realOrchestratorMissing(options)
     if (missing !== undefined) return yield* new RealOrchestratorError({ message: missing })
     const { kube, etcd, dir: bin } = orchestratorBinaries()
     const dir = yield* Effect.acquireRelease(
@@ -315,6 +351,7 @@ export const realOrchestrator: Effect.Effect<RealOrchestrator, RealOrchestratorE
       "--service-cluster-ip-range=10.96.0.0/16",
       "--allow-privileged=true",
       "--profiling=false",
+      ...(options.watchCache === false ? ["--watch-cache=false"] : []),
     ]
     const spawnApiServer = () => {
       const child = startChild(join(bin, "kube-apiserver"), apiArgs, pdeath)
@@ -326,7 +363,10 @@ export const realOrchestrator: Effect.Effect<RealOrchestrator, RealOrchestratorE
       Effect.sync(spawnApiServer),
       (): Effect.Effect<void> => Effect.promise(() => stopChild(apiChild, 10_000)),
     )
-    const logs = () => `--- kube-apiserver ---\n${apiChild.output()}\n--- etcd ---\n${etcdChild.output()}`
+    let controllerChild: Child | undefined
+    const logs = () =>
+      `--- kube-apiserver ---\n${apiChild.output()}\n--- etcd ---\n${etcdChild.output()}` +
+      (controllerChild === undefined ? "" : `\n--- kube-controller-manager ---\n${controllerChild.output()}`)
 
     const api = (method: string, path: string, options: ApiRequestOptions = {}): Promise<ApiAnswer> =>
       new Promise((resolve, reject) => {
@@ -400,7 +440,61 @@ export const realOrchestrator: Effect.Effect<RealOrchestrator, RealOrchestratorE
         "client-key-data": Buffer.from(adminKey).toString("base64"),
       }),
     )
+    if (options.controllerManager === true) {
+      // Started once the API server is ready (it would only retry before); not waited for: its
+      // controllers start within a second, and tests wait for what they do.
+      controllerChild = yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          const child = startChild(
+            join(bin, CONTROLLER_MANAGER),
+            [
+              `--kubeconfig=${kubeconfig}`,
+              `--controllers=${CONTROLLERS.join(",")}`,
+              // One client for every controller: no per-controller ServiceAccounts to wait for.
+              "--use-service-account-credentials=false",
+              `--service-account-private-key-file=${certs.saKey}`,
+              `--root-ca-file=${certs.ca}`,
+              "--leader-elect=false",
+              // No serving port: nothing here scrapes or probes it.
+              "--secure-port=0",
+              "--profiling=false",
+              "--v=1",
+            ],
+            pdeath,
+          )
+          children.push(child)
+          return child
+        }),
+        (child) => Effect.promise(() => stopChild(child, 5_000)),
+      )
+    }
+
+    const compactEtcd = async (): Promise<number> => {
+      const post = async (path: string, body: unknown) => {
+        const res = await fetch(`${etcdUrl}${path}`, { method: "POST", body: JSON.stringify(body) })
+        const json = (await res.json()) as { header?: { revision?: string } }
+        if (!res.ok) throw new Error(`etcd ${path}: ${res.status} ${JSON.stringify(json)}`)
+        return json
+      }
+      // Any range answers with the store's current revision in its header ("AA==" is key "\0").
+      const current = Number((await post("/v3/kv/range", { key: "AA==", limit: 1 })).header?.revision)
+      if (!Number.isSafeInteger(current) || current < 1) throw new Error("etcd gave no current revision")
+      await post("/v3/kv/compaction", { revision: String(current), physical: true })
+      return current
+    }
+
     let kubeconfigs = 0
+    const kubeconfigVia = (server: string) => {
+      const path = join(dir, `via-${++kubeconfigs}.kubeconfig`)
+      writeFileSync(
+        path,
+        kubeconfigYaml(server, caPem, {
+          "client-certificate-data": Buffer.from(adminCert).toString("base64"),
+          "client-key-data": Buffer.from(adminKey).toString("base64"),
+        }),
+      )
+      return path
+    }
     const kubeconfigWithToken = (token: string) => {
       const path = join(dir, `token-${++kubeconfigs}.kubeconfig`)
       writeFileSync(path, kubeconfigYaml(url, caPem, { token }))
@@ -442,25 +536,35 @@ export const realOrchestrator: Effect.Effect<RealOrchestrator, RealOrchestratorE
       versions: { kube, etcd },
       kubeconfig,
       kubeconfigWithToken,
+      kubeconfigVia,
       api,
       ok,
       namespace,
       logs,
       startMillis,
+      etcdUrl,
+      compactEtcd,
+      controllerManager: controllerChild !== undefined,
     }
-  },
-)
+  })
+
+/** etcd and kube-apiserver only. */
+export const realOrchestrator: Effect.Effect<RealOrchestrator, RealOrchestratorError, Scope.Scope> =
+  realOrchestratorWith()
 
 /**
  * One real API server for a test file: started in `beforeAll`, stopped in `afterAll` (vitest's
  * hooks are passed in so this module does not import vitest). Returns a getter, and whether the
  * file's tests should run: without the binaries they skip locally and fail under CI=true.
  */
-export const realOrchestratorPerFile = (hooks: {
-  beforeAll: (fn: () => Promise<void>, timeout?: number) => void
-  afterAll: (fn: () => Promise<void>, timeout?: number) => void
-}): { readonly get: () => RealOrchestrator; readonly skip: boolean; readonly reason: string | undefined } => {
-  const reason = realOrchestratorMissing()
+export const realOrchestratorPerFile = (
+  hooks: {
+    beforeAll: (fn: () => Promise<void>, timeout?: number) => void
+    afterAll: (fn: () => Promise<void>, timeout?: number) => void
+  },
+  options: RealOrchestratorOptions = {},
+): { readonly get: () => RealOrchestrator; readonly skip: boolean; readonly reason: string | undefined } => {
+  const reason = realOrchestratorMissing(options)
   const skip = reason !== undefined && process.env.CI !== "true"
   if (skip) console.warn(`skipping the real orchestrator tests: ${reason}`)
   let scope: Scope.CloseableScope | undefined
@@ -468,7 +572,7 @@ export const realOrchestratorPerFile = (hooks: {
   hooks.beforeAll(async () => {
     if (skip) return
     scope = Effect.runSync(Scope.make())
-    server = await Effect.runPromise(Scope.extend(realOrchestrator, scope))
+    server = await Effect.runPromise(Scope.extend(realOrchestratorWith(options), scope))
   }, 150_000)
   hooks.afterAll(async () => {
     if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
