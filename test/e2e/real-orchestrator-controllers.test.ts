@@ -126,4 +126,94 @@ describe.skipIf(real.skip)("the real orchestrator's controllers and storage unde
     )
     console.info(`namespace deleted → removed: ${Date.now() - deleting} ms`)
   }, 90_000)
+
+  it("relists after etcd compaction (410 Gone on its resumed watches): the change arrives, no push storm", async () => {
+    const orch = real.get()
+    const ns = await orch.namespace("compact")
+    const ads = (await meshd!.waitFor(/ADS server listening on ([\d.]+:\d+)/))[1]!
+    const monitoring = (await meshd!.waitFor(/monitoring listening on ([\d.]+:\d+)/))[1]!
+    // No selector: the EndpointSlice controller leaves its slices to the test.
+    await orch.ok("POST", `/api/v1/namespaces/${ns}/services`, {
+      body: {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: "echo" },
+        spec: { ports: [{ name: "grpc", port: 7070 }] },
+      },
+    })
+    const slice = (name: string, ip: string) => ({
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: { name, labels: { "kubernetes.io/service-name": "echo" } },
+      addressType: "IPv4",
+      endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+      ports: [{ name: "grpc", port: 7070, protocol: "TCP" }],
+    })
+    const slices = `/apis/discovery.k8s.io/v1/namespaces/${ns}/endpointslices`
+    await orch.ok("POST", slices, { body: slice("a", "10.3.0.1") })
+    const cluster = `outbound|7070||echo.${ns}.svc.cluster.local`
+    type Snap = {
+      types: ReadonlyMap<string, { responses: number; resources: ReadonlyMap<string, { resource?: unknown }> }>
+    }
+    const endpointsOf = (snap: Snap) =>
+      JSON.stringify(snap.types.get(TypeUrl.Endpoint)?.resources.get(cluster)?.resource ?? {})
+    const scope = Effect.runSync(Scope.make())
+    try {
+      const client = await Effect.runPromise(
+        makeAdsClient({
+          address: ads,
+          mode: "sotw",
+          node: { id: `sidecar~10.3.0.9~client.${ns}~${ns}.svc.cluster.local` },
+        }).pipe(Scope.extend(scope)),
+      )
+      await Effect.runPromise(client.subscribe(TypeUrl.Endpoint, [cluster]))
+      await Effect.runPromise(client.waitFor((snap) => endpointsOf(snap).includes("10.3.0.1"), "20 seconds"))
+      const before = (await Effect.runPromise(client.snapshot)).types.get(TypeUrl.Endpoint)!.responses
+      const edsBefore = await pushes(monitoring, "eds")
+      const allBefore = (await Promise.all(["eds", "cds", "lds", "rds"].map((t) => pushes(monitoring, t)))).reduce(
+        (a, b) => a + b,
+        0,
+      )
+      const relistsBefore = (meshd!.output().match(/expired; listing again/g) ?? []).length
+
+      // Writes after meshd's last seen versions, then the history compacted away beneath them.
+      await orch.ok("POST", `/api/v1/namespaces/${ns}/configmaps`, {
+        body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "bump" } },
+      })
+      const revision = await orch.compactEtcd()
+      // Cut meshd's connections: every watch resumes from a version etcd no longer has.
+      const cut = relay!.cut()
+      console.info(`etcd compacted at revision ${revision}; ${cut} meshd connection(s) cut`)
+      await orch.ok("POST", slices, { body: slice("b", "10.3.0.2") })
+      const after = await Effect.runPromise(
+        client.waitFor(
+          (snap) => endpointsOf(snap).includes("10.3.0.2") && endpointsOf(snap).includes("10.3.0.1"),
+          "60 seconds",
+        ),
+      )
+      // The relists have settled once meshd has said so, or after a quiet moment.
+      await new Promise((r) => setTimeout(r, 3_000))
+      const clientPushes = after.types.get(TypeUrl.Endpoint)!.responses - before
+      const edsPushes = (await pushes(monitoring, "eds")) - edsBefore
+      const allPushes =
+        (await Promise.all(["eds", "cds", "lds", "rds"].map((t) => pushes(monitoring, t)))).reduce((a, b) => a + b, 0) -
+        allBefore
+      const relists = (meshd!.output().match(/expired; listing again/g) ?? []).length - relistsBefore
+      console.info(
+        `after compaction: client EDS responses ${clientPushes}, meshd pushes eds ${edsPushes} / all ${allPushes}, expired-version relists ${relists}`,
+      )
+      // One for the new endpoint; a relist that changed nothing may push the same assignment once more.
+      // The fault happened: meshd's resumed watches were refused with 410 and it listed again.
+      expect(relists).toBeGreaterThan(0)
+      expect(clientPushes).toBeLessThanOrEqual(3)
+      expect(edsPushes).toBeLessThanOrEqual(3)
+      expect(allPushes).toBeLessThanOrEqual(8)
+      // Nothing lost: the Service and both endpoints are still there after the relists.
+      const final = await Effect.runPromise(client.snapshot)
+      expect(endpointsOf(final)).toContain("10.3.0.1")
+      expect(endpointsOf(final)).toContain("10.3.0.2")
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  }, 120_000)
 })
