@@ -25,8 +25,9 @@ export interface CrdSourceOptions {
   /** The Gateway-API kinds (`PILOT_ENABLE_GATEWAY_API`); default true. */
   readonly gatewayApi?: boolean
   /**
-   * Also the Gateway-API kinds served only at alpha versions, TCPRoute and TLSRoute
-   * (`PILOT_ENABLE_ALPHA_GATEWAY_API`); default false. Needs `gatewayApi`.
+   * Also the Gateway-API kinds served only at alpha versions (`PILOT_ENABLE_ALPHA_GATEWAY_API`);
+   * default false. Needs `gatewayApi`. Since Gateway API v1.6 no kind read here is alpha-only
+   * (TCPRoute and TLSRoute have v1), so this keeps only future alpha kinds out.
    */
   readonly alphaGatewayApi?: boolean
 }

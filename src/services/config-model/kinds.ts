@@ -275,9 +275,19 @@ const kindInfos: Array<KindInfo> = [
   gatewayApiKind("GRPCRoute", "grpcroutes", [...GATEWAY_API_VERSIONS, "v1alpha2"], GRPCRoute, {
     deprecatedVersions: gatewayApiDeprecation("GRPCRoute", "v1alpha2", "v1"),
   }),
-  gatewayApiKind("TCPRoute", "tcproutes", ["v1alpha2"], TCPRoute),
-  gatewayApiKind("TLSRoute", "tlsroutes", ["v1alpha2", "v1alpha3"], TLSRoute),
-  gatewayApiKind("ReferenceGrant", "referencegrants", ["v1beta1", "v1alpha2"], ReferenceGrant, {
+  // Gateway API v1.6 made TCPRoute and TLSRoute v1 (so they are no longer alpha-only and are
+  // watched without the alpha switch, as the reference does); the alpha versions stay readable.
+  gatewayApiKind("TCPRoute", "tcproutes", ["v1", "v1alpha2"], TCPRoute, {
+    deprecatedVersions: gatewayApiDeprecation("TCPRoute", "v1alpha2", "v1"),
+  }),
+  gatewayApiKind("TLSRoute", "tlsroutes", ["v1", "v1alpha3", "v1alpha2"], TLSRoute, {
+    deprecatedVersions: {
+      ...gatewayApiDeprecation("TLSRoute", "v1alpha2", "v1"),
+      ...gatewayApiDeprecation("TLSRoute", "v1alpha3", "v1"),
+    },
+  }),
+  // ReferenceGrant: v1 is served since v1.6 but v1beta1 stays the stored version.
+  gatewayApiKind("ReferenceGrant", "referencegrants", ["v1beta1", "v1", "v1alpha2"], ReferenceGrant, {
     deprecatedVersions: gatewayApiDeprecation("ReferenceGrant", "v1alpha2", "v1beta1"),
   }),
   orchestratorKind("Service", "services", ["spec", "status"], Service),

@@ -1,8 +1,8 @@
 /**
  * The orchestrator config store reads the Gateway-API kinds through the real client and
  * informers: objects served as `kind: Gateway` become the mesh's `KubernetesGateway`, the
- * cluster-scoped GatewayClass is read whole under a namespace-limited watch, and the alpha kinds
- * are watched only when asked.
+ * cluster-scoped GatewayClass is read whole under a namespace-limited watch, and TCPRoute (v1 since
+ * Gateway API v1.6) is watched by default, at the alpha version an older install serves.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Logger } from "effect"
@@ -78,6 +78,7 @@ describe("orchestrator config store: Gateway-API kinds", () => {
       expect(watched).toEqual([
         { group: GROUP, kind: "Gateway", version: "v1" },
         { group: GROUP, kind: "GatewayClass", version: "v1" },
+        { group: GROUP, kind: "TCPRoute", version: "v1alpha2" },
       ])
       expect(names(snapshot.list("KubernetesGateway"))).toEqual(["apps/edge"])
       expect(snapshot.get("KubernetesGateway", "apps", "edge")?.source?.file).toBe(
@@ -85,8 +86,8 @@ describe("orchestrator config store: Gateway-API kinds", () => {
       )
       expect(snapshot.list("Gateway")).toEqual([])
       expect(names(snapshot.list("GatewayClass"))).toEqual(["/mesh"])
-      // TCPRoute is alpha: not watched by default.
-      expect(snapshot.list("TCPRoute")).toEqual([])
+      // TCPRoute has a v1 now: watched by default, here at the only version this cluster serves.
+      expect(names(snapshot.list("TCPRoute"))).toEqual(["apps/db"])
       const broken = snapshot.issues.filter((i) => i.name === "broken")
       expect(broken.map((i) => `${i.kind} ${i.path}: ${i.message}`)).toEqual([
         "Gateway spec.listeners: must have at least 1 item",
@@ -94,7 +95,7 @@ describe("orchestrator config store: Gateway-API kinds", () => {
     }),
   )
 
-  it.scopedLive("watches the alpha kinds when asked, and none when the Gateway API is left out", () =>
+  it.scopedLive("the alpha switch changes nothing for these kinds, and none when the Gateway API is left out", () =>
     Effect.gen(function* () {
       const alpha = yield* syncedStore({ crdSources: { alphaGatewayApi: true } })
       expect(alpha.watched.map((w) => w.kind)).toEqual(["Gateway", "GatewayClass", "TCPRoute"])

@@ -42,26 +42,18 @@ describe("crdSources", () => {
     expect(crdGroups({ gatewayApi: false })).toEqual(meshGroups)
   })
 
-  it("the Gateway-API kinds: the non-alpha ones by default, the alpha ones on request, by their API kind", () => {
+  it("the Gateway-API kinds: all of them by default (TCPRoute and TLSRoute are v1 since Gateway API v1.6), by their API kind", () => {
     const gatewayKinds = (options: Parameters<typeof crdSources>[0]) =>
       crdSources(options)
         .filter((s) => s.group === GATEWAY)
         .map((s) => `${sourceApiKind(s)}${s.upstream ? " upstream" : ""}`)
-    const stable = ["GatewayClass", "Gateway", "HTTPRoute", "GRPCRoute", "ReferenceGrant"]
-    expect(gatewayKinds(undefined)).toEqual(stable)
-    expect(gatewayKinds({ gatewayApi: true, alphaGatewayApi: false })).toEqual(stable)
-    expect(gatewayKinds({ alphaGatewayApi: true })).toEqual([
-      "GatewayClass",
-      "Gateway",
-      "HTTPRoute",
-      "GRPCRoute",
-      "TCPRoute",
-      "TLSRoute",
-      "ReferenceGrant",
-    ])
+    const all = ["GatewayClass", "Gateway", "HTTPRoute", "GRPCRoute", "TCPRoute", "TLSRoute", "ReferenceGrant"]
+    expect(gatewayKinds(undefined)).toEqual(all)
+    expect(gatewayKinds({ gatewayApi: true, alphaGatewayApi: false })).toEqual(all)
+    expect(gatewayKinds({ alphaGatewayApi: true })).toEqual(all)
     expect(gatewayKinds({ gatewayApi: false, alphaGatewayApi: true })).toEqual([])
     // The mesh kinds are there whatever the options.
-    expect(crdSources({ gatewayApi: false }).length).toBe(crdSources().length - stable.length)
+    expect(crdSources({ gatewayApi: false }).length).toBe(crdSources().length - all.length)
   })
 })
 
@@ -144,10 +136,11 @@ describe("planGroup", () => {
       expect(plan.watch.find((w) => sourceApiKind(w.source) === "Gateway")?.source.info.kind).toBe("KubernetesGateway")
       expect(plan.watch.find((w) => w.source.info.kind === "GatewayClass")?.source.info.namespaced).toBe(false)
       expect(plan.unknownVersions).toEqual([])
-      expect(plan.absent).toEqual([])
+      // A v1.2 standard channel has no TCPRoute or TLSRoute CRD.
+      expect(plan.absent.map(sourceApiKind)).toEqual(["TCPRoute", "TLSRoute"])
     })
 
-    it("alpha kinds only when asked; an experimental channel's alpha versions are known either way", () => {
+    it("an experimental channel of Gateway API v1.5 (TCPRoute and TLSRoute alpha only) is watched at its alpha versions", () => {
       const experimental = plurals({
         v1: ["gatewayclasses", "gateways", "httproutes", "grpcroutes"],
         v1beta1: ["referencegrants"],
@@ -155,17 +148,15 @@ describe("planGroup", () => {
         v1alpha3: ["tlsroutes"],
       })
       const doc = groupDoc(["v1", "v1beta1", "v1alpha3", "v1alpha2"])
-      const plain = planGroup(GATEWAY, doc, experimental)
-      expect(apiWatchOf(plain)).not.toContain("TCPRoute@v1alpha2")
-      expect(plain.unknownVersions).toEqual([])
-      const alpha = planGroup(GATEWAY, doc, experimental, { alphaGatewayApi: true })
-      expect(apiWatchOf(alpha)).toEqual([
+      const plan = planGroup(GATEWAY, doc, experimental)
+      expect(plan.unknownVersions).toEqual([])
+      expect(apiWatchOf(plan)).toEqual([
         "GatewayClass@v1",
         "Gateway@v1",
         "HTTPRoute@v1",
         "GRPCRoute@v1",
         "TCPRoute@v1alpha2",
-        "TLSRoute@v1alpha2",
+        "TLSRoute@v1alpha3",
         "ReferenceGrant@v1beta1",
       ])
     })
@@ -181,17 +172,17 @@ describe("planGroup", () => {
       expect(plan.onlyUnknown.map((o) => `${sourceApiKind(o.source)} ${o.versions.join(",")}`)).toEqual([
         "HTTPRoute v2",
       ])
-      expect(plan.absent.map(sourceApiKind)).toEqual(["GRPCRoute", "ReferenceGrant"])
+      expect(plan.absent.map(sourceApiKind)).toEqual(["GRPCRoute", "TCPRoute", "TLSRoute", "ReferenceGrant"])
     })
 
     it("a kind served only at a version other kinds of the group know, but it does not, is not watched", () => {
-      // A future TLSRoute v1: v1 is known to the group (for Gateway), not to TLSRoute.
-      const plan = planGroup(GATEWAY, groupDoc(["v1"]), plurals({ v1: ["gateways", "tlsroutes"] }), {
-        alphaGatewayApi: true,
-      })
+      // A future GRPCRoute v2 beside Gateway v2: v2 is known to neither, so both are reported.
+      const plan = planGroup(GATEWAY, groupDoc(["v1", "v2"]), plurals({ v1: ["gateways"], v2: ["grpcroutes"] }))
       expect(apiWatchOf(plan)).toEqual(["Gateway@v1"])
-      expect(plan.unknownVersions).toEqual([])
-      expect(plan.onlyUnknown.map((o) => `${sourceApiKind(o.source)} ${o.versions.join(",")}`)).toEqual(["TLSRoute v1"])
+      expect(plan.unknownVersions).toEqual(["v2"])
+      expect(plan.onlyUnknown.map((o) => `${sourceApiKind(o.source)} ${o.versions.join(",")}`)).toEqual([
+        "GRPCRoute v2",
+      ])
     })
 
     it("left out, the group plans nothing", () => {

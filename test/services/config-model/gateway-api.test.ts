@@ -200,8 +200,8 @@ describe("Gateway-API manifests as --configDir documents", () => {
         `${GROUP}/v1 KubernetesGateway infra/edge`,
         `${GROUP}/v1 HTTPRoute shop/store`,
         `${GROUP}/v1 GRPCRoute shop/greeter`,
-        `${GROUP}/v1alpha2 TCPRoute data/postgres`,
-        `${GROUP}/v1alpha2 TLSRoute data/db`,
+        `${GROUP}/v1 TCPRoute data/postgres`,
+        `${GROUP}/v1 TLSRoute data/db`,
         `${GROUP}/v1beta1 ReferenceGrant certs/allow-shop-routes`,
       ],
     )
@@ -260,9 +260,9 @@ describe("kind registry", () => {
       "Gateway gateways true v1,v1beta1 false",
       "HTTPRoute httproutes true v1,v1beta1 false",
       "GRPCRoute grpcroutes true v1,v1beta1,v1alpha2 false",
-      "TCPRoute tcproutes true v1alpha2 false",
-      "TLSRoute tlsroutes true v1alpha2,v1alpha3 false",
-      "ReferenceGrant referencegrants true v1beta1,v1alpha2 false",
+      "TCPRoute tcproutes true v1,v1alpha2 false",
+      "TLSRoute tlsroutes true v1,v1alpha3,v1alpha2 false",
+      "ReferenceGrant referencegrants true v1beta1,v1,v1alpha2 false",
     ])
   })
 
@@ -301,7 +301,7 @@ describe("kind registry", () => {
       "HTTPRoute@v1",
       "GRPCRoute@v1",
       "ReferenceGrant@v1beta1",
-      "TLSRoute@v1alpha2",
+      "TLSRoute@v1",
     ])
   })
 
@@ -309,8 +309,8 @@ describe("kind registry", () => {
     expect(problems(gw("HTTPRoute", {}, "v2"))).toEqual([
       'apiVersion: unsupported version "v2" for HTTPRoute; accepted: v1, v1beta1',
     ])
-    expect(problems(gw("TCPRoute", { rules: [{}] }, "v1"))).toEqual([
-      'apiVersion: unsupported version "v1" for TCPRoute; accepted: v1alpha2',
+    expect(problems(gw("TCPRoute", { rules: [{}] }, "v2"))).toEqual([
+      'apiVersion: unsupported version "v2" for TCPRoute; accepted: v1, v1alpha2',
     ])
     expect(problems(doc("Gateway", {}, { apiVersion: "example.io/v1" }))).toEqual([
       `kind: unknown kind "Gateway" in group "example.io"; expected apiVersion "networking.mesh.io/v1" or "${GROUP}/v1"`,
