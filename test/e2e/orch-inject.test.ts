@@ -274,9 +274,12 @@ describe("meshctl orch-inject (built binary)", () => {
 })
 
 /** meshctl without blocking the event loop (the orchestrator it reads runs in this process). */
-const meshctlAsync = (args: ReadonlyArray<string>, input = ""): Promise<Result> =>
+const meshctlAsync = (args: ReadonlyArray<string>, input = "", env: NodeJS.ProcessEnv = {}): Promise<Result> =>
   new Promise((resolve) => {
-    const child = spawn(process.execPath, [binary("meshctl"), ...args], { cwd: ROOT, env: isolatedEnv() })
+    const child = spawn(process.execPath, [binary("meshctl"), ...args], {
+      cwd: ROOT,
+      env: { ...isolatedEnv(), ...env },
+    })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (c: Buffer) => {
@@ -399,5 +402,58 @@ describe("meshctl orch-inject reading the injector and mesh ConfigMaps from a cl
     expect(seen[0]?.["impersonate-user"]).toBe("jane")
     expect(seen[0]?.["impersonate-group"]).toBe("ops, dev")
     expect(seen[0]?.["impersonate-uid"]).toBe("42")
+  })
+})
+
+describe("meshctl orch-inject native sidecars (ENABLE_NATIVE_SIDECARS)", () => {
+  let orchestrator: Orchestrator
+  const node = (name: string, kubeletVersion: string) =>
+    orchestrator.put({ apiVersion: "v1", kind: "Node", metadata: { name }, status: { nodeInfo: { kubeletVersion } } })
+  /** Where the proxy went: "native" (an init container restarting Always) or "container". */
+  const proxyPlace = (stdout: string): string => {
+    const spec = documents(stdout)[0]!.spec.template.spec
+    const init = ((spec.initContainers ?? []) as Array<Obj>).find((c) => c.name === ContainerNames.proxy)
+    if (init !== undefined) return init.restartPolicy === "Always" ? "native" : "init without restartPolicy"
+    return containerNames(spec).includes(ContainerNames.proxy) ? "container" : "none"
+  }
+
+  beforeAll(async () => {
+    orchestrator = await startOrchestrator({ namespaces: ["default", "mesh-system"] })
+    orchestrator.put({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "mesh-sidecar-injector", namespace: "mesh-system" },
+      data: { config: "policy: enabled\n", values: "global: {}\n" },
+    })
+    orchestrator.put({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "mesh", namespace: "mesh-system" },
+      data: { mesh: "" },
+    })
+  })
+  afterAll(() => orchestrator.close())
+
+  it("offline: auto (the default) is off, true is on, an unknown word is off with a warning", async () => {
+    expect(proxyPlace((await meshctlAsync(["orch-inject", "-f", "-"], DEPLOYMENT)).stdout)).toBe("container")
+    const on = await meshctlAsync(["orch-inject", "-f", "-"], DEPLOYMENT, { ENABLE_NATIVE_SIDECARS: "true" })
+    expect(on.code).toBe(0)
+    expect(proxyPlace(on.stdout)).toBe("native")
+    const odd = await meshctlAsync(["orch-inject", "-f", "-"], DEPLOYMENT, { ENABLE_NATIVE_SIDECARS: "yes" })
+    expect(proxyPlace(odd.stdout)).toBe("container")
+    expect(odd.stderr).toContain("ENABLE_NATIVE_SIDECARS")
+  })
+
+  it("with the cluster's injector: auto asks the nodes' kubelets (all at least 1.33), false stays off", async () => {
+    const run = (env: NodeJS.ProcessEnv = {}) =>
+      meshctlAsync(["orch-inject", "-f", "-", "--orchconfig", orchestrator.kubeconfig()], DEPLOYMENT, env)
+    node("a", "v1.33.0")
+    node("b", "v1.34.2")
+    const auto = await run()
+    expect(auto.stderr).toBe("")
+    expect(proxyPlace(auto.stdout)).toBe("native")
+    expect(proxyPlace((await run({ ENABLE_NATIVE_SIDECARS: "false" })).stdout)).toBe("container")
+    node("c", "v1.32.5")
+    expect(proxyPlace((await run()).stdout)).toBe("container")
   })
 })

@@ -2,11 +2,18 @@
  * What the `/inject` handler reads on each request, kept current in the background so that the
  * request path only reads memory: the injector's config and values (injector-source.ts), the
  * mesh config (MeshWatcher), namespace labels (the orchestrator's shared Namespace informer; none
- * without an orchestrator), and `REVISION` / `ENABLE_NATIVE_SIDECARS`.
+ * without an orchestrator), `REVISION`, and `ENABLE_NATIVE_SIDECARS` with, for `auto`, the
+ * kubelet versions of the orchestrator's nodes (the shared Node informer).
  */
 import { Effect, Option, type Scope, Stream } from "effect"
 import type { AdmissionInputs } from "../../services/injection/admission.js"
 import type { Json } from "../../services/injection/contract.js"
+import {
+  type NodeVersions,
+  nativeSidecarDefault,
+  nodeKubeletVersion,
+  parseNativeSidecarMode,
+} from "../../services/injection/native-sidecars.js"
 import { InjectionWebhookConfig } from "../../services/injection/webhook-config.js"
 import { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import { Informers } from "../../services/orchestrator/informer.js"
@@ -23,6 +30,19 @@ const namespaceLabelLookup = Effect.gen(function* () {
   const namespaces = yield* informers.informer<OrchObject>(Resources.namespaces)
   return (name: string): Readonly<Record<string, string>> =>
     namespaces.get(undefined, name)?.metadata.labels ?? NO_LABELS
+})
+
+/** Kubelet versions from the informer's cache of Nodes (none until it has listed). */
+const nodeVersionLookup = Effect.gen(function* () {
+  const informers = yield* Informers
+  const nodes = yield* informers.informer<OrchObject>(Resources.nodes)
+  return {
+    version: (name: string) => {
+      const node = nodes.get(undefined, name)
+      return node === undefined ? undefined : nodeKubeletVersion(node)
+    },
+    all: () => nodes.list().map(nodeKubeletVersion),
+  } satisfies NodeVersions
 })
 
 /** Builds the inputs; their sources live (and are followed) in the scope. */
@@ -52,7 +72,13 @@ export const makeAdmissionInputs: Effect.Effect<
     ? yield* namespaceLabelLookup.pipe(withCluster(cluster.value))
     : () => NO_LABELS
   const revision = config.REVISION
-  const nativeSidecars = config.ENABLE_NATIVE_SIDECARS
+  const native = parseNativeSidecarMode(config.ENABLE_NATIVE_SIDECARS)
+  if (native.warning !== undefined) yield* Effect.logWarning(native.warning)
+  const nodes =
+    native.mode === "auto" && Option.isSome(cluster)
+      ? yield* nodeVersionLookup.pipe(withCluster(cluster.value))
+      : undefined
+  const nativeSidecars = (nodeName: string) => nativeSidecarDefault(native.mode, nodes, nodeName)
   return () => {
     const settings = source.current()
     return {

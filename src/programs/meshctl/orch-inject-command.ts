@@ -5,7 +5,9 @@
  * `--injectConfigFile`, `--valuesFile` and `--meshConfigFile`; those without a file come from the
  * cluster's injector and mesh ConfigMaps when a cluster is named (`--orchconfig`, `--context`,
  * `$KUBECONFIG`, `--injectConfigMapName`, `--meshConfigMapName`), else from the built-in
- * defaults (offline use on a laptop). Injecting through the control plane's webhook
+ * defaults (offline use on a laptop). `ENABLE_NATIVE_SIDECARS` (true, false, auto: the default)
+ * chooses native sidecars as the webhook does; `auto` asks the cluster's nodes only when the
+ * injector config comes from the cluster, and is off otherwise. Injecting through the control plane's webhook
  * (`--webhookConfig`, `--xds-address`) is not done: those flags are ignored with a warning.
  */
 import { Command, Options } from "@effect/cli"
@@ -112,15 +114,23 @@ const runOrchInject = (args: OrchInjectArgs, readStdin: Effect.Effect<string, In
       file === "" ? Effect.succeedNone : Effect.map(read(file, what), (text) => Option.some({ name: file, text }))
 
     // The injector and the mesh config model load only when this command runs.
-    const [{ readInjectorSettings }, { injectWorkloads }, { applyMeshConfig }, { formatIssue }] = yield* Effect.promise(
-      () =>
-        Promise.all([
-          import("../../services/injection/injector-settings.js"),
-          import("../../services/injection/workloads.js"),
-          import("../../services/mesh-config/mesh-config.js"),
-          import("../../services/config-model/resource.js"),
-        ]),
+    const [
+      { readInjectorSettings },
+      { injectWorkloads },
+      { applyMeshConfig },
+      { formatIssue },
+      { parseNativeSidecarMode, nativeSidecarDefault },
+    ] = yield* Effect.promise(() =>
+      Promise.all([
+        import("../../services/injection/injector-settings.js"),
+        import("../../services/injection/workloads.js"),
+        import("../../services/mesh-config/mesh-config.js"),
+        import("../../services/config-model/resource.js"),
+        import("../../services/injection/native-sidecars.js"),
+      ]),
     )
+    const nativeMode = parseNativeSidecarMode(process.env.ENABLE_NATIVE_SIDECARS)
+    if (nativeMode.warning !== undefined) yield* Console.error(`Warning: ${nativeMode.warning}`)
     const cluster = needsCluster(args)
       ? yield* Effect.flatMap(
           Effect.promise(() => import("./orch-inject-cluster.js")),
@@ -135,6 +145,8 @@ const runOrchInject = (args: OrchInjectArgs, readStdin: Effect.Effect<string, In
                 values: args.valuesFile === "",
                 mesh: args.meshConfigFile === "",
               },
+              // As the reference: only an injector read from the cluster looks at its nodes.
+              nodes: nativeMode.mode === "auto" && args.injectConfigFile === "",
             }),
         ).pipe(Effect.mapError((e) => fail(e.message)))
       : undefined
@@ -163,11 +175,19 @@ const runOrchInject = (args: OrchInjectArgs, readStdin: Effect.Effect<string, In
       args.filename === STDIN
         ? yield* readStdin.pipe(Effect.mapError((e) => fail(`cannot read --filename ${e.message}`)))
         : yield* read(args.filename, "--filename")
+    if (cluster?.nodes?._tag === "Unavailable")
+      yield* Console.error(`Warning: ${cluster.nodes.reason}; native sidecars are off`)
+    const nodeVersions = cluster?.nodes?._tag === "Listed" ? cluster.nodes.versions : undefined
+    const nodes =
+      nodeVersions === undefined
+        ? undefined
+        : { version: (name: string) => nodeVersions.get(name), all: () => [...nodeVersions.values()] }
     const injected = injectWorkloads(input, {
       config: settings.right.settings.config,
       values: settings.right.settings.values,
       meshConfig: mesh.right.value as unknown as Record<string, unknown>,
       revision: args.revision,
+      nativeSidecars: (nodeName) => nativeSidecarDefault(nativeMode.mode, nodes, nodeName),
     })
     const source = args.filename === STDIN ? "stdin" : args.filename
     if (Either.isLeft(injected)) {

@@ -198,9 +198,11 @@ export const discoveryEnv = {
   ENABLE_LEADER_ELECTION: env.bool(true, "Leader election before running controllers"),
   ENABLE_LOCALITY_WEIGHTED_LB_CONFIG: env.bool(false, "Always set locality-weighted LB config"),
   ENABLE_MULTICLUSTER_HEADLESS: env.bool(true, "Headless DNS table resolves to same-network endpoints in any cluster"),
-  ENABLE_NATIVE_SIDECARS: env.bool(
-    false,
-    "Native sidecar container support (needs the orchestrator's sidecar feature)",
+  ENABLE_NATIVE_SIDECARS: env.string(
+    "auto",
+    "Inject the proxy as a native sidecar (an init container with restartPolicy Always): true, false, or auto " +
+      "(when the pod's node, or every node if it is not scheduled yet, runs a kubelet of at least 1.33); any " +
+      "other value is false. The pod's sidecar.mesh.io/nativeSidecar annotation overrides it",
   ),
   ENABLE_PROBE_KEEPALIVE_CONNECTIONS: env.bool(false, "Readiness probes keep connections alive"),
   ENABLE_SELECTOR_BASED_ORCH_GATEWAY_POLICY: env.bool(

@@ -25,8 +25,8 @@ export interface AdmissionInputs {
   readonly meshConfig: Json
   /** `REVISION` */
   readonly revision: string
-  /** `ENABLE_NATIVE_SIDECARS` */
-  readonly nativeSidecars: boolean
+  /** `ENABLE_NATIVE_SIDECARS` resolved for a pod by its `spec.nodeName` ("" when unscheduled): native-sidecars.ts. */
+  readonly nativeSidecars: (nodeName: string) => boolean
   /** The labels of a namespace (empty when unknown). */
   readonly namespaceLabels: (namespace: string) => Readonly<Record<string, string>>
 }
@@ -145,7 +145,7 @@ export const reviewPod = (review: unknown, inputs: AdmissionInputs): InjectReply
     values: inputs.values,
     meshConfig: inputs.meshConfig,
     revision: inputs.revision,
-    nativeSidecars: inputs.nativeSidecars,
+    nativeSidecars: inputs.nativeSidecars(isRecord(object.spec) ? text(object.spec.nodeName) : ""),
     // The injector derives the workload from the pod's owner references.
     mode: "webhook",
   }

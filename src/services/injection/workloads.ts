@@ -19,7 +19,8 @@ export interface WorkloadInjectionInputs {
   readonly meshConfig: Json
   /** `--revision` */
   readonly revision: string
-  readonly nativeSidecars?: boolean
+  /** `ENABLE_NATIVE_SIDECARS` resolved for a pod by its `spec.nodeName` ("" when unset). */
+  readonly nativeSidecars?: (nodeName: string) => boolean
 }
 
 export interface InjectedWorkloads {
@@ -136,7 +137,9 @@ const injectObject = (
     values: inputs.values,
     meshConfig: inputs.meshConfig,
     revision: inputs.revision,
-    ...(inputs.nativeSidecars !== undefined ? { nativeSidecars: inputs.nativeSidecars } : {}),
+    ...(inputs.nativeSidecars !== undefined
+      ? { nativeSidecars: inputs.nativeSidecars(isRecord(pod.spec) ? text(pod.spec.nodeName) : "") }
+      : {}),
     ...(path.length > 0 && name !== "" ? { owner: { kind, name } } : {}),
     // A file's pods are injected unless they opt out: no namespace labels or policy apply.
     mode: "orch-inject",

@@ -57,7 +57,7 @@ const until = (inputs: () => AdmissionInputs, check: (i: AdmissionInputs) => boo
   }).pipe(Effect.timeout(Duration.seconds(10)))
 
 const build = (
-  options: { namespace?: string; injectDir: string; revision?: string },
+  options: { namespace?: string; injectDir: string; revision?: string; native?: string },
   local: Layer.Layer<LocalCluster>,
 ) =>
   Effect.gen(function* () {
@@ -69,7 +69,7 @@ const build = (
           namespace: options.namespace ?? NAMESPACE,
           injectDir: options.injectDir,
           REVISION: options.revision ?? "",
-          ENABLE_NATIVE_SIDECARS: true,
+          ENABLE_NATIVE_SIDECARS: options.native ?? "true",
         }),
         mesh,
         local,
@@ -101,7 +101,7 @@ describe("admission inputs", () => {
       expect(first.config.injectedAnnotations).toEqual({ team: "platform" })
       expect(first.config.policy).toBe("enabled")
       expect((first.values.global as { hub: string }).hub).toBe("registry.example.com/mesh")
-      expect(first.nativeSidecars).toBe(true)
+      expect(first.nativeSidecars("")).toBe(true)
       expect(first.revision).toBe("")
 
       yield* until(inputs, (i) => i.namespaceLabels("shop")["mesh-injection"] === "enabled")
@@ -174,9 +174,48 @@ describe("admission inputs", () => {
 
   it.scopedLive("use the defaults and no namespace labels without files or an orchestrator", () =>
     Effect.gen(function* () {
-      const { inputs } = yield* build({ injectDir: emptyDir() }, Layer.succeed(LocalCluster, noCluster))
+      const { inputs } = yield* build({ injectDir: emptyDir(), native: "auto" }, Layer.succeed(LocalCluster, noCluster))
       expect(inputs().config).toEqual(defaultInjectionConfig)
       expect(inputs().namespaceLabels("shop")).toEqual({})
+      // auto without an orchestrator to ask: off.
+      expect(inputs().nativeSidecars("")).toBe(false)
+    }),
+  )
+
+  it.scopedLive("ENABLE_NATIVE_SIDECARS=auto follows the kubelet versions of the nodes", () =>
+    Effect.gen(function* () {
+      const s = yield* server
+      const node = (name: string, kubeletVersion: string) =>
+        s.put({ apiVersion: "v1", kind: "Node", metadata: { name }, status: { nodeInfo: { kubeletVersion } } })
+      const { inputs } = yield* build({ injectDir: emptyDir(), native: "auto" }, yield* cluster(s))
+      node("new-1", "v1.33.1")
+      node("new-2", "v1.34.0-eks-1")
+      yield* until(inputs, (i) => i.nativeSidecars(""))
+      expect(inputs().nativeSidecars("new-2")).toBe(true)
+      node("old", "v1.32.4")
+      // An unscheduled pod may land on the old node: off; a pod on a new node keeps it.
+      yield* until(inputs, (i) => !i.nativeSidecars(""))
+      expect(inputs().nativeSidecars("new-1")).toBe(true)
+      expect(inputs().nativeSidecars("old")).toBe(false)
+      // A node name not (yet) known: every node decides.
+      expect(inputs().nativeSidecars("elsewhere")).toBe(false)
+    }),
+  )
+
+  it.scopedLive("ENABLE_NATIVE_SIDECARS=false or an unknown word is off whatever the nodes", () =>
+    Effect.gen(function* () {
+      const s = yield* server
+      s.put({
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: { name: "n" },
+        status: { nodeInfo: { kubeletVersion: "v1.35.0" } },
+      })
+      const off = yield* build({ injectDir: emptyDir(), native: "false" }, yield* cluster(s))
+      const odd = yield* build({ injectDir: emptyDir(), native: "yes" }, yield* cluster(s))
+      expect(off.inputs().nativeSidecars("n")).toBe(false)
+      expect(odd.inputs().nativeSidecars("n")).toBe(false)
+      expect(odd.logs.some((l) => l.startsWith("WARN") && l.includes("ENABLE_NATIVE_SIDECARS"))).toBe(true)
     }),
   )
 })

@@ -35,7 +35,7 @@ const inputs = (overrides: Partial<AdmissionInputs> = {}): AdmissionInputs => ({
   values: defaultInjectionValues,
   meshConfig: defaultMeshConfig() as unknown as Json,
   revision: "",
-  nativeSidecars: false,
+  nativeSidecars: () => false,
   namespaceLabels: (name) => namespaces[name] ?? {},
   ...overrides,
 })
