@@ -10,6 +10,9 @@
  * `--meshConfigFile`; `--revision` also picks the control plane whose injection and config
  * objects are analyzed (services/analysis/analysis-config.ts).
  *
+ * Analyzing files alone, the default ingress gateway's Service and a Pod for it are assumed in
+ * `-i` (services/analysis/default-resources.ts), as the reference does.
+ *
  * Exit codes: 79 when a printed message reaches `--failure-threshold` (spec §7 rule 1, the
  * reference's code for "analyzers found issues"); 1 for unreadable input (unless
  * `--ignore-unknown`, §7 rule 4), bad flags, an unreachable cluster or `--timeout`.
@@ -311,6 +314,15 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string, InputErr
       // A file's object replaces the cluster's of the same name: the files are what would be applied.
       entries.push(...read.entries.filter((e) => !fileKeys.has(`${e.group}/${e.kind}/${e.namespace}/${e.name}`)))
       messages.push(...read.messages)
+    }
+    if (!useCluster) {
+      // Files alone: the installation's default ingress objects are assumed, as the reference does.
+      const { defaultIngressDocuments, DEFAULT_RESOURCES_ORIGIN } = yield* Effect.promise(
+        () => import("../../services/analysis/default-resources.js"),
+      )
+      const text = defaultIngressDocuments(resolved.right.value, args.global.meshNamespace)
+      const read = reader.readDocuments(DEFAULT_RESOURCES_ORIGIN, text, namespace)
+      entries.push(...read.entries.filter((e) => !fileKeys.has(`${e.group}/${e.kind}/${e.namespace}/${e.name}`)))
     }
     if (args.verbose)
       yield* Console.error(

@@ -193,6 +193,23 @@ describe("meshctl analyze <file>", () => {
     expect(result.code).toBe(1)
     expect(result.stderr).toContain(`${bad}: ingressControllerMode`)
   })
+
+  it("files alone assume the default ingress gateway's Pod and Service, unless the ingress controller is off", async () => {
+    const gateway = (port: number) =>
+      file(
+        `gateway-${port}.yaml`,
+        `apiVersion: networking.mesh.io/v1\nkind: Gateway\nmetadata: {name: gw, namespace: default}\nspec:\n  selector: {mesh: ingressgateway}\n  servers: [{port: {number: ${port}, name: p, protocol: HTTP}, hosts: ['*']}]\n`,
+      )
+    const onDefault = await meshctl("analyze", "-A", gateway(80))
+    expect(onDefault.stdout).toBe("")
+    expect(onDefault.code).toBe(0)
+    const badPort = await meshctl("analyze", "-A", gateway(8080))
+    expect(badPort.stdout).toContain("Warning [MSH0162] (Gateway default/gw")
+    const off = file("ingress-off.yaml", 'ingressControllerMode: "OFF"\n')
+    const withoutIngress = await meshctl("analyze", "-A", "--meshConfigFile", off, gateway(80))
+    expect(withoutIngress.stdout).toContain('Referenced selector not found: "mesh=ingressgateway"')
+    expect(withoutIngress.code).toBe(79)
+  })
 })
 
 describe("meshctl analyze --use-orch", () => {
