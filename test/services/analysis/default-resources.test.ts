@@ -37,7 +37,7 @@ describe("default ingress resources", () => {
       "Service mesh-system/mesh-ingressgateway",
     ])
     expect(read.entries[0]?.labels).toEqual({ mesh: "ingressgateway" })
-    const ports = (read.entries[1]?.body.spec as { ports: Array<{ port: number; name: string }> }).ports
+    const ports = (read.entries[1]!.body.spec as { ports: Array<{ port: number; name: string }> }).ports
     expect(ports.map((p) => `${p.name}:${p.port}`)).toEqual(["http2:80", "https:443", "tcp:31400", "tls:15443"])
     const renamed = readDocuments(
       "internal-ingress",
