@@ -12,12 +12,15 @@ import {
   type PushContextInput,
 } from "../../../../../src/services/xds/model/push-context.js"
 import { TypeUrl } from "../../../../../src/services/xds/protocol/type-urls.js"
-import { generateOutboundListeners } from "../../../../../src/services/xds/proxygen/outbound/index.js"
+import {
+  generateOutboundListeners,
+  generateOutboundRoutes,
+} from "../../../../../src/services/xds/proxygen/outbound/index.js"
 import { proxyView } from "../../../../../src/services/xds/proxygen/proxy-view.js"
 import { diffInputs } from "../../../../../src/services/xds/push/updates.js"
 import { endpoint, input } from "../../../../fixtures/xds/mesh.js"
 import { expectConformant } from "../../../../support/proxygen/check.js"
-import { outboundTcp } from "../../../../support/proxygen/evaluator.js"
+import { outboundHttp, outboundTcp } from "../../../../support/proxygen/evaluator.js"
 
 const DB = "db.default.svc.cluster.local"
 
@@ -75,5 +78,49 @@ describe("headless services on the sidecar", () => {
   it("an endpoint change of a headless service is a full push", () => {
     const request = diffInputs(inputWith(["10.1.0.1"]), inputWith(["10.1.0.1", "10.1.0.2"]), 0)
     expect(request?.full).toBe(true)
+  })
+
+  it("every port of a headless service reaches its cluster at an endpoint address, whatever the protocol (issue 44)", () => {
+    const HL = "headless.default.svc.cluster.local"
+    const protocols = [
+      ["http", 80, "HTTP"],
+      ["auto", 81, "UNSUPPORTED"],
+      ["tcp", 82, "TCP"],
+      ["tls", 83, "TLS"],
+      ["https", 84, "HTTPS"],
+    ] as const
+    const service: Service = {
+      ...headless,
+      hostname: HL,
+      ports: protocols.map(([name, port, protocol]) => ({ name, port, protocol })),
+    }
+    const push = makePushContext(
+      {
+        ...input({
+          services: [service],
+          endpoints: protocols.map(([name, port]) => ({ ...endpoint(HL, "1.2.3.4", port), servicePortName: name })),
+        }),
+        proxyConfig: emptyProxyConfigInput,
+      },
+      defaultPushContextOptions,
+    )
+    const listeners = generateOutboundListeners(push, sidecar).resources.map((r) => r.build())
+    expectConformant(TypeUrl.Listener, listeners)
+    const routes = generateOutboundRoutes(push, sidecar, []).resources.map((r) => r.build())
+    const cluster = (port: number) => `outbound|${port}||${HL}`
+    const http = (port: number) => outboundHttp({ listeners, routes, port, destinationIp: "1.2.3.4", host: HL })
+    expect(http(80)).toMatchObject({ kind: "route", cluster: cluster(80) })
+    expect(http(81)).toMatchObject({ kind: "route", cluster: cluster(81) })
+    // TLS and plain TCP to the auto port: its TCP target.
+    expect(outboundTcp({ listeners, vip: "1.2.3.4", port: 81, sni: HL, applicationProtocols: ["h2"] })).toMatchObject({
+      cluster: cluster(81),
+    })
+    expect(outboundTcp({ listeners, vip: "1.2.3.4", port: 81 })).toMatchObject({ cluster: cluster(81) })
+    expect(outboundTcp({ listeners, vip: "1.2.3.4", port: 82 })).toMatchObject({ cluster: cluster(82) })
+    // TLS with the short name as SNI.
+    for (const port of [83, 84])
+      expect(outboundTcp({ listeners, vip: "1.2.3.4", port, sni: "headless.default" })).toMatchObject({
+        cluster: cluster(port),
+      })
   })
 })
