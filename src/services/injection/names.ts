@@ -108,6 +108,8 @@ export const VolumeNames = {
   podInfo: "mesh-podinfo",
   token: "mesh-token",
   caCert: "meshd-ca-cert",
+  /** The CA's certificate revocation list (an optional ConfigMap: the pod starts without it). */
+  caCrl: "mesh-ca-crl",
   /** The proxyless agent's xDS/SDS channel with the gRPC application. */
   grpcXds: "mesh-xds",
   grpcBootstrap: "grpc-io-proxyless-bootstrap",
@@ -119,6 +121,7 @@ export const Paths = {
   credentialSocket: "/var/run/secrets/credential-uds",
   workloadCerts: "/var/run/secrets/workload-spiffe-credentials",
   caCert: "/var/run/secrets/mesh",
+  caCrl: "/var/run/secrets/mesh/crl",
   data: "/var/lib/mesh/data",
   proxyConfig: "/etc/mesh/proxy",
   tokens: "/var/run/secrets/tokens",
@@ -129,6 +132,9 @@ export const Paths = {
   customBootstrapDir: "/etc/mesh/custom-bootstrap",
   customBootstrapFile: "/etc/mesh/custom-bootstrap/custom_bootstrap.json",
 } as const
+
+/** The CA revocation list's ConfigMap unless the values' `pilot.crlConfigMapName` names another. */
+export const CRL_CONFIGMAP = "mesh-ca-crl"
 
 /** The CA root ConfigMap every namespace receives (services/ca/root-cert-configmap.ts). */
 export const ROOT_CERT_CONFIGMAP = "mesh-ca-root-cert"

@@ -122,7 +122,7 @@ export const proxyContainer = (inputs: ProxyEnvInputs, shape: ProxyShape): Obj =
     volumeMounts:
       shape === "proxyless"
         ? agentVolumeMounts("proxyless")
-        : [...agentVolumeMounts("proxy"), ...userVolumeMounts(inputs.settings)],
+        : [...agentVolumeMounts("proxy", shape === "sidecar"), ...userVolumeMounts(inputs.settings)],
   }
   return container
 }

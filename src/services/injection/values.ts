@@ -8,6 +8,7 @@ import { SYSTEM_NAMESPACE } from "../constants.js"
 import { parseYamlObject } from "./config.js"
 import type { InjectionValues } from "./contract.js"
 import { deepMerge, isObject, type Obj, valueAt } from "./json.js"
+import { CRL_CONFIGMAP } from "./names.js"
 
 /** The reference chart's defaults for the fields the templates read, renamed. */
 export const defaultInjectionValues: InjectionValues = {
@@ -78,6 +79,7 @@ const FIELD_TYPES: ReadonlyArray<readonly [string, "string" | "boolean" | "numbe
   ["global.proxy.privileged", "boolean"],
   ["global.proxy.holdApplicationUntilProxyStarts", "boolean"],
   ["global.proxy.includeIPRanges", "string"],
+  ["pilot.crlConfigMapName", "string"],
   ["global.proxy.excludeIPRanges", "string"],
   ["global.proxy.includeInboundPorts", "string"],
   ["global.proxy.excludeInboundPorts", "string"],
@@ -177,6 +179,8 @@ export interface ValuesView {
   readonly cniMultus: boolean
   /** `meshConfig.defaultConfig.proxyMetadata` of the values (the chart's mesh config). */
   readonly proxyMetadata: Readonly<Record<string, string>>
+  /** `pilot.crlConfigMapName`: the CA revocation list's ConfigMap ("" or unset: CRL_CONFIGMAP). */
+  readonly crlConfigMapName: string
 }
 
 const pick = <A>(values: InjectionValues, path: string, check: (v: unknown) => v is A): A => {
@@ -196,6 +200,7 @@ export const valuesView = (values: InjectionValues): ValuesView => {
   // The reference's chart keys are accepted too: `istioNamespace` (the mesh's `meshNamespace`,
   // which has no default so that either spelling given wins) and `istio_cni` (`cni`).
   const meshNamespace = valueAt(values, "global.meshNamespace") ?? valueAt(values, "global.istioNamespace")
+  const crl = valueAt(values, "pilot.crlConfigMapName")
   const cni = valueAt(values, "cni.enabled") === true || valueAt(values, "istio_cni.enabled") === true
   return {
     revision: s("revision"),
@@ -243,5 +248,6 @@ export const valuesView = (values: InjectionValues): ValuesView => {
     proxyMetadata: isObject(metadata)
       ? Object.fromEntries(Object.entries(metadata).filter((e): e is [string, string] => isString(e[1])))
       : {},
+    crlConfigMapName: isString(crl) && crl !== "" ? crl : CRL_CONFIGMAP,
   }
 }

@@ -2,7 +2,8 @@
  * The volumes an injected agent needs and where it mounts them: the workload identity sockets
  * and certificate directory, the proxy's config directory (or, proxyless, the xDS channel shared
  * with the gRPC application), its data directory, the pod's labels and annotations, a projected
- * service-account token for the CA, and the CA's root certificate ConfigMap.
+ * service-account token for the CA, and the CA's root certificate ConfigMap. The sidecar template
+ * also mounts the CA's revocation list (an optional ConfigMap, so pods start before any CRL exists).
  */
 import type { Obj } from "./json.js"
 import { Paths, ROOT_CERT_CONFIGMAP, TOKEN_FILE, VolumeNames } from "./names.js"
@@ -48,11 +49,18 @@ export const agentVolumes = (kind: AgentKind, tokenAudience: string): ReadonlyAr
   { name: VolumeNames.caCert, configMap: { name: ROOT_CERT_CONFIGMAP } },
 ]
 
-export const agentVolumeMounts = (kind: AgentKind): ReadonlyArray<Obj> => [
+/** The sidecar template's revocation-list volume (`crlConfigMap`: the values' pilot.crlConfigMapName). */
+export const crlVolume = (crlConfigMap: string): Obj => ({
+  name: VolumeNames.caCrl,
+  configMap: { name: crlConfigMap, optional: true },
+})
+
+export const agentVolumeMounts = (kind: AgentKind, withCrl = false): ReadonlyArray<Obj> => [
   { name: VolumeNames.workloadSocket, mountPath: Paths.workloadSocket },
   { name: VolumeNames.credentialSocket, mountPath: Paths.credentialSocket },
   { name: VolumeNames.workloadCerts, mountPath: Paths.workloadCerts },
   { name: VolumeNames.caCert, mountPath: Paths.caCert },
+  ...(withCrl ? [{ name: VolumeNames.caCrl, mountPath: Paths.caCrl }] : []),
   { name: VolumeNames.data, mountPath: Paths.data },
   { name: configVolume(kind), mountPath: Paths.proxyConfig },
   { name: VolumeNames.token, mountPath: Paths.tokens },

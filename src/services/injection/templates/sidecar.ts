@@ -6,7 +6,7 @@
 import type { Fragment, Template } from "../fragment.js"
 import { canonicalLabels, defaultContainerAnnotations, revisionAnnotation, tlsModeLabel } from "../pod-metadata.js"
 import { proxyContainer } from "../proxy-container.js"
-import { agentVolumes, userVolumes } from "../volumes.js"
+import { agentVolumes, crlVolume, userVolumes } from "../volumes.js"
 import { captureTemplate } from "./capture.js"
 
 export const sidecarTemplate: Template = (context): Fragment => {
@@ -14,7 +14,11 @@ export const sidecarTemplate: Template = (context): Fragment => {
   return {
     ...capture,
     containers: [proxyContainer({ ...context, capture: true }, "sidecar")],
-    volumes: [...agentVolumes("proxy", context.settings.values.tokenAudience), ...userVolumes(context.settings)],
+    volumes: [
+      ...agentVolumes("proxy", context.settings.values.tokenAudience),
+      crlVolume(context.settings.values.crlConfigMapName),
+      ...userVolumes(context.settings),
+    ],
     imagePullSecrets: context.settings.values.imagePullSecrets,
     labels: { ...tlsModeLabel(context), ...canonicalLabels(context) },
     annotations: { ...revisionAnnotation(context), ...defaultContainerAnnotations(context), ...capture.annotations },
