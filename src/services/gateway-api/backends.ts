@@ -59,7 +59,16 @@ export interface Destination {
 
 export type ResolvedBackend =
   | { readonly ok: true; readonly destination: Destination; readonly weight: number }
-  | { readonly ok: false; readonly problem: Problem }
+  | {
+      readonly ok: false
+      readonly problem: Problem
+      /**
+       * True when the reference is malformed (no port) rather than unresolvable: the whole rule
+       * fails. An unresolvable backend (missing, not permitted, unsupported kind) fails only its
+       * own share of the traffic.
+       */
+      readonly malformed?: boolean
+    }
 
 const problem = (reason: string, message: string): ResolvedBackend => ({ ok: false, problem: { reason, message } })
 
@@ -78,7 +87,7 @@ export const resolveBackend = (ref: BackendRef, ctx: BackendContext): ResolvedBa
     )
   const withPort = (host: string): ResolvedBackend =>
     port === undefined
-      ? problem(Reason.BackendNotFound, `port is required in backendRef ${what}`)
+      ? { ...problem(Reason.BackendNotFound, `port is required in backendRef ${what}`), ok: false, malformed: true }
       : { ok: true, destination: { host, port: { number: port } }, weight }
   if (group === "" && kind === "Service") {
     if (!grantedFor(""))

@@ -4,8 +4,11 @@
  *
  * - Forwarding: the backends with a weight (percentages summing to 100), per-backend header
  *   changes, mirrors, timeout and retries. A rule that cannot forward as written (no backends,
- *   an invalid backend, only zero weights, an unsupported filter) answers 500, as the Gateway API
- *   requires of requests that would have reached an invalid backend.
+ *   only zero weights, an unsupported filter, a malformed backend, every weighted backend
+ *   invalid) answers 500. When only some weighted backends cannot be resolved (missing, not
+ *   permitted, unsupported kind), the Gateway API asks that just the requests that would have
+ *   reached them answer 500: their share of the weight becomes an abort fault of that
+ *   percentage, and the rest is split among the valid backends in proportion to their weights.
  * - A redirect replaces forwarding (redirect code 302 unless given).
  *
  * A PathPrefix match `/foo` matches whole path segments (`/foo`, `/foo/bar`, not `/foobar`): it
@@ -91,6 +94,16 @@ const fail = (unsupported: ReadonlyArray<Problem>, refProblems: ReadonlyArray<Pr
   unsupported,
 })
 
+/**
+ * The percentage of requests (up to 4 decimals) that would have reached unresolvable backends
+ * of total weight `unresolved`, beside the valid ones.
+ */
+const unresolvedShare = (unresolved: number, valid: ReadonlyArray<{ readonly weight: number }>): number => {
+  if (unresolved <= 0) return 0
+  const total = unresolved + valid.reduce((sum, v) => sum + Math.max(0, v.weight), 0)
+  return Math.round((unresolved * 1_000_000) / total) / 10_000
+}
+
 export interface RuleInput {
   readonly filters: RuleFilters
   readonly backendRefs?: ReadonlyArray<BackendRef>
@@ -117,8 +130,10 @@ export const ruleAction = (rule: RuleInput, backends: BackendContext): RuleActio
     const own = translateFilters(ref.filters, BACKEND_FILTERS, backends)
     return { ...backend, headers: own.headers, unsupported: own.unsupported }
   })
-  // An invalid backend fails the rule only if it would have had traffic (a weight above zero).
+  // A malformed backend or one with an unsupported filter fails the whole rule (if it would have
+  // had traffic); an unresolvable one fails only its weight share.
   let invalid = false
+  let unresolvedWeight = 0
   const valid: Array<{
     destination: { host: string; port?: { number: number } }
     weight: number
@@ -127,7 +142,8 @@ export const ruleAction = (rule: RuleInput, backends: BackendContext): RuleActio
   for (const backend of resolved) {
     if (!backend.ok) {
       refProblems.push(backend.problem)
-      invalid ||= backend.weight > 0
+      if (backend.malformed === true) invalid ||= backend.weight > 0
+      else unresolvedWeight += Math.max(0, backend.weight)
     } else if (backend.unsupported.length > 0) {
       unsupported.push(...backend.unsupported)
       invalid ||= backend.weight > 0
@@ -150,8 +166,10 @@ export const ruleAction = (rule: RuleInput, backends: BackendContext): RuleActio
     }
   })
   const timeout = positiveDuration(rule.timeouts?.request)
+  const failedShare = unresolvedShare(unresolvedWeight, valid)
   const fields: Mutable<Partial<VsHttpRoute>> = {
     route,
+    ...(failedShare > 0 ? { fault: { abort: { httpStatus: 500, percentage: { value: failedShare } } } } : {}),
     ...headersField(filters.headers),
     ...(timeout !== undefined ? { timeout } : {}),
     ...retriesField(rule),

@@ -148,7 +148,7 @@ describe("backends", () => {
     expect(http[1]!.route).toEqual([{ destination: { host: BACKEND, port: { number: 8080 } } }])
   })
 
-  it("all weights zero, no backends, or an unknown Service → direct response 500 (BackendNotFound for the unknown)", () => {
+  it("all weights zero, no backends → direct response 500; an unknown Service fails only its share (BackendNotFound)", () => {
     const { out, http } = routesOf([
       { matches: [{ path: { type: "Exact", value: "/zero" } }], backendRefs: [backend({ weight: 0 })] },
       { matches: [{ path: { type: "Exact", value: "/none" } }] },
@@ -159,10 +159,11 @@ describe("backends", () => {
     ])
     // Exact paths: the longest first, then rule order.
     expect(http.map((h) => [h.match?.[0]?.uri?.exact, h.directResponse, h.route])).toEqual([
-      ["/missing", { status: 500 }, undefined],
+      ["/missing", undefined, [{ destination: { host: BACKEND, port: { number: 8080 } } }]],
       ["/zero", { status: 500 }, undefined],
       ["/none", { status: 500 }, undefined],
     ])
+    expect(http[0]!.fault).toEqual({ abort: { httpStatus: 500, percentage: { value: 50 } } })
     expect(parentConditions(routeStatusOf(out, "HTTPRoute", "r"))).toEqual([
       "Accepted=True/Accepted",
       "ResolvedRefs=False/BackendNotFound",
