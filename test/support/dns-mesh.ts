@@ -113,13 +113,21 @@ export const upstreamUnavailable = async (): Promise<string | undefined> => {
   }
 }
 
-export interface ControlPlane {
-  readonly orchestrator: Orchestrator
-  readonly discovery: Daemon
+/** What the agent needs of a control plane: its addresses, the CA root it published, a token. */
+export interface AgentControlPlane {
   /** Plaintext ADS address of mesh-discovery. */
   readonly ads: string
   /** Its secure gRPC port (the CA). */
   readonly securePort: number
+  /** The root certificate meshd published in the `default` namespace, once it has. */
+  readonly rootCert: () => Promise<string | undefined>
+  /** A token for `system:serviceaccount:default:app` with the `mesh-ca` audience. */
+  readonly appToken: () => Promise<string>
+}
+
+export interface ControlPlane extends AgentControlPlane {
+  readonly orchestrator: Orchestrator
+  readonly discovery: Daemon
   readonly close: () => Promise<void>
 }
 
@@ -149,6 +157,20 @@ export const startControlPlane = async (
     discovery,
     ads,
     securePort,
+    rootCert: async () =>
+      (
+        orchestrator.get("v1", "ConfigMap", "default", "mesh-ca-root-cert") as
+          | { data?: Record<string, string> }
+          | undefined
+      )?.data?.["root-cert.pem"],
+    appToken: async () => {
+      orchestrator.addToken(
+        "app-token",
+        { username: "system:serviceaccount:default:app", groups: ["system:serviceaccounts"] },
+        ["mesh-ca"],
+      )
+      return "app-token"
+    },
     close: async () => {
       await discovery.stop("SIGKILL")
       await orchestrator.close()
@@ -239,23 +261,13 @@ export const peakRssMiB = (pid: number): number => {
  * The built mesh-agent in `default` (service account `app`), its DNS proxy on a free loopback
  * port, fed by `cp` once the ADS client on its socket has asked for clusters.
  */
-export const startAgent = async (cp: ControlPlane, options: AgentOptions): Promise<Agent> => {
+export const startAgent = async (cp: AgentControlPlane, options: AgentOptions): Promise<Agent> => {
   const dir = mkdtempSync(join(tmpdir(), "mesh-agent-dns-"))
   mkdirSync(join(dir, "etc/mesh/config"), { recursive: true })
   mkdirSync(join(dir, "var/run/secrets/mesh"), { recursive: true })
-  const root = await until("the CA root in the default namespace", () => {
-    const map = cp.orchestrator.get("v1", "ConfigMap", "default", "mesh-ca-root-cert") as
-      | { data?: Record<string, string> }
-      | undefined
-    return map?.data?.["root-cert.pem"]
-  })
+  const root = await until("the CA root in the default namespace", () => cp.rootCert())
   writeFileSync(join(dir, "var/run/secrets/mesh/root-cert.pem"), root)
-  cp.orchestrator.addToken(
-    "app-token",
-    { username: "system:serviceaccount:default:app", groups: ["system:serviceaccounts"] },
-    ["mesh-ca"],
-  )
-  writeFileSync(join(dir, "token"), "app-token")
+  writeFileSync(join(dir, "token"), await cp.appToken())
   writeFileSync(join(dir, "resolv.conf"), options.resolvConf)
   writeFileSync(
     join(dir, "etc/mesh/config/mesh"),
