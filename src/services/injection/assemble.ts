@@ -5,6 +5,7 @@
  * the pod's own init containers (they may need the network before capture starts), application
  * probes moved to the agent, metrics merged, labels, annotations and the status recorded.
  */
+import { adjustCaptureUser } from "./capture-user.js"
 import type { InjectionInput, Json } from "./contract.js"
 import { customizeContainer } from "./customization.js"
 import { normalRevision } from "./decision.js"
@@ -84,8 +85,15 @@ export const assemblePod = (input: InjectionInput, settings: PodSettings): Assem
     [...podContainers, ...podInitContainers].filter((c) => generatedNames.has(nameOf(c))).map((c) => [nameOf(c), c]),
   )
   const customize = (c: Obj) => customizeContainer(c, declared.get(nameOf(c)))
-  const generatedInit = merged.initContainers.map(customize)
-  let proxy = merged.containers.map(customize)[0]
+  // A declared proxy runAsUser moves the capture's uid exemption with it (capture-user.ts).
+  const adjusted = adjustCaptureUser({
+    declaredProxy: declared.get(ContainerNames.proxy),
+    tproxy: settings.interceptionMode === "TPROXY",
+    initContainers: merged.initContainers.map(customize),
+    proxy: merged.containers.map(customize)[0],
+  })
+  const generatedInit = adjusted.initContainers
+  let proxy = adjusted.proxy
   let apps: ReadonlyArray<Obj> = podContainers
     .filter((c) => !generatedNames.has(nameOf(c)))
     .map((c) =>
