@@ -194,7 +194,6 @@ export const gatewayBindings = (
   return out
 }
 
-
 const notice = (gateway: string, message: string): GeneratorNotice => ({
   level: "warning",
   scope: "gateway",
