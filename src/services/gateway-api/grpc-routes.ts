@@ -1,8 +1,9 @@
 /**
  * GRPCRoute rules → VirtualService HTTP routes (gRPC is HTTP/2 with `/<service>/<method>`
  * paths): a method match with service and method → `uri.exact /<service>/<method>`, service only
- * → `uri.prefix /<service>/`, method only or a RegularExpression match → `uri.regex` with the
- * missing part any one segment; header matches as HTTPRoute's. Filters: header modifiers and
+ * → `uri.prefix /<service>/`, method only → `uri.regex` with the service any one segment; a
+ * RegularExpression match → `uri.regex` with a missing service any one segment and a missing
+ * method anything (`.+`), as the reference writes them; header matches as HTTPRoute's. Filters: header modifiers and
  * mirrors. Ranked with HTTPRoute matches (the same host may carry both).
  */
 import type { ConfigResource } from "../config-model/resource.js"
@@ -20,7 +21,7 @@ const pathOf = (match: GRPCRouteMatch): PathMatch => {
   const method = match.method
   if (method === undefined || (method.service === undefined && method.method === undefined)) return { type: "Any" }
   if (method.type === "RegularExpression")
-    return { type: "Regex", value: `/${method.service ?? ANY_SEGMENT}/${method.method ?? ANY_SEGMENT}` }
+    return { type: "Regex", value: `/${method.service ?? ANY_SEGMENT}/${method.method ?? ".+"}` }
   if (method.service !== undefined && method.method !== undefined)
     return { type: "Exact", value: `/${method.service}/${method.method}` }
   if (method.service !== undefined) return { type: "Prefix", value: `/${method.service}/` }

@@ -1,6 +1,8 @@
 /**
  * The order of HTTP and gRPC route matches within one host, the Gateway API's precedence: an
- * exact path first, then regular expressions, then the longest path prefix; then a method match;
+ * exact path first, then path prefixes, then regular expressions (where the Gateway API leaves
+ * regular expressions to the implementation, they come after prefixes as in the reference), each
+ * kind the longest first (a prefix counted without its trailing slash); then a method match;
  * then the most header matches; then the most query parameter matches; ties go to the oldest
  * route (creationTimestamp), then `namespace/name`, then rule and match order. VirtualService
  * routes are first-match, so the generated routes are sorted by it.
@@ -8,7 +10,7 @@
 import { compareStrings } from "./model.js"
 
 /** How specific a match's path is: lower ranks come first. */
-export const PathRank = { Exact: 0, Regex: 1, Prefix: 2, Any: 3 } as const
+export const PathRank = { Exact: 0, Prefix: 1, Regex: 2, Any: 3 } as const
 
 export interface MatchRank {
   readonly path: (typeof PathRank)[keyof typeof PathRank]

@@ -55,11 +55,12 @@ describe("GRPCRoute", () => {
     })
     expect(schemaProblems(out)).toEqual([])
     const http = vsForHost(out, "grpc.example.com").spec.http!
+    // Exact, then prefix, then regular expressions (longest first), then the catch-all.
     expect(http.map((h) => h.match)).toEqual([
       [{ uri: { exact: "/echo.Echo/Say" }, headers: { "x-tenant": { exact: "a" } } }],
-      [{ uri: { regex: "/echo\\..*/[^/]+" } }],
-      [{ uri: { regex: "/[^/]+/Health" } }],
       [{ uri: { prefix: "/echo.Echo/" } }],
+      [{ uri: { regex: "/[^/]+/Health" } }],
+      [{ uri: { regex: "/echo\\..*/.+" } }],
       undefined,
     ])
     expect(http[0]!.headers).toEqual({ request: { add: { "x-via": "gw" } } })
