@@ -126,14 +126,46 @@ describe("virtualservice analyzers", () => {
     ).toEqual([])
   })
 
-  it("DestinationPortAnalyzer requires a port for a multi-port service behind a gateway", () => {
+  it("DestinationHostAnalyzer requires a port for a multi-port service, with or without a gateway", () => {
     const svc = service("reviews", "{app: reviews}", "[{name: http, port: 80}, {name: grpc, port: 90}]")
-    const route = (port: string) =>
-      vs(`{hosts: [reviews.example.com], gateways: [gw], http: [{route: [{destination: {host: reviews${port}}}]}]}`)
-    expect(summary(analyze("virtualservice.DestinationPortAnalyzer", svc, route("")))).toEqual([
+    const route = (port: string, gateways = "[gw]") =>
+      vs(
+        `{hosts: [reviews.example.com], gateways: ${gateways}, http: [{route: [{destination: {host: reviews${port}}}]}]}`,
+      )
+    expect(summary(analyze("virtualservice.DestinationHostAnalyzer", svc, route("")))).toEqual([
       "MSH0112 VirtualService/default/reviews",
     ])
-    expect(analyze("virtualservice.DestinationPortAnalyzer", svc, route(", port: {number: 80}"))).toEqual([])
+    expect(analyze("virtualservice.DestinationHostAnalyzer", svc, route("", "[mesh]")).map((m) => m.text)).toEqual([
+      'This VirtualService routes to a service "reviews" that exposes multiple ports [80 90]. Specifying a port in the destination is required to disambiguate.',
+    ])
+    expect(analyze("virtualservice.DestinationHostAnalyzer", svc, route(", port: {number: 80}"))).toEqual([])
+  })
+
+  it("DestinationHostAnalyzer reports a destination port the host does not serve (Service or ServiceEntry)", () => {
+    const route = (host: string, port: number) =>
+      vs(`{hosts: [x.example.com], http: [{route: [{destination: {host: ${host}, port: {number: ${port}}}}]}]}`)
+    expect(
+      analyze("virtualservice.DestinationHostAnalyzer", reviews, route("reviews", 8080)).map((m) => m.text),
+    ).toEqual(['Referenced host:port not found: "reviews:8080"'])
+    expect(analyze("virtualservice.DestinationHostAnalyzer", reviews, route("reviews", 9080))).toEqual([])
+    const se = mesh(
+      "ServiceEntry",
+      "ext",
+      "{hosts: [api.example.com], ports: [{number: 443, name: https, protocol: HTTPS}], resolution: DNS}",
+    )
+    expect(
+      analyze("virtualservice.DestinationHostAnalyzer", se, route("api.example.com", 80)).map((m) => m.text),
+    ).toEqual(['Referenced host:port not found: "api.example.com:80"'])
+    expect(analyze("virtualservice.DestinationHostAnalyzer", se, route("api.example.com", 443))).toEqual([])
+  })
+
+  it("DestinationHostAnalyzer calls a missing mirror a mirror host", () => {
+    const found = analyze(
+      "virtualservice.DestinationHostAnalyzer",
+      reviews,
+      vs("{hosts: [reviews], http: [{route: [{destination: {host: reviews}}], mirror: {host: shadow}}]}"),
+    )
+    expect(found.map((m) => m.text)).toEqual(['Referenced mirror host not found: "shadow"'])
   })
 
   it("UnreachableRuleAnalyzer reports rules after a catch-all and repeated matches", () => {

@@ -1,10 +1,12 @@
 /**
- * VirtualService analyzers: what its destinations, gateways and subsets refer to exists
- * (MSH0101), its hosts are on its gateways (MSH0132), mesh-bound hosts are not defined twice
- * (MSH0109), ambiguous destination ports (MSH0112), shadowed rules and matches (MSH0130/0131).
+ * VirtualService analyzers: what its destinations (host and port), gateways and subsets refer to
+ * exists (MSH0101), its hosts are on its gateways (MSH0132), mesh-bound hosts are not defined
+ * twice for the same namespaces (MSH0109), ambiguous destination ports (MSH0112), shadowed rules
+ * and matches (MSH0130/0131). Host visibility follows exportTo (exported-hosts.ts).
  * Invalid regular expressions are schema errors here (MSH0106): the config model checks them.
  */
 import type { Analyzer } from "../analyzer.js"
+import { ALL_NAMESPACES, exportScopes, hostLookup } from "../exported-hosts.js"
 import { MessageTypes } from "../message-types.js"
 import {
   arr,
@@ -13,7 +15,6 @@ import {
   fqdn,
   groupBy,
   hostCovers,
-  hostIndex,
   type Message,
   message,
   num,
@@ -26,6 +27,8 @@ import {
 interface DestinationAt {
   readonly path: FieldPath
   readonly destination: Readonly<Record<string, unknown>>
+  /** A mirror destination: messages call its host a "mirror host". */
+  readonly mirror: boolean
 }
 
 const destinationsOf = (vs: Entry): ReadonlyArray<DestinationAt> => {
@@ -36,15 +39,18 @@ const destinationsOf = (vs: Entry): ReadonlyArray<DestinationAt> => {
         out.push({
           path: ["spec", section, i, "route", j, "destination", "host"],
           destination: rec(rec(r).destination),
+          mirror: false,
         })
       })
       if (section === "http") {
         const mirror = rec(route).mirror
-        if (mirror !== undefined) out.push({ path: ["spec", "http", i, "mirror", "host"], destination: rec(mirror) })
+        if (mirror !== undefined)
+          out.push({ path: ["spec", "http", i, "mirror", "host"], destination: rec(mirror), mirror: true })
         arr(rec(route).mirrors).forEach((m, j) => {
           out.push({
             path: ["spec", "http", i, "mirrors", j, "destination", "host"],
             destination: rec(rec(m).destination),
+            mirror: true,
           })
         })
       }
@@ -64,14 +70,50 @@ const isMeshBound = (vs: Entry): boolean => {
   return gateways.length === 0 || gateways.includes("mesh")
 }
 
+/**
+ * Each destination's host is visible from the VirtualService (exportTo honoured, see
+ * exported-hosts.ts) and serves the port it names; without a port, a host serving several ports
+ * is ambiguous (MSH0112), whatever gateways the VirtualService is bound to.
+ */
 const destinationHosts = (snapshot: Snapshot): ReadonlyArray<Message> => {
-  const hosts = hostIndex(snapshot)
+  const lookup = hostLookup(snapshot)
   const out: Array<Message> = []
   for (const vs of snapshot.ofKind("VirtualService")) {
-    for (const { path, destination } of destinationsOf(vs)) {
+    const exportTo = strs(vs.body.exportTo)
+    for (const { path, destination, mirror } of destinationsOf(vs)) {
       const host = str(destination.host)
-      if (host === "" || hosts.known(fqdn(host, vs.namespace, snapshot.domainSuffix))) continue
-      out.push(message(MessageTypes.ReferencedResourceNotFound, vs, `Referenced host not found: "${host}"`, path))
+      const target = lookup(vs.namespace, exportTo, host)
+      if (target === undefined) {
+        out.push(
+          message(
+            MessageTypes.ReferencedResourceNotFound,
+            vs,
+            `Referenced ${mirror ? "mirror host" : "host"} not found: "${host}"`,
+            path,
+          ),
+        )
+        continue
+      }
+      const port = num(rec(destination.port).number)
+      if (port === undefined) {
+        if (target.ports.length > 1)
+          out.push(
+            message(
+              MessageTypes.VirtualServiceDestinationPortSelectorRequired,
+              vs,
+              `This VirtualService routes to a service "${host}" that exposes multiple ports [${target.ports.join(" ")}]. Specifying a port in the destination is required to disambiguate.`,
+              path,
+            ),
+          )
+      } else if (!target.ports.includes(port))
+        out.push(
+          message(
+            MessageTypes.ReferencedResourceNotFound,
+            vs,
+            `Referenced host:port not found: "${host}:${port}"`,
+            path,
+          ),
+        )
     }
   }
   return out
@@ -88,7 +130,7 @@ const destinationSubsets = (snapshot: Snapshot): ReadonlyArray<Message> => {
   }
   const out: Array<Message> = []
   for (const vs of snapshot.ofKind("VirtualService")) {
-    for (const { path, destination } of destinationsOf(vs)) {
+    for (const { path, destination, mirror } of destinationsOf(vs)) {
       const subset = str(destination.subset)
       if (subset === "") continue
       const host = fqdn(str(destination.host), vs.namespace, snapshot.domainSuffix)
@@ -98,7 +140,7 @@ const destinationSubsets = (snapshot: Snapshot): ReadonlyArray<Message> => {
         message(
           MessageTypes.ReferencedResourceNotFound,
           vs,
-          `Referenced host+subset in destinationrule not found: "${str(destination.host)}+${subset}"`,
+          `Referenced ${mirror ? "mirror" : "host"}+subset in destinationrule not found: "${str(destination.host)}+${subset}"`,
           [...path.slice(0, -1), "subset"],
         ),
       )
@@ -164,47 +206,53 @@ const hostsInGateway = (snapshot: Snapshot): ReadonlyArray<Message> => {
   return out
 }
 
+/**
+ * Mesh-bound VirtualServices defining one host for the same namespaces (exportTo honoured): a
+ * host exported to some namespaces also meets the hosts, wildcards overlapping, that are
+ * exported to all. The host is named with its scope (`<scope>/<fqdn>`), each VirtualService
+ * reported once.
+ */
 const conflictingMeshHosts = (snapshot: Snapshot): ReadonlyArray<Message> => {
-  const byHost = groupBy(
-    snapshot
-      .ofKind("VirtualService")
-      .filter(isMeshBound)
-      .flatMap((vs) => strs(vs.body.hosts).map((h) => ({ vs, host: fqdn(h, vs.namespace, snapshot.domainSuffix) }))),
-    (x) => x.host,
+  const byScopedHost = new Map<string, Array<Entry>>()
+  for (const vs of snapshot.ofKind("VirtualService")) {
+    if (!isMeshBound(vs)) continue
+    for (const scope of exportScopes(strs(vs.body.exportTo), vs.namespace))
+      for (const h of strs(vs.body.hosts)) {
+        const key = `${scope}/${fqdn(h, vs.namespace, snapshot.domainSuffix)}`
+        const list = byScopedHost.get(key)
+        if (list === undefined) byScopedHost.set(key, [vs])
+        else list.push(vs)
+      }
+  }
+  const exportedToAll = [...byScopedHost].flatMap(([key, list]) =>
+    key.startsWith(`${ALL_NAMESPACES}/`) ? [{ host: key.slice(ALL_NAMESPACES.length + 1), list }] : [],
   )
+  const reported = new Set<Entry>()
   const out: Array<Message> = []
-  for (const [host, list] of byHost) {
-    const distinct = [...new Set(list.map((x) => x.vs))]
-    if (distinct.length < 2) continue
-    const names = distinct.map((vs) => `${vs.namespace}/${vs.name}`).join(",")
-    for (const vs of distinct)
+  for (const [key, list] of byScopedHost) {
+    const slash = key.indexOf("/")
+    const host = key.slice(slash + 1)
+    const all =
+      key.slice(0, slash) === ALL_NAMESPACES
+        ? list
+        : [
+            ...list,
+            ...exportedToAll.filter((x) => hostCovers(x.host, host) || hostCovers(host, x.host)).flatMap((x) => x.list),
+          ]
+    if (all.length < 2) continue
+    const names = all
+      .map((vs) => `${vs.namespace}/${vs.name}`)
+      .sort()
+      .join(",")
+    for (const vs of all) {
+      if (reported.has(vs)) continue
+      reported.add(vs)
       out.push(
         message(
           MessageTypes.ConflictingMeshGatewayVirtualServiceHosts,
           vs,
-          `The VirtualServices ${names} associated with mesh gateway define the same host ${host} which can lead to undefined behavior. This can be fixed by merging the conflicting VirtualServices into a single resource.`,
-        ),
-      )
-  }
-  return out
-}
-
-const destinationPorts = (snapshot: Snapshot): ReadonlyArray<Message> => {
-  const hosts = hostIndex(snapshot)
-  const out: Array<Message> = []
-  for (const vs of snapshot.ofKind("VirtualService")) {
-    if (strs(vs.body.gateways).filter((g) => g !== "mesh").length === 0) continue
-    for (const { path, destination } of destinationsOf(vs)) {
-      if (num(rec(destination.port).number) !== undefined) continue
-      const service = hosts.services.get(fqdn(str(destination.host), vs.namespace, snapshot.domainSuffix))
-      const ports = arr(rec(service?.body.spec).ports).map((p) => num(rec(p).port))
-      if (ports.length < 2) continue
-      out.push(
-        message(
-          MessageTypes.VirtualServiceDestinationPortSelectorRequired,
-          vs,
-          `This VirtualService routes to a service "${str(destination.host)}" that exposes multiple ports [${ports.join(" ")}]. Specifying a port in the destination is required to disambiguate.`,
-          path.slice(0, -1),
+          `The VirtualServices ${names} associated with mesh gateway define the same host ${key} which can lead to undefined behavior. This can be fixed by merging the conflicting VirtualServices into a single resource.`,
+          ["metadata", "name"],
         ),
       )
     }
@@ -291,7 +339,7 @@ export const virtualServiceAnalyzers: ReadonlyArray<Analyzer> = [
   {
     name: "virtualservice.DestinationHostAnalyzer",
     description: "Checks the destination hosts associated with each virtual service",
-    types: [MessageTypes.ReferencedResourceNotFound],
+    types: [MessageTypes.ReferencedResourceNotFound, MessageTypes.VirtualServiceDestinationPortSelectorRequired],
     run: destinationHosts,
   },
   {
@@ -317,12 +365,6 @@ export const virtualServiceAnalyzers: ReadonlyArray<Analyzer> = [
     description: "Checks if multiple virtual services associated with the mesh gateway have conflicting hosts",
     types: [MessageTypes.ConflictingMeshGatewayVirtualServiceHosts],
     run: conflictingMeshHosts,
-  },
-  {
-    name: "virtualservice.DestinationPortAnalyzer",
-    description: "Checks gateway-bound destinations to multi-port services name a port",
-    types: [MessageTypes.VirtualServiceDestinationPortSelectorRequired],
-    run: destinationPorts,
   },
   {
     name: "virtualservice.UnreachableRuleAnalyzer",
