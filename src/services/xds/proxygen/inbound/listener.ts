@@ -46,14 +46,29 @@ const durationMs = (ms: number): ProtoObject => ({
  * EnvoyFilters and tools match chains by it.
  */
 export const inboundChainName = (port: number): string => `0.0.0.0_${port}`
-/** The stat prefix of an inbound port's HTTP connection manager. */
-const inboundStatPrefix = (port: number): string => `inbound_${inboundChainName(port)}`
+
+/** The proxy's first address that is neither loopback, link-local nor unspecified. */
+const unicastAddress = (proxy: ProxyView): string | undefined =>
+  proxy.ips.find(
+    (ip) => !/^(127\.|169\.254\.|0\.0\.0\.0$)/.test(ip) && !/^(::1?$|fe[89ab][0-9a-f]:)/i.test(ip) && ip.length > 0,
+  )
+
+/**
+ * A Sidecar ingress port's chains are named by the address it listens on: its `bind`, else the
+ * proxy's own address (the reference's naming); a service port's by the wildcard.
+ */
+const chainNameOf = (port: InboundPort, proxy: ProxyView): string =>
+  port.sidecarIngress === undefined
+    ? inboundChainName(port.port)
+    : `${port.sidecarIngress.bind ?? unicastAddress(proxy) ?? "0.0.0.0"}_${port.port}`
 
 const modeOf = (mode: string): Mode => (mode === "STRICT" || mode === "DISABLE" ? mode : "PERMISSIVE")
 
 interface PortPlan {
   readonly port: InboundPort
   readonly mode: Mode
+  /** The name of the port's chains. */
+  readonly name: string
   /** The Sidecar ingress's own TLS socket, replacing the mesh's mTLS. */
   readonly socket?: ProtoObject
 }
@@ -84,13 +99,23 @@ const plan = (push: PushContext, proxy: ProxyView): Planned => {
   const warnings: Array<GeneratorNotice> = ports.warnings.map((m) => notice("model", m))
   const portPlans = ports.ports.map((port): PortPlan => {
     const mode = modeOf(workloadMtlsMode(push, proxy.namespace, proxy.labels, port.port))
-    if (port.tls === undefined) return { port, mode }
-    const socket = ingressTlsSocket(port.tls, port.protocolClass === "http")
-    if (typeof socket !== "string") return { port, mode, socket }
-    warnings.push(
-      notice("model", `${port.origin ?? `port ${port.port}`} field tls: ${socket}; the mesh's mTLS applies`),
-    )
-    return { port, mode }
+    const name = chainNameOf(port, proxy)
+    if (port.tls === undefined) return { port, mode, name }
+    const origin = port.origin ?? `port ${port.port}`
+    // As the reference: the workload's own TLS only where the mesh's mTLS is off for the port.
+    if (mode !== "DISABLE") {
+      warnings.push(
+        notice(
+          "model",
+          `${origin} field tls: applies only where a PeerAuthentication sets mTLS DISABLE on port ${port.port} (it is ${mode}); the mesh's mTLS applies`,
+        ),
+      )
+      return { port, mode, name }
+    }
+    const socket = ingressTlsSocket(port.tls)
+    if (typeof socket !== "string") return { port, mode, name, socket }
+    warnings.push(notice("model", `${origin} field tls: ${socket}; the port is served without TLS`))
+    return { port, mode, name }
   })
   const ras = applicableRequestAuthentications(push, proxy)
   const jwt = jwtFilter(
@@ -124,7 +149,10 @@ const plannedFor = (push: PushContext, proxy: ProxyView): Planned => {
     byKey = new Map()
     plans.set(push, byKey)
   }
-  const key = `${proxy.scopeKey}|${inboundPorts(push, proxy).key}`
+  const ports = inboundPorts(push, proxy)
+  // Sidecar ingress chains are named by the proxy's address: not shared between replicas.
+  const address = ports.ports.some((p) => p.sidecarIngress !== undefined) ? (unicastAddress(proxy) ?? "") : ""
+  const key = `${proxy.scopeKey}|${ports.key}|${address}`
   let planned = byKey.get(key)
   if (planned === undefined) {
     planned = plan(push, proxy)
@@ -231,11 +259,11 @@ const securedChains = (
 
 const portChains = (p: PortPlan, plan: Plan): ReadonlyArray<ProtoObject> => {
   const { port } = p
-  const base = inboundChainName(port.port)
+  const base = p.name
   const http = () => [
     hcm(
       {
-        statPrefix: inboundStatPrefix(port.port),
+        statPrefix: `inbound_${base}`,
         routeName: port.cluster,
         virtualHost: `inbound|http|${port.port}`,
         cluster: port.cluster,
@@ -246,7 +274,7 @@ const portChains = (p: PortPlan, plan: Plan): ReadonlyArray<ProtoObject> => {
   ]
   const tcpFilters = () => tcp(port.cluster, plan)
   if (p.socket !== undefined) {
-    // The workload's own TLS (Sidecar ingress): every connection to the port must use it.
+    // The workload's own TLS (Sidecar ingress, mTLS DISABLE): every connection to the port must use it.
     return [
       chain(
         base,

@@ -40,8 +40,13 @@ export interface InboundPort {
   readonly endpoint: InboundEndpoint
   /** The service (host and port) the port serves, for the route decorator; absent for Sidecar ingress. */
   readonly service?: { readonly host: string; readonly port: number }
-  /** Sidecar ingress `tls`: the workload's own TLS instead of the mesh's mTLS. */
+  /**
+   * Sidecar ingress `tls`: the workload's own TLS where the port's mTLS mode is DISABLE. With it
+   * the port's protocol class is the one after TLS termination (HTTPS is served as HTTP).
+   */
   readonly tls?: ServerTLSSettings
+  /** Sidecar ingress: the listener address it names (`bind`), else the proxy's own. */
+  readonly sidecarIngress?: { readonly bind?: string }
   /** Sidecar ingress listeners name their Sidecar (`ns/name ingress[i]`), for warnings. */
   readonly origin?: string
 }
@@ -111,13 +116,17 @@ const fromIngress = (sidecar: ConfigResource<SidecarSpec>): InboundPorts => {
       return
     }
     seen.add(port)
+    // TLS the sidecar terminates leaves the protocol inside it: HTTPS is HTTP, TLS is TCP.
+    const served = ingress.tls !== undefined && protocol === "HTTPS" ? "http" : klass
+    const bind = ingress.bind ?? ""
     ports.push({
       port,
       protocol,
-      protocolClass: klass,
+      protocolClass: served,
       cluster: inboundClusterName(port),
       endpoint: ingressEndpoint(ingress.defaultEndpoint, port),
       ...(ingress.tls !== undefined ? { tls: ingress.tls } : {}),
+      sidecarIngress: bind !== "" ? { bind } : {},
       origin: `${id} ingress[${i}]`,
     })
   })

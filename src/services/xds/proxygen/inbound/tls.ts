@@ -1,7 +1,8 @@
 /**
  * The TLS a sidecar's inbound chains terminate: the mesh's mutual TLS (the workload certificate
  * and the mesh root, both served by the agent over SDS, a client certificate required), or the
- * workload's own certificates named by a Sidecar ingress `tls` (files in the proxy's container).
+ * workload's own certificates named by a Sidecar ingress `tls` (files in the proxy's container,
+ * served by the agent's SDS too).
  * And the ALPN values the chains match to tell mesh mTLS from other TLS and plaintext HTTP from
  * other plaintext.
  */
@@ -55,8 +56,7 @@ export const meshMtlsSocket = (kind: "http" | "tcp"): ProtoObject =>
     require_client_certificate: { value: true },
   })
 
-const file = (path: string | undefined): ProtoObject | undefined =>
-  path === undefined || path === "" ? undefined : { filename: path }
+const nonEmpty = (v: string | undefined): v is string => v !== undefined && v !== ""
 
 const TLS_VERSIONS = new Set(["TLS_AUTO", "TLSV1_0", "TLSV1_1", "TLSV1_2", "TLSV1_3"])
 /** The spec's `TLSV1_2` is the proto's `TLSv1_2`. */
@@ -64,18 +64,20 @@ const tlsVersion = (v: string | undefined): string | undefined =>
   v === undefined || !TLS_VERSIONS.has(v) ? undefined : v === "TLS_AUTO" ? v : `TLSv${v.slice(4)}`
 
 /**
- * A Sidecar ingress `tls` (SIMPLE or MUTUAL with certificate files): the socket, or a reason it
- * cannot be served (other modes; credentials by name are rejected by validation).
+ * A Sidecar ingress `tls` (SIMPLE, MUTUAL or OPTIONAL_MUTUAL with certificate files): the socket,
+ * or a reason it cannot be served (other modes; credentials by name are rejected by validation).
+ * The files are named inline: the reference has the agent serve them over SDS (`file-cert:<cert>~<key>`,
+ * `file-root:<ca>`), which our agent does not serve yet, and a listener waiting for a secret
+ * nobody serves would never warm. The server offers h2 and http/1.1 whatever the protocol inside.
  */
-export const ingressTlsSocket = (tls: ServerTLSSettings, http: boolean): ProtoObject | string => {
+export const ingressTlsSocket = (tls: ServerTLSSettings): ProtoObject | string => {
   const mode = tls.mode ?? "PASSTHROUGH"
   if (mode !== "SIMPLE" && mode !== "MUTUAL" && mode !== "OPTIONAL_MUTUAL")
     return `tls.mode ${mode} is not served by sidecar ingress (SIMPLE, MUTUAL, OPTIONAL_MUTUAL)`
-  const chain = file(tls.serverCertificate)
-  const key = file(tls.privateKey)
-  if (chain === undefined || key === undefined) return "tls.serverCertificate and tls.privateKey are required"
-  const ca = file(tls.caCertificates)
-  if (mode !== "SIMPLE" && ca === undefined) return `tls.caCertificates is required with mode ${mode}`
+  if (!nonEmpty(tls.serverCertificate) || !nonEmpty(tls.privateKey))
+    return "tls.serverCertificate and tls.privateKey are required"
+  const ca = tls.caCertificates
+  if (mode !== "SIMPLE" && !nonEmpty(ca)) return `tls.caCertificates is required with mode ${mode}`
   const min = tlsVersion(tls.minProtocolVersion)
   const max = tlsVersion(tls.maxProtocolVersion)
   const params: Record<string, unknown> = {
@@ -83,18 +85,19 @@ export const ingressTlsSocket = (tls: ServerTLSSettings, http: boolean): ProtoOb
     ...(max !== undefined ? { tls_maximum_protocol_version: max } : {}),
     ...((tls.cipherSuites?.length ?? 0) > 0 ? { cipher_suites: tls.cipherSuites } : {}),
   }
-  const validation: Record<string, unknown> = {
-    ...(ca !== undefined && mode !== "SIMPLE" ? { trusted_ca: ca } : {}),
+  const pinned: Record<string, unknown> = {
     ...((tls.verifyCertificateSpki?.length ?? 0) > 0 ? { verify_certificate_spki: tls.verifyCertificateSpki } : {}),
     ...((tls.verifyCertificateHash?.length ?? 0) > 0 ? { verify_certificate_hash: tls.verifyCertificateHash } : {}),
   }
   return transportSocket({
     common_tls_context: {
       tls_params: params,
-      alpn_protocols: http ? SERVER_ALPN_HTTP : [],
-      tls_certificates: [{ certificate_chain: chain, private_key: key }],
-      ...(Object.keys(validation).length > 0 ? { validation_context: validation } : {}),
+      alpn_protocols: SERVER_ALPN_HTTP,
+      tls_certificates: [
+        { certificate_chain: { filename: tls.serverCertificate }, private_key: { filename: tls.privateKey } },
+      ],
+      ...(mode !== "SIMPLE" && nonEmpty(ca) ? { validation_context: { trusted_ca: { filename: ca }, ...pinned } } : {}),
     },
-    ...(mode === "MUTUAL" ? { require_client_certificate: { value: true } } : {}),
+    require_client_certificate: { value: mode === "MUTUAL" },
   })
 }

@@ -218,13 +218,16 @@ describe("virtualInbound", () => {
     })
     const l = build(push({}, { sidecars: [sc] }))
     expect(chains(l, 8080)).toHaveLength(0)
-    expect(chains(l, 9090).map((c) => c.name)).toEqual(["0.0.0.0_9090", "0.0.0.0_9090"])
-    const own = chains(l, 9443)
-    expect(own).toHaveLength(1)
-    const tls = own[0].transport_socket.typed_config
-    expect(tls.common_tls_context.tls_certificates[0].certificate_chain).toEqual({ filename: "/etc/certs/cert.pem" })
-    expect(tls.require_client_certificate).toBeUndefined()
-    expect(own[0].filters.at(-1).typed_config.cluster).toBe("inbound|9443||")
+    // Sidecar ingress chains are named by the proxy's address.
+    expect(chains(l, 9090).map((c) => c.name)).toEqual(["10.0.0.5_9090", "10.0.0.5_9090"])
+    // PERMISSIVE (no PeerAuthentication): the mesh's chains, HTTPS served as HTTP after termination;
+    // the workload's own TLS only where the port's mTLS is DISABLE (reference-matching.test.ts).
+    const served = chains(l, 9443)
+    expect(served.map((c) => c.filter_chain_match.transport_protocol)).toEqual(["tls", "raw_buffer"])
+    expect(served[0].transport_socket.typed_config.common_tls_context.tls_certificate_sds_secret_configs[0].name).toBe(
+      "default",
+    )
+    expect(served.every((c) => c.filters.at(-1).name === "envoy.filters.network.http_connection_manager")).toBe(true)
   })
 
   it("counts instances whose protocol conflicts on a target port and keeps the first", () => {

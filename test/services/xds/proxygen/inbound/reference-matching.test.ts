@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest"
 import type { PushContext } from "../../../../../src/services/xds/model/push-context.js"
 import { TypeUrl } from "../../../../../src/services/xds/protocol/type-urls.js"
 import { generateInboundListener } from "../../../../../src/services/xds/proxygen/inbound/index.js"
+import { resource } from "../../../../fixtures/xds/mesh.js"
 import { type InboundInput, inbound } from "../../../../support/proxygen/evaluator.js"
 import { conformanceProblems, ep, push, REVIEWS, security, sidecar, svc } from "./fixtures.js"
 
@@ -192,5 +193,81 @@ describe("inbound chains as the reference matches them (issue 44)", () => {
       expect(at(l, 7777, client)).toMatchObject({ kind: "allowed", cluster: "InboundPassthroughCluster" })
     // The HTTP connection manager keeps its stat prefix.
     expect((at(l, 8080, plainHttp) as J).chain.filters[0].typed_config.stat_prefix).toBe("inbound_0.0.0.0_8080")
+  })
+
+  describe("Sidecar ingress TLS", () => {
+    const ingress = (protocol: string, tls: Record<string, unknown>) =>
+      resource("Sidecar", "reviews", {
+        workloadSelector: { labels: { app: "reviews" } },
+        ingress: [{ port: { number: 9443, protocol, name: "tls" }, defaultEndpoint: "127.0.0.1:8443", tls }],
+      })
+    const simple = { mode: "SIMPLE", serverCertificate: "/etc/certs/cert.pem", privateKey: "/etc/certs/key.pem" }
+    const mutual = { ...simple, mode: "MUTUAL", caCertificates: "/etc/certs/ca.pem" }
+    const portMode = (mode: string) =>
+      security("PeerAuthentication", "reviews", {
+        selector: { matchLabels: { app: "reviews" } },
+        mtls: { mode: "STRICT" },
+        portLevelMtls: { "9443": { mode } },
+      })
+    const withSidecar = (sc: ReturnType<typeof ingress>, mode: string) =>
+      build(push({ peerAuthentications: [portMode(mode)] }, { sidecars: [sc] }))
+    const https: Client = { tls: true, alpn: ["h2", "http/1.1"], path: "/" }
+
+    it("HTTPS with the port's mTLS disabled: the workload's TLS, then an HTTP connection manager", () => {
+      const l = withSidecar(ingress("HTTPS", simple), "DISABLE")
+      const r = at(l, 9443, https) as J
+      expect(r).toMatchObject({ kind: "allowed", cluster: "inbound|9443||" })
+      // Named by the proxy's address, as the reference names Sidecar ingress chains.
+      expect(r.chain.name).toBe("10.0.0.5_9443")
+      expect(r.route).toMatchObject({
+        kind: "route",
+        virtualHost: { name: "inbound|http|9443" },
+        route: { name: "default" },
+      })
+      const tls = r.chain.transport_socket.typed_config
+      expect(tls.require_client_certificate).toEqual({ value: false })
+      expect(tls.common_tls_context.alpn_protocols).toEqual(["h2", "http/1.1"])
+      expect(at(l, 9443, plainHttp).kind).toBe("no-chain")
+    })
+
+    it("TLS MUTUAL with the port's mTLS disabled: a TCP proxy behind the workload's mutual TLS", () => {
+      const l = withSidecar(ingress("TLS", mutual), "DISABLE")
+      expect(at(l, 9443, { tls: true, alpn: ["h2"] })).toMatchObject({
+        kind: "handshake-failed",
+        reason: "no client certificate",
+      })
+      const r = at(l, 9443, { tls: true, alpn: ["h2"], principal: "spiffe://example.org/client" }) as J
+      expect(r).toMatchObject({ kind: "allowed", cluster: "inbound|9443||" })
+      expect(r.chain.filters.at(-1).name).toBe("envoy.filters.network.tcp_proxy")
+      expect(r.chain.transport_socket.typed_config.common_tls_context.validation_context.trusted_ca).toEqual({
+        filename: "/etc/certs/ca.pem",
+      })
+    })
+
+    it("with the port STRICT the mesh's mTLS replaces the workload's TLS, HTTPS served as HTTP", () => {
+      const p = push({ peerAuthentications: [portMode("STRICT")] }, { sidecars: [ingress("HTTPS", simple)] })
+      const generated = generateInboundListener(p, sidecar())
+      expect(generated.warnings.map((w) => w.message)).toEqual([
+        expect.stringContaining("field tls: applies only where a PeerAuthentication sets mTLS DISABLE on port 9443"),
+      ])
+      const l = build(p)
+      expect(at(l, 9443, https)).toMatchObject({ kind: "handshake-failed", reason: "no client certificate" })
+      const mesh = at(l, 9443, meshHttp) as J
+      expect(mesh).toMatchObject({ kind: "allowed", cluster: "inbound|9443||" })
+      expect(mesh.route).toMatchObject({ kind: "route", virtualHost: { name: "inbound|http|9443" } })
+      expect(
+        mesh.chain.transport_socket.typed_config.common_tls_context.tls_certificate_sds_secret_configs[0].name,
+      ).toBe("default")
+    })
+
+    it("replicas of a workload with Sidecar ingress get chains named by their own address", () => {
+      const p = push({}, { sidecars: [ingress("HTTP", simple)] })
+      const names = (ip: string) =>
+        (generateInboundListener(p, sidecar(ip)).resources[0]!.build() as J).filter_chains
+          .map((c: J) => c.name)
+          .filter((n: string) => n.endsWith("_9443"))
+      expect(new Set(names("10.0.0.5"))).toEqual(new Set(["10.0.0.5_9443"]))
+      expect(new Set(names("10.0.0.6"))).toEqual(new Set(["10.0.0.6_9443"]))
+    })
   })
 })
