@@ -8,14 +8,15 @@
  * reference's rules for destination lookups.
  */
 import { MESH_DOMAIN } from "../constants.js"
-import { arr, fqdn, num, rec, type Snapshot, strs } from "./snapshot.js"
+import { arr, fqdn, num, rec, type Snapshot, stringMap, strs } from "./snapshot.js"
 
 export const ALL_NAMESPACES = "*"
 export const LOCAL_NAMESPACE = "."
 
-/** What a host resolves to: the ports it serves. */
+/** What a host resolves to: the ports it serves, and a ServiceEntry's workload selector labels. */
 export interface HostTarget {
   readonly ports: ReadonlyArray<number>
+  readonly workloadLabels: Readonly<Record<string, string>>
 }
 
 export type HostLookup = (
@@ -47,14 +48,20 @@ export const hostLookup = (snapshot: Snapshot): HostLookup => {
     exact.set(`${scope}/${host}`, target)
   }
   for (const se of snapshot.ofKind("ServiceEntry")) {
-    const target = { ports: arr(se.body.ports).flatMap((p) => num(rec(p).number) ?? []) }
+    const target = {
+      ports: arr(se.body.ports).flatMap((p) => num(rec(p).number) ?? []),
+      workloadLabels: stringMap(rec(se.body.workloadSelector).labels),
+    }
     const scopes = exportScopes(strs(se.body.exportTo), se.namespace)
     for (const h of strs(se.body.hosts))
       for (const scope of scopes) add(scope, fqdn(h, se.namespace, snapshot.domainSuffix), target)
   }
   // Services come after ServiceEntries: a Service of the same host is what is found.
   for (const service of snapshot.ofKind("Service", "")) {
-    const target = { ports: arr(rec(service.body.spec).ports).flatMap((p) => num(rec(p).port) ?? []) }
+    const target = {
+      ports: arr(rec(service.body.spec).ports).flatMap((p) => num(rec(p).port) ?? []),
+      workloadLabels: {},
+    }
     const host = `${service.name}.${service.namespace}.svc.${snapshot.domainSuffix}`
     for (const scope of exportScopes(serviceExportTo(service.annotations), service.namespace)) add(scope, host, target)
   }

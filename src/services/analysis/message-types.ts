@@ -78,6 +78,8 @@ export const MessageTypes = {
   GatewayPortNotDefinedOnService: type("0162", "GatewayPortNotDefinedOnService", "Warning"),
   IneffectiveSelector: type("0166", "IneffectiveSelector", "Warning"),
   IneffectivePolicy: type("0167", "IneffectivePolicy", "Warning"),
+  DestinationRuleSubsetNotSelectPods: type("0173", "DestinationRuleSubsetNotSelectPods", "Error"),
+  UnknownDestinationRuleHost: type("0174", "UnknownDestinationRuleHost", "Warning"),
 } as const satisfies Record<string, MessageType>
 
 export type MessageTypeName = keyof typeof MessageTypes

@@ -1,6 +1,7 @@
 /** Every analyzer, in the order `-L` lists them. */
 import type { Analyzer } from "../analyzer.js"
 import { annotationAnalyzers } from "./annotations.js"
+import { destinationRuleSubsetAnalyzers } from "./destination-rule-subsets.js"
 import { destinationRuleAnalyzers } from "./destination-rules.js"
 import { envoyFilterAnalyzers } from "./envoy-filters.js"
 import { gatewayAnalyzers } from "./gateways.js"
@@ -14,6 +15,7 @@ export const ALL_ANALYZERS: ReadonlyArray<Analyzer> = [
   ...annotationAnalyzers,
   ...serviceAnalyzers,
   ...destinationRuleAnalyzers,
+  ...destinationRuleSubsetAnalyzers,
   ...envoyFilterAnalyzers,
   ...gatewayAnalyzers,
   ...injectionAnalyzers,
