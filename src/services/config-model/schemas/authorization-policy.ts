@@ -121,17 +121,38 @@ const portListProblems = (values: ReadonlyArray<string> | undefined, report: Rep
     if (!/^\d+$/.test(v) || portProblem(Number(v)) !== undefined) report([...at, i], `invalid port: ${v}`)
   })
 
+/** A segment beside a path template must be an RFC 3986 pchar literal (what the proxy's matcher takes). */
+const TEMPLATE_LITERAL = /^[a-zA-Z0-9\-._~%!$&'()+,;:@=]+$/
+
+/**
+ * `{*}` matches one segment and `{**}` any number; the reference takes literal segments after
+ * `{**}` (`/{**}/edit`) but no template after it. Any other `{` or `}` is refused, and in a path
+ * with a template every other segment must be a plain literal (so no `*` globs and no `//`).
+ */
+const pathTemplateProblem = (path: string): string | undefined => {
+  const templated = path.includes("{*}") || path.includes("{**}")
+  let matchAnySeen = false
+  for (const segment of path.replace(/^\/+|\/+$/g, "").split("/")) {
+    const template = segment === "{*}" || segment === "{**}"
+    if (template && matchAnySeen) return "{**} is not the last operator"
+    if (template) {
+      matchAnySeen = segment === "{**}"
+      continue
+    }
+    if (/[{}]/.test(segment)) return "contains '{' or '}' beyond a supported path template"
+    if (templated && !TEMPLATE_LITERAL.test(segment)) return `contains segment "${segment}" that is not a valid literal`
+  }
+  return undefined
+}
+
 const pathTemplateProblems = (
   values: ReadonlyArray<string> | undefined,
   report: Report,
   at: ReadonlyArray<PropertyKey>,
 ) =>
   values?.forEach((v, i) => {
-    if (!v.includes("{")) return
-    if (!/^(\/(\{\*\*?\}|[^{}/]*))*$/.test(v)) report([...at, i], `invalid or unsupported path ${v}`)
-    else if (v.indexOf("{**}") >= 0 && v.indexOf("{**}") !== v.length - 4) {
-      report([...at, i], `invalid or unsupported path ${v}: {**} is allowed only as the last segment`)
-    }
+    const problem = v.includes("{") || v.includes("}") ? pathTemplateProblem(v) : undefined
+    if (problem !== undefined) report([...at, i], `invalid or unsupported path ${v}: ${problem}`)
   })
 
 const KNOWN_KEYS = [

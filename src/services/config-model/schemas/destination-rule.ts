@@ -54,7 +54,9 @@ export const ConnectionPoolSettings = Schema.Struct({
       h2UpgradePolicy: opt(Enum("DEFAULT", "DO_NOT_UPGRADE", "UPGRADE")),
       useClientProtocol: opt(Schema.Boolean),
       maxConcurrentStreams: opt(Int32),
-      /** HTTP/2 PING keepalive on upstream connections (finds dead connections behind middleboxes). */
+      /** HTTP/2 PINGs on upstream connections, the API's current name; both fields are required. */
+      http2KeepAlive: opt(Schema.Struct({ interval: opt(Duration), timeout: opt(Duration) })),
+      /** HTTP/2 PING keepalive on upstream connections (finds dead connections behind middleboxes); the older form. */
       http2ProtocolOptions: opt(
         Schema.Struct({
           connectionKeepalive: opt(Schema.Struct({ interval: opt(Duration), timeout: opt(Duration) })),
@@ -71,6 +73,14 @@ export const ConnectionPoolSettings = Schema.Struct({
         ])(http, report)
         if (http.h2UpgradePolicy === "UPGRADE" && http.useClientProtocol === true) {
           report(["useClientProtocol"], "use client protocol must not be true when H2UpgradePolicy is UPGRADE")
+        }
+        if (http.http2KeepAlive !== undefined) {
+          if (http.http2KeepAlive.interval === undefined) {
+            report(["http2KeepAlive", "interval"], "http2 keepalive interval is required")
+          }
+          if (http.http2KeepAlive.timeout === undefined) {
+            report(["http2KeepAlive", "timeout"], "http2 keepalive timeout is required")
+          }
         }
       }),
     ),

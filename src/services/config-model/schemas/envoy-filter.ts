@@ -28,7 +28,7 @@ export const ApplyTo = Enum(
   "BOOTSTRAP",
   "LISTENER_FILTER",
 )
-export const PatchContext = Enum("ANY", "SIDECAR_INBOUND", "SIDECAR_OUTBOUND", "GATEWAY")
+export const PatchContext = Enum("ANY", "SIDECAR_INBOUND", "SIDECAR_OUTBOUND", "GATEWAY", "WAYPOINT")
 export const Operation = Enum(
   "INVALID",
   "MERGE",
@@ -38,6 +38,8 @@ export const Operation = Enum(
   "INSERT_AFTER",
   "INSERT_FIRST",
   "REPLACE",
+  /** MERGE, except that a list in the value replaces the generated list instead of extending it. */
+  "MERGE_AND_REPLACE_LIST",
 )
 
 const SubFilter = Schema.Struct({ name: opt(Schema.String) })
@@ -79,13 +81,34 @@ const ClusterMatch = Schema.Struct({
   name: opt(Schema.String),
 })
 
+/** A waypoint's service port, route and (sub)filter; only with the WAYPOINT context. */
+const WaypointMatch = Schema.Struct({
+  portNumber: opt(UInt),
+  route: opt(Schema.Struct({ name: opt(Schema.String) })),
+  filter: opt(Schema.Struct({ name: opt(Schema.String), subFilter: opt(SubFilter) })),
+}).pipe(
+  checked((match, report) => {
+    if (match.portNumber !== undefined && (match.portNumber < 1 || match.portNumber > 65535)) {
+      report(["portNumber"], "port must be between 1-65535")
+    }
+  }),
+)
+
 const ObjectMatch = Schema.Struct({
   context: opt(PatchContext),
   proxy: opt(Schema.Struct({ proxyVersion: opt(Schema.String), metadata: opt(StringMap) })),
   listener: opt(ListenerMatch),
   routeConfiguration: opt(RouteConfigurationMatch),
   cluster: opt(ClusterMatch),
-})
+  waypoint: opt(WaypointMatch),
+}).pipe(
+  checked((match, report) => {
+    // The CRD's rule, both ways: a WAYPOINT patch names its waypoint match, and only it may.
+    if ((match.context === "WAYPOINT") !== (match.waypoint !== undefined)) {
+      report(["waypoint"], "only support waypointMatch when context is WAYPOINT")
+    }
+  }),
+)
 
 const Patch = Schema.Struct({
   operation: opt(Operation),
@@ -117,6 +140,8 @@ const ConfigPatch = Schema.Struct({
   )
   .pipe(
     checked((cp, report) => {
+      // The reference checks waypoint patches only by the CRD's rules (the schema above), not these.
+      if (cp.match?.context === "WAYPOINT") return
       const applyTo = cp.applyTo ?? "INVALID"
       if (cp.patch === undefined) {
         report(["patch"], "Envoy filter: missing patch")

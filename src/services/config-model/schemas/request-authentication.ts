@@ -4,6 +4,7 @@ import {
   atMostOneOf,
   checked,
   Duration,
+  Enum,
   HEADER_NAME,
   opt,
   PolicyTargetReference,
@@ -61,6 +62,8 @@ const JWTRuleFields = Schema.Struct({
   fromCookies: opt(NonEmptyStrings),
   outputPayloadToHeader: opt(Schema.String),
   forwardOriginalToken: opt(Schema.Boolean),
+  /** Whether a request must carry this issuer's token (the current CRD's enum). */
+  presence: opt(Enum("OPTIONAL", "REQUIRED")),
   outputClaimToHeaders: opt(
     Schema.Array(
       Schema.Struct({

@@ -144,7 +144,7 @@ const applyConnectionPool = (
       draft.http.protocol.options.max_concurrent_streams = { value: maxConcurrentStreams }
   }
   // HTTP/2 PINGs: the proxy requires a timeout for them, so without one nothing is set.
-  const keepalive = http?.http2ProtocolOptions?.connectionKeepalive
+  const keepalive = http?.http2KeepAlive ?? http?.http2ProtocolOptions?.connectionKeepalive
   const pingTimeout = positiveDuration(keepalive?.timeout)
   if (draft.http.protocol?.kind === "h2" && pingTimeout !== undefined) {
     const pingInterval = positiveDuration(keepalive?.interval)
