@@ -17,6 +17,7 @@ import type { Problem } from "./conditions.js"
 import { type GatewayState, reconcileGateway } from "./gateways.js"
 import { convertGrpcRoute } from "./grpc-routes.js"
 import { type ConvertedHttpRoutes, convertHttpRoute } from "./http-routes.js"
+import { allowedByIsolation, isolatingHostnames } from "./isolation.js"
 import { convertL4Rules, type L4Rules } from "./l4-routes.js"
 import {
   byAge,
@@ -115,8 +116,11 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
           listener.attachedRoutes.add(id)
           const port = listener.listener.port
           if (converted.type === "http") {
+            const own = listener.listener.hostname ?? ""
+            const others = isolatingHostnames(binding.gateway, listener)
             for (const host of hostnames)
-              assembly.addGatewayHttp(binding.gateway, host, port, kind, route, converted.rules.entries)
+              if (allowedByIsolation(host, own, others))
+                assembly.addGatewayHttp(binding.gateway, host, port, kind, route, converted.rules.entries)
           } else if (kind === "TLSRoute" || kind === "TCPRoute") {
             assembly.addL4(kind, binding.gateway, route, hostnames, port, converted.rules.routes)
           }
