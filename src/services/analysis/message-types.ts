@@ -80,6 +80,7 @@ export const MessageTypes = {
   IneffectivePolicy: type("0167", "IneffectivePolicy", "Warning"),
   DestinationRuleSubsetNotSelectPods: type("0173", "DestinationRuleSubsetNotSelectPods", "Error"),
   UnknownDestinationRuleHost: type("0174", "UnknownDestinationRuleHost", "Warning"),
+  ConflictingServiceEntryProtocol: type("0177", "ConflictingServiceEntryProtocol", "Warning"),
 } as const satisfies Record<string, MessageType>
 
 export type MessageTypeName = keyof typeof MessageTypes

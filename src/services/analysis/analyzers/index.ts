@@ -7,6 +7,7 @@ import { envoyFilterAnalyzers } from "./envoy-filters.js"
 import { gatewayAnalyzers } from "./gateways.js"
 import { injectionAnalyzers } from "./injection.js"
 import { policyAnalyzers } from "./policies.js"
+import { serviceEntryProtocolAnalyzers } from "./service-entry-protocols.js"
 import { serviceAnalyzers } from "./services.js"
 import { virtualServiceAnalyzers } from "./virtual-services.js"
 import { workloadSelectorAnalyzers } from "./workload-selectors.js"
@@ -14,6 +15,7 @@ import { workloadSelectorAnalyzers } from "./workload-selectors.js"
 export const ALL_ANALYZERS: ReadonlyArray<Analyzer> = [
   ...annotationAnalyzers,
   ...serviceAnalyzers,
+  ...serviceEntryProtocolAnalyzers,
   ...destinationRuleAnalyzers,
   ...destinationRuleSubsetAnalyzers,
   ...envoyFilterAnalyzers,
