@@ -59,11 +59,17 @@ export const requireWritableDirectory = (path: string, what: string) =>
 export const requireReadableFile = (path: string, what: string) =>
   attempt(path, `read ${what}`, () => fs.access(path, fs.constants.R_OK))
 
-/** The CNI config candidates of the network directory with their text (undefined when unreadable). */
-export const readNetDir = (dir: string) =>
+/**
+ * The CNI config candidates of the network directory with their text (undefined when unreadable):
+ * its `.conf`/`.conflist` files, and `named` (`--cni-conf-name`) whatever its name, since a file
+ * named explicitly is used as it is.
+ */
+export const readNetDir = (dir: string, named = "") =>
   Effect.gen(function* () {
     const names = yield* attempt(dir, "list", () => fs.readdir(dir))
-    const wanted = names.filter((n) => (n.endsWith(".conf") || n.endsWith(".conflist")) && !n.startsWith("."))
+    const wanted = names.filter(
+      (n) => n === named || ((n.endsWith(".conf") || n.endsWith(".conflist")) && !n.startsWith(".")),
+    )
     return yield* Effect.forEach(
       wanted,
       (name) =>

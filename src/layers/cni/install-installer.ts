@@ -178,7 +178,7 @@ export const makeInstaller = (
       })
 
     const installConfig = Effect.gen(function* () {
-      const files = yield* readNetDir(settings.netDir)
+      const files = yield* readNetDir(settings.netDir, settings.confName)
       const plan = planConfig(settings, files, meshEntry)
       switch (plan._tag) {
         case "UpToDate":

@@ -174,6 +174,19 @@ describe("CNI installer", () => {
     expect(read(primary)).toBe(CALICO)
   })
 
+  it("chains into a --cni-conf-name file whatever its extension, under its own name", async () => {
+    const { netDir, settings } = setup({ confName: "10-calico" })
+    const primary = join(netDir, "10-calico")
+    writeFileSync(primary, CALICO)
+    const running = await start(settings)
+    await eventually(() => isReady(running), "ready with the named file")
+    expect(typesIn(primary)).toEqual(["calico", "portmap", "mesh-cni"])
+    expect(running.logs.join("\n")).not.toContain("does not exist yet")
+    expect(existsSync(join(netDir, "10-calico.conflist"))).toBe(false)
+    await running.stop()
+    expect(read(primary)).toBe(CALICO)
+  })
+
   it("writes the mesh-owned list beside the primary and removes only that on exit", async () => {
     const { netDir, settings } = setup({ meshOwned: true })
     const primary = join(netDir, "10-calico.conflist")
