@@ -18,48 +18,79 @@ const telemetry = (name: string, selector = "") =>
   )
 
 describe("workload selector analyzers", () => {
-  it("sidecar.SelectorAnalyzer reports two Sidecars without selector in a namespace", () => {
-    expect(summary(analyze("sidecar.SelectorAnalyzer", sidecar("a"), sidecar("b")))).toEqual([
-      "MSH0111 Sidecar/default/a",
-      "MSH0111 Sidecar/default/b",
-    ])
-    expect(analyze("sidecar.SelectorAnalyzer", sidecar("a"), sidecar("b", "{app: web}"))).toEqual([])
+  it("sidecar.SelectorAnalyzer reports two Sidecars without selector in a namespace, names sorted", () => {
+    const found = analyze("sidecar.SelectorAnalyzer", sidecar("b"), sidecar("a"))
+    expect(summary(found)).toEqual(["MSH0111 Sidecar/default/b", "MSH0111 Sidecar/default/a"])
+    expect(found[0]?.text).toBe(
+      'The Sidecars [a b] in namespace "default" have no workload selector, which can lead to undefined behavior.',
+    )
+    const web = pod("web-0", "{app: web}")
+    expect(analyze("sidecar.SelectorAnalyzer", web, sidecar("a"), sidecar("b", "{app: web}"))).toEqual([])
   })
 
-  it("sidecar.ConflictingSelectorAnalyzer reports two Sidecars selecting one pod", () => {
-    const web = pod("web-0", "{app: web, version: v1}")
+  it("sidecar.SelectorAnalyzer reports a selector that selects no pod of its namespace", () => {
+    const elsewhere = pod("web-0", "{app: web}", "", "other")
+    const found = analyze("sidecar.SelectorAnalyzer", elsewhere, sidecar("a", "{version: v1, app: web}"))
+    expect(found.map((m) => `${m.type.code} ${m.text}`)).toEqual([
+      'MSH0101 Referenced selector not found: "app=web,version=v1"',
+    ])
+    expect(found[0]?.path).toEqual(["spec", "workloadSelector", "labels"])
     expect(
-      summary(
-        analyze("sidecar.ConflictingSelectorAnalyzer", web, sidecar("a", "{app: web}"), sidecar("b", "{version: v1}")),
-      ),
-    ).toHaveLength(2)
-    expect(
-      analyze("sidecar.ConflictingSelectorAnalyzer", web, sidecar("a", "{app: web}"), sidecar("b", "{version: v2}")),
+      analyze("sidecar.SelectorAnalyzer", pod("web-0", "{app: web, version: v1}"), sidecar("a", "{app: web}")),
     ).toEqual([])
   })
 
-  it("telemetry.SelectorAnalyzer reports two Telemetries without selector in a namespace", () => {
-    expect(summary(analyze("telemetry.SelectorAnalyzer", telemetry("a"), telemetry("b")))).toEqual([
+  it("sidecar.SelectorAnalyzer reports two Sidecars selecting one pod, once per pod", () => {
+    const pods = [pod("web-0", "{app: web, version: v1}"), pod("web-1", "{app: web, version: v1}")]
+    const found = analyze(
+      "sidecar.SelectorAnalyzer",
+      ...pods,
+      sidecar("b", "{app: web}"),
+      sidecar("a", "{version: v1}"),
+    )
+    expect(summary(found)).toHaveLength(4)
+    expect(found[0]?.text).toBe(
+      'The Sidecars [a b] in namespace "default" select the same workload pod "web-0", which can lead to undefined behavior.',
+    )
+    expect(
+      analyze(
+        "sidecar.SelectorAnalyzer",
+        pod("web-0", "{app: web, version: v1}"),
+        pod("web-2", "{version: v2}"),
+        sidecar("a", "{app: web}"),
+        sidecar("b", "{version: v2}"),
+      ),
+    ).toEqual([])
+  })
+
+  it("telemetry.DefaultSelectorAnalyzer reports two Telemetries without selector in a namespace", () => {
+    expect(summary(analyze("telemetry.DefaultSelectorAnalyzer", telemetry("a"), telemetry("b")))).toEqual([
       "MSH0160 Telemetry/default/a",
       "MSH0160 Telemetry/default/b",
     ])
-    expect(analyze("telemetry.SelectorAnalyzer", telemetry("a"))).toEqual([])
+    expect(analyze("telemetry.DefaultSelectorAnalyzer", telemetry("a"))).toEqual([])
   })
 
-  it("telemetry.ConflictingSelectorAnalyzer reports two Telemetries selecting one pod", () => {
+  it("telemetry.SelectorAnalyzer reports a selector selecting no pod", () => {
+    expect(analyze("telemetry.SelectorAnalyzer", telemetry("a", "{app: web}")).map((m) => m.text)).toEqual([
+      'Referenced selector not found: "app=web"',
+    ])
+    expect(analyze("telemetry.SelectorAnalyzer", pod("web-0", "{app: web}"), telemetry("a", "{app: web}"))).toEqual([])
+  })
+
+  it("telemetry.SelectorAnalyzer reports two Telemetries selecting one pod", () => {
     const web = pod("web-0", "{app: web}")
     expect(
-      summary(
-        analyze(
-          "telemetry.ConflictingSelectorAnalyzer",
-          web,
-          telemetry("a", "{app: web}"),
-          telemetry("b", "{app: web}"),
-        ),
-      ),
+      summary(analyze("telemetry.SelectorAnalyzer", web, telemetry("a", "{app: web}"), telemetry("b", "{app: web}"))),
     ).toHaveLength(2)
     expect(
-      analyze("telemetry.ConflictingSelectorAnalyzer", web, telemetry("a", "{app: web}"), telemetry("b", "{app: api}")),
+      analyze(
+        "telemetry.SelectorAnalyzer",
+        web,
+        pod("api-0", "{app: api}"),
+        telemetry("a", "{app: web}"),
+        telemetry("b", "{app: api}"),
+      ),
     ).toEqual([])
   })
 })

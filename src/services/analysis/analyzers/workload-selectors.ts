@@ -1,73 +1,133 @@
 /**
- * Sidecar and Telemetry: at most one resource per namespace without a workload selector, and no
- * two selecting the same pod (MSH0110/0111, MSH0159/0160). Pods are matched per namespace.
+ * Sidecar and Telemetry selectors, as the reference checks them: a selector must select a Pod of
+ * its namespace (MSH0101); no Pod may be selected by two of one kind (MSH0110/0159, reported per
+ * Pod); at most one of a kind per namespace has no selector (MSH0111/0160). A Sidecar whose
+ * selector has no labels counts as having none; a Telemetry counts as having none only without
+ * a `selector` field (an empty one selects nothing to check). Names are listed sorted, as `[a b]`.
  */
 import type { Analyzer } from "../analyzer.js"
 import { type MessageType, MessageTypes } from "../message-types.js"
 import {
   type Entry,
+  type FieldPath,
   groupBy,
   type Message,
-  matchLabels,
   message,
   podsByNamespace,
+  rec,
   type Snapshot,
   selects,
+  stringMap,
 } from "../snapshot.js"
 
-const selectorOf = (kind: string, entry: Entry) =>
-  matchLabels(kind === "Sidecar" ? entry.body.workloadSelector : entry.body.selector)
+interface Family {
+  readonly kind: string
+  readonly plural: string
+  /** The selector's labels, or undefined when the resource has no selector. */
+  readonly selector: (entry: Entry) => Readonly<Record<string, string>> | undefined
+  /** Whether the resource counts as having no selector for the one-per-namespace rule. */
+  readonly bare: (entry: Entry) => boolean
+  readonly selectorPath: FieldPath
+  readonly conflict: MessageType
+  readonly withoutSelector: MessageType
+}
 
-const byNamespace = (entries: ReadonlyArray<Entry>) => groupBy(entries, (e) => e.namespace)
+const labelsOrUndefined = (labels: Readonly<Record<string, string>>) =>
+  Object.keys(labels).length === 0 ? undefined : labels
 
-const withoutSelector =
-  (kind: string, plural: string, type: MessageType) =>
+const SIDECAR: Family = {
+  kind: "Sidecar",
+  plural: "Sidecars",
+  selector: (e) => labelsOrUndefined(stringMap(rec(e.body.workloadSelector).labels)),
+  bare: (e) => Object.keys(stringMap(rec(e.body.workloadSelector).labels)).length === 0,
+  selectorPath: ["spec", "workloadSelector", "labels"],
+  conflict: MessageTypes.ConflictingSidecarWorkloadSelectors,
+  withoutSelector: MessageTypes.MultipleSidecarsWithoutWorkloadSelectors,
+}
+
+const TELEMETRY: Family = {
+  kind: "Telemetry",
+  plural: "Telemetries",
+  selector: (e) => labelsOrUndefined(stringMap(rec(e.body.selector).matchLabels)),
+  bare: (e) => e.body.selector === undefined || e.body.selector === null,
+  selectorPath: ["spec", "selector", "matchLabels"],
+  conflict: MessageTypes.ConflictingTelemetryWorkloadSelectors,
+  withoutSelector: MessageTypes.MultipleTelemetriesWithoutWorkloadSelectors,
+}
+
+/** `k=v,k2=v2`, keys sorted: how a label selector is written. */
+export const selectorString = (labels: Readonly<Record<string, string>>): string =>
+  Object.keys(labels)
+    .sort()
+    .map((k) => `${k}=${labels[k]}`)
+    .join(",")
+
+const nameList = (entries: ReadonlyArray<Entry>) =>
+  `[${entries
+    .map((e) => e.name)
+    .sort()
+    .join(" ")}]`
+
+/** Selectors that select nothing, and Pods selected twice. */
+const selections =
+  (family: Family) =>
   (snapshot: Snapshot): ReadonlyArray<Message> => {
     const out: Array<Message> = []
-    for (const [namespace, list] of byNamespace(snapshot.ofKind(kind))) {
-      const bare = list.filter((e) => selectorOf(kind, e) === undefined)
-      if (bare.length < 2) continue
-      const names = bare.map((e) => `${e.name}.${namespace}`).join(", ")
-      for (const e of bare)
+    const pods = podsByNamespace(snapshot)
+    const byPod = new Map<Entry, Array<Entry>>()
+    for (const e of snapshot.ofKind(family.kind)) {
+      const selector = family.selector(e)
+      if (selector === undefined) continue
+      const selected = (pods.get(e.namespace) ?? []).filter((p) => selects(selector, p.labels))
+      if (selected.length === 0) {
         out.push(
           message(
-            type,
+            MessageTypes.ReferencedResourceNotFound,
             e,
-            `The ${plural} [${names}] in namespace "${namespace}" have no workload selector, which can lead to undefined behavior.`,
+            `Referenced selector not found: "${selectorString(selector)}"`,
+            family.selectorPath,
+          ),
+        )
+        continue
+      }
+      for (const pod of selected) {
+        const list = byPod.get(pod)
+        if (list === undefined) byPod.set(pod, [e])
+        else list.push(e)
+      }
+    }
+    for (const [pod, list] of byPod) {
+      if (list.length < 2) continue
+      const names = nameList(list)
+      for (const e of list)
+        out.push(
+          message(
+            family.conflict,
+            e,
+            `The ${family.plural} ${names} in namespace "${pod.namespace}" select the same workload pod "${pod.name}", which can lead to undefined behavior.`,
+            ["metadata", "name"],
           ),
         )
     }
     return out
   }
 
-const conflicting =
-  (kind: string, plural: string, type: MessageType) =>
+const withoutSelectors =
+  (family: Family) =>
   (snapshot: Snapshot): ReadonlyArray<Message> => {
     const out: Array<Message> = []
-    const pods = podsByNamespace(snapshot)
-    for (const [namespace, list] of byNamespace(snapshot.ofKind(kind))) {
-      const selective = list.flatMap((e) => {
-        const selector = selectorOf(kind, e)
-        return selector === undefined ? [] : [{ e, selector }]
-      })
-      if (selective.length < 2) continue
-      const reported = new Set<Entry>()
-      for (const pod of pods.get(namespace) ?? []) {
-        const matching = selective.filter(({ selector }) => selects(selector, pod.labels))
-        if (matching.length < 2) continue
-        const names = matching.map(({ e }) => `${e.name}.${namespace}`).join(", ")
-        for (const { e } of matching) {
-          if (reported.has(e)) continue
-          reported.add(e)
-          out.push(
-            message(
-              type,
-              e,
-              `The ${plural} [${names}] in namespace "${namespace}" select the same workload pod "${pod.name}", which can lead to undefined behavior.`,
-            ),
-          )
-        }
-      }
+    for (const [namespace, list] of groupBy(snapshot.ofKind(family.kind), (e) => e.namespace)) {
+      const bare = list.filter(family.bare)
+      if (bare.length < 2) continue
+      const names = nameList(bare)
+      for (const e of bare)
+        out.push(
+          message(
+            family.withoutSelector,
+            e,
+            `The ${family.plural} ${names} in namespace "${namespace}" have no workload selector, which can lead to undefined behavior.`,
+          ),
+        )
     }
     return out
   }
@@ -75,26 +135,27 @@ const conflicting =
 export const workloadSelectorAnalyzers: ReadonlyArray<Analyzer> = [
   {
     name: "sidecar.SelectorAnalyzer",
-    description: "Validates that at most one Sidecar per namespace has no workload selector",
-    types: [MessageTypes.MultipleSidecarsWithoutWorkloadSelectors],
-    run: withoutSelector("Sidecar", "Sidecars", MessageTypes.MultipleSidecarsWithoutWorkloadSelectors),
-  },
-  {
-    name: "sidecar.ConflictingSelectorAnalyzer",
-    description: "Validates that no two Sidecars select the same workload",
-    types: [MessageTypes.ConflictingSidecarWorkloadSelectors],
-    run: conflicting("Sidecar", "Sidecars", MessageTypes.ConflictingSidecarWorkloadSelectors),
+    description:
+      "Validates that sidecars that define a workload selector match at least one pod, and that there aren't multiple sidecar resources that select overlapping pods",
+    types: [
+      MessageTypes.ReferencedResourceNotFound,
+      MessageTypes.ConflictingSidecarWorkloadSelectors,
+      MessageTypes.MultipleSidecarsWithoutWorkloadSelectors,
+    ],
+    run: (snapshot) => [...selections(SIDECAR)(snapshot), ...withoutSelectors(SIDECAR)(snapshot)],
   },
   {
     name: "telemetry.SelectorAnalyzer",
-    description: "Validates that at most one Telemetry per namespace has no workload selector",
-    types: [MessageTypes.MultipleTelemetriesWithoutWorkloadSelectors],
-    run: withoutSelector("Telemetry", "Telemetries", MessageTypes.MultipleTelemetriesWithoutWorkloadSelectors),
+    description:
+      "Validates that telemetries that define a selector match at least one pod, and that there aren't multiple telemetry resources that select overlapping pods",
+    types: [MessageTypes.ReferencedResourceNotFound, MessageTypes.ConflictingTelemetryWorkloadSelectors],
+    run: selections(TELEMETRY),
   },
   {
-    name: "telemetry.ConflictingSelectorAnalyzer",
-    description: "Validates that no two Telemetries select the same workload",
-    types: [MessageTypes.ConflictingTelemetryWorkloadSelectors],
-    run: conflicting("Telemetry", "Telemetries", MessageTypes.ConflictingTelemetryWorkloadSelectors),
+    name: "telemetry.DefaultSelectorAnalyzer",
+    description:
+      "Validates that there aren't multiple telemetry resources that have no selector and apply to the same namespace",
+    types: [MessageTypes.MultipleTelemetriesWithoutWorkloadSelectors],
+    run: withoutSelectors(TELEMETRY),
   },
 ]
