@@ -11,7 +11,7 @@ import type { ResourceMeta } from "./resource.js"
 import { AuthorizationPolicy } from "./schemas/authorization-policy.js"
 import { DestinationRule } from "./schemas/destination-rule.js"
 import { EnvoyFilter } from "./schemas/envoy-filter.js"
-import { Gateway, gatewayNameProblem } from "./schemas/gateway.js"
+import { Gateway, gatewayNameProblem, noNamespaceGatewayHostProblems } from "./schemas/gateway.js"
 import { KubernetesGateway } from "./schemas/gateway-api/gateway.js"
 import { GatewayClass } from "./schemas/gateway-api/gateway-class.js"
 import { GRPCRoute } from "./schemas/gateway-api/grpc-route.js"
@@ -249,7 +249,12 @@ const kindInfos: Array<KindInfo> = [
   meshKind(NETWORKING_GROUP, NET_ALIAS, "VirtualService", "virtualservices", VirtualServiceSchema, {
     resourceCheck: both(dryRunCheck(), exportToCheck(false)),
   }),
-  meshKind(NETWORKING_GROUP, NET_ALIAS, "Gateway", "gateways", Gateway, { nameProblem: gatewayNameProblem }),
+  meshKind(NETWORKING_GROUP, NET_ALIAS, "Gateway", "gateways", Gateway, {
+    nameProblem: gatewayNameProblem,
+    resourceCheck: both(dryRunCheck(), (spec, meta, report) =>
+      noNamespaceGatewayHostProblems(spec, meta.annotations, report),
+    ),
+  }),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "Sidecar", "sidecars", Sidecar),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "EnvoyFilter", "envoyfilters", EnvoyFilter),
   meshKind(NETWORKING_GROUP, NET_ALIAS, "ProxyConfig", "proxyconfigs", ProxyConfig),

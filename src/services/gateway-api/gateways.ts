@@ -31,14 +31,17 @@ import {
   supportedKindsOf,
 } from "./listeners.js"
 import {
+  compareStrings,
   GATEWAY_NAME_LABEL,
   keyOf,
   MESH_NETWORKING_GROUP,
   meshGatewayName,
   PARENTS_ANNOTATION,
+  ROUTE_SEMANTICS_ANNOTATION,
   type RouteKind,
 } from "./model.js"
 import type { ReferenceGrants } from "./references.js"
+import { namespaceLabelsOf, selectorMatches } from "./selectors.js"
 
 type Server = GatewaySpec["servers"][number]
 
@@ -74,6 +77,30 @@ export interface GatewayState {
 
 export interface GatewayContext {
   readonly grants: ReferenceGrants
+  /** Every namespace with its labels, for listeners taking routes from a namespace Selector. */
+  readonly namespaceLabels?: ReadonlyMap<string, Readonly<Record<string, string>>>
+}
+
+/**
+ * The namespaces a server takes VirtualServices from: the Gateway's for `Same`, any for `All`,
+ * for `Selector` the namespaces it matches, sorted (a mesh Gateway lists namespaces, it cannot
+ * select them), or `~` (no namespace) when none matches, so the server still exists for status
+ * and TLS but routes nothing.
+ */
+const serverNamespaces = (
+  listener: Listener,
+  gateway: ConfigResource<KubernetesGatewaySpec>,
+  namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>,
+): ReadonlyArray<string> => {
+  const namespaces = listener.allowedRoutes?.namespaces
+  const from = namespaces?.from ?? "Same"
+  if (from === "Same") return [gateway.meta.namespace]
+  if (from !== "Selector" || namespaces?.selector === undefined) return ["*"]
+  const selector = namespaces.selector
+  const matched = [...namespaceLabels.keys()]
+    .filter((ns) => ns !== "" && selectorMatches(selector, namespaceLabelsOf(namespaceLabels, ns)))
+    .sort(compareStrings)
+  return matched.length > 0 ? matched : ["~"]
 }
 
 const serverOf = (
@@ -81,13 +108,12 @@ const serverOf = (
   listenerClass: ListenerClass,
   gateway: ConfigResource<KubernetesGatewaySpec>,
   tls: ServerTls | undefined,
+  namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>,
 ): Server => {
-  const from = listener.allowedRoutes?.namespaces?.from ?? "Same"
-  const namespace = from === "Same" ? gateway.meta.namespace : "*"
   const hostname = listenerClass === "tcp" ? "*" : (listener.hostname ?? "*").toLowerCase()
   return {
     port: { number: listener.port, name: listener.name, protocol: SERVER_PROTOCOL[listenerClass] },
-    hosts: [`${namespace}/${hostname}`],
+    hosts: serverNamespaces(listener, gateway, namespaceLabels).map((ns) => `${ns}/${hostname}`),
     ...(tls !== undefined ? { tls } : {}),
   }
 }
@@ -165,7 +191,7 @@ export const reconcileGateway = (gateway: ConfigResource<KubernetesGatewaySpec>,
       })
     }
     const served = programmedProblems.length === 0
-    if (served) servers.push(serverOf(listener, listenerClass, gateway, tls))
+    if (served) servers.push(serverOf(listener, listenerClass, gateway, tls, ctx.namespaceLabels ?? new Map()))
     return {
       listener,
       listenerClass,
@@ -192,7 +218,10 @@ export const reconcileGateway = (gateway: ConfigResource<KubernetesGatewaySpec>,
             name: meshName,
             namespace: gateway.meta.namespace,
             labels: {},
-            annotations: { [PARENTS_ANNOTATION]: `KubernetesGateway/${keyOf(gateway)}` },
+            annotations: {
+              [PARENTS_ANNOTATION]: `KubernetesGateway/${keyOf(gateway)}`,
+              [ROUTE_SEMANTICS_ANNOTATION]: "gateway",
+            },
             ...(gateway.meta.creationTimestamp !== undefined
               ? { creationTimestamp: gateway.meta.creationTimestamp }
               : {}),

@@ -100,7 +100,9 @@ export const namespacedHostProblem = (hostname: string, isGateway: boolean): str
   const ns = hostname.slice(0, slash)
   const host = hostname.slice(slash + 1)
   if (ns === "" || host === "") return "config namespace and dnsName in host entry cannot be empty"
-  const special = isGateway ? ["*", "."] : ["*", ".", "~"]
+  // `~` (no namespace) in a gateway only where the Gateway API conversion wrote it for a listener
+  // whose namespace selector matches nothing; `noNamespaceGatewayHostProblem` checks that.
+  const special = ["*", ".", "~"]
   if (!special.includes(ns) && !isDns1123Label(ns)) {
     return `invalid namespace value "${ns}" in ${isGateway ? "gateway" : "sidecar"}`
   }
@@ -213,3 +215,23 @@ export type GatewaySpec = typeof Gateway.Type
 /** The Gateway's own name must be an RFC 1123 label (no dots). */
 export const gatewayNameProblem = (name: string): string | undefined =>
   isDns1123Label(name) ? undefined : `invalid gateway name: "${name}"`
+
+/** The annotation the Gateway API conversion puts on the Gateways it generates. */
+export const GATEWAY_SEMANTICS_ANNOTATION = "internal.mesh.io/route-semantics"
+
+/**
+ * A `~/host` server host (routes from no namespace) is only for Gateways generated from the
+ * Gateway API (annotated with `internal.mesh.io/route-semantics: gateway`).
+ */
+export const noNamespaceGatewayHostProblems = (
+  spec: { readonly servers?: ReadonlyArray<{ readonly hosts: ReadonlyArray<string> }> },
+  annotations: Readonly<Record<string, string>>,
+  report: (path: string, message: string) => void,
+): void => {
+  if (annotations[GATEWAY_SEMANTICS_ANNOTATION] === "gateway") return
+  ;(spec.servers ?? []).forEach((server, i) =>
+    server.hosts.forEach((host, j) => {
+      if (host.startsWith("~/")) report(`spec.servers[${i}].hosts[${j}]`, 'invalid namespace value "~" in gateway')
+    }),
+  )
+}
