@@ -15,7 +15,7 @@
  */
 import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
 import type { Generated, GeneratorNotice } from "../../grpcgen/generator-notices.js"
-import { workloadMtlsMode } from "../../model/mtls-mode.js"
+import { workloadMtlsMode, workloadMtlsPorts } from "../../model/mtls-mode.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { proxyScope } from "../scope.js"
@@ -77,6 +77,8 @@ interface PortPlan {
 interface Plan {
   readonly ports: ReadonlyArray<PortPlan>
   readonly passthroughMode: Mode
+  /** Ports no inbound port declares but a PeerAuthentication sets a mode for: their own passthrough. */
+  readonly passthroughPorts: ReadonlyArray<{ readonly port: number; readonly mode: Mode }>
   readonly jwt?: ProtoObject
   readonly httpRbac: ReadonlyArray<ProtoObject>
   readonly networkRbac: ReadonlyArray<ProtoObject>
@@ -130,6 +132,9 @@ const plan = (push: PushContext, proxy: ProxyView): Planned => {
   const body: Plan = {
     ports: portPlans,
     passthroughMode: modeOf(workloadMtlsMode(push, proxy.namespace, proxy.labels, undefined)),
+    passthroughPorts: workloadMtlsPorts(push, proxy.namespace, proxy.labels)
+      .filter((port) => !ports.ports.some((p) => p.port === port))
+      .map((port) => ({ port, mode: modeOf(workloadMtlsMode(push, proxy.namespace, proxy.labels, port)) })),
     ...(jwt.filter !== undefined ? { jwt: jwt.filter } : {}),
     httpRbac: authz.http,
     networkRbac: authz.network,
@@ -287,19 +292,21 @@ const portChains = (p: PortPlan, plan: Plan): ReadonlyArray<ProtoObject> => {
   return securedChains(port.protocolClass, p.mode, port.port, () => base, http, tcpFilters, plan.http10)
 }
 
+/**
+ * The passthrough chains: for every port the workload-wide mode, and before them, for each port a
+ * PeerAuthentication names that no inbound port declares, that port's own mode.
+ */
 const passthroughChains = (plan: Plan): ReadonlyArray<ProtoObject> => {
   const cluster = INBOUND_PASSTHROUGH_CLUSTER
   const http = () => [hcm({ statPrefix: cluster, routeName: cluster, virtualHost: "inbound|http|0", cluster }, plan)]
-  return securedChains(
-    "auto",
-    plan.passthroughMode,
-    undefined,
-    // The reference's fixed names: HTTP chains the catch-all, TCP ones the listener's name.
-    (protocol) => (protocol === "http" ? `${VIRTUAL_INBOUND_LISTENER}-catchall-http` : VIRTUAL_INBOUND_LISTENER),
-    http,
-    () => tcp(cluster, plan),
-    plan.http10,
-  )
+  // The reference's fixed names: HTTP chains the catch-all, TCP ones the listener's name.
+  const name = (protocol: ChainOption["protocol"]) =>
+    protocol === "http" ? `${VIRTUAL_INBOUND_LISTENER}-catchall-http` : VIRTUAL_INBOUND_LISTENER
+  const tcpFilters = () => tcp(cluster, plan)
+  return [
+    ...securedChains("auto", plan.passthroughMode, undefined, name, http, tcpFilters, plan.http10),
+    ...plan.passthroughPorts.flatMap((p) => securedChains("auto", p.mode, p.port, name, http, tcpFilters, plan.http10)),
+  ]
 }
 
 const listener = (plan: Plan): ProtoObject => {

@@ -195,6 +195,23 @@ describe("inbound chains as the reference matches them (issue 44)", () => {
     expect((at(l, 8080, plainHttp) as J).chain.filters[0].typed_config.stat_prefix).toBe("inbound_0.0.0.0_8080")
   })
 
+  it("a port-level mode for a port no service declares gets passthrough chains of its own", () => {
+    const workload = security("PeerAuthentication", "reviews", {
+      selector: { matchLabels: { app: "reviews" } },
+      mtls: { mode: "STRICT" },
+      portLevelMtls: { "7777": { mode: "DISABLE" }, "3306": { mode: "DISABLE" } },
+    })
+    const l = build(threePorts({ peerAuthentications: [workload] }))
+    expect(at(l, 7777, plainHttp)).toMatchObject({ kind: "allowed", cluster: "InboundPassthroughCluster" })
+    expect(at(l, 7777, plainTcp)).toMatchObject({ kind: "allowed", cluster: "InboundPassthroughCluster" })
+    expect((at(l, 7777, plainTcp) as J).chain.name).toBe("virtualInbound")
+    // Other undeclared ports keep the workload's STRICT.
+    expect(at(l, 7778, plainTcp).kind).toBe("no-chain")
+    expect(at(l, 7778, meshTcp)).toMatchObject({ kind: "allowed", cluster: "InboundPassthroughCluster" })
+    // A declared port's level setting shapes its own chains, not a passthrough.
+    expect(at(l, 3306, plainTcp)).toMatchObject({ kind: "allowed", cluster: "inbound|3306||" })
+  })
+
   describe("Sidecar ingress TLS", () => {
     const ingress = (protocol: string, tls: Record<string, unknown>) =>
       resource("Sidecar", "reviews", {
