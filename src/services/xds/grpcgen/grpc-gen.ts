@@ -17,6 +17,7 @@ import type { Endpoint, Service, ServicePort } from "../../registry/model.js"
 import type { ProtoObject, ResourceSpec } from "../cache/resource-spec.js"
 import { workloadMtlsMode } from "../model/mtls-mode.js"
 import {
+  destinationServiceOf,
   digest,
   INBOUND_LISTENER_PREFIXES,
   isInboundListenerName,
@@ -212,8 +213,10 @@ interface WeightedTarget {
 
 const routeTargets = (push: PushContext, route: HttpRoute, namespace: string, listenerPort: number, selfHost: string) =>
   route.route.map((rd): WeightedTarget & { readonly host: string } => {
+    // The reference's short-name rule and an exact lookup, as for sidecars and routers: a
+    // destination `a` never reaches `a.example.com`; an unknown host gets a cluster nobody defines.
     const fqdn = resolveHost(rd.destination.host, namespace, push.options.domainSuffix)
-    const service = lookupService(push, fqdn) ?? lookupService(push, rd.destination.host)
+    const service = destinationServiceOf(push, rd.destination.host, namespace)
     const host = service?.hostname ?? fqdn
     const port =
       rd.destination.port ??

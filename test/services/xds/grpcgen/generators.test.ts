@@ -164,6 +164,24 @@ describe("gRPC generators", () => {
     })
   })
 
+  it("RDS: a short destination resolves by the short-name rule only, never to another service named like it", () => {
+    // `a` in default is a.default.svc.cluster.local; the only service starting with `a.` is
+    // a.example.com, which a guess by prefix would pick
+    const p = makePushContext(
+      input({
+        services: [service(ECHO), service("a.example.com")],
+        virtualServices: [
+          virtualService("echo", {
+            hosts: [ECHO],
+            http: [{ route: [{ destination: { host: "a", port: { number: 80 } } }] }],
+          }),
+        ],
+      }),
+    )
+    const [rc] = build(p, TypeUrl.Route, [`${ECHO}:80`])
+    expect(rc!.virtual_hosts[0].routes[0].route.cluster).toBe("outbound|80||a.default.svc.cluster.local")
+  })
+
   it("CDS: DestinationRule load balancer, outlier detection and circuit breakers", () => {
     const p = makePushContext({
       ...mesh,
