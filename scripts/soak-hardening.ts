@@ -1,26 +1,42 @@
 /**
- * Hardening soak (issue 16): runs the attacks an unauthenticated caller can make against the
- * built `mesh-discovery` for `--seconds` (60) on loopback, while well-behaved watchers follow a
- * config change every few seconds. Prints JSON.
+ * Hardening soak (issues 16 and 34): runs the attacks an unauthenticated caller can make against
+ * the built `mesh-discovery` and `mesh-agent` for `--seconds` (60) on loopback, while
+ * well-behaved clients keep being served: watchers follow a config change every few seconds, and
+ * DNS and xDS clients of the agent keep asking. Prints JSON.
  *
  *   node dist/scripts/soak-hardening.mjs [--seconds 60] [--change-every 3] [--config-attacks false]
+ *                                        [--agent false] [--udp-rate 10000]
  *
- * Attacks, all at once (every loop is bounded in count and stops at the deadline):
+ * Attacks on the control plane, all at once (every loop is bounded in count and stops at the
+ * deadline):
  * - `inboxFlood`: ADS streams over raw HTTP/2 from a client that never reads (the server's
  *   answers cannot complete) sending 1 MB requests as fast as the server takes them;
  * - `slowReaders`: more never-reading streams than PILOT_PUSH_THROTTLE's default, each watching
  *   what the changes touch, re-opened when the server closes them;
+ * - `nameFlood`: reading ADS streams sending 1 MB requests of distinct resource names;
  * - `labels`: distinct 1 MB type URLs, NACKs with distinct error text from distinct node ids,
  *   and validation webhook reviews of distinct made-up resources;
- * - `controlz`: reads of `/envj/`, checked for a secret-named variable's value;
- * - `config`: a config directory holding two symlink loops, a YAML alias bomb and an oversized
- *   file, and a large valid file rewritten every few seconds;
+ * - `debugRequests`: debug type URLs with a 1 MB path or a 3 MB query, and a proper one;
+ * - `logFlood`: NACKs, debug paths, webhook refusals and unknown debug pages whose text carries a
+ *   newline, a forged log line and ANSI escapes; the server's log is then read for their traces;
+ * - `controlz`: reads of `/envj/`, checked for secret-named variables' values (GITHUB_PAT too);
+ * - `config`: a config directory holding two directory link loops, a file link loop, a FIFO,
+ *   /dev/zero behind a link, a YAML alias bomb and an oversized file, 2 MB of nested flow
+ *   collections written a third of the way in, and a large valid file rewritten now and then;
  * - `nodeIds`: streams with no node, an empty node id and a 1 MB node id, and 1 MB unknown type
  *   URLs; the status codes and the largest answer are recorded.
+ * Attacks on the agent (soak-agent.ts, in a worker thread): endless Wasm module bodies, an
+ * endless chunked token-exchange body, DNS-over-TCP pipelining without reading, a UDP flood.
  *
- * Measured: the server's peak RSS (VmHWM), the changes each watcher (SotW and delta, the
- * project's own ADS client) received out of those made, `/ready` and `/metrics` answers and
- * latencies, what each attack saw, how long the server took to stop on SIGTERM and its exit code.
+ * Measured: each process's peak RSS (VmHWM) and its RSS every 2.5 s (`rssTimelineMiB`), the
+ * CPU seconds it got while attacked (the machine may be shared), the changes each watcher (SotW
+ * and delta, the project's own ADS client) received out of those made, `/ready` and `/metrics`
+ * answers and latencies, the agent's healthy DNS and xDS clients, what each attack saw, log
+ * bytes per process, and, with clients that never finish attached (a paused ADS stream,
+ * slowloris heads, a stalled TLS handshake), how long each process took to stop on SIGTERM and
+ * its exit code. The `bounds` object says whether each target held. `--seconds` counts from the
+ * start, start-up included: a short run (15 s) leaves the agent, which takes seconds to become
+ * healthy, little or no time under attack, and its bounds then say so (no probes: not held).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
@@ -31,11 +47,41 @@ import { connect, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { Worker } from "node:worker_threads"
 import { Effect, Exit, Scope } from "effect"
-import { loadXdsProtos } from "../src/layers/xds/protos.js"
 import { makeAdsClient } from "../src/layers/xds-client/ads-client.js"
+import { plainToStruct } from "../src/services/xds/protocol/messages.js"
 import { TypeUrl } from "../src/services/xds/protocol/type-urls.js"
 import type { AdsClientShape } from "../src/services/xds-client/client.js"
+import { type AgentSoakInput, type AgentSoakResult, DNS_PROBE_BOUND_MS, XDS_PROBE_BOUND_MS } from "./soak-agent.js"
+import {
+  debugRequests,
+  hostileFileLines,
+  hostileFiles,
+  logFlood,
+  logShape,
+  nameFlood,
+  nestedFile,
+} from "./soak-control-plane.js"
+import {
+  ADS_PATH,
+  cpuSecondsOf,
+  DELTA_PATH,
+  delay,
+  frame,
+  freePort,
+  leftOpen,
+  MiB,
+  openRaw,
+  pausedAds,
+  percentile,
+  round1,
+  type StuckClient,
+  slowloris,
+  stalledHandshake,
+  statusCounts,
+  watchMemory,
+} from "./soak-wire.js"
 
 const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(`--${name}`)
@@ -46,50 +92,44 @@ const SECONDS = Number(arg("seconds", "60"))
 const CHANGE_EVERY_MS = Number(arg("change-every", "3")) * 1000
 /** `--config-attacks false` leaves out the config directory's attacks (to measure the others alone). */
 const CONFIG_ATTACKS = arg("config-attacks", "true") !== "false"
+/** `--agent false` leaves out the agent and its attacks. */
+const AGENT = arg("agent", "true") !== "false"
+/**
+ * Queries a second of the UDP flood on the agent's DNS proxy: the rate at which every lookup
+ * timed out before the bounds (issue 34 finding 3). Past what the agent's one socket can take in
+ * on a loaded machine, the kernel drops every client's datagrams alike, healthy ones included,
+ * which no proxy can prevent: a higher `--udp-rate` measures the machine as much as the agent.
+ */
+const UDP_RATE = Number(arg("udp-rate", "10000"))
 /** More than PILOT_PUSH_THROTTLE's default on this machine (max(10, 50 × cores)). */
 const SLOW_READERS = 120
 const SLOW_READER_OPENS = 3000
 const FLOOD_STREAMS = 4
 const FLOOD_REQUESTS_PER_STREAM = 3000
-const MB = 1024 * 1024
 const SECRET = "soak-s3cr3t-value"
+const PAT = "ghp_soakpersonalaccesstoken0123456789"
+/** The issue's targets: peak RSS of each process under attack. */
+const CONTROL_PLANE_BOUND_MIB = 512
+const AGENT_BOUND_MIB = 256
+/** Past these a process is killed, so a build without the bounds cannot take the machine's memory. */
+const CONTROL_PLANE_GUARD_MIB = 1536
+const AGENT_GUARD_MIB = 1024
+/** mesh-discovery's --shutdownDuration default, and the agent's MINIMUM_DRAIN_DURATION default. */
+const SHUTDOWN_DURATION_MS = 10_000
+const AGENT_DRAIN_MS = 5000
+/** What stopping may take past those: the force-close and the process exit. */
+const SHUTDOWN_MARGIN_MS = 1500
 const ROOT = join(fileURLToPath(import.meta.url), "..", "..", "..")
-const ADS_PATH = "/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources"
-const DELTA_PATH = "/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources"
 /** The listener (and route) the watchers follow and the changes touch. */
 const LISTENER = "reviews.demo.svc.cluster.local:9080"
 const NODE = (name: string) => ({
   id: `sidecar~127.0.0.1~${name}.demo~demo.svc.cluster.local`,
-  metadata: { GENERATOR: "grpc" },
+  metadata: plainToStruct({ GENERATOR: "grpc" }),
 })
 
 const started = Date.now()
 const deadline = started + SECONDS * 1000
 const running = () => Date.now() < deadline
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve) => {
-    const server = createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-
-const protos = loadXdsProtos()
-const ads = protos.ads as unknown as Record<
-  string,
-  { readonly requestSerialize: (value: object) => Buffer; readonly responseDeserialize: (bytes: Buffer) => object }
->
-/** One gRPC message frame: uncompressed flag, big-endian length, the message. */
-const frame = (method: "StreamAggregatedResources" | "DeltaAggregatedResources", message: object): Buffer => {
-  const body = ads[method]!.requestSerialize(message)
-  const head = Buffer.alloc(5)
-  head.writeUInt32BE(body.length, 1)
-  return Buffer.concat([head, body])
-}
-
 // ------------------------------------------------------------------------------------------------
 // The mesh under attack
 
@@ -105,6 +145,8 @@ if (CONFIG_ATTACKS) {
   const bomb = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
   for (let i = 1; i < 10; i++) bomb.push(`a${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(", ")}]`)
   writeFileSync(join(configDir, "bomb.yaml"), `${bomb.join("\n")}\n`)
+  // Issue 34 finding 11: a FIFO, /dev/zero behind a link, a link loop between two files.
+  hostileFiles(configDir)
 }
 // Item 6: about 70 MB of valid YAML in one file.
 const serviceEntry = (i: number, marker: number) =>
@@ -146,38 +188,43 @@ const ports = {
   ctrlz: await freePort(),
 }
 const logFile = join(work, "server.log")
-const server: ChildProcess = spawn(
-  process.execPath,
-  [
-    join(ROOT, "bin/mesh-discovery.cjs"),
-    "discovery",
-    "--configDir",
-    configDir,
-    "--registries",
-    "Mock",
-    "--grpcAddr",
-    `127.0.0.1:${ports.grpc}`,
-    "--secureGRPCAddr",
-    `127.0.0.1:${ports.secure}`,
-    "--httpAddr",
-    `127.0.0.1:${ports.http}`,
-    "--monitoringAddr",
-    `127.0.0.1:${ports.monitoring}`,
-    "--httpsAddr",
-    `127.0.0.1:${ports.https}`,
-    "--ctrlz_address",
-    "127.0.0.1",
-    "--ctrlz_port",
-    String(ports.ctrlz),
-    "--log_target",
-    logFile,
-  ],
-  { cwd: work, env: { ...process.env, SOAK_API_TOKEN: SECRET }, stdio: "ignore" },
-)
+/** mesh-discovery, once the agent's part has written its resources to --configDir (read at start). */
+const startServer = (): ChildProcess => {
+  const child = spawn(
+    process.execPath,
+    [
+      join(ROOT, "bin/mesh-discovery.cjs"),
+      "discovery",
+      "--configDir",
+      configDir,
+      "--registries",
+      "Mock",
+      "--grpcAddr",
+      `127.0.0.1:${ports.grpc}`,
+      "--secureGRPCAddr",
+      `127.0.0.1:${ports.secure}`,
+      "--httpAddr",
+      `127.0.0.1:${ports.http}`,
+      "--monitoringAddr",
+      `127.0.0.1:${ports.monitoring}`,
+      "--httpsAddr",
+      `127.0.0.1:${ports.https}`,
+      "--ctrlz_address",
+      "127.0.0.1",
+      "--ctrlz_port",
+      String(ports.ctrlz),
+      "--log_target",
+      logFile,
+    ],
+    { cwd: work, env: { ...process.env, SOAK_API_TOKEN: SECRET, GITHUB_PAT: PAT }, stdio: "ignore" },
+  )
+  child.on("exit", (code, signal) => {
+    exited = { code, signal, at: Date.now() }
+  })
+  return child
+}
+let server: ChildProcess | undefined
 let exited: { code: number | null; signal: string | null; at: number } | undefined
-server.on("exit", (code, signal) => {
-  exited = { code, signal, at: Date.now() }
-})
 
 const get = (port: number, path: string, timeoutMs = 10_000) =>
   new Promise<{ status: number; body: string; ms: number }>((resolve) => {
@@ -201,47 +248,6 @@ const waitReady = async () => {
     await delay(100)
   }
   throw new Error("server did not become ready in 60 s")
-}
-
-const peakRssMiB = () => {
-  const status = readFileSync(`/proc/${server.pid}/status`, "utf8")
-  const field = (name: string) => Number(/(\d+) kB/.exec(status.split("\n").find((l) => l.startsWith(name)) ?? "")?.[1])
-  return { peak: field("VmHWM:") / 1024, now: field("VmRSS:") / 1024 }
-}
-
-// ------------------------------------------------------------------------------------------------
-// Raw HTTP/2 streams (attacks that a grpc-js client would not make)
-
-interface RawStream {
-  readonly stream: http2.ClientHttp2Stream
-  readonly closed: Promise<{ grpcStatus: number | undefined; message: string; bytes: number }>
-}
-
-/** An ADS stream over `session`; what it read and its final status are reported when it closes. */
-const openRaw = (session: http2.ClientHttp2Session, path: string): RawStream => {
-  const stream = session.request({
-    ":method": "POST",
-    ":path": path,
-    "content-type": "application/grpc",
-    te: "trailers",
-  })
-  let bytes = 0
-  let grpcStatus: number | undefined
-  let message = ""
-  const take = (headers: http2.IncomingHttpHeaders) => {
-    if (headers["grpc-status"] !== undefined) grpcStatus = Number(headers["grpc-status"])
-    if (headers["grpc-message"] !== undefined) message = decodeURIComponent(String(headers["grpc-message"]))
-  }
-  stream.on("response", take)
-  stream.on("trailers", take)
-  stream.on("data", (chunk: Buffer) => {
-    bytes += chunk.length
-  })
-  const closed = new Promise<{ grpcStatus: number | undefined; message: string; bytes: number }>((resolve) => {
-    stream.on("close", () => resolve({ grpcStatus, message: message.slice(0, 200), bytes }))
-    stream.on("error", () => undefined)
-  })
-  return { stream, closed }
 }
 
 /** Writes `chunk`, waiting for the stream to drain; false once the stream is gone or time is up. */
@@ -296,12 +302,6 @@ let relayPort = 0
 /** A session whose reads stop after its first 64 KB (see `nonReadingRelay`). */
 const nonReadingSession = () => http2.connect(`http://127.0.0.1:${relayPort}`).on("error", () => undefined)
 
-const statusCounts = (codes: Array<number | undefined>) => {
-  const out: Record<string, number> = {}
-  for (const code of codes) out[String(code ?? "none")] = (out[String(code ?? "none")] ?? 0) + 1
-  return out
-}
-
 /** Item 1: 1 MB requests into streams whose answers cannot complete. */
 const inboxFlood = async () => {
   const names = Array.from({ length: 1024 }, (_, i) => `${"n".repeat(1000)}-${i}`)
@@ -337,7 +337,7 @@ const inboxFlood = async () => {
     session.destroy()
   }
   await Promise.all(Array.from({ length: FLOOD_STREAMS }, (_, k) => one(k)))
-  return { requestsSent: sent, mbSent: Math.round((sent * 1.0e6) / MB), closesSeen: statusCounts(closes) }
+  return { requestsSent: sent, mbSent: Math.round((sent * 1.0e6) / MiB), closesSeen: statusCounts(closes) }
 }
 
 /** Item 3: never-reading streams watching everything, re-opened when closed. */
@@ -377,9 +377,9 @@ const nodeIds = async () => {
   const cases: Record<string, object> = {
     noNode: { type_url: TypeUrl.Cluster },
     emptyNodeId: { node: { id: "" }, type_url: TypeUrl.Cluster },
-    hugeNodeId: { node: { id: "x".repeat(MB) }, type_url: TypeUrl.Cluster },
+    hugeNodeId: { node: { id: "x".repeat(MiB) }, type_url: TypeUrl.Cluster },
     malformedNodeId: { node: { id: "~~~" }, type_url: TypeUrl.Cluster },
-    hugeUnknownTypeUrl: { node: NODE("unknown-type"), type_url: `type.googleapis.com/${"u".repeat(MB)}` },
+    hugeUnknownTypeUrl: { node: NODE("unknown-type"), type_url: `type.googleapis.com/${"u".repeat(MiB)}` },
   }
   const out: Record<string, { grpcStatus: number | undefined; message: string; bytesAnswered: number }> = {}
   for (const [name, request] of Object.entries(cases)) {
@@ -402,7 +402,7 @@ const labels = async () => {
   let nacks = 0
   for (let i = 0; running() && i < 200; i++) {
     const raw = openRaw(session, ADS_PATH)
-    const typeUrl = `type.googleapis.com/soak.${i}.${"t".repeat(MB - 64)}`
+    const typeUrl = `type.googleapis.com/soak.${i}.${"t".repeat(MiB - 64)}`
     const ok = await writeDrained(
       raw.stream,
       frame("StreamAggregatedResources", { node: NODE(`label-${i}`), type_url: typeUrl }),
@@ -469,10 +469,15 @@ const labels = async () => {
   }
 }
 
-/** Item 5: the process environment through ControlZ. */
+/** Item 5 and issue 34 finding 11: the process environment through ControlZ. */
 const controlz = async () => {
   const env = await get(ports.ctrlz, "/envj/")
-  return { envStatus: env.status, envShowsSecret: env.body.includes(SECRET) }
+  return {
+    envStatus: env.status,
+    envShowsSecret: env.body.includes(SECRET),
+    envShowsGithubPat: env.body.includes(PAT),
+    githubPatRedacted: env.body.includes("GITHUB_PAT=<redacted>"),
+  }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -504,9 +509,66 @@ const metricSum = (text: string, name: string): number =>
     .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0)
 
+// ------------------------------------------------------------------------------------------------
+// The agent's part, in a worker thread (its floods and its clients' clocks get an event loop of their own)
+
+type AgentOutcome = { readonly result: AgentSoakResult } | { readonly error: string }
+let agentPid: number | undefined
+
+/**
+ * Starts the agent's part: `configWritten` resolves once its mesh resources are in --configDir
+ * (or it failed), `done` with its result. The agent starts at once, alongside mesh-discovery.
+ */
+const agentSoak = () => {
+  let configWritten: () => void = () => undefined
+  const written = new Promise<void>((resolve) => {
+    configWritten = resolve
+  })
+  const done = new Promise<AgentOutcome>((resolve) => {
+    const input: AgentSoakInput = {
+      deadline,
+      work,
+      configDir,
+      grpcPort: ports.grpc,
+      securePort: ports.secure,
+      udpRate: UDP_RATE,
+      guardMiB: AGENT_GUARD_MIB,
+    }
+    const worker = new Worker(join(ROOT, "dist/scripts/soak-agent.mjs"), { workerData: { kind: "soak-agent", input } })
+    worker.on(
+      "message",
+      (
+        message:
+          | { type: "config" }
+          | { type: "pid"; pid: number }
+          | { type: "result"; result: AgentSoakResult }
+          | { type: "error"; message: string },
+      ) => {
+        if (message.type === "config") configWritten()
+        else if (message.type === "pid") agentPid = message.pid
+        else {
+          void worker.terminate()
+          resolve(message.type === "result" ? { result: message.result } : { error: message.message })
+        }
+      },
+    )
+    worker.on("error", (error) => resolve({ error: String(error?.stack ?? error) }))
+    worker.on("exit", (code) => resolve({ error: `the agent's worker exited (${code}) without a result` }))
+  })
+  return { configWritten: Promise.race([written, done.then(() => undefined)]), done }
+}
+
+// ------------------------------------------------------------------------------------------------
+
 const main = async () => {
+  const agentPart = AGENT ? agentSoak() : undefined
+  if (agentPart !== undefined) await agentPart.configWritten
+  const meshd = startServer()
+  server = meshd
   await waitReady()
   const readyAt = Date.now() - started
+  const cpMemory = watchMemory(meshd.pid!, CONTROL_PLANE_GUARD_MIB)
+  const agentDone = agentPart?.done ?? Promise.resolve(undefined)
   relayPort = await nonReadingRelay()
   // The slow readers come first: a push serves connections in the order they registered, and
   // a well-behaved watcher must still get every push when it is queued behind all of them.
@@ -519,6 +581,8 @@ const main = async () => {
     await Effect.runPromise(
       w.client.waitFor((s) => s.types.get(TypeUrl.Route)?.resources.has(LISTENER) === true, "20 seconds"),
     )
+  const attacksFrom = Date.now()
+  const cpuBefore = cpuSecondsOf(meshd.pid!)
 
   const probes = {
     ready: [] as Array<{ status: number; ms: number }>,
@@ -568,70 +632,206 @@ const main = async () => {
     return { made, delivered, lateMs }
   })()
 
-  const [flood, slow, ids, label, ctrl] = await Promise.all([inboxFlood(), slowDone, nodeIds(), labels(), controlz()])
+  // Issue 34 finding 5: the nested file arrives a third of the way into the attacks.
+  const nested = (async () => {
+    if (!CONFIG_ATTACKS) return false
+    await delay(Math.max(0, (deadline - attacksFrom) / 3))
+    if (!running()) return false
+    nestedFile(configDir)
+    return true
+  })()
+
+  const [flood, slow, ids, label, ctrl, names, debug, logs, nestedWritten] = await Promise.all([
+    inboxFlood(),
+    slowDone,
+    nodeIds(),
+    labels(),
+    controlz(),
+    nameFlood(ports, running, NODE),
+    debugRequests(ports, running, 2000),
+    logFlood(ports, running, 2000),
+    nested,
+  ])
   const change = await changes
   await probing
   const finalMetrics = await get(ports.monitoring, "/metrics", 10_000)
-  const rss = peakRssMiB()
+  const cpPeak = cpMemory.peakMiB()
+  const cpCpu = round1(cpuSecondsOf(meshd.pid!) - cpuBefore)
+  const rssAtEnd = (() => {
+    try {
+      return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${meshd.pid}/status`, "utf8"))?.[1]) / 1024
+    } catch {
+      return Number.NaN
+    }
+  })()
   await Effect.runPromise(Scope.close(scope, Exit.void))
 
+  // Issue 34 finding 10: clients that never finish, held across SIGTERM.
+  const stuck: Array<StuckClient> = []
+  const stuckFailures: Array<string> = []
+  for (const attach of [
+    () => pausedAds("paused ADS stream", { port: ports.grpc }, NODE("stuck")),
+    () => slowloris("slowloris http", ports.http),
+    () => slowloris("slowloris webhook", ports.https, true),
+    () => stalledHandshake("stalled TLS handshake secure gRPC", ports.secure),
+    () => stalledHandshake("stalled TLS handshake webhook", ports.https),
+  ])
+    await attach().then(
+      (client) => stuck.push(client),
+      (e: Error) => stuckFailures.push(e.message),
+    )
   const stopAt = Date.now()
-  server.kill("SIGTERM")
+  meshd.kill("SIGTERM")
   for (let i = 0; i < 600 && exited === undefined; i++) await delay(100)
-  const log = readFileSync(logFile, "utf8").split("\n")
+  if (exited === undefined) meshd.kill("SIGKILL")
+  cpMemory.stop()
+  const notClosed = await leftOpen(stuck, 2000)
+  const agent = await agentDone
+
+  const logText = readFileSync(logFile, "utf8")
+  const log = logText.split("\n")
+  const cpLog = logShape(logText)
+  const cpShutdown = {
+    stuckClients: stuck.map((c) => c.name),
+    notAttached: stuckFailures,
+    leftOpen: notClosed,
+    exitCode: exited?.code ?? null,
+    signal: exited?.signal ?? null,
+    ms: exited === undefined ? null : exited.at - stopAt,
+  }
+  const agentResult = agent !== undefined && "result" in agent ? agent.result : undefined
+  const dnsProbes = Object.values(agentResult?.healthy.dns.lookups ?? {})
+  const xdsProbes = agentResult?.healthy.xds
+  const agentShutdown = agentResult?.shutdown
+  const bounds = {
+    controlPlanePeakRss: {
+      limitMiB: CONTROL_PLANE_BOUND_MIB,
+      peakMiB: round1(cpPeak),
+      held: cpPeak < CONTROL_PLANE_BOUND_MIB && cpMemory.killedAfterMs() === undefined,
+    },
+    agentPeakRss: {
+      limitMiB: AGENT_BOUND_MIB,
+      peakMiB: agentResult?.peakRssMiB ?? null,
+      held: agentResult !== undefined && agentResult.peakRssMiB < AGENT_BOUND_MIB,
+    },
+    everyWatcherGotEveryChange: {
+      made: change.made,
+      held: change.made > 0 && change.delivered.every((d) => d === change.made),
+    },
+    everyHealthyDnsClientServed: {
+      withinMs: DNS_PROBE_BOUND_MS,
+      probes: dnsProbes.reduce((n, p) => n + p.probes, 0),
+      servedWithinBound: dnsProbes.reduce((n, p) => n + p.withinBound, 0),
+      // What to read a miss against: datagrams the kernel dropped because the agent did not read
+      // its socket in time (they hit every client alike), and the CPU the agent got meanwhile.
+      kernelDropsAtAgentSocket: agentResult?.attacks.dnsUdpFlood.droppedByKernelAtAgentSocket ?? null,
+      agentCpuSeconds: agentResult?.cpuSecondsDuringAttacks ?? null,
+      attackSeconds: agentResult?.attackSeconds ?? null,
+      held: dnsProbes.length > 0 && dnsProbes.every((p) => p.probes > 0 && p.withinBound === p.probes),
+    },
+    everyHealthyXdsClientServed: {
+      withinMs: XDS_PROBE_BOUND_MS,
+      newClients: xdsProbes?.newClients ?? 0,
+      served: xdsProbes?.served ?? 0,
+      longLivedStillHolds: xdsProbes?.longLivedStillHolds ?? false,
+      held:
+        xdsProbes !== undefined &&
+        xdsProbes.newClients > 0 &&
+        xdsProbes.served === xdsProbes.newClients &&
+        xdsProbes.longLivedStillHolds,
+    },
+    // Beyond the issue's "done when": the other targets of its findings.
+    readyAlwaysAnswered: { held: probes.ready.length > 0 && probes.ready.every((p) => p.status === 200) },
+    oversizedDebugRefused: { withinMsOfSending: debug.refusedWithinMsOfSending, held: debug.everyOversizedRefused },
+    noForgedLogLine: { held: cpLog.forgedLines === 0 && cpLog.escapeCharacters === 0 },
+    controlPlaneStopsInTime: {
+      withinMs: SHUTDOWN_DURATION_MS + SHUTDOWN_MARGIN_MS,
+      held:
+        cpShutdown.exitCode === 0 &&
+        cpShutdown.ms !== null &&
+        cpShutdown.ms <= SHUTDOWN_DURATION_MS + SHUTDOWN_MARGIN_MS,
+    },
+    agentStopsInTime: {
+      withinMs: AGENT_DRAIN_MS + SHUTDOWN_MARGIN_MS,
+      held:
+        agentShutdown?.exitCode === 0 &&
+        agentShutdown.ms !== null &&
+        agentShutdown.ms <= AGENT_DRAIN_MS + SHUTDOWN_MARGIN_MS,
+    },
+  }
   const sorted = (xs: Array<number>) => [...xs].sort((a, b) => a - b)
   const pct = (xs: Array<number>, p: number) => sorted(xs)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? 0
-  const round = (x: number) => Math.round(x * 10) / 10
   return {
     seconds: SECONDS,
-    serverReadyAfterMs: readyAt,
-    peakRssMiB: round(rss.peak),
-    rssAtEndMiB: round(rss.now),
-    watchers: {
-      changesMade: change.made,
-      deliveredPerWatcher: Object.fromEntries(watching.map((w, i) => [`${w.mode}-${i}`, change.delivered[i]])),
-      everyWatcherGotEveryChange: change.delivered.every((d) => d === change.made),
-      deliveryMs: {
-        p50: round(pct(change.lateMs, 0.5)),
-        p99: round(pct(change.lateMs, 0.99)),
-        max: round(Math.max(0, ...change.lateMs)),
+    attackSeconds: round1((deadline - attacksFrom) / 1000),
+    bounds: { ...bounds, allHeld: Object.values(bounds).every((b) => b.held) },
+    controlPlane: {
+      readyAfterMs: readyAt,
+      peakRssMiB: round1(cpPeak),
+      rssAtEndMiB: round1(rssAtEnd),
+      killedByGuardAfterMs: cpMemory.killedAfterMs() ?? null,
+      cpuSecondsDuringAttacks: cpCpu,
+      rssTimelineMiB: cpMemory.timelineMiB(),
+      watchers: {
+        changesMade: change.made,
+        deliveredPerWatcher: Object.fromEntries(watching.map((w, i) => [`${w.mode}-${i}`, change.delivered[i]])),
+        deliveryMs: {
+          p50: round1(pct(change.lateMs, 0.5)),
+          p99: round1(pct(change.lateMs, 0.99)),
+          max: round1(Math.max(0, ...change.lateMs)),
+        },
       },
-    },
-    ready: {
-      probes: probes.ready.length,
-      failures: probes.ready.filter((p) => p.status !== 200).length,
-      maxMs: round(Math.max(0, ...probes.ready.map((p) => p.ms))),
-      p99Ms: round(
-        pct(
-          probes.ready.map((p) => p.ms),
-          0.99,
+      ready: {
+        probes: probes.ready.length,
+        failures: probes.ready.filter((p) => p.status !== 200).length,
+        maxMs: round1(Math.max(0, ...probes.ready.map((p) => p.ms))),
+        p99Ms: round1(
+          percentile(
+            probes.ready.map((p) => p.ms),
+            0.99,
+          ),
         ),
-      ),
+      },
+      metrics: {
+        probes: probes.metrics.length,
+        failures: probes.metrics.filter((p) => p.status !== 200).length,
+        maxMs: round1(Math.max(0, ...probes.metrics.map((p) => p.ms))),
+        finalStatus: finalMetrics.status,
+        finalBytes: finalMetrics.body.length,
+        finalSeries: finalMetrics.body.split("\n").filter((l) => l !== "" && !l.startsWith("#")).length,
+        writeTimeouts: metricSum(finalMetrics.body, "pilot_xds_write_timeout"),
+        pushes: metricSum(finalMetrics.body, "pilot_xds_pushes"),
+        rejectSeries: finalMetrics.body.split("\n").filter((l) => /^pilot_xds_\w+_reject\{/.test(l)).length,
+      },
+      attacks: {
+        inboxFlood: flood,
+        slowReaders: slow,
+        nameFlood: names,
+        nodeIds: ids,
+        labels: label,
+        debugRequests: debug,
+        logFlood: logs,
+        controlz: ctrl,
+        config: CONFIG_ATTACKS ? { nestedFileWritten: nestedWritten, ...hostileFileLines(logText) } : "off",
+      },
+      log: {
+        ...cpLog,
+        errorLines: log.filter((l) => /\berror\b|\tE\t|^E /i.test(l)).length,
+        warnLines: log.filter((l) => /\bwarn/i.test(l)).length,
+      },
+      shutdown: cpShutdown,
     },
-    metrics: {
-      probes: probes.metrics.length,
-      failures: probes.metrics.filter((p) => p.status !== 200).length,
-      maxMs: round(Math.max(0, ...probes.metrics.map((p) => p.ms))),
-      finalStatus: finalMetrics.status,
-      finalBytes: finalMetrics.body.length,
-      finalSeries: finalMetrics.body.split("\n").filter((l) => l !== "" && !l.startsWith("#")).length,
-      writeTimeouts: metricSum(finalMetrics.body, "pilot_xds_write_timeout"),
-      pushes: metricSum(finalMetrics.body, "pilot_xds_pushes"),
-      rejectSeries: finalMetrics.body.split("\n").filter((l) => /^pilot_xds_\w+_reject\{/.test(l)).length,
-    },
-    attacks: { inboxFlood: flood, slowReaders: slow, nodeIds: ids, labels: label, controlz: ctrl },
-    serverLog: {
-      lines: log.length,
-      errorLines: log.filter((l) => /\berror\b|\tE\t|^E /i.test(l)).length,
-      warnLines: log.filter((l) => /\bwarn/i.test(l)).length,
-      bytes: log.reduce((n, l) => n + l.length + 1, 0),
-    },
-    shutdown: {
-      exitCode: exited?.code ?? null,
-      signal: exited?.signal ?? null,
-      ms: exited === undefined ? null : exited.at - stopAt,
-    },
+    agent: agent === undefined ? "off" : "result" in agent ? agent.result : { error: agent.error },
     workDir: work,
+  }
+}
+
+const killAgent = () => {
+  if (agentPid === undefined) return
+  try {
+    process.kill(agentPid, "SIGKILL")
+  } catch {
+    // already gone
   }
 }
 
@@ -642,7 +842,8 @@ main().then(
   },
   (error) => {
     process.stderr.write(`soak failed: ${String(error?.stack ?? error)}\n`)
-    server.kill("SIGKILL")
+    server?.kill("SIGKILL")
+    killAgent()
     process.exit(1)
   },
 )
