@@ -31,52 +31,51 @@ describe("destination rule analyzers", () => {
   })
 })
 
-describe("envoy filter analyzers", () => {
-  it("RelativeOperationAnalyzer reports relative operations without a priority", () => {
-    expect(summary(analyze("envoyfilter.RelativeOperationAnalyzer", filter("HTTP_FILTER", "INSERT_BEFORE")))).toEqual([
-      "MSH0151 EnvoyFilter/default/f",
+describe("envoyfilter.EnvoyPatchAnalyzer", () => {
+  const NAME = "envoyfilter.EnvoyPatchAnalyzer"
+  const codes = (...docs: ReadonlyArray<string>) => analyze(NAME, ...docs).map((m) => m.type.code)
+
+  it("reports relative operations without a priority, REMOVE and REPLACE included where they apply", () => {
+    expect(summary(analyze(NAME, filter("HTTP_FILTER", "INSERT_BEFORE")))).toEqual(["MSH0151 EnvoyFilter/default/f"])
+    expect(analyze(NAME, filter("HTTP_FILTER", "INSERT_BEFORE"))[0]?.path).toEqual([
+      "spec",
+      "configPatches",
+      0,
+      "patch",
+      "value",
     ])
-    expect(
-      analyze("envoyfilter.RelativeOperationAnalyzer", filter("HTTP_FILTER", "INSERT_BEFORE", "priority: 10, ")),
-    ).toEqual([])
+    expect(codes(filter("HTTP_FILTER", "REMOVE"))).toEqual(["MSH0151"])
+    expect(codes(filter("HTTP_FILTER", "REPLACE"))).toEqual(["MSH0151"])
+    expect(codes(filter("HTTP_FILTER", "INSERT_BEFORE", "priority: 10, "))).toEqual([])
+    expect(codes(filter("HTTP_FILTER", "INSERT_FIRST"))).toEqual([])
+    expect(codes(filter("HTTP_FILTER", "MERGE"))).toEqual([])
   })
 
-  it("RelativeOperationWithProxyVersionAnalyzer reports them when a proxy version is matched", () => {
+  it("reports MSH0155 only when an earlier patch with a proxy version touched the same filter instance", () => {
     const match = "match: {proxy: {proxyVersion: '^1\\.2.*'}}, "
-    expect(
-      summary(
-        analyze(
-          "envoyfilter.RelativeOperationWithProxyVersionAnalyzer",
-          filter("HTTP_FILTER", "INSERT_AFTER", "", match),
-        ),
-      ),
-    ).toEqual(["MSH0155 EnvoyFilter/default/f"])
-    expect(
-      analyze(
-        "envoyfilter.RelativeOperationWithProxyVersionAnalyzer",
-        filter("HTTP_FILTER", "INSERT_FIRST", "", match),
-      ),
-    ).toEqual([])
+    // The patch's own proxy version is not yet known when it is checked.
+    expect(codes(filter("HTTP_FILTER", "INSERT_AFTER", "", match))).toEqual(["MSH0151"])
+    const twoPatches = mesh(
+      "EnvoyFilter",
+      "f",
+      `{configPatches: [{applyTo: HTTP_FILTER, ${match}patch: {operation: INSERT_FIRST, value: {name: x}}}, {applyTo: HTTP_FILTER, patch: {operation: INSERT_AFTER, value: {name: x}}}, {applyTo: HTTP_FILTER, patch: {operation: INSERT_AFTER, value: {name: y}}}]}`,
+    )
+    expect(codes(twoPatches)).toEqual(["MSH0155", "MSH0151"])
   })
 
-  it("ReplaceOperationAnalyzer reports REPLACE outside filters", () => {
-    expect(summary(analyze("envoyfilter.ReplaceOperationAnalyzer", filter("CLUSTER", "REPLACE")))).toEqual([
-      "MSH0152 EnvoyFilter/default/f",
-    ])
-    expect(analyze("envoyfilter.ReplaceOperationAnalyzer", filter("NETWORK_FILTER", "REPLACE"))).toEqual([])
+  it("reports REPLACE outside filters and virtual hosts", () => {
+    const found = analyze(NAME, filter("CLUSTER", "REPLACE"))
+    expect(summary(found)).toEqual(["MSH0152 EnvoyFilter/default/f"])
+    expect(found[0]?.text).toBe("The REPLACE operation is only valid for HTTP_FILTER and NETWORK_FILTER.")
+    expect(codes(filter("NETWORK_FILTER", "REPLACE", "priority: 1, "))).toEqual([])
   })
 
-  it("AddOperationAnalyzer reports ADD on a route configuration", () => {
-    expect(summary(analyze("envoyfilter.AddOperationAnalyzer", filter("ROUTE_CONFIGURATION", "ADD")))).toEqual([
-      "MSH0153 EnvoyFilter/default/f",
-    ])
-    expect(analyze("envoyfilter.AddOperationAnalyzer", filter("CLUSTER", "ADD"))).toEqual([])
-  })
-
-  it("RemoveOperationAnalyzer reports REMOVE on a route", () => {
-    expect(summary(analyze("envoyfilter.RemoveOperationAnalyzer", filter("HTTP_ROUTE", "REMOVE")))).toEqual([
-      "MSH0154 EnvoyFilter/default/f",
-    ])
-    expect(analyze("envoyfilter.RemoveOperationAnalyzer", filter("HTTP_FILTER", "REMOVE"))).toEqual([])
+  it("reports ADD and REMOVE on a route configuration or route", () => {
+    expect(codes(filter("ROUTE_CONFIGURATION", "ADD"))).toEqual(["MSH0153"])
+    expect(codes(filter("CLUSTER", "ADD"))).toEqual([])
+    expect(codes(filter("HTTP_ROUTE", "REMOVE"))).toEqual(["MSH0154"])
+    expect(analyze(NAME, filter("HTTP_ROUTE", "REMOVE"))[0]?.text).toBe(
+      "The REMOVE operation will be ignored when applyTo is set to ROUTE_CONFIGURATION, or HTTP_ROUTE.",
+    )
   })
 })
