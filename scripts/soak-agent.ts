@@ -747,7 +747,7 @@ export const runAgentSoak = async (input: AgentSoakInput) => {
       baselinePeakRssMiB: round1(baselineMiB),
       peakRssMiB: round1(peakMiB),
       killedByGuardAfterMs: memory.killedAfterMs() ?? null,
-      attackSeconds: round1((input.deadline - attacksFrom) / 1000),
+      attackSeconds: Math.max(0, round1((input.deadline - attacksFrom) / 1000)),
       cpuSecondsDuringAttacks: cpuDuringAttacks,
       rssTimelineMiB: memory.timelineMiB(),
       upstream: upstream.ok ? { host: `${UPSTREAM_HOST}:53`, queriesSeen: upstream.asked() } : upstream.reason,

@@ -164,11 +164,13 @@ export const debugRequests = async (ports: Ports, running: Running, spacingMs: n
   return {
     oversized,
     /** Every oversized request got INVALID_ARGUMENT within DEBUG_ANSWER_MS of being sent. */
-    everyOversizedRefused: Object.values(seen).every((answers) =>
-      answers.every(
-        (a) => a.grpcStatus === INVALID_ARGUMENT && a.afterSentMs !== undefined && a.afterSentMs < DEBUG_ANSWER_MS,
+    everyOversizedRefused:
+      Object.values(seen).some((answers) => answers.length > 0) &&
+      Object.values(seen).every((answers) =>
+        answers.every(
+          (a) => a.grpcStatus === INVALID_ARGUMENT && a.afterSentMs !== undefined && a.afterSentMs < DEBUG_ANSWER_MS,
+        ),
       ),
-    ),
     refusedWithinMsOfSending: DEBUG_ANSWER_MS,
     loopbackSyncz: summary(proper),
     remoteCaller:

@@ -763,7 +763,7 @@ const main = async () => {
   const pct = (xs: Array<number>, p: number) => sorted(xs)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? 0
   return {
     seconds: SECONDS,
-    attackSeconds: round1((deadline - attacksFrom) / 1000),
+    attackSeconds: Math.max(0, round1((deadline - attacksFrom) / 1000)),
     bounds: { ...bounds, allHeld: Object.values(bounds).every((b) => b.held) },
     controlPlane: {
       readyAfterMs: readyAt,
