@@ -125,11 +125,17 @@ const compilePatch = (
       return undefined
     }
   }
+  const context = cp.match?.context ?? "ANY"
+  if (context === "WAYPOINT") {
+    // Validation accepts waypoint patches (the API has them); no proxy here applies them yet.
+    warnings.push(warning(`${where}: the WAYPOINT context is not applied by this mesh; patch ignored`))
+    return undefined
+  }
   return {
     where,
     applyTo,
     operation,
-    context: cp.match?.context ?? "ANY",
+    context,
     match: cp.match ?? {},
     value,
     proxyVersion,
