@@ -1,6 +1,7 @@
 /** Sidecar/Telemetry selector analyzers, ServiceEntry addresses and ineffective policies. */
 import { describe, expect, it } from "@effect/vitest"
-import { analyze, mesh, pod, summary } from "./support.js"
+import { defaultMeshConfig } from "../../../src/services/mesh-config/mesh-config.js"
+import { analyze, analyzeWith, mesh, pod, summary } from "./support.js"
 
 const sidecar = (name: string, selector = "") =>
   mesh(
@@ -105,6 +106,38 @@ describe("service entry and policy analyzers", () => {
       )
     expect(summary(analyze("serviceentry.Analyzer", se("")))).toEqual(["MSH0134 ServiceEntry/default/db"])
     expect(analyze("serviceentry.Analyzer", se("addresses: [10.0.0.5], "))).toEqual([])
+  })
+
+  it("serviceentry.Analyzer reports each TCP or unset-protocol port, not other protocols", () => {
+    const se = mesh(
+      "ServiceEntry",
+      "db",
+      "{hosts: [db.example.com], ports: [{number: 5432, name: tcp, protocol: TCP}, {number: 6379, name: redis, protocol: REDIS}, {number: 27017, name: mongo, protocol: MONGO}, {number: 80, name: http, protocol: HTTP}], resolution: DNS}",
+    )
+    expect(analyze("serviceentry.Analyzer", se).map((m) => m.path)).toEqual([["spec", "ports", 0]])
+  })
+
+  it("serviceentry.Analyzer is silent when the mesh config has proxies capture DNS and auto-allocate", () => {
+    const se = mesh(
+      "ServiceEntry",
+      "db",
+      "{hosts: [db.example.com], ports: [{number: 5432, name: tcp, protocol: TCP}], resolution: DNS}",
+    )
+    const withMetadata = (proxyMetadata: Record<string, string>) => {
+      const base = defaultMeshConfig()
+      return { meshConfig: { ...base, defaultConfig: { ...base.defaultConfig, proxyMetadata } } }
+    }
+    const capture = { MESH_META_DNS_CAPTURE: "true" }
+    expect(
+      analyzeWith("serviceentry.Analyzer", withMetadata({ ...capture, MESH_META_DNS_AUTO_ALLOCATE: "true" }), se),
+    ).toEqual([])
+    expect(
+      analyzeWith("serviceentry.Analyzer", withMetadata({ ...capture, PILOT_ENABLE_IP_AUTOALLOCATE: "true" }), se),
+    ).toEqual([])
+    expect(analyzeWith("serviceentry.Analyzer", withMetadata(capture), se)).toHaveLength(1)
+    expect(
+      analyzeWith("serviceentry.Analyzer", withMetadata({ MESH_META_DNS_AUTO_ALLOCATE: "true" }), se),
+    ).toHaveLength(1)
   })
 
   it("gateway.IneffectiveSelectorAnalyzer reports a policy selecting a gateway-API gateway's pods", () => {

@@ -20,25 +20,43 @@ import {
   strs,
 } from "../snapshot.js"
 
-/** Protocols that need an address to be told apart (no Host header or SNI to route on). */
-const ADDRESSLESS_PROTOCOLS = new Set(["", "TCP", "MONGO", "MYSQL", "REDIS"])
+/**
+ * Whether the mesh config has proxies capture DNS and auto-allocate addresses
+ * (`MESH_META_DNS_CAPTURE` with `MESH_META_DNS_AUTO_ALLOCATE` or `PILOT_ENABLE_IP_AUTOALLOCATE`
+ * in `defaultConfig.proxyMetadata`): then a ServiceEntry needs no addresses of its own.
+ */
+const addressesAutoAllocated = (snapshot: Snapshot): boolean => {
+  const metadata = snapshot.meshConfig.defaultConfig.proxyMetadata
+  return (
+    metadata.MESH_META_DNS_CAPTURE === "true" &&
+    (metadata.MESH_META_DNS_AUTO_ALLOCATE === "true" || metadata.PILOT_ENABLE_IP_AUTOALLOCATE === "true")
+  )
+}
 
-const addressesRequired = (snapshot: Snapshot): ReadonlyArray<Message> =>
-  snapshot
-    .ofKind("ServiceEntry")
-    .filter(
-      (se) =>
-        strs(se.body.addresses).length === 0 &&
-        arr(se.body.ports).some((p) => ADDRESSLESS_PROTOCOLS.has(str(rec(p).protocol).toUpperCase())),
-    )
-    .map((se) =>
-      message(
-        MessageTypes.ServiceEntryAddressesRequired,
-        se,
-        "ServiceEntry addresses are required for this protocol.",
-        ["spec", "ports"],
-      ),
-    )
+/**
+ * A ServiceEntry without addresses needs one for each port serving TCP (or no protocol): one
+ * message per such port, as the reference reports them.
+ */
+const addressesRequired = (snapshot: Snapshot): ReadonlyArray<Message> => {
+  if (addressesAutoAllocated(snapshot)) return []
+  const out: Array<Message> = []
+  for (const se of snapshot.ofKind("ServiceEntry")) {
+    if (strs(se.body.addresses).length > 0) continue
+    arr(se.body.ports).forEach((p, i) => {
+      const protocol = str(rec(p).protocol).toUpperCase()
+      if (protocol === "" || protocol === "TCP")
+        out.push(
+          message(
+            MessageTypes.ServiceEntryAddressesRequired,
+            se,
+            "ServiceEntry addresses are required for this protocol.",
+            ["spec", "ports", i],
+          ),
+        )
+    })
+  }
+  return out
+}
 
 /** The label the gateway-API deployment controller puts on the pods it runs. */
 const GATEWAY_NAME_LABEL = "gateway.networking.k8s.io/gateway-name"
