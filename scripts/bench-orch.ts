@@ -25,10 +25,18 @@
  *
  * The API server and the clients share this process: its CPU for serving lists and watches is
  * reported (`benchProcessCpuSeconds`), so a distortion of the daemon's figures can be judged.
+ *
+ * `--apiserver real` runs the same cluster on the real kube-apiserver and etcd
+ * (test/support/real-orchestrator.ts; built by scripts/build-orchestrator.sh): everything is created
+ * through the API (`--concurrency` requests at once; a Pod's status through its status subresource,
+ * the mesh CRDs installed first), then spawn → `/ready`, peak RSS and the readiness-flip → client
+ * push latency are measured as above. The relist and unthrottled phases are the in-process run's
+ * (the real server's 410s are tested in test/e2e/real-orchestrator-controllers.test.ts).
  */
 import { readFileSync, writeFileSync } from "node:fs"
 import { Effect, Exit, Scope } from "effect"
 import { makeAdsClient } from "../src/layers/xds-client/ads-client.js"
+import { meshCrds } from "../src/services/install/crds.js"
 import { clusterName } from "../src/services/xds/grpcgen/grpc-gen.js"
 import { plainToStruct } from "../src/services/xds/protocol/messages.js"
 import { TypeUrl } from "../src/services/xds/protocol/type-urls.js"
@@ -37,6 +45,7 @@ import { discoveryArgs } from "../test/support/discovery.js"
 import { type KubeObject, type Orchestrator, startOrchestrator } from "../test/support/orchestrator/index.js"
 import { meshCustomResources } from "../test/support/orchestrator/mesh-crds.js"
 import { type Daemon, startDaemon } from "../test/support/processes.js"
+import { type RealOrchestrator, realOrchestratorWith } from "../test/support/real-orchestrator.js"
 
 const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(`--${name}`)
@@ -54,6 +63,10 @@ const WARMUP = Number(arg("warmup", "2"))
 const UNTHROTTLED = arg("unthrottled", "true") !== "false"
 /** `--daemon-log FILE`: the first daemon's output, written when it stops (for finding slow steps). */
 const DAEMON_LOG = arg("daemon-log", "")
+/** `in-process` (default) or `real`: kube-apiserver and etcd built from their Go modules. */
+const API_SERVER = arg("apiserver", "in-process")
+/** Requests in flight at once while filling the real API server. */
+const CONCURRENCY = Number(arg("concurrency", "32"))
 const DEBOUNCE_MS = 100
 const SYNC_TARGET_MS = 5000
 const RSS_TARGET_MIB = 600
@@ -646,4 +659,240 @@ const main = async () => {
   process.exit(0)
 }
 
-void main()
+// ------------------------------------------------------------------------------------------------
+// The real API server
+
+/** Runs `work` over `items` with at most CONCURRENCY at once. */
+const inBatches = async <A>(items: ReadonlyArray<A>, work: (item: A) => Promise<unknown>) => {
+  let next = 0
+  await Promise.all(
+    Array.from({ length: Math.min(CONCURRENCY, items.length) }, async () => {
+      while (next < items.length) await work(items[next++]!)
+    }),
+  )
+}
+
+/** The API path of an object's collection. */
+const collection = (o: KubeObject): string => {
+  const apiVersion = o.apiVersion ?? "v1"
+  const [group, version] = apiVersion.includes("/") ? apiVersion.split("/") : ["", apiVersion]
+  // Every kind created here takes a plain "s" (services, pods, endpointslices, destinationrules, ...).
+  const plural = `${(o.kind ?? "").toLowerCase()}s`
+  const ns = o.metadata.namespace === undefined ? "" : `/namespaces/${o.metadata.namespace}`
+  return `${group === "" ? "/api" : `/apis/${group}`}/${version}${ns}/${plural}`
+}
+
+const create = (orch: RealOrchestrator, o: KubeObject) => orch.ok("POST", collection(o), { body: o })
+
+const populateReal = async (orch: RealOrchestrator) => {
+  for (const name of ["mesh-system", NS, ...TEAMS])
+    await create(orch, { apiVersion: "v1", kind: "Namespace", metadata: { name } })
+  await create(orch, {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "mesh", namespace: "mesh-system" },
+    data: { mesh: "trustDomain: cluster.local\n" },
+  } as KubeObject)
+  if (CRS > 0) {
+    const crds = meshCrds({}) as unknown as ReadonlyArray<KubeObject>
+    await inBatches(crds, (crd) => create(orch, crd))
+    await until(
+      "the mesh CRDs to be established",
+      async () => {
+        const list = await orch.ok("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+        return (list.items as Array<{ status?: { conditions?: Array<{ type: string; status: string }> } }>).every(
+          (c) => c.status?.conditions?.some((k) => k.type === "Established" && k.status === "True") === true,
+        )
+      },
+      60_000,
+      200,
+    )
+  }
+  const nodes = Array.from({ length: NODES }, (_, n) => ({
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: {
+      name: `node-${n}`,
+      labels: {
+        "topology.kubernetes.io/region": `region-${n % 3}`,
+        "topology.kubernetes.io/zone": `zone-${n % 10}`,
+        "kubernetes.io/hostname": `node-${n}`,
+      },
+    },
+  }))
+  await inBatches(nodes, (o) => create(orch, o))
+  // The ServiceAccount admission plugin refuses Pods whose account does not exist.
+  const indices = Array.from({ length: SERVICES }, (_, i) => i)
+  await inBatches(indices, (i) =>
+    create(orch, { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: `svc-${i}`, namespace: NS } }),
+  )
+  // The real server allocates cluster IPs (10.96.0.1 is already the `kubernetes` Service's).
+  await inBatches(indices, (i) => {
+    const { clusterIP: _, ...spec } = service(i).spec as Record<string, unknown>
+    return create(orch, { ...service(i), spec } as KubeObject)
+  })
+  log("services created")
+  const pods = indices.flatMap((i) => Array.from({ length: PODS_PER_SERVICE }, (_, p) => [i, p] as const))
+  let done = 0
+  await inBatches(pods, async ([i, p]) => {
+    const { status, ...spec } = pod(i, p, true)
+    const withImage = {
+      ...spec,
+      spec: { ...(spec.spec as Record<string, unknown>), containers: [{ name: "app", image: "example/app:1" }] },
+    }
+    const created = await create(orch, withImage as KubeObject)
+    // A create drops status: the kubelet's part, through the status subresource.
+    await orch.ok("PUT", `${collection(spec as KubeObject)}/${spec.metadata.name}/status`, {
+      body: { ...created, status },
+    })
+    if (++done % 2000 === 0) log(`${done} pods`)
+  })
+  await inBatches(indices, (i) => create(orch, slice(i)))
+  await inBatches(
+    Array.from({ length: CRS }, (_, k) => k),
+    (k) => create(orch, customResource(k)),
+  )
+}
+
+const mainReal = async () => {
+  const scope = await Effect.runPromise(Scope.make())
+  const orch = await Effect.runPromise(realOrchestratorWith().pipe(Scope.extend(scope)))
+  log(`kube-apiserver ${orch.versions.kube} ready in ${orch.startMillis} ms`)
+  const populateStarted = now()
+  await populateReal(orch)
+  const populateMs = Math.round(now() - populateStarted)
+  log(`populated ${SERVICES} services, ${SERVICES * PODS_PER_SERVICE} pods, ${CRS} CRs in ${populateMs} ms`)
+
+  const args = discoveryArgs("", { "--registries": "Orchestrator", "--orchconfig": orch.kubeconfig }).filter(
+    (a, i, all) => a !== "--configDir" && all[i - 1] !== "--configDir",
+  )
+  const t0 = now()
+  const spawnedAt = Date.now()
+  const daemon = startDaemon("mesh-discovery", args, {
+    POD_NAME: "meshd-bench",
+    POD_NAMESPACE: "mesh-system",
+    PILOT_DEBOUNCE_AFTER: `${DEBOUNCE_MS}ms`,
+  })
+  const pid = daemon.process.pid!
+  const watchScope = await Effect.runPromise(Scope.make())
+  try {
+    const httpAddr = `127.0.0.1:${(await daemon.waitFor(/http listening on [\d.]+:(\d+)/, 60_000))[1]!}`
+    await until(
+      "/ready",
+      async () => {
+        try {
+          return (await fetch(`http://${httpAddr}/ready`)).status === 200
+        } catch {
+          return false
+        }
+      },
+      180_000,
+    )
+    const initialSyncMs = Math.round(now() - t0)
+    const atReady = { ...memoryOf(pid), daemonCpuSeconds: cpuOf(pid) }
+    log(`ready after ${initialSyncMs} ms (peak RSS ${atReady.peakRssMiB} MiB)`)
+    const ads = (await daemon.waitFor(/ADS server listening on ([\d.]+:\d+)/, 10_000))[1]!
+    const monitoring = (await daemon.waitFor(/monitoring listening on ([\d.]+:\d+)/, 10_000))[1]!
+    const watchers = await startWatchers(ads, watchScope)
+    log(`${CLIENTS} clients hold svc-0's endpoints`)
+
+    const flips: Array<number> = []
+    const perClient: Array<number> = []
+    const wrongEndpoints: Array<{ flip: number; expected: number; held: number }> = []
+    const countersBefore = await pushCounters(monitoring)
+    const podPath = `/api/v1/namespaces/${NS}/pods/svc-0-0/status`
+    const slicePath = `/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices/svc-0-abcde`
+    const merge = "application/merge-patch+json"
+    for (let f = 0; f < WARMUP + FLIPS; f++) {
+      const ready = f % 2 === 1
+      const received = watchers.nextEds()
+      const at = now()
+      // As the kubelet and the EndpointSlice controller would: the Pod's condition, then the slice's.
+      await orch.ok("PATCH", podPath, {
+        body: { status: { conditions: [{ type: "Ready", status: ready ? "True" : "False" }] } },
+        contentType: merge,
+      })
+      await orch.ok("PATCH", slicePath, {
+        body: { endpoints: slice(0, ready ? undefined : 0).endpoints },
+        contentType: merge,
+      })
+      const receipts = await Promise.race([
+        received,
+        sleep(10_000).then(() => Promise.reject(new Error(`flip ${f}: not every client got an EDS update in 10 s`))),
+      ])
+      const clientMs = receipts.map((t) => round1(t - at))
+      if (f >= WARMUP) {
+        flips.push(Math.max(...clientMs))
+        perClient.push(...clientMs)
+      }
+      await sleep(DEBOUNCE_MS + 200)
+      const expected = PODS_PER_SERVICE - (ready ? 0 : 1)
+      const held = await watchers.endpoints()
+      if (held !== expected) wrongEndpoints.push({ flip: f, expected, held })
+    }
+    const countersAfter = await pushCounters(monitoring)
+    const end = memoryOf(pid)
+    const peakRssMiB = Math.max(end.peakRssMiB, atReady.peakRssMiB)
+    console.log(
+      JSON.stringify(
+        {
+          apiServer: `kube-apiserver ${orch.versions.kube}, etcd ${orch.versions.etcd}`,
+          services: SERVICES,
+          pods: SERVICES * PODS_PER_SERVICE,
+          endpointSlices: SERVICES,
+          nodes: NODES,
+          crs: CRS,
+          apiServerStartMs: orch.startMillis,
+          populateMs,
+          populateConcurrency: CONCURRENCY,
+          initialSyncMs,
+          initialSync: { milestonesMs: milestones(daemon.output(), spawnedAt), ...atReady },
+          peakRssMiB,
+          rssAtEndMiB: end.rssMiB,
+          propagation: {
+            flips: FLIPS,
+            warmupFlips: WARMUP,
+            clients: CLIENTS,
+            debounceMs: DEBOUNCE_MS,
+            p50Ms: round1(percentile(flips, 50)),
+            p99Ms: round1(percentile(flips, 99)),
+            maxMs: round1(Math.max(...flips)),
+            perClientP50Ms: round1(percentile(perClient, 50)),
+            perClientP99Ms: round1(percentile(perClient, 99)),
+            allClientsMs: flips,
+            edsPushes: countersAfter.edsPushes - countersBefore.edsPushes,
+            inboundUpdates: {
+              full: countersAfter.inboundFull - countersBefore.inboundFull,
+              eds: countersAfter.inboundEds - countersBefore.inboundEds,
+            },
+            wrongEndpoints,
+          },
+          targets: {
+            initialSyncUnder5s: initialSyncMs < SYNC_TARGET_MS,
+            rssUnder600MiB: peakRssMiB < RSS_TARGET_MIB,
+            propagationP99UnderDebouncePlus100Ms: percentile(flips, 99) < DEBOUNCE_MS + 100,
+            propagationCorrect: wrongEndpoints.length === 0,
+          },
+          notes: [
+            "A flip is two API requests (Pod status, then EndpointSlice), timed from before the first: the real server's write and watch latency is in the figure.",
+            "kube-apiserver and etcd run beside the daemon on the same cores; the clients run in the benchmark process.",
+          ],
+        },
+        null,
+        2,
+      ),
+    )
+  } catch (error) {
+    process.stderr.write(
+      `bench-orch failed: ${String(error)}\n--- daemon output (tail) ---\n${daemon.output().slice(-4000)}\n`,
+    )
+    process.exitCode = 1
+  } finally {
+    await Effect.runPromise(Scope.close(watchScope, Exit.void))
+    await daemon.stop()
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+  process.exit(process.exitCode ?? 0)
+}
+
+void (API_SERVER === "real" ? mainReal() : main())
