@@ -10,24 +10,45 @@ const filter = (applyTo: string, operation: string, extra = "", match = "") =>
     `{${extra}configPatches: [{applyTo: ${applyTo}, ${match}patch: {operation: ${operation}${operation === "REMOVE" ? "" : ", value: {name: x}"}}}]}`,
   )
 
-describe("destination rule analyzers", () => {
-  it("CaCertificateAnalyzer reports SIMPLE TLS without a CA", () => {
-    expect(summary(analyze("destinationrule.CaCertificateAnalyzer", dr("{tls: {mode: SIMPLE}}")))).toEqual([
-      "MSH0128 DestinationRule/default/db",
-    ])
-    expect(
-      analyze("destinationrule.CaCertificateAnalyzer", dr("{tls: {mode: SIMPLE, caCertificates: /etc/ca.pem}}")),
-    ).toEqual([])
+describe("destinationrule.CaCertificateAnalyzer", () => {
+  const NAME = "destinationrule.CaCertificateAnalyzer"
+
+  it("reports SIMPLE or MUTUAL TLS without a CA, named namespace/name", () => {
+    const found = analyze(NAME, dr("{tls: {mode: SIMPLE}}"))
+    expect(summary(found)).toEqual(["MSH0128 DestinationRule/default/db"])
+    expect(found[0]?.text).toBe(
+      "DestinationRule default/db in namespace default has TLS mode set to SIMPLE but no caCertificates are set to validate server identity for host: db.example.com",
+    )
+    expect(analyze(NAME, dr("{tls: {mode: SIMPLE, caCertificates: /etc/ca.pem}}"))).toEqual([])
+    expect(analyze(NAME, dr("{tls: {mode: DISABLE}}"))).toEqual([])
   })
 
-  it("PortLevelCaCertificateAnalyzer reports port-level TLS without a CA", () => {
+  it("reports port-level TLS without a CA, the port as its selector prints", () => {
     const policy = (tls: string) => dr(`{portLevelSettings: [{port: {number: 443}, tls: ${tls}}]}`)
-    expect(summary(analyze("destinationrule.PortLevelCaCertificateAnalyzer", policy("{mode: SIMPLE}")))).toEqual([
-      "MSH0129 DestinationRule/default/db",
-    ])
-    expect(
-      analyze("destinationrule.PortLevelCaCertificateAnalyzer", policy("{mode: SIMPLE, credentialName: db-ca}")),
-    ).toEqual([])
+    const found = analyze(NAME, policy("{mode: MUTUAL, clientCertificate: /c, privateKey: /k}"))
+    expect(summary(found)).toEqual(["MSH0129 DestinationRule/default/db"])
+    expect(found[0]?.text).toMatch(/for host: db\.example\.com at port number:443$/)
+    expect(analyze(NAME, policy("{mode: SIMPLE, caCertificates: /ca}"))).toEqual([])
+  })
+
+  it("a credentialName counts only with a workloadSelector; insecureSkipVerify does not silence it", () => {
+    expect(analyze(NAME, dr("{tls: {mode: SIMPLE, credentialName: db-ca}}"))).toHaveLength(1)
+    const selected = mesh(
+      "DestinationRule",
+      "db",
+      "{host: db.example.com, workloadSelector: {matchLabels: {app: client}}, trafficPolicy: {tls: {mode: SIMPLE, credentialName: db-ca}}}",
+    )
+    expect(analyze(NAME, selected)).toEqual([])
+    expect(analyze(NAME, dr("{tls: {mode: SIMPLE, insecureSkipVerify: true}}"))).toHaveLength(1)
+  })
+
+  it("does not look into subsets' traffic policies", () => {
+    const subsetOnly = mesh(
+      "DestinationRule",
+      "db",
+      "{host: db.example.com, subsets: [{name: v1, labels: {v: '1'}, trafficPolicy: {tls: {mode: SIMPLE}}}]}",
+    )
+    expect(analyze(NAME, subsetOnly)).toEqual([])
   })
 })
 

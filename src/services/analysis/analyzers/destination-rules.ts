@@ -1,65 +1,66 @@
 /**
- * DestinationRule TLS: SIMPLE or MUTUAL origination without a CA to verify the server
- * (MSH0128 at the destination level, MSH0129 per port).
+ * DestinationRule TLS origination without a CA to verify the server, as the reference's
+ * destinationrule.CaCertificateAnalyzer checks it: the rule's top-level traffic policy
+ * (MSH0128) and its port-level settings (MSH0129), SIMPLE or MUTUAL mode. A `credentialName`
+ * counts only in a DestinationRule with a `workloadSelector` (elsewhere it does not supply the
+ * CA); `insecureSkipVerify` does not silence it. The rule is named `namespace/name`, a port as
+ * its selector is printed (`number:443`).
  */
 import type { Analyzer } from "../analyzer.js"
-import { type MessageType, MessageTypes } from "../message-types.js"
-import { arr, type Entry, type FieldPath, type Message, message, rec, type Snapshot, str } from "../snapshot.js"
+import { MessageTypes } from "../message-types.js"
+import { arr, type Entry, type Message, message, rec, type Snapshot, str } from "../snapshot.js"
 
-const unverified = (tls: Readonly<Record<string, unknown>>): string | undefined => {
+const unverified = (dr: Entry, tls: Readonly<Record<string, unknown>>): string | undefined => {
   const mode = str(tls.mode)
   if (mode !== "SIMPLE" && mode !== "MUTUAL") return undefined
-  if (str(tls.caCertificates) !== "" || str(tls.credentialName) !== "" || tls.insecureSkipVerify === true)
+  if (str(tls.caCertificates) !== "") return undefined
+  if (str(tls.credentialName) !== "" && dr.body.workloadSelector !== undefined && dr.body.workloadSelector !== null)
     return undefined
   return mode
 }
 
-const check =
-  (type: MessageType, portLevel: boolean) =>
-  (snapshot: Snapshot): ReadonlyArray<Message> => {
-    const out: Array<Message> = []
-    const report = (dr: Entry, tls: unknown, path: FieldPath, port?: unknown) => {
-      const mode = unverified(rec(tls))
-      if (mode === undefined) return
-      const host = str(dr.body.host)
+const caCertificates = (snapshot: Snapshot): ReadonlyArray<Message> => {
+  const out: Array<Message> = []
+  for (const dr of snapshot.ofKind("DestinationRule")) {
+    const policy = rec(dr.body.trafficPolicy)
+    const host = str(dr.body.host)
+    const prefix = `DestinationRule ${dr.namespace}/${dr.name} in namespace ${dr.namespace} has TLS mode set to`
+    const mode = unverified(dr, rec(policy.tls))
+    if (mode !== undefined)
       out.push(
         message(
-          type,
+          MessageTypes.NoServerCertificateVerificationDestinationLevel,
           dr,
-          port === undefined
-            ? `DestinationRule ${dr.name} in namespace ${dr.namespace} has TLS mode set to ${mode} but no caCertificates are set to validate server identity for host: ${host}`
-            : `DestinationRule ${dr.name} in namespace ${dr.namespace} has TLS mode set to ${mode} but no caCertificates are set to validate server identity for host: ${host} at port ${JSON.stringify(port)}`,
-          path,
+          `${prefix} ${mode} but no caCertificates are set to validate server identity for host: ${host}`,
+          ["spec", "trafficPolicy", "tls", "mode"],
         ),
       )
-    }
-    for (const dr of snapshot.ofKind("DestinationRule")) {
-      const policies: Array<[unknown, FieldPath]> = [[dr.body.trafficPolicy, ["spec", "trafficPolicy"]]]
-      arr(dr.body.subsets).forEach((s, i) => {
-        policies.push([rec(s).trafficPolicy, ["spec", "subsets", i, "trafficPolicy"]])
-      })
-      for (const [policy, path] of policies) {
-        if (!portLevel) report(dr, rec(policy).tls, [...path, "tls"])
-        else
-          arr(rec(policy).portLevelSettings).forEach((p, i) => {
-            report(dr, rec(p).tls, [...path, "portLevelSettings", i, "tls"], rec(rec(p).port).number)
-          })
-      }
-    }
-    return out
+    arr(policy.portLevelSettings).forEach((p, i) => {
+      const portMode = unverified(dr, rec(rec(p).tls))
+      if (portMode === undefined) return
+      const number = rec(rec(p).port).number
+      const port = typeof number === "number" && number !== 0 ? `number:${number}` : ""
+      out.push(
+        message(
+          MessageTypes.NoServerCertificateVerificationPortLevel,
+          dr,
+          `${prefix} ${portMode} but no caCertificates are set to validate server identity for host: ${host} at port ${port}`,
+          ["spec", "trafficPolicy", "portLevelSettings", i, "tls", "mode"],
+        ),
+      )
+    })
   }
+  return out
+}
 
 export const destinationRuleAnalyzers: ReadonlyArray<Analyzer> = [
   {
     name: "destinationrule.CaCertificateAnalyzer",
-    description: "Checks TLS origination verifies the server at the destination level",
-    types: [MessageTypes.NoServerCertificateVerificationDestinationLevel],
-    run: check(MessageTypes.NoServerCertificateVerificationDestinationLevel, false),
-  },
-  {
-    name: "destinationrule.PortLevelCaCertificateAnalyzer",
-    description: "Checks TLS origination verifies the server in port-level settings",
-    types: [MessageTypes.NoServerCertificateVerificationPortLevel],
-    run: check(MessageTypes.NoServerCertificateVerificationPortLevel, true),
+    description: "Checks if caCertificates is set when TLS mode is SIMPLE/MUTUAL",
+    types: [
+      MessageTypes.NoServerCertificateVerificationDestinationLevel,
+      MessageTypes.NoServerCertificateVerificationPortLevel,
+    ],
+    run: caCertificates,
   },
 ]
