@@ -75,6 +75,7 @@ export const MessageTypes = {
   PodsProxyImageMismatchInNamespace: type("0158", "PodsProxyImageMismatchInNamespace", "Warning"),
   ConflictingTelemetryWorkloadSelectors: type("0159", "ConflictingTelemetryWorkloadSelectors", "Error"),
   MultipleTelemetriesWithoutWorkloadSelectors: type("0160", "MultipleTelemetriesWithoutWorkloadSelectors", "Error"),
+  JwtClaimBasedRoutingWithoutRequestAuthN: type("0149", "JwtClaimBasedRoutingWithoutRequestAuthN", "Error"),
   GatewayPortNotDefinedOnService: type("0162", "GatewayPortNotDefinedOnService", "Warning"),
   IneffectiveSelector: type("0166", "IneffectiveSelector", "Warning"),
   IneffectivePolicy: type("0167", "IneffectivePolicy", "Warning"),

@@ -6,6 +6,7 @@ import { destinationRuleAnalyzers } from "./destination-rules.js"
 import { envoyFilterAnalyzers } from "./envoy-filters.js"
 import { gatewayAnalyzers } from "./gateways.js"
 import { injectionAnalyzers } from "./injection.js"
+import { jwtClaimRouteAnalyzers } from "./jwt-claim-routes.js"
 import { policyAnalyzers } from "./policies.js"
 import { serviceEntryProtocolAnalyzers } from "./service-entry-protocols.js"
 import { serviceAnalyzers } from "./services.js"
@@ -24,4 +25,5 @@ export const ALL_ANALYZERS: ReadonlyArray<Analyzer> = [
   ...policyAnalyzers,
   ...workloadSelectorAnalyzers,
   ...virtualServiceAnalyzers,
+  ...jwtClaimRouteAnalyzers,
 ]
