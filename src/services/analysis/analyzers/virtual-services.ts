@@ -13,7 +13,6 @@ import {
   type Entry,
   type FieldPath,
   fqdn,
-  groupBy,
   hostCovers,
   type Message,
   message,
