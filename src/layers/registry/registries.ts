@@ -5,11 +5,15 @@
  * - `Orchestrator`: Services, EndpointSlices, Pods and Nodes of the LocalCluster (first, so its
  *   definition of a host wins). Selected with neither `--orchconfig` nor an in-cluster
  *   environment (`ORCHESTRATOR_SERVICE_HOST`), start-up fails with OrchestratorNotConfiguredError.
+ * - Without the orchestrator registry, the config store's orchestrator documents (`v1 Service`,
+ *   `discovery.k8s.io/v1 EndpointSlice`, Endpoints, Pods, the system Namespace; from
+ *   `--configDir`) form the orchestrator registry instead (file-orchestrator.ts).
  * - `Mock`: the in-memory registry (`MockRegistry` is always provided so embedders and tests can
  *   fill it; it joins the aggregate only when selected).
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { ConfigStore } from "../../services/config-store/config-store.js"
+import { DEFAULT_CLUSTER_ID } from "../../services/constants.js"
 import { RemoteClusters } from "../../services/debug/clusterz.js"
 import type { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import type { Metrics } from "../../services/metrics/metrics.js"
@@ -21,6 +25,7 @@ import {
   ServiceRegistry,
   type ServiceRegistryShape,
 } from "../../services/registry/registry.js"
+import { makeFileOrchestratorRegistry } from "./file-orchestrator.js"
 import { type MulticlusterOptions, makeMulticlusterController } from "./multicluster.js"
 import { makeOrchestratorRegistry, type OrchestratorRegistryOptions } from "./orchestrator.js"
 import { makeServiceEntryRegistry, type ServiceEntryRegistryOptions } from "./service-entry.js"
@@ -87,6 +92,19 @@ export const layerRegistries = (
         }).pipe(withCluster(cluster.value))
         members.push(remote.registry)
         remoteClusters = remote.clusters
+      } else {
+        // No cluster: the config store's Service, EndpointSlice, Pod ... documents (file mode)
+        // stand in for it, converted as the orchestrator registry converts the cluster's.
+        members.push(
+          yield* makeFileOrchestratorRegistry({
+            domain: "cluster.local",
+            drainingLabel: "mesh.io/draining",
+            sendUnhealthyEndpoints: false,
+            selectWorkloadEntries: true,
+            ...options.orchestrator,
+            clusterId: options.clusterId ?? DEFAULT_CLUSTER_ID,
+          }),
+        )
       }
       if (options.registries.includes("Mock")) members.push(mock.registry)
       members.push(serviceEntries)
