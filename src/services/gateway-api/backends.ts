@@ -87,7 +87,11 @@ export const resolveBackend = (ref: BackendRef, ctx: BackendContext): ResolvedBa
     )
   const withPort = (host: string): ResolvedBackend =>
     port === undefined
-      ? { ...problem(Reason.BackendNotFound, `port is required in backendRef ${what}`), ok: false, malformed: true }
+      ? {
+          ok: false,
+          problem: { reason: Reason.BackendNotFound, message: `port is required in backendRef ${what}` },
+          malformed: true,
+        }
       : { ok: true, destination: { host, port: { number: port } }, weight }
   if (group === "" && kind === "Service") {
     if (!grantedFor(""))

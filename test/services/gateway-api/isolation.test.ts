@@ -40,7 +40,7 @@ const routeOn = (section: string) =>
 const servedBy = (out: ReturnType<typeof convert>) =>
   Object.fromEntries(
     virtualServicesFor(out, GW_REF).map((vs) => [
-      vs.spec.hosts[0],
+      vs.spec.hosts?.[0],
       (vs.spec.http ?? []).map((h) => h.name?.split(".")[1]).filter((n, i, all) => all.indexOf(n) === i),
     ]),
   )

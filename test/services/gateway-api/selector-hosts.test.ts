@@ -8,7 +8,7 @@ import { parseConfigDocuments } from "../../../src/services/config-model/parse.j
 import type { Listener } from "../../../src/services/config-model/schemas/gateway-api/types.js"
 import { convert, schemaProblems, simpleGateway } from "./fixtures.js"
 
-const selectorListener = (selector: NonNullable<Listener["allowedRoutes"]>["namespaces"]): Listener => ({
+const selectorListener = (selector: NonNullable<NonNullable<Listener["allowedRoutes"]>["namespaces"]>): Listener => ({
   name: "http",
   port: 80,
   protocol: "HTTP",
