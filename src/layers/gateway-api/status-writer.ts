@@ -17,6 +17,7 @@ import { Clock, Duration, Effect, Queue, type Scope } from "effect"
 import { apiKindOf, kindInfoOf } from "../../services/config-model/kinds.js"
 import { ConfigStore } from "../../services/config-store/config-store.js"
 import type { WatchedKind } from "../../services/config-store/watched-kinds.js"
+import type { SecretObject } from "../../services/credentials/credential.js"
 import { convertGatewayApi } from "../../services/gateway-api/convert.js"
 import { deployedStates, type Observed } from "../../services/gateway-api/deployment/deployed.js"
 import { managedClasses } from "../../services/gateway-api/deployment/names.js"
@@ -27,6 +28,7 @@ import {
   type ResourceStatus,
 } from "../../services/gateway-api/model.js"
 import { mergedStatus, statusMergePatch } from "../../services/gateway-api/status-merge.js"
+import type { TlsObjects } from "../../services/gateway-api/tls-objects.js"
 import { withScope } from "../../services/logging/logging.js"
 import { OrchestratorClient } from "../../services/orchestrator/client.js"
 import { type InformerShape, Informers } from "../../services/orchestrator/informer.js"
@@ -60,6 +62,11 @@ export interface GatewayApiStatusOptions {
 
 /** How long the first round waits for the Namespace informer before going without labels. */
 const NAMESPACE_SYNC_WAIT = Duration.seconds(30)
+
+/** A ConfigMap, the field read here. */
+interface ConfigMapObject {
+  readonly data?: Readonly<Record<string, string>>
+}
 
 const ROUTE_KINDS = [
   GatewayApiKind.HTTPRoute,
@@ -110,6 +117,19 @@ const writer = (
     yield* follow((yield* registry.subscribe).events)
     const namespaces = yield* informers.informer<OrchObject>(Resources.namespaces)
     yield* follow((yield* namespaces.subscribe).batches)
+    // The Secrets and ConfigMaps listeners reference (certificates, CA bundles): read cluster-wide
+    // only (a reference may cross namespaces); under a namespace watch they are not checked.
+    const tlsInformers =
+      namespace === ""
+        ? {
+            secrets: yield* informers.informer<OrchObject & SecretObject>(Resources.secrets),
+            configMaps: yield* informers.informer<OrchObject & ConfigMapObject>(Resources.configMaps),
+          }
+        : undefined
+    if (tlsInformers !== undefined) {
+      yield* follow((yield* tlsInformers.secrets.subscribe).batches)
+      yield* follow((yield* tlsInformers.configMaps.subscribe).batches)
+    }
     const deployed = options.deployedGateways === true ? yield* deployedObjects(informers, namespace) : undefined
     if (deployed !== undefined) yield* followInto(dirty, [deployed.deployments, deployed.services])
 
@@ -121,6 +141,22 @@ const writer = (
     )
     if (!namespacesSynced)
       yield* log.warn("namespaces cannot be listed: routes allowed by namespace labels are not reconciled")
+    const tlsSynced =
+      tlsInformers !== undefined &&
+      (yield* Effect.raceFirst(
+        Effect.as(Effect.zip(tlsInformers.secrets.synced, tlsInformers.configMaps.synced), true),
+        Effect.as(Effect.sleep(NAMESPACE_SYNC_WAIT), false),
+      ))
+    if (tlsInformers !== undefined && !tlsSynced)
+      yield* log.warn("Secrets or ConfigMaps cannot be listed: listener certificates are not checked")
+    const key = (o: OrchObject) => `${o.metadata.namespace ?? ""}/${o.metadata.name ?? ""}`
+    const tlsObjects = (): TlsObjects | undefined =>
+      tlsInformers === undefined || !tlsSynced
+        ? undefined
+        : {
+            secrets: new Map(tlsInformers.secrets.list().map((o) => [key(o), o] as const)),
+            configMaps: new Map(tlsInformers.configMaps.list().map((o) => [key(o), { ...(o.data ?? {}) }] as const)),
+          }
     yield* log.info(`writing Gateway-API status for ${options.controllerName}`)
 
     const namespaceLabels = (): ReadonlyMap<string, Readonly<Record<string, string>>> =>
@@ -140,7 +176,8 @@ const writer = (
         services,
         namespaceLabels: namespaceLabels(),
       }
-      return result
+      const objects = tlsObjects()
+      return objects === undefined ? result : { ...result, tlsObjects: objects }
     })
 
     /** The store's informer of an internal kind, when the store watches it and it has synced. */

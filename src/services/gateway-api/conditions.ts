@@ -77,6 +77,9 @@ export const Reason = {
   ProtocolConflict: "ProtocolConflict",
   HostnameConflict: "HostnameConflict",
   InvalidCertificateRef: "InvalidCertificateRef",
+  InvalidCACertificateRef: "InvalidCACertificateRef",
+  InvalidCACertificateKind: "InvalidCACertificateKind",
+  NoValidCACertificate: "NoValidCACertificate",
   InvalidRouteKinds: "InvalidRouteKinds",
   RefNotPermitted: "RefNotPermitted",
   // Route

@@ -75,7 +75,14 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
   const gateways = new Map<string, GatewayState>()
   for (const gateway of [...input.gateways].sort(byAge)) {
     if (classes.names.has(gateway.spec.gatewayClassName))
-      gateways.set(keyOf(gateway), reconcileGateway(gateway, { grants, namespaceLabels: input.namespaceLabels }))
+      gateways.set(
+        keyOf(gateway),
+        reconcileGateway(gateway, {
+          grants,
+          namespaceLabels: input.namespaceLabels,
+          ...(input.tlsObjects !== undefined ? { tlsObjects: input.tlsObjects } : {}),
+        }),
+      )
   }
   const bindingContext: BindingContext = {
     gateways,

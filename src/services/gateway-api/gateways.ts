@@ -42,6 +42,7 @@ import {
 } from "./model.js"
 import type { ReferenceGrants } from "./references.js"
 import { namespaceLabelsOf, selectorMatches } from "./selectors.js"
+import type { TlsObjects } from "./tls-objects.js"
 
 type Server = GatewaySpec["servers"][number]
 
@@ -77,6 +78,8 @@ export interface GatewayState {
 
 export interface GatewayContext {
   readonly grants: ReferenceGrants
+  /** The Secrets and ConfigMaps listeners may reference; absent: their contents are not checked. */
+  readonly tlsObjects?: TlsObjects
   /** Every namespace with its labels, for listeners taking routes from a namespace Selector. */
   readonly namespaceLabels?: ReadonlyMap<string, Readonly<Record<string, string>>>
 }
@@ -177,7 +180,11 @@ export const reconcileGateway = (gateway: ConfigResource<KubernetesGatewaySpec>,
         programmedProblems.push({ reason: Reason.Invalid, message: "an HTTPS listener must terminate TLS" })
       } else {
         const tlsProblems: Array<Problem> = []
-        tls = terminatingTls(listener, gateway, ctx.grants, tlsProblems)
+        const caProblems: Array<Problem> = []
+        tls = terminatingTls(listener, gateway, ctx.grants, tlsProblems, caProblems, ctx.tlsObjects)
+        const [caProblem] = caProblems
+        if (caProblem !== undefined)
+          acceptedProblems.push({ reason: Reason.NoValidCACertificate, message: caProblem.message })
         if (tlsProblems.length > 0) {
           resolvedRefsProblems.push(...tlsProblems)
           programmedProblems.push({ reason: Reason.Invalid, message: "bad TLS configuration" })

@@ -20,6 +20,7 @@ import type { VirtualServiceSpec } from "../config-model/schemas/virtual-service
 import { GATEWAY_CONTROLLER_NAME } from "../constants.js"
 import type { Service } from "../registry/model.js"
 import type { DeployedState } from "./deployment/readiness.js"
+import type { TlsObjects } from "./tls-objects.js"
 
 export const GATEWAY_API_GROUP = "gateway.networking.k8s.io"
 /** The group of the mesh's own kinds, and the upstream spelling read as its alias. */
@@ -67,6 +68,12 @@ export interface GatewayApiInput {
   readonly services: ReadonlyArray<Service>
   /** Labels of each namespace, for `allowedRoutes.namespaces.selector`. */
   readonly namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>
+  /**
+   * The Secrets and ConfigMaps listeners may reference, when known: a listener whose
+   * certificate or CA bundle is missing or malformed is then not served. Absent: only the
+   * references themselves are checked.
+   */
+  readonly tlsObjects?: TlsObjects
 }
 
 export interface GatewayApiOptions {

@@ -42,7 +42,7 @@ export interface GatewayApiResources {
 
 const NONE: GatewayApiResources = { gateways: [], virtualServices: [] }
 
-type Lists = Omit<GatewayApiInput, "services" | "namespaceLabels">
+type Lists = Omit<GatewayApiInput, "services" | "namespaceLabels" | "tlsObjects">
 
 const sameInputs = (a: GatewayApiInput, b: GatewayApiInput): boolean =>
   (Object.keys(a) as Array<keyof GatewayApiInput>).every((key) => a[key] === b[key])

@@ -186,4 +186,61 @@ describe("Gateway-API status writer", () => {
       ),
     )
   }, 30_000)
+
+  it("checks the certificate Secret a listener references, and follows changes to it", async () => {
+    server.put({
+      apiVersion: API,
+      kind: "Gateway",
+      metadata: { name: "tls-gw", namespace: "default" },
+      spec: {
+        gatewayClassName: "ours",
+        listeners: [
+          {
+            name: "https",
+            port: 443,
+            protocol: "HTTPS",
+            tls: { mode: "Terminate", certificateRefs: [{ name: "site-cert" }] },
+          },
+        ],
+      },
+    })
+    const resolvedRefs = () => {
+      const listeners = statusOf("Gateway", "default", "tls-gw")?.listeners as
+        | ReadonlyArray<{ readonly conditions?: ReadonlyArray<Condition> }>
+        | undefined
+      return conditionOf(listeners?.[0]?.conditions, "ResolvedRefs")
+    }
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const { store, watched } = yield* makeOrchestratorConfigStore()
+        const fiber = yield* Effect.fork(
+          runGatewayApiStatus({ controllerName: CONTROLLER, interval: "150 millis", watched }).pipe(
+            Effect.provideService(ConfigStore, store),
+          ),
+        )
+        yield* eventually(() => resolvedRefs()?.reason === "InvalidCertificateRef")
+        expect((resolvedRefs() as { message?: string } | undefined)?.message).toBe(
+          "invalid certificate reference Secret default/site-cert, secret default/site-cert not found",
+        )
+        // The Secret appears but holds no usable certificate: the status follows it.
+        server.put({
+          apiVersion: "v1",
+          kind: "Secret",
+          metadata: { name: "site-cert", namespace: "default" },
+          type: "kubernetes.io/tls",
+          data: {
+            "tls.crt": Buffer.from("junk").toString("base64"),
+            "tls.key": Buffer.from("junk").toString("base64"),
+          },
+        })
+        yield* eventually(() =>
+          /the certificate is malformed/.test((resolvedRefs() as { message?: string } | undefined)?.message ?? ""),
+        )
+        yield* Fiber.interrupt(fiber)
+      }).pipe(
+        Effect.provide(Layer.mergeAll(orchestratorLayer(server), metricsLayer("test"), layerMock())),
+        Effect.scoped,
+      ),
+    )
+  }, 30_000)
 })

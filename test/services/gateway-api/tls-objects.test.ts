@@ -1,0 +1,129 @@
+/**
+ * Issue 36 group 3: the Secrets and ConfigMaps a listener references are checked when known. A
+ * missing or malformed certificate Secret leaves the listener unserved (ResolvedRefs
+ * InvalidCertificateRef, Programmed Invalid); a missing or malformed CA bundle also makes it not
+ * Accepted (NoValidCACertificate); a CA reference of another kind is InvalidCACertificateKind.
+ */
+
+import { webcrypto } from "node:crypto"
+import { describe, expect, it } from "@effect/vitest"
+import { x509 } from "../../../src/services/ca/x509.js"
+import type { Listener } from "../../../src/services/config-model/schemas/gateway-api/types.js"
+import type { SecretObject } from "../../../src/services/credentials/credential.js"
+import type { TlsObjects } from "../../../src/services/gateway-api/tls-objects.js"
+import { conditionOf, convert, gatewayStatusOf, listenerOf, schemaProblems, simpleGateway } from "./fixtures.js"
+
+const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64")
+
+const selfSigned = async (name: string) => {
+  const algorithm = { name: "ECDSA", namedCurve: "P-256" } as const
+  const keys = await webcrypto.subtle.generateKey(algorithm, true, ["sign", "verify"])
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: "01",
+    name: `CN=${name}`,
+    notBefore: new Date("2024-01-01T00:00:00Z"),
+    notAfter: new Date("2034-01-01T00:00:00Z"),
+    keys: keys as webcrypto.CryptoKeyPair,
+    signingAlgorithm: { name: "ECDSA", hash: "SHA-256" },
+  })
+  const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey("pkcs8", keys.privateKey)).toString("base64")
+  const key = `-----BEGIN PRIVATE KEY-----\n${pkcs8.match(/.{1,64}/g)!.join("\n")}\n-----END PRIVATE KEY-----\n`
+  return { cert: cert.toString("pem"), key }
+}
+
+const tlsSecret = (name: string, data: Record<string, string>): SecretObject => ({
+  metadata: { namespace: "infra", name },
+  type: "kubernetes.io/tls",
+  data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
+})
+
+const httpsListener = (name: string, certificate: string, ca?: { kind: string; name: string }): Listener => ({
+  name,
+  port: 443,
+  protocol: "HTTPS",
+  hostname: `${name}.example.com`,
+  tls: {
+    mode: "Terminate",
+    certificateRefs: [{ name: certificate }],
+    ...(ca !== undefined ? { frontendValidation: { caCertificateRefs: [{ group: "", ...ca }] } } : {}),
+  },
+  allowedRoutes: { namespaces: { from: "All" } },
+})
+
+describe("referenced Secrets and ConfigMaps", async () => {
+  const good = await selfSigned("good.example.com")
+  const other = await selfSigned("other.example.com")
+  const objects: TlsObjects = {
+    secrets: new Map([
+      ["infra/good", tlsSecret("good", { "tls.crt": good.cert, "tls.key": good.key })],
+      // A key that is not the certificate's.
+      ["infra/mismatched", tlsSecret("mismatched", { "tls.crt": good.cert, "tls.key": other.key })],
+      ["infra/garbage", tlsSecret("garbage", { "tls.crt": "not a certificate", "tls.key": "not a key" })],
+      ["infra/ca-secret", tlsSecret("ca-secret", { "ca.crt": other.cert })],
+    ]),
+    configMaps: new Map([
+      ["infra/ca", { "ca.crt": other.cert }],
+      ["infra/bad-ca", { "ca.crt": "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n" }],
+      ["infra/empty-ca", {}],
+    ]),
+  }
+
+  const listeners = [
+    httpsListener("ok", "good"),
+    httpsListener("missing", "ghost"),
+    httpsListener("mismatched", "mismatched"),
+    httpsListener("garbage", "garbage"),
+    httpsListener("mtls", "good", { kind: "ConfigMap", name: "ca" }),
+    httpsListener("mtls-secret", "good", { kind: "Secret", name: "ca-secret" }),
+    httpsListener("ca-missing", "good", { kind: "ConfigMap", name: "nope" }),
+    httpsListener("ca-bad", "good", { kind: "ConfigMap", name: "bad-ca" }),
+    httpsListener("ca-empty", "good", { kind: "ConfigMap", name: "empty-ca" }),
+    httpsListener("ca-kind", "good", { kind: "Service", name: "ca" }),
+  ]
+  const out = convert({ gateways: [simpleGateway(listeners)], tlsObjects: objects })
+  const status = gatewayStatusOf(out)
+  const conditions = (name: string) => {
+    const c = listenerOf(status, name).conditions
+    return [
+      `${conditionOf(c, "Accepted").status}/${conditionOf(c, "Accepted").reason}`,
+      `${conditionOf(c, "ResolvedRefs").status}/${conditionOf(c, "ResolvedRefs").reason}`,
+      `${conditionOf(c, "Programmed").status}/${conditionOf(c, "Programmed").reason}`,
+    ]
+  }
+
+  it("only listeners whose certificate and CA bundle are usable are served", () => {
+    expect(schemaProblems(out)).toEqual([])
+    expect(out.gateways[0]!.spec.servers.map((s) => s.port.name)).toEqual(["ok", "mtls", "mtls-secret"])
+    expect(out.gateways[0]!.spec.servers.map((s) => s.tls?.mode)).toEqual(["SIMPLE", "MUTUAL", "MUTUAL"])
+  })
+
+  it("a missing, mismatched or unparseable certificate Secret: InvalidCertificateRef, not programmed", () => {
+    for (const name of ["missing", "mismatched", "garbage"])
+      expect(conditions(name)).toEqual(["True/Accepted", "False/InvalidCertificateRef", "False/Invalid"])
+    const message = (name: string) =>
+      listenerOf(status, name).conditions.find((c) => c.type === "ResolvedRefs")!.message
+    expect(message("missing")).toBe("invalid certificate reference Secret infra/ghost, secret infra/ghost not found")
+    expect(message("mismatched")).toMatch(/the private key does not match/)
+    expect(message("garbage")).toMatch(/the certificate is malformed/)
+  })
+
+  it("a missing or malformed CA bundle: not accepted (NoValidCACertificate), InvalidCACertificateRef", () => {
+    for (const name of ["ca-missing", "ca-bad", "ca-empty"])
+      expect(conditions(name)).toEqual(["False/NoValidCACertificate", "False/InvalidCACertificateRef", "False/Invalid"])
+    expect(conditions("ca-kind")).toEqual([
+      "False/NoValidCACertificate",
+      "False/InvalidCACertificateKind",
+      "False/Invalid",
+    ])
+  })
+
+  it("without the objects (not known), only the references themselves are checked", () => {
+    const unchecked = convert({ gateways: [simpleGateway(listeners.slice(0, 4))] })
+    expect(unchecked.gateways[0]!.spec.servers.map((s) => s.port.name)).toEqual([
+      "ok",
+      "missing",
+      "mismatched",
+      "garbage",
+    ])
+  })
+})
