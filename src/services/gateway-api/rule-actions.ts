@@ -70,22 +70,37 @@ const retriesField = (rule: {
   readonly timeouts?: HTTPRouteRule["timeouts"]
   readonly retry?: HTTPRouteRule["retry"]
 }): Partial<VsHttpRoute> => {
-  const perTry = positiveDuration(rule.timeouts?.backendRequest)
   const retry = rule.retry
-  if (retry === undefined && perTry === undefined) return {}
+  // Without a retry policy the backend request timeout is the route timeout (`routeTimeout`).
+  if (retry === undefined) return {}
+  const perTry = positiveDuration(rule.timeouts?.backendRequest)
   const attempts = retry?.attempts ?? DEFAULT_RETRY_ATTEMPTS
   // Zero attempts disables retries; the VirtualService refuses any other retry field with it.
   if (attempts === 0) return { retries: { attempts: 0 } }
-  const backoff = positiveDuration(retry?.backoff)
-  const retryOn = retry === undefined ? undefined : [...RETRY_ON_BASE, ...(retry.codes ?? []).map(String)].join(",")
+  const backoff = positiveDuration(retry.backoff)
+  const retryOn = [...RETRY_ON_BASE, ...(retry.codes ?? []).map(String)].join(",")
   return {
     retries: {
       attempts,
-      ...(retryOn !== undefined ? { retryOn } : {}),
+      retryOn,
       ...(perTry !== undefined ? { perTryTimeout: perTry } : {}),
       ...(backoff !== undefined ? { backoff } : {}),
     },
   }
+}
+
+/**
+ * The route timeout: `timeouts.request`; without a retry policy a `backendRequest` timeout
+ * bounds the one backend request there is, so it is the route timeout instead (as the
+ * reference writes it); with retries it bounds each try (`perTryTimeout`).
+ */
+const routeTimeout = (rule: {
+  readonly timeouts?: HTTPRouteRule["timeouts"]
+  readonly retry?: HTTPRouteRule["retry"]
+}): string | undefined => {
+  const backendRequest = positiveDuration(rule.timeouts?.backendRequest)
+  if (rule.retry === undefined && backendRequest !== undefined) return backendRequest
+  return positiveDuration(rule.timeouts?.request)
 }
 
 const fail = (unsupported: ReadonlyArray<Problem>, refProblems: ReadonlyArray<Problem>): RuleAction => ({
@@ -165,7 +180,7 @@ export const ruleAction = (rule: RuleInput, backends: BackendContext): RuleActio
       ...(headers !== undefined ? { headers: headers as NonNullable<VsHttpRoute["headers"]> } : {}),
     }
   })
-  const timeout = positiveDuration(rule.timeouts?.request)
+  const timeout = routeTimeout(rule)
   const failedShare = unresolvedShare(unresolvedWeight, valid)
   const fields: Mutable<Partial<VsHttpRoute>> = {
     route,
