@@ -3,7 +3,9 @@
  * in `--configDir` of the built mesh-discovery (Mock registry, no cluster) are served to an ADS
  * client as the orchestrator registry would serve them: the outbound cluster of the service's
  * port and the slice's ready addresses as its endpoints (the not-ready one left out). Editing the
- * slice moves the endpoints.
+ * slice moves the endpoints. A `networking.k8s.io/v1` Ingress of the mesh's IngressClass in the
+ * same directory reaches a router of the ingress gateway as an HTTP listener on port 80 whose
+ * route sends the Ingress's host and path to that service.
  */
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -50,6 +52,33 @@ ${addresses.map((a) => `- addresses: ["${a}"]\n  conditions: { ready: true }\n`)
   conditions: { ready: false }
 `
 
+const ingress = `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata:
+  name: mesh
+spec:
+  controller: mesh.io/ingress-controller
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: ratings
+  namespace: demo
+spec:
+  ingressClassName: mesh
+  rules:
+  - host: ratings.example.com
+    http:
+      paths:
+      - path: /api
+        pathType: Prefix
+        backend:
+          service:
+            name: ratings
+            port:
+              name: http
+`
+
 let dir: string
 let daemon: Daemon
 let ads: string
@@ -57,6 +86,7 @@ let ads: string
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "file-orchestrator-"))
   writeFileSync(join(dir, "ratings.yaml"), `${service}---\n${slice(["10.1.0.5", "10.1.0.6"])}`)
+  writeFileSync(join(dir, "ingress.yaml"), ingress)
   daemon = startDaemon("mesh-discovery", discoveryArgs(dir), { PILOT_DEBOUNCE_AFTER: "10ms", PILOT_DEBOUNCE_MAX: "1s" })
   ads = (await daemon.waitFor(/ADS server listening on ([\d.]+:\d+)/, 30_000))[1] as string
   await daemon.waitFor(/first configuration received: serving xDS/, 30_000)
@@ -118,5 +148,53 @@ describe("Service and EndpointSlice documents in --configDir (file mode)", () =>
     writeFileSync(join(dir, "ratings.yaml"), `${service}---\n${slice(["10.1.0.8"])}`)
     const addresses = await endpointsWhen((a) => a.length === 1)
     expect(addresses).toEqual(["10.1.0.8:8080"])
+  }, 40_000)
+})
+
+interface RouteConfig {
+  readonly virtual_hosts?: ReadonlyArray<{
+    readonly domains?: ReadonlyArray<string>
+    readonly routes?: ReadonlyArray<{
+      readonly match?: { readonly prefix?: string; readonly path?: string; readonly path_separated_prefix?: string }
+      readonly route?: { readonly cluster?: string }
+    }>
+  }>
+}
+
+describe("Ingress documents in --configDir (file mode)", () => {
+  it("reach the ingress gateway's router as a listener on 80 and a route to the backend", async () => {
+    const { listeners, route } = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const client = yield* makeAdsClient({
+            address: ads,
+            mode: "sotw",
+            node: {
+              id: "router~10.1.0.9~mesh-ingressgateway-abc.mesh-system~mesh-system.svc.cluster.local",
+              metadata: plainToStruct({ NAMESPACE: "mesh-system", LABELS: { mesh: "ingressgateway" } }),
+            },
+          })
+          yield* client.subscribe(TypeUrl.Listener)
+          yield* client.subscribe(TypeUrl.Route, ["http.80"])
+          const snapshot = yield* client.waitFor(
+            (s) =>
+              (s.types.get(TypeUrl.Listener)?.resources.size ?? 0) > 0 &&
+              ((s.types.get(TypeUrl.Route)?.resources.get("http.80")?.resource as RouteConfig | undefined)
+                ?.virtual_hosts?.length ?? 0) > 0,
+            "20 seconds",
+          )
+          return {
+            listeners: [...(snapshot.types.get(TypeUrl.Listener)?.resources.keys() ?? [])],
+            route: snapshot.types.get(TypeUrl.Route)?.resources.get("http.80")?.resource as RouteConfig,
+          }
+        }),
+      ),
+    )
+    expect(listeners).toContain("0.0.0.0_80")
+    const host = route.virtual_hosts?.find((v) => v.domains?.includes("ratings.example.com"))
+    expect(host, JSON.stringify(route)).toBeDefined()
+    const api = host?.routes?.find((r) => r.route?.cluster === CLUSTER)
+    expect(api, JSON.stringify(host)).toBeDefined()
+    expect(api?.match?.prefix ?? api?.match?.path_separated_prefix).toBe("/api")
   }, 40_000)
 })

@@ -4,7 +4,8 @@
  * DestinationRules, PeerAuthentications, AuthorizationPolicies, and the proxy-only config); the
  * server diffs consecutive inputs and debounces the pushes. Optional sources join when they are
  * there: the cluster's TLS credentials, namespace labels (for Gateway-API route binding), the
- * JWKS resolver. Gateway-API resources are converted into Gateways and VirtualServices here.
+ * JWKS resolver. Gateway-API resources, and the orchestrator Ingresses the mesh config's ingress
+ * settings select (with a MeshWatcher), are converted into Gateways and VirtualServices here.
  */
 import { Effect, Option, Stream } from "effect"
 import { ConfigStore } from "../../services/config-store/config-store.js"
@@ -16,8 +17,18 @@ import {
   GatewayApiSettings,
   makeGatewayApiView,
 } from "../../services/gateway-api/push-view.js"
+import type { IngressSettings } from "../../services/ingress/model.js"
+import {
+  defaultIngressPushSettings,
+  IngressPushSettings,
+  type IngressResources,
+  ingressSettingsOf,
+  makeIngressView,
+} from "../../services/ingress/push-view.js"
 import { JwksResolver } from "../../services/jwks/resolver.js"
 import { meshServiceLookup, serverFetchTargets } from "../../services/jwks/targets.js"
+import { withScope } from "../../services/logging/logging.js"
+import { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import { type NamespaceLabelMap, NamespaceLabels } from "../../services/orchestrator/namespace-labels.js"
 import { type RegistrySnapshot, ServiceRegistry } from "../../services/registry/registry.js"
 import type { PushContextInput } from "../../services/xds/model/push-context.js"
@@ -28,6 +39,7 @@ export interface PushExtras {
   readonly credentials?: ReadonlyArray<Credential>
   readonly jwks?: JwksInput
   readonly gatewayApi?: GatewayApiResources
+  readonly ingress?: IngressResources
 }
 
 /** The input of one moment: a config snapshot, a registry snapshot and the extras (pure). */
@@ -37,18 +49,25 @@ export const pushContextInput = (
   extras: PushExtras = {},
 ): PushContextInput => {
   const converted = extras.gatewayApi
-  const withConverted = <T>(own: ReadonlyArray<T>, more: ReadonlyArray<T> | undefined): ReadonlyArray<T> =>
-    more === undefined || more.length === 0 ? own : [...own, ...more]
+  const ingress = extras.ingress
+  const withConverted = <T>(
+    own: ReadonlyArray<T>,
+    more: ReadonlyArray<T> | undefined,
+    evenMore: ReadonlyArray<T> | undefined = undefined,
+  ): ReadonlyArray<T> =>
+    (more === undefined || more.length === 0) && (evenMore === undefined || evenMore.length === 0)
+      ? own
+      : [...own, ...(more ?? []), ...(evenMore ?? [])]
   return {
     ...(extras.jwks !== undefined ? { jwks: extras.jwks } : {}),
     services: registry.services,
     endpoints: [...registry.endpointsByKey.values()].flat(),
-    virtualServices: withConverted(config.list("VirtualService"), converted?.virtualServices),
+    virtualServices: withConverted(config.list("VirtualService"), converted?.virtualServices, ingress?.virtualServices),
     destinationRules: config.list("DestinationRule"),
     peerAuthentications: config.list("PeerAuthentication"),
     authorizationPolicies: config.list("AuthorizationPolicy"),
     proxyConfig: {
-      gateways: withConverted(config.list("Gateway"), converted?.gateways),
+      gateways: withConverted(config.list("Gateway"), converted?.gateways, ingress?.gateways),
       sidecars: config.list("Sidecar"),
       envoyFilters: config.list("EnvoyFilter"),
       requestAuthentications: config.list("RequestAuthentication"),
@@ -95,6 +114,24 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
         onSome: (source) => Stream.concat(Stream.succeed(noLabels), source.changes),
       })
       const namespaceLabelsOf = makeNamespaceLabels()
+      // Ingresses are served only with a mesh config to say which (tests without one serve none).
+      const meshWatcher = yield* Effect.serviceOption(MeshWatcher)
+      const ingressSettings = Option.match(meshWatcher, {
+        onNone: () => Stream.succeed<IngressSettings | undefined>(undefined),
+        onSome: (mesh) =>
+          mesh.configChanges.pipe(
+            Stream.map((c): IngressSettings | undefined => ingressSettingsOf(c)),
+            Stream.changesWith(
+              (a, b) =>
+                a?.ingressClass === b?.ingressClass &&
+                a?.ingressControllerMode === b?.ingressControllerMode &&
+                a?.ingressService === b?.ingressService,
+            ),
+          ),
+      })
+      const ingressView = makeIngressView(
+        Option.getOrElse(yield* Effect.serviceOption(IngressPushSettings), () => defaultIngressPushSettings),
+      )
       const gatewayApiView = makeGatewayApiView(
         Option.getOrElse(yield* Effect.serviceOption(GatewayApiSettings), () => defaultGatewayApiSettings),
       )
@@ -108,14 +145,42 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
         Stream.succeed(snapshot),
         Stream.fromQueue(events).pipe(Stream.map((event) => event.snapshot)),
       )
-      const inputs = Stream.zipLatestAll(configSnapshots, registrySnapshots, credentials, namespaceLabels)
+      const inputs = Stream.zipLatestAll(
+        configSnapshots,
+        registrySnapshots,
+        credentials,
+        namespaceLabels,
+        ingressSettings,
+      ).pipe(
+        // What the Ingress conversion leaves out is logged when it is (re)done.
+        Stream.tap(([c, r, , , mesh]) =>
+          mesh === undefined
+            ? Effect.void
+            : Effect.forEach(
+                ingressOf(c, r, mesh).notes,
+                (note) => Effect.logWarning(note).pipe(withScope("ingress")),
+                {
+                  discard: true,
+                },
+              ),
+        ),
+      )
+      const ingressOf = (c: ConfigSnapshot, r: RegistrySnapshot, mesh: IngressSettings) =>
+        ingressView(
+          c.list("Ingress") as ReadonlyArray<never>,
+          c.list("IngressClass") as ReadonlyArray<never>,
+          r.services,
+          mesh,
+        )
       const extrasOf = (
         c: ConfigSnapshot,
         r: RegistrySnapshot,
         credentialSet: ReadonlyArray<Credential>,
         labels: NamespaceLabelMap,
+        mesh: IngressSettings | undefined,
       ): PushExtras => ({
         credentials: credentialSet,
+        ...(mesh !== undefined ? { ingress: ingressOf(c, r, mesh) } : {}),
         gatewayApi: gatewayApiView(
           {
             gatewayClasses: c.list("GatewayClass"),
@@ -134,7 +199,7 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
       // are kept fetched, and each new resolved map is a new input.
       const jwksResolver = yield* Effect.serviceOption(JwksResolver)
       if (Option.isNone(jwksResolver))
-        return inputs.pipe(Stream.map(([c, r, cs, ls]) => pushContextInput(c, r, extrasOf(c, r, cs, ls))))
+        return inputs.pipe(Stream.map(([c, r, cs, ls, m]) => pushContextInput(c, r, extrasOf(c, r, cs, ls, m))))
       const resolver = jwksResolver.value
       const needed = inputs.pipe(
         Stream.tap(([c, r]) =>
@@ -149,8 +214,8 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
         ),
       )
       return Stream.zipLatest(needed, resolver.changes).pipe(
-        Stream.map(([[c, r, cs, ls], resolved]) =>
-          pushContextInput(c, r, { ...extrasOf(c, r, cs, ls), jwks: { mode: resolver.mode, resolved } }),
+        Stream.map(([[c, r, cs, ls, m], resolved]) =>
+          pushContextInput(c, r, { ...extrasOf(c, r, cs, ls, m), jwks: { mode: resolver.mode, resolved } }),
         ),
       )
     }),

@@ -5,6 +5,7 @@
  * orchestrator, WorkloadEntry auto-registration and the controllers that write while leader. One
  * Metrics registry serves them all.
  */
+
 import { Duration, Effect, Layer } from "effect"
 import {
   layerAuthenticators as caAuthenticatorsLayer,
@@ -25,6 +26,7 @@ import * as Xds from "../../layers/xds/layer.js"
 import { discoveryEnv } from "../../services/config/discovery-env.js"
 import { envTableConfig } from "../../services/config/env.js"
 import { GatewayApiSettings } from "../../services/gateway-api/push-view.js"
+import { IngressPushSettings } from "../../services/ingress/push-view.js"
 import { JwksConfig } from "../../services/jwks/config.js"
 import { ShutdownDeadline } from "../../services/lifecycle/shutdown-deadline.js"
 import type { LogSettings } from "../../services/logging/options.js"
@@ -101,6 +103,8 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
           domainSuffix: args.domain,
         }),
       ),
+      // Gateways generated for Ingresses go to the control plane's namespace.
+      Layer.provide(Layer.succeed(IngressPushSettings, { systemNamespace: args.namespace, domainSuffix: args.domain })),
       // RequestAuthentication key sets fetched by the control plane (PILOT_JWT_ENABLE_REMOTE_JWKS).
       Layer.provide(jwksResolverLayer.pipe(Layer.provide(JwksConfig.layerFromEnv()))),
       Layer.provide(discoveryConfigLayer(args)),

@@ -9,7 +9,15 @@
  * (a version the reference marks deprecated only when no other serves it). Versions this code
  * does not know are reported and never watched.
  */
-import { allKinds, apiKindOf, deprecationWarningOf, GATEWAY_API_GROUP, isMeshKind, type KindInfo } from "./kinds.js"
+import {
+  allKinds,
+  apiKindOf,
+  deprecationWarningOf,
+  GATEWAY_API_GROUP,
+  isMeshKind,
+  type KindInfo,
+  ORCH_NETWORKING_GROUP,
+} from "./kinds.js"
 
 /** One (group, kind) a mesh kind may be served under. */
 export interface CrdSource {
@@ -30,6 +38,8 @@ export interface CrdSourceOptions {
    * (TCPRoute and TLSRoute have v1), so this keeps only future alpha kinds out.
    */
   readonly alphaGatewayApi?: boolean
+  /** The orchestrator's Ingress and IngressClass (`networking.k8s.io/v1`), served as Gateways; default true. */
+  readonly ingress?: boolean
 }
 
 const isGatewayApiKind = (info: KindInfo): boolean => info.group === GATEWAY_API_GROUP
@@ -42,15 +52,17 @@ const watchesGatewayApiKind = (info: KindInfo, options: CrdSourceOptions): boole
 
 /**
  * Every (group, kind) to look for, in kind-table order: mesh groups first, then their upstream
- * aliases, then the Gateway-API kinds the options keep.
+ * aliases, then the Gateway-API kinds the options keep, then Ingress and IngressClass.
  */
 export const crdSources = (options: CrdSourceOptions = {}): ReadonlyArray<CrdSource> => {
   const kinds = allKinds().filter(isMeshKind)
   const gatewayApi = allKinds().filter((info) => isGatewayApiKind(info) && watchesGatewayApiKind(info, options))
+  const ingress = (options.ingress ?? true) ? allKinds().filter((info) => info.group === ORCH_NETWORKING_GROUP) : []
   return [
     ...kinds.map((info) => ({ group: info.group, upstream: false, info })),
     ...kinds.flatMap((info) => info.aliasGroups.map((group) => ({ group, upstream: true, info }))),
     ...gatewayApi.map((info) => ({ group: info.group, upstream: false, info })),
+    ...ingress.map((info) => ({ group: info.group, upstream: false, info })),
   ]
 }
 

@@ -18,6 +18,7 @@ import { GRPCRoute } from "./schemas/gateway-api/grpc-route.js"
 import { HTTPRoute } from "./schemas/gateway-api/http-route.js"
 import { ReferenceGrant } from "./schemas/gateway-api/reference-grant.js"
 import { TCPRoute, TLSRoute } from "./schemas/gateway-api/stream-routes.js"
+import { IngressClassSpec, IngressSpec } from "./schemas/ingress.js"
 import { EndpointSlice, Endpoints, Namespace, Pod, Service } from "./schemas/orchestrator.js"
 import { PeerAuthentication } from "./schemas/peer-authentication.js"
 import { ProxyConfig } from "./schemas/proxy-config.js"
@@ -36,6 +37,8 @@ export const TELEMETRY_GROUP = "telemetry.mesh.io"
 export const EXTENSIONS_GROUP = "extensions.mesh.io"
 export const CORE_GROUP = ""
 export const DISCOVERY_GROUP = "discovery.k8s.io"
+/** The orchestrator's `networking.k8s.io` group (Ingress, IngressClass). */
+export const ORCH_NETWORKING_GROUP = "networking.k8s.io"
 export const GATEWAY_API_GROUP = "gateway.networking.k8s.io"
 
 /** Versions accepted for the networking kinds; resources are normalised to the first. */
@@ -181,7 +184,7 @@ const meshKind = <K extends KnownKind>(
 const orchestratorKind = <K extends KnownKind>(
   kind: K,
   plural: string,
-  body: ReadonlyArray<string>,
+  body: "spec" | ReadonlyArray<string>,
   schema: SchemaOf<K>,
   options: { group?: string; namespaced?: boolean } = {},
 ): KindInfo => ({
@@ -302,6 +305,12 @@ const kindInfos: Array<KindInfo> = [
   }),
   orchestratorKind("Pod", "pods", ["spec", "status"], Pod),
   orchestratorKind("Namespace", "namespaces", ["spec", "status"], Namespace, { namespaced: false }),
+  // Served as mesh Gateways and VirtualServices per mesh config's ingress settings (src/services/ingress/).
+  orchestratorKind("Ingress", "ingresses", "spec", IngressSpec, { group: ORCH_NETWORKING_GROUP }),
+  orchestratorKind("IngressClass", "ingressclasses", "spec", IngressClassSpec, {
+    group: ORCH_NETWORKING_GROUP,
+    namespaced: false,
+  }),
 ]
 
 /** A kind of the mesh's own groups (`*.mesh.io`; their upstream aliases resolve to them). */

@@ -16,6 +16,7 @@ import type {
   TCPRouteSpec,
   TLSRouteSpec,
 } from "./schemas/gateway-api/types.js"
+import type { IngressClassSpecBody, IngressSpecBody } from "./schemas/ingress.js"
 import type { EndpointSliceBody, EndpointsBody, NamespaceBody, PodBody, ServiceBody } from "./schemas/orchestrator.js"
 import type { PeerAuthenticationSpec } from "./schemas/peer-authentication.js"
 import type { ProxyConfigSpec } from "./schemas/proxy-config.js"
@@ -56,6 +57,9 @@ export interface SpecByKind {
   readonly EndpointSlice: EndpointSliceBody
   readonly Pod: PodBody
   readonly Namespace: NamespaceBody
+  /** networking.k8s.io: their `spec`. */
+  readonly Ingress: IngressSpecBody
+  readonly IngressClass: IngressClassSpecBody
 }
 
 export type KnownKind = keyof SpecByKind

@@ -26,6 +26,9 @@ export const discoveryClusterRules: ReadonlyArray<Obj> = [
   { apiGroups: ["gateway.networking.k8s.io"], resources: ["*/status"], verbs: ["get", "update", "patch"] },
   { apiGroups: [""], resources: ["pods", "services", "endpoints", "namespaces", "nodes", "secrets"], verbs: READ },
   { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: READ },
+  // Ingresses served as Gateways (mesh config ingressControllerMode), their status written back.
+  { apiGroups: ["networking.k8s.io"], resources: ["ingresses", "ingressclasses"], verbs: READ },
+  { apiGroups: ["networking.k8s.io"], resources: ["ingresses/status"], verbs: ["update"] },
   { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: READ },
   {
     apiGroups: ["admissionregistration.k8s.io"],

@@ -19,7 +19,7 @@ const GATEWAY = "gateway.networking.k8s.io"
 
 describe("crdSources", () => {
   it("lists every mesh kind under its mesh group and its upstream alias, never orchestrator kinds", () => {
-    const sources = crdSources({ gatewayApi: false })
+    const sources = crdSources({ gatewayApi: false, ingress: false })
     const vs = sources.filter((s) => s.info.kind === "VirtualService").map((s) => `${s.group} ${s.upstream}`)
     expect(vs).toEqual(["networking.mesh.io false", "networking.istio.io true"])
     expect(sources.some((s) => s.info.kind === "Pod" || s.info.kind === "Service")).toBe(false)
@@ -27,7 +27,7 @@ describe("crdSources", () => {
     expect(sources.filter((s) => s.upstream)).toHaveLength(14)
   })
 
-  it("groups come mesh groups first, each once, then the Gateway API unless left out", () => {
+  it("groups come mesh groups first, each once, then the Gateway API and Ingress unless left out", () => {
     const meshGroups = [
       "networking.mesh.io",
       "security.mesh.io",
@@ -38,8 +38,18 @@ describe("crdSources", () => {
       "telemetry.istio.io",
       "extensions.istio.io",
     ]
-    expect(crdGroups()).toEqual([...meshGroups, "gateway.networking.k8s.io"])
-    expect(crdGroups({ gatewayApi: false })).toEqual(meshGroups)
+    expect(crdGroups()).toEqual([...meshGroups, "gateway.networking.k8s.io", "networking.k8s.io"])
+    expect(crdGroups({ gatewayApi: false })).toEqual([...meshGroups, "networking.k8s.io"])
+    expect(crdGroups({ gatewayApi: false, ingress: false })).toEqual(meshGroups)
+  })
+
+  it("the orchestrator's Ingress and IngressClass (networking.k8s.io/v1), unless left out", () => {
+    const ingressKinds = (options: Parameters<typeof crdSources>[0]) =>
+      crdSources(options)
+        .filter((s) => s.group === "networking.k8s.io")
+        .map((s) => `${sourceApiKind(s)} ${s.info.version} ${s.info.plural}`)
+    expect(ingressKinds(undefined)).toEqual(["Ingress v1 ingresses", "IngressClass v1 ingressclasses"])
+    expect(ingressKinds({ ingress: false })).toEqual([])
   })
 
   it("the Gateway-API kinds: all of them by default (TCPRoute and TLSRoute are v1 since Gateway API v1.6), by their API kind", () => {
