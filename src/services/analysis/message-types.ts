@@ -72,6 +72,7 @@ export const MessageTypes = {
     "EnvoyFilterUsesRelativeOperationWithProxyVersion",
     "Warning",
   ),
+  InvalidTelemetryProvider: type("0157", "InvalidTelemetryProvider", "Warning"),
   PodsProxyImageMismatchInNamespace: type("0158", "PodsProxyImageMismatchInNamespace", "Warning"),
   ConflictingTelemetryWorkloadSelectors: type("0159", "ConflictingTelemetryWorkloadSelectors", "Error"),
   MultipleTelemetriesWithoutWorkloadSelectors: type("0160", "MultipleTelemetriesWithoutWorkloadSelectors", "Error"),

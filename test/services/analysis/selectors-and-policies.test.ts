@@ -96,6 +96,25 @@ describe("workload selector analyzers", () => {
   })
 })
 
+describe("telemetry.ProviderAnalyzer", () => {
+  const logging = (entries: string) =>
+    mesh("Telemetry", "logs", `{accessLogging: ${entries}}`, "default", "telemetry.mesh.io/v1")
+
+  it("reports access logging without providers when the mesh config has no default provider", () => {
+    expect(analyze("telemetry.ProviderAnalyzer", logging("[{}]")).map((m) => `${m.type.code} ${m.text}`)).toEqual([
+      'MSH0157 The Telemetry logs in namespace "default" with empty providers will be ignored.',
+    ])
+    expect(analyze("telemetry.ProviderAnalyzer", logging("[{disabled: true}]"))).toEqual([])
+    expect(analyze("telemetry.ProviderAnalyzer", logging("[{providers: [{name: envoy}]}]"))).toEqual([])
+  })
+
+  it("is silent when the mesh config names a default access-logging provider", () => {
+    const base = defaultMeshConfig()
+    const meshConfig = { ...base, defaultProviders: { ...base.defaultProviders, accessLogging: ["envoy"] } }
+    expect(analyzeWith("telemetry.ProviderAnalyzer", { meshConfig }, logging("[{}]"))).toEqual([])
+  })
+})
+
 describe("service entry and policy analyzers", () => {
   it("serviceentry.Analyzer reports TCP entries without addresses", () => {
     const se = (extra: string) =>

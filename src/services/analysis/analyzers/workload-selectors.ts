@@ -4,10 +4,12 @@
  * Pod); at most one of a kind per namespace has no selector (MSH0111/0160). A Sidecar whose
  * selector has no labels counts as having none; a Telemetry counts as having none only without
  * a `selector` field (an empty one selects nothing to check). Names are listed sorted, as `[a b]`.
+ * Also Telemetry access logging with no provider to use (MSH0157).
  */
 import type { Analyzer } from "../analyzer.js"
 import { type MessageType, MessageTypes } from "../message-types.js"
 import {
+  arr,
   type Entry,
   type FieldPath,
   groupBy,
@@ -132,6 +134,28 @@ const withoutSelectors =
     return out
   }
 
+/**
+ * A Telemetry access-logging entry that is not disabled and names no provider is ignored when
+ * the mesh config has no default access-logging provider either (MSH0157, once per entry).
+ */
+const emptyProviders = (snapshot: Snapshot): ReadonlyArray<Message> => {
+  if ((snapshot.meshConfig.defaultProviders.accessLogging ?? []).length > 0) return []
+  const out: Array<Message> = []
+  for (const t of snapshot.ofKind("Telemetry"))
+    for (const logging of arr(t.body.accessLogging)) {
+      const entry = rec(logging)
+      if (entry.disabled === true || arr(entry.providers).length > 0) continue
+      out.push(
+        message(
+          MessageTypes.InvalidTelemetryProvider,
+          t,
+          `The Telemetry ${t.name} in namespace "${t.namespace}" with empty providers will be ignored.`,
+        ),
+      )
+    }
+  return out
+}
+
 export const workloadSelectorAnalyzers: ReadonlyArray<Analyzer> = [
   {
     name: "sidecar.SelectorAnalyzer",
@@ -157,5 +181,11 @@ export const workloadSelectorAnalyzers: ReadonlyArray<Analyzer> = [
       "Validates that there aren't multiple telemetry resources that have no selector and apply to the same namespace",
     types: [MessageTypes.MultipleTelemetriesWithoutWorkloadSelectors],
     run: withoutSelectors(TELEMETRY),
+  },
+  {
+    name: "telemetry.ProviderAnalyzer",
+    description: "Validates that providers in telemetry resource is valid",
+    types: [MessageTypes.InvalidTelemetryProvider],
+    run: emptyProviders,
   },
 ]
