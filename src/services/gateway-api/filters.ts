@@ -1,14 +1,18 @@
 /**
  * HTTPRoute / GRPCRoute filters → VirtualService route fields: header modifiers → `headers`,
  * RequestMirror → `mirrors` (with its percentage), RequestRedirect → `redirect`, URLRewrite →
- * `rewrite`. Path modifiers depend on the match (a prefix replacement rewrites what the prefix
+ * `rewrite`, CORS → `corsPolicy`. Path modifiers depend on the match (a prefix replacement rewrites what the prefix
  * matched), so they are kept here and applied per match (see http-routes.ts). A filter type the
  * route kind does not support, or an ExtensionRef, makes the rule answer 500 instead of being
  * skipped, as the API requires.
  */
 import type { HTTPHeaderFilter, HTTPPathModifier, HTTPRouteFilter } from "../config-model/schemas/gateway-api/types.js"
+import type { HTTPRoute as VsHttpRoute } from "../config-model/schemas/virtual-service.js"
 import { type BackendContext, type Destination, resolveBackend } from "./backends.js"
 import { type Problem, Reason } from "./conditions.js"
+import { corsPolicyOf } from "./cors.js"
+
+type CorsPolicy = NonNullable<VsHttpRoute["corsPolicy"]>
 
 export interface HeaderOperations {
   readonly set?: Readonly<Record<string, string>>
@@ -44,6 +48,8 @@ export interface RuleFilters {
   readonly mirrors: ReadonlyArray<Mirror>
   readonly redirect?: Redirect
   readonly rewrite?: Rewrite
+  /** The CORS filter's policy (HTTPRoute). */
+  readonly cors?: CorsPolicy
   /** Filters that cannot be honoured: the rule answers 500 (route Accepted=False UnsupportedValue). */
   readonly unsupported: ReadonlyArray<Problem>
   /** Mirror backends that do not resolve (route ResolvedRefs=False); the mirror is left out. */
@@ -89,6 +95,7 @@ export const translateFilters = (
   const mirrors: Array<Mirror> = []
   let redirect: Redirect | undefined
   let rewrite: Rewrite | undefined
+  let cors: CorsPolicy | undefined
   const unsupported: Array<Problem> = []
   const refProblems: Array<Problem> = []
   for (const filter of filters ?? []) {
@@ -138,6 +145,9 @@ export const translateFilters = (
         }
         break
       }
+      case "CORS":
+        cors = corsPolicyOf(filter.cors)
+        break
       default:
         unsupported.push({ reason: Reason.UnsupportedValue, message: `unsupported filter ${filter.type}` })
     }
@@ -151,6 +161,7 @@ export const translateFilters = (
     mirrors,
     ...(redirect !== undefined ? { redirect } : {}),
     ...(rewrite !== undefined ? { rewrite } : {}),
+    ...(cors !== undefined ? { cors } : {}),
     unsupported,
     refProblems,
   }
@@ -162,6 +173,7 @@ export const HTTP_ROUTE_FILTERS: ReadonlySet<FilterType> = new Set([
   "RequestMirror",
   "RequestRedirect",
   "URLRewrite",
+  "CORS",
 ])
 
 export const GRPC_ROUTE_FILTERS: ReadonlySet<FilterType> = new Set([

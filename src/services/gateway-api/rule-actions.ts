@@ -66,6 +66,12 @@ const positiveDuration = (value: string | undefined): string | undefined => {
 const headersField = (headers: HeaderChanges | undefined): Partial<VsHttpRoute> =>
   headers === undefined ? {} : { headers: headers as NonNullable<VsHttpRoute["headers"]> }
 
+/** The rule's header changes and CORS policy, which apply whether it forwards or redirects. */
+const ruleWideFields = (filters: RuleFilters): Partial<VsHttpRoute> => ({
+  ...headersField(filters.headers),
+  ...(filters.cors !== undefined ? { corsPolicy: filters.cors } : {}),
+})
+
 const retriesField = (rule: {
   readonly timeouts?: HTTPRouteRule["timeouts"]
   readonly retry?: HTTPRouteRule["retry"]
@@ -133,7 +139,7 @@ export const ruleAction = (rule: RuleInput, backends: BackendContext): RuleActio
   if (unsupported.length > 0) return fail(unsupported, refProblems)
   if (filters.redirect !== undefined) {
     return {
-      fields: headersField(filters.headers),
+      fields: ruleWideFields(filters),
       redirect: filters.redirect,
       refProblems,
       unsupported: [],
@@ -184,6 +190,7 @@ export const ruleAction = (rule: RuleInput, backends: BackendContext): RuleActio
   const failedShare = unresolvedShare(unresolvedWeight, valid)
   const fields: Mutable<Partial<VsHttpRoute>> = {
     route,
+    ...(filters.cors !== undefined ? { corsPolicy: filters.cors } : {}),
     ...(failedShare > 0 ? { fault: { abort: { httpStatus: 500, percentage: { value: failedShare } } } } : {}),
     ...headersField(filters.headers),
     ...(timeout !== undefined ? { timeout } : {}),

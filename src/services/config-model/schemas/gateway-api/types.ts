@@ -161,6 +161,17 @@ export interface HTTPRouteFilter {
   }
   readonly urlRewrite?: { readonly hostname?: string; readonly path?: HTTPPathModifier }
   readonly extensionRef?: { readonly group: string; readonly kind: string; readonly name: string }
+  /** Kept opaque by the schema (experimental upstream); read defensively by the conversion. */
+  readonly cors?: HTTPCORSFilter
+}
+
+export interface HTTPCORSFilter {
+  readonly allowOrigins?: ReadonlyArray<string>
+  readonly allowCredentials?: boolean
+  readonly allowMethods?: ReadonlyArray<string>
+  readonly allowHeaders?: ReadonlyArray<string>
+  readonly exposeHeaders?: ReadonlyArray<string>
+  readonly maxAge?: number
 }
 
 export interface HTTPRouteRule {
