@@ -10,6 +10,7 @@ import { Duration, Effect, Layer, Option, Stream } from "effect"
 import type { CertificateAuthority } from "../../services/ca/ca.js"
 import type { ConfigStore } from "../../services/config-store/config-store.js"
 import { WatchedConfigKinds } from "../../services/config-store/watched-kinds.js"
+import type { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import type { Metrics } from "../../services/metrics/metrics.js"
 import { LeaderElection, layerAlwaysLeader } from "../../services/orchestrator/leader.js"
 import { LocalCluster, withCluster } from "../../services/orchestrator/local-cluster.js"
@@ -18,6 +19,7 @@ import { rootCertDistributor } from "../ca/orchestrator/root-cert-distributor.js
 import { runGatewayDeployments } from "../gateway-api/deployment-controller.js"
 import { makeInjectionSources } from "../gateway-api/injection-sources.js"
 import { runGatewayApiStatus } from "../gateway-api/status-writer.js"
+import { runIngressStatus } from "../ingress/status-writer.js"
 import { ServingCert } from "../secure-grpc/serving-cert.js"
 import { runCaBundlePatcher } from "../webhook/ca-bundle-patcher.js"
 import { servingCaPem } from "../webhook/serving-ca.js"
@@ -101,6 +103,7 @@ export const layerControllers = (
   | ConfigStore
   | WatchedConfigKinds
   | ServiceRegistry
+  | MeshWatcher
 > =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
@@ -138,6 +141,17 @@ export const layerControllers = (
           }).pipe(withCluster(local.value)),
         )
       }
+      // The load-balancer status of the Ingresses the mesh serves (mesh config ingressControllerMode).
+      yield* leader.whileLeader(
+        "ingress-status",
+        runIngressStatus({
+          systemNamespace: settings.namespace,
+          domainSuffix: settings.analysis.domain,
+          interval: GATEWAY_API_STATUS_INTERVAL,
+          watched: yield* WatchedConfigKinds,
+          watchNamespace: settings.watchNamespace,
+        }).pipe(withCluster(local.value)),
+      )
       const gatewayApi = settings.gatewayApiStatus
       const deployGateways = gatewayApi !== undefined && settings.gatewayApiDeployment?.enabled === true
       if (gatewayApi !== undefined && deployGateways) {

@@ -56,19 +56,20 @@ export const makeFileOrchestratorRegistry = (
 
     const publish = Effect.fn("FileOrchestratorRegistry.publish")(function* (inputs: ReadonlyArray<Input>) {
       // Only the latest snapshot matters: the feed diffs against what it last handed on.
-      const latest = inputs.findLast((i) => i._tag === "config")
+      let latest: ConfigSnapshot | undefined
+      for (const input of inputs) if (input._tag === "config") latest = input.snapshot
       for (const input of inputs) if (input._tag === "trustDomain") state.setTrustDomain(input.trustDomain)
-      if (latest !== undefined && latest._tag === "config" && latest.snapshot.version > applied) {
-        applied = latest.snapshot.version
-        const events = feed.next(latest.snapshot)
+      if (latest !== undefined && latest.version > applied) {
+        applied = latest.version
+        const events = feed.next(latest)
         state.applyNamespaces(events.namespaces)
         state.applyPods(events.pods)
         state.applyServices(events.services)
         state.applyEndpointSlices(events.slices)
         state.applyEndpoints(events.endpoints)
         state.setConfig(
-          latest.snapshot.list("ServiceEntry") as ReadonlyArray<ConfigResource<ServiceEntrySpec>>,
-          latest.snapshot.list("WorkloadEntry") as ReadonlyArray<ConfigResource<WorkloadEntrySpec>>,
+          latest.list("ServiceEntry") as ReadonlyArray<ConfigResource<ServiceEntrySpec>>,
+          latest.list("WorkloadEntry") as ReadonlyArray<ConfigResource<WorkloadEntrySpec>>,
         )
       }
       for (const problem of state.takeProblems())

@@ -28,7 +28,7 @@ export const discoveryClusterRules: ReadonlyArray<Obj> = [
   { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: READ },
   // Ingresses served as Gateways (mesh config ingressControllerMode), their status written back.
   { apiGroups: ["networking.k8s.io"], resources: ["ingresses", "ingressclasses"], verbs: READ },
-  { apiGroups: ["networking.k8s.io"], resources: ["ingresses/status"], verbs: ["update"] },
+  { apiGroups: ["networking.k8s.io"], resources: ["ingresses/status"], verbs: ["update", "patch"] },
   { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: READ },
   {
     apiGroups: ["admissionregistration.k8s.io"],
