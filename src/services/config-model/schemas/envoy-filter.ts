@@ -11,6 +11,7 @@ import {
   StringMap,
   Struct,
   structuralKeywords,
+  structuralKeywords,
   UInt,
 } from "./common.js"
 
@@ -81,18 +82,20 @@ const ClusterMatch = Schema.Struct({
   name: opt(Schema.String),
 })
 
+/** The waypoint's service port: the CRD's rule and message, stated as schema bounds. */
+const WaypointPort = Schema.Number.pipe(
+  Schema.filter(
+    (n) => (Number.isInteger(n) && n >= 1 && n <= 65535 ? undefined : "port must be between 1-65535"),
+    structuralKeywords({ type: "integer", minimum: 1, maximum: 65535 }),
+  ),
+)
+
 /** A waypoint's service port, route and (sub)filter; only with the WAYPOINT context. */
 const WaypointMatch = Schema.Struct({
-  portNumber: opt(UInt),
+  portNumber: opt(WaypointPort),
   route: opt(Schema.Struct({ name: opt(Schema.String) })),
   filter: opt(Schema.Struct({ name: opt(Schema.String), subFilter: opt(SubFilter) })),
-}).pipe(
-  checked((match, report) => {
-    if (match.portNumber !== undefined && (match.portNumber < 1 || match.portNumber > 65535)) {
-      report(["portNumber"], "port must be between 1-65535")
-    }
-  }),
-)
+})
 
 const ObjectMatch = Schema.Struct({
   context: opt(PatchContext),
