@@ -11,7 +11,6 @@ import {
   StringMap,
   Struct,
   structuralKeywords,
-  structuralKeywords,
   UInt,
 } from "./common.js"
 

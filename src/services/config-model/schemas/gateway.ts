@@ -229,9 +229,7 @@ export const noNamespaceGatewayHostProblems = (
   report: (path: string, message: string) => void,
 ): void => {
   if (annotations[GATEWAY_SEMANTICS_ANNOTATION] === "gateway") return
-  ;(spec.servers ?? []).forEach((server, i) =>
-    server.hosts.forEach((host, j) => {
+  for (const [i, server] of (spec.servers ?? []).entries())
+    for (const [j, host] of server.hosts.entries())
       if (host.startsWith("~/")) report(`spec.servers[${i}].hosts[${j}]`, 'invalid namespace value "~" in gateway')
-    }),
-  )
 }
