@@ -10,7 +10,7 @@
  * WorkloadEntry, for cross-selection) is one publish; the registry is synced after the store's
  * first load.
  */
-import { Effect, Queue, type Scope, Stream } from "effect"
+import { Effect, Queue, type Scope } from "effect"
 import type { ConfigResource } from "../../services/config-model/resource.js"
 import type { ServiceEntrySpec } from "../../services/config-model/schemas/service-entry.js"
 import type { WorkloadEntrySpec } from "../../services/config-model/schemas/workload-entry.js"
@@ -24,13 +24,12 @@ import { ConfigFeed, ORCHESTRATOR_DOCUMENT_KINDS } from "../../services/registry
 import { ORCHESTRATOR_REGISTRY } from "../../services/registry/orchestrator/service.js"
 import { OrchestratorRegistryState } from "../../services/registry/orchestrator/state.js"
 import type { ServiceRegistryShape } from "../../services/registry/registry.js"
+import { type ConfigInput, forwardConfigInputs } from "./config-inputs.js"
 import type { OrchestratorRegistryOptions } from "./orchestrator.js"
 
 const WATCHED_KINDS = new Set<string>([...ORCHESTRATOR_DOCUMENT_KINDS, "ServiceEntry", "WorkloadEntry"])
 
-type Input =
-  | { readonly _tag: "config"; readonly snapshot: ConfigSnapshot }
-  | { readonly _tag: "trustDomain"; readonly trustDomain: string }
+type Input = ConfigInput
 
 export const makeFileOrchestratorRegistry = (
   options: Omit<OrchestratorRegistryOptions, "watchNamespace">,
@@ -82,22 +81,7 @@ export const makeFileOrchestratorRegistry = (
     })
 
     const run = Effect.gen(function* () {
-      const { snapshot, events } = yield* store.subscribe
-      yield* Queue.take(events).pipe(
-        Effect.flatMap((event) =>
-          event.kinds.some((k) => WATCHED_KINDS.has(k))
-            ? Queue.offer(inbox, { _tag: "config", snapshot: event.snapshot })
-            : Effect.void,
-        ),
-        Effect.forever,
-        Effect.forkScoped,
-      )
-      yield* mesh.configChanges.pipe(
-        Stream.map((c) => c.trustDomain),
-        Stream.changes,
-        Stream.runForEach((trustDomain) => Queue.offer(inbox, { _tag: "trustDomain", trustDomain })),
-        Effect.forkScoped,
-      )
+      const snapshot = yield* forwardConfigInputs(store, mesh, inbox, WATCHED_KINDS)
       yield* store.awaitSynced
       yield* publish([{ _tag: "config", snapshot: yield* store.snapshot }])
       yield* core.markSynced

@@ -11,7 +11,7 @@
  *   published, so a burst of events is one registry change.
  * - Gauges `endpoint_no_pod` and `pilot_endpoint_not_ready` follow every publish.
  */
-import { Effect, Layer, Queue, Schedule, type Scope, Stream } from "effect"
+import { Effect, Layer, Queue, Schedule, type Scope } from "effect"
 import type { ConfigResource } from "../../services/config-model/resource.js"
 import type { ServiceEntrySpec } from "../../services/config-model/schemas/service-entry.js"
 import type { WorkloadEntrySpec } from "../../services/config-model/schemas/workload-entry.js"
@@ -37,6 +37,7 @@ import { makeRegistryCore } from "../../services/registry/core.js"
 import { ORCHESTRATOR_REGISTRY } from "../../services/registry/orchestrator/service.js"
 import { OrchestratorRegistryState } from "../../services/registry/orchestrator/state.js"
 import { ServiceRegistry, type ServiceRegistryShape } from "../../services/registry/registry.js"
+import { type ConfigInput, forwardConfigInputs } from "./config-inputs.js"
 
 export interface OrchestratorRegistryOptions {
   /** `--clusterID` / `CLUSTER_ID`. */
@@ -64,8 +65,7 @@ type Input =
   | { readonly _tag: "pods"; readonly batch: InformerBatch<OrchPod> }
   | { readonly _tag: "nodes"; readonly batch: InformerBatch<OrchNode> }
   | { readonly _tag: "namespaces"; readonly batch: InformerBatch<OrchNamespace> }
-  | { readonly _tag: "config"; readonly snapshot: ConfigSnapshot }
-  | { readonly _tag: "trustDomain"; readonly trustDomain: string }
+  | ConfigInput
 
 const CONFIG_KINDS = new Set(["ServiceEntry", "WorkloadEntry"])
 
@@ -229,22 +229,7 @@ export const makeOrchestratorRegistry = (
         ],
         { concurrency: "unbounded" },
       )
-      const { snapshot: config, events } = yield* store.subscribe
-      yield* Queue.take(events).pipe(
-        Effect.flatMap((event) =>
-          event.kinds.some((k) => CONFIG_KINDS.has(k))
-            ? Queue.offer(inbox, { _tag: "config", snapshot: event.snapshot })
-            : Effect.void,
-        ),
-        Effect.forever,
-        Effect.forkScoped,
-      )
-      yield* mesh.configChanges.pipe(
-        Stream.map((c) => c.trustDomain),
-        Stream.changes,
-        Stream.runForEach((trustDomain) => Queue.offer(inbox, { _tag: "trustDomain", trustDomain })),
-        Effect.forkScoped,
-      )
+      const config = yield* forwardConfigInputs(store, mesh, inbox, CONFIG_KINDS)
       yield* store.awaitSynced
       yield* publish([...initial, { _tag: "config", snapshot: config }])
       yield* core.markSynced
