@@ -12,7 +12,6 @@
  * https://localhost:<port> (its certificate covers localhost through MESHD_CUSTOM_HOST) instead of
  * through its Service, whose cluster IP nothing routes here.
  */
-import { execFile } from "node:child_process"
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -26,7 +25,8 @@ import { createCertificateCall, makeCsr } from "../layers/ca/helpers.js"
 import { bySchema, loadCorpus } from "../services/install/crd-cases.js"
 import { discoveryArgs } from "../support/discovery.js"
 import { freePort } from "../support/ports.js"
-import { binary, type Daemon, ROOT, startDaemon } from "../support/processes.js"
+import { type Daemon, startDaemon } from "../support/processes.js"
+import { markDeploymentsReady, meshctlWith } from "../support/real-install.js"
 import { realOrchestratorPerFile } from "../support/real-orchestrator.js"
 
 const real = realOrchestratorPerFile({ beforeAll, afterAll })
@@ -39,41 +39,7 @@ let webhookPort = 0
 let readiness: NodeJS.Timeout | undefined
 let install: { code: number; stdout: string; stderr: string }
 
-const meshctl = (args: ReadonlyArray<string>, kubeconfig: string) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [binary("meshctl"), ...args, "--orchconfig", kubeconfig],
-      { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" }, timeout: 180_000 },
-      (error, stdout, stderr) =>
-        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }),
-    )
-    child.stdin?.end()
-  })
-
-/** The deployment controller's part: each Deployment's status says its replicas are ready. */
-const markDeploymentsReady = async () => {
-  const orch = real.get()
-  const list = await orch.api("GET", `/apis/apps/v1/namespaces/${MESH_NS}/deployments`)
-  if (list.status !== 200) return
-  for (const d of list.body.items) {
-    const replicas = d.spec.replicas ?? 1
-    if (d.status?.observedGeneration === d.metadata.generation) continue
-    await orch.api("PUT", `/apis/apps/v1/namespaces/${MESH_NS}/deployments/${d.metadata.name}/status`, {
-      body: {
-        ...d,
-        status: {
-          observedGeneration: d.metadata.generation,
-          replicas,
-          updatedReplicas: replicas,
-          readyReplicas: replicas,
-          availableReplicas: replicas,
-          conditions: [{ type: "Available", status: "True", reason: "MinimumReplicasAvailable" }],
-        },
-      },
-    })
-  }
-}
+const meshctl = meshctlWith
 
 /** Every webhook of a configuration calls meshd at https://localhost:<port><path> instead of its Service. */
 const pointAtMeshd = async (collection: string, name: string) => {
@@ -130,7 +96,7 @@ const virtualService = (name: string, weights: ReadonlyArray<number>) => ({
 beforeAll(async () => {
   if (real.skip) return
   const orch = real.get()
-  readiness = setInterval(() => void markDeploymentsReady().catch(() => undefined), 200)
+  readiness = setInterval(() => void markDeploymentsReady(real.get(), MESH_NS).catch(() => undefined), 200)
   install = await meshctl(["install", "-y", "--readiness-timeout", "2m"], orch.kubeconfig)
   if (install.code !== 0)
     throw new Error(`meshctl install failed (${install.code}):\n${install.stdout}\n${install.stderr}`)

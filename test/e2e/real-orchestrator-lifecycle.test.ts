@@ -8,12 +8,12 @@
  * status subresource, and the deleted namespace stays Terminating (no namespace controller
  * empties it), which the test states.
  */
-import { execFile } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { FIELD_MANAGER } from "../../src/services/install/names.js"
 import { DEFAULT_TIMING } from "../../src/services/orchestrator/lease.js"
 import { discoveryArgs } from "../support/discovery.js"
-import { binary, type Daemon, ROOT, startDaemon } from "../support/processes.js"
+import { type Daemon, startDaemon } from "../support/processes.js"
+import { markDeploymentsReady, meshctlWith } from "../support/real-install.js"
 import { realOrchestratorPerFile } from "../support/real-orchestrator.js"
 
 const real = realOrchestratorPerFile({ beforeAll, afterAll })
@@ -29,41 +29,7 @@ const TAKEOVER_BOUND_MILLIS = DEFAULT_TIMING.leaseDurationMillis + 2 * 2.2 * DEF
 const daemons: Array<Daemon> = []
 let readiness: NodeJS.Timeout | undefined
 
-const meshctl = (args: ReadonlyArray<string>) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [binary("meshctl"), ...args, "--orchconfig", real.get().kubeconfig],
-      { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" }, timeout: 180_000 },
-      (error, stdout, stderr) =>
-        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }),
-    )
-    child.stdin?.end()
-  })
-
-/** The deployment controller's part: each Deployment's status says its replicas are ready. */
-const markDeploymentsReady = async () => {
-  const orch = real.get()
-  const list = await orch.api("GET", `/apis/apps/v1/namespaces/${MESH_NS}/deployments`)
-  if (list.status !== 200) return
-  for (const d of list.body.items) {
-    if (d.status?.observedGeneration === d.metadata.generation) continue
-    const replicas = d.spec.replicas ?? 1
-    await orch.api("PUT", `/apis/apps/v1/namespaces/${MESH_NS}/deployments/${d.metadata.name}/status`, {
-      body: {
-        ...d,
-        status: {
-          observedGeneration: d.metadata.generation,
-          replicas,
-          updatedReplicas: replicas,
-          readyReplicas: replicas,
-          availableReplicas: replicas,
-          conditions: [{ type: "Available", status: "True", reason: "MinimumReplicasAvailable" }],
-        },
-      },
-    })
-  }
-}
+const meshctl = (args: ReadonlyArray<string>) => meshctlWith(args, real.get().kubeconfig)
 
 const until = async <A>(what: string, check: () => Promise<A | undefined>, timeoutMillis = 30_000): Promise<A> => {
   const deadline = Date.now() + timeoutMillis
@@ -101,7 +67,7 @@ const holder = async (): Promise<string | undefined> => {
 
 beforeAll(async () => {
   if (real.skip) return
-  readiness = setInterval(() => void markDeploymentsReady().catch(() => undefined), 200)
+  readiness = setInterval(() => void markDeploymentsReady(real.get(), MESH_NS).catch(() => undefined), 200)
 }, 10_000)
 
 afterAll(async () => {
