@@ -28,6 +28,10 @@ export const InjectAnnotations = {
   includeOutboundPorts: `traffic.sidecar.${MESH_DOMAIN}/includeOutboundPorts`,
   excludeOutboundPorts: `traffic.sidecar.${MESH_DOMAIN}/excludeOutboundPorts`,
   excludeInterfaces: `traffic.sidecar.${MESH_DOMAIN}/excludeInterfaces`,
+  /** Virtual interfaces (KubeVirt VMs) whose inbound traffic is captured as outbound: capture `-k`. */
+  rerouteVirtualInterfaces: `${MESH_DOMAIN}/reroute-virtual-interfaces`,
+  /** The older spelling of rerouteVirtualInterfaces, read when that is absent. */
+  kubevirtInterfaces: `traffic.sidecar.${MESH_DOMAIN}/kubevirtInterfaces`,
   rewriteAppHTTPProbers: `sidecar.${MESH_DOMAIN}/rewriteAppHTTPProbers`,
   holdApplicationUntilProxyStarts: `sidecar.${MESH_DOMAIN}/holdApplicationUntilProxyStarts`,
   nativeSidecar: `sidecar.${MESH_DOMAIN}/nativeSidecar`,
@@ -114,6 +118,8 @@ export const VolumeNames = {
   grpcXds: "mesh-xds",
   grpcBootstrap: "grpc-io-proxyless-bootstrap",
   customBootstrap: "custom-bootstrap-volume",
+  /** `global.mountMtlsCerts`: the user's own key and certificates (Secret `mesh.<service account>`). */
+  mtlsCerts: "mesh-certs",
 } as const
 
 export const Paths = {
@@ -131,7 +137,12 @@ export const Paths = {
   grpcSimpleBootstrap: "/var/lib/grpc/data/bootstrap.json",
   customBootstrapDir: "/etc/mesh/custom-bootstrap",
   customBootstrapFile: "/etc/mesh/custom-bootstrap/custom_bootstrap.json",
+  mtlsCerts: "/etc/certs/",
 } as const
+
+/** The Secret `global.mountMtlsCerts` mounts: `mesh.<service account>` (`mesh.default` without one). */
+export const mtlsCertsSecret = (serviceAccount: string): string =>
+  `mesh.${serviceAccount === "" ? "default" : serviceAccount}`
 
 /** The CA revocation list's ConfigMap unless the values' `pilot.crlConfigMapName` names another. */
 export const CRL_CONFIGMAP = "mesh-ca-crl"

@@ -8,7 +8,7 @@ import type { EffectiveProxyConfig } from "../mesh-config/index.js"
 import { type AliasedReader, type AliasedValue, aliasedReader } from "./aliased-metadata.js"
 import * as check from "./annotation-values.js"
 import type { InjectionConfig, InjectionInput } from "./contract.js"
-import { asObject, asObjects, asStringMap, type Obj } from "./json.js"
+import { asObject, asObjects, asStringMap, type Obj, stringAt } from "./json.js"
 import { BUILTIN_TEMPLATES, ContainerNames, InjectAnnotations, TemplateNames } from "./names.js"
 import { injectedProxyConfig } from "./proxy-config.js"
 import { type ValuesView, valuesView } from "./values.js"
@@ -23,6 +23,8 @@ export interface CaptureSettings {
   readonly includeOutboundPorts: string | undefined
   readonly excludeOutboundPorts: string | undefined
   readonly excludeInterfaces: string | undefined
+  /** `-k`: reroute-virtual-interfaces, else kubevirtInterfaces; undefined when neither is set. */
+  readonly virtualInterfaces: string | undefined
 }
 
 export interface PodSettings {
@@ -36,8 +38,11 @@ export interface PodSettings {
   readonly capture: CaptureSettings
   readonly resources: Obj
   readonly proxyImage: string
-  /** Whether `sidecar.mesh.io/proxyImage` chose the image (it then applies to mesh-init too). */
-  readonly proxyImageAnnotated: boolean
+  /**
+   * The capture container's image: `sidecar.mesh.io/proxyImage` (it applies to both), else the
+   * values' `global.proxy_init.image` — never `global.proxy.image`, as in the reference.
+   */
+  readonly proxyInitImage: string
   readonly rewriteAppProbes: boolean
   readonly holdApplicationUntilProxyStarts: boolean
   readonly nativeSidecar: boolean
@@ -55,6 +60,8 @@ export interface PodSettings {
   /** `sidecar.mesh.io/userVolume` and `userVolumeMount`, as named entries. */
   readonly userVolumes: ReadonlyArray<Obj>
   readonly userVolumeMounts: ReadonlyArray<Obj>
+  /** `spec.serviceAccountName` ("" when unset). */
+  readonly serviceAccountName: string
   /** The ConfigMap of `sidecar.mesh.io/bootstrapOverride`. */
   readonly bootstrapOverride: string | undefined
   readonly warnings: ReadonlyArray<string>
@@ -183,6 +190,9 @@ export const podSettings = (input: InjectionInput): Either.Either<PodSettings, s
         values.excludeOutboundPorts,
       ),
       excludeInterfaces: yield* optional(InjectAnnotations.excludeInterfaces, check.interfaceList, ""),
+      virtualInterfaces:
+        (yield* checked(reader, InjectAnnotations.rerouteVirtualInterfaces, check.interfaceList)) ??
+        (yield* checked(reader, InjectAnnotations.kubevirtInterfaces, check.interfaceList)),
     }
     const resources = yield* proxyResources(reader, values)
     const imageAnnotation = reader.get(InjectAnnotations.proxyImage)
@@ -194,8 +204,11 @@ export const podSettings = (input: InjectionInput): Either.Either<PodSettings, s
     const native = yield* checked(reader, InjectAnnotations.nativeSidecar, check.boolean)
     const merge = yield* checked(reader, InjectAnnotations.mergeMetrics, check.boolean)
     const text = (key: string, fallback: string) => reader.get(key)?.value ?? fallback
+    // Annotation, else the values' global.proxy.statusPort, else the proxy config's.
     const statusPort =
-      (yield* checked(reader, InjectAnnotations.statusPort, check.integerIn(0, 65535))) ?? proxy.value.statusPort
+      (yield* checked(reader, InjectAnnotations.statusPort, check.integerIn(0, 65535))) ??
+      values.statusPort ??
+      proxy.value.statusPort
     const seconds = (key: string, fallback: number) =>
       Either.map(checked(reader, key, check.integerIn(0, 2_147_483_647)), (v) => v ?? fallback)
     const readiness = {
@@ -220,7 +233,7 @@ export const podSettings = (input: InjectionInput): Either.Either<PodSettings, s
       capture,
       resources,
       proxyImage: image(imageAnnotation?.value.trim() ?? values.proxyImage, values),
-      proxyImageAnnotated: imageAnnotation !== undefined,
+      proxyInitImage: image(imageAnnotation?.value.trim() ?? values.proxyInitImage, values),
       rewriteAppProbes: rewrite ?? values.rewriteAppHTTPProbe,
       holdApplicationUntilProxyStarts:
         hold ?? (proxy.value.holdApplicationUntilProxyStarts || values.holdApplicationUntilProxyStarts),
@@ -238,6 +251,7 @@ export const podSettings = (input: InjectionInput): Either.Either<PodSettings, s
       userVolumes,
       userVolumeMounts,
       bootstrapOverride,
+      serviceAccountName: stringAt(asObject(input.pod.spec).serviceAccountName) ?? "",
       warnings: [...reader.warnings(), ...templates.warnings, ...proxy.warnings],
     }
   })

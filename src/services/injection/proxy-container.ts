@@ -19,6 +19,7 @@ import {
   READINESS_PATH,
   READINESS_PORT,
 } from "./names.js"
+import type { PodSettings } from "./pod-settings.js"
 import { type EnvVar, type ProxyEnvInputs, proxyEnv } from "./proxy-env.js"
 import { agentVolumeMounts, userVolumeMounts } from "./volumes.js"
 
@@ -91,6 +92,10 @@ const proxylessEnv: ReadonlyArray<EnvVar> = [
   { name: "DISABLE_PROXY", value: "true" },
 ]
 
+/** `resources`, left out when the values removed every request and limit (the reference writes none then). */
+export const resourcesField = (settings: PodSettings): Obj =>
+  Object.keys(settings.resources).length > 0 ? { resources: settings.resources } : {}
+
 export const proxyContainer = (inputs: ProxyEnvInputs, shape: ProxyShape): Obj => {
   const settings = inputs.settings
   const values = settings.values
@@ -118,11 +123,14 @@ export const proxyContainer = (inputs: ProxyEnvInputs, shape: ProxyShape): Obj =
     ...(values.imagePullPolicy === "" ? {} : { imagePullPolicy: values.imagePullPolicy }),
     ...(probesOn ? { readinessProbe: readinessProbe(inputs) } : {}),
     ...(probesOn && shape === "sidecar" && values.startupProbeEnabled ? { startupProbe: startupProbe(inputs) } : {}),
-    ...(shape === "router" ? {} : { securityContext: proxySecurityContext(inputs), resources: settings.resources }),
+    ...(shape === "router" ? {} : { securityContext: proxySecurityContext(inputs), ...resourcesField(settings) }),
     volumeMounts:
       shape === "proxyless"
         ? agentVolumeMounts("proxyless")
-        : [...agentVolumeMounts("proxy", shape === "sidecar"), ...userVolumeMounts(inputs.settings)],
+        : [
+            ...agentVolumeMounts("proxy", { crl: shape === "sidecar", mtlsCerts: values.mountMtlsCerts }),
+            ...userVolumeMounts(inputs.settings),
+          ],
   }
   return container
 }

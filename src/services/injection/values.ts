@@ -91,6 +91,8 @@ const FIELD_TYPES: ReadonlyArray<readonly [string, "string" | "boolean" | "numbe
   ["global.proxy.startupProbe.enabled", "boolean"],
   ["global.proxy.startupProbe.failureThreshold", "number"],
   ["global.proxy.resources", "object"],
+  ["global.proxy.statusPort", "number"],
+  ["global.mountMtlsCerts", "boolean"],
   ["global.proxy_init.image", "string"],
   ["sidecarInjectorWebhook.rewriteAppHTTPProbe", "boolean"],
   ["sidecarInjectorWebhook.enableNamespacesByDefault", "boolean"],
@@ -124,8 +126,40 @@ export const parseInjectionValues = (text: string): Either.Either<InjectionValue
         return Either.left(`injection values: ${path} must be a ${type}, got ${JSON.stringify(value)}`)
       }
     }
-    return Either.right(deepMerge(defaultInjectionValues, dropNulls(raw)) as InjectionValues)
+    const merged = deepMerge(defaultInjectionValues, dropNulls(raw)) as InjectionValues
+    return Either.right(withNullResources(merged, raw))
   })
+
+/**
+ * A `null` under `global.proxy.resources` removes that default (`limits.cpu: null`: no CPU
+ * limit), as Helm's merge and the reference template's `omitNil` do; `resources: null` removes
+ * them all. Elsewhere a null keeps the default (the chart renders unset values as null).
+ */
+const withNullResources = (merged: InjectionValues, raw: Obj): InjectionValues => {
+  const proxy = valueAt(raw, "global.proxy")
+  if (!isObject(proxy) || !Object.hasOwn(proxy, "resources")) return merged
+  const given = proxy.resources
+  const resources =
+    given === null ? {} : mergeDeletingNulls(valueAt(defaultInjectionValues, "global.proxy.resources"), given)
+  const global = valueAt(merged, "global") as Obj
+  return {
+    ...merged,
+    global: { ...global, proxy: { ...(global.proxy as Obj), resources } },
+  } as InjectionValues
+}
+
+const mergeDeletingNulls = (base: unknown, over: unknown): unknown => {
+  if (!isObject(base) || !isObject(over)) return over === undefined ? base : over
+  const out: Obj = { ...base }
+  for (const [key, value] of Object.entries(over)) {
+    if (value === null) delete out[key]
+    else out[key] = mergeDeletingNulls(base[key], value)
+  }
+  // A section left empty is no section (`requests: {}` would still be written).
+  for (const [key, value] of Object.entries(out))
+    if (isObject(value) && Object.keys(value).length === 0) delete out[key]
+  return out
+}
 
 const dropNulls = (value: unknown): unknown => {
   if (!isObject(value)) return value
@@ -168,7 +202,12 @@ export interface ValuesView {
   readonly readinessFailureThreshold: number
   readonly startupProbeEnabled: boolean
   readonly startupProbeFailureThreshold: number
+  /** Empty when the values removed every default (the containers then carry no `resources`). */
   readonly resources: Obj
+  /** `global.proxy.statusPort` when the values set it (0: no status port); else the proxy config's. */
+  readonly statusPort: number | undefined
+  /** `global.mountMtlsCerts`: the proxy mounts the `mesh.<service account>` Secret at /etc/certs/. */
+  readonly mountMtlsCerts: boolean
   readonly rewriteAppHTTPProbe: boolean
   readonly enableNamespacesByDefault: boolean
   readonly cniEnabled: boolean
@@ -190,6 +229,7 @@ const pick = <A>(values: InjectionValues, path: string, check: (v: unknown) => v
 const isString = (v: unknown): v is string => typeof v === "string"
 const isBoolean = (v: unknown): v is boolean => typeof v === "boolean"
 const isNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v)
+const isPort = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 65535
 
 export const valuesView = (values: InjectionValues): ValuesView => {
   const s = (path: string) => pick(values, path, isString)
@@ -201,6 +241,7 @@ export const valuesView = (values: InjectionValues): ValuesView => {
   // which has no default so that either spelling given wins) and `istio_cni` (`cni`).
   const meshNamespace = valueAt(values, "global.meshNamespace") ?? valueAt(values, "global.istioNamespace")
   const crl = valueAt(values, "pilot.crlConfigMapName")
+  const statusPort = valueAt(values, "global.proxy.statusPort")
   const cni = valueAt(values, "cni.enabled") === true || valueAt(values, "istio_cni.enabled") === true
   return {
     revision: s("revision"),
@@ -238,6 +279,8 @@ export const valuesView = (values: InjectionValues): ValuesView => {
     startupProbeEnabled: b("global.proxy.startupProbe.enabled"),
     startupProbeFailureThreshold: n("global.proxy.startupProbe.failureThreshold"),
     resources: pick(values, "global.proxy.resources", isObject),
+    statusPort: isPort(statusPort) ? statusPort : undefined,
+    mountMtlsCerts: valueAt(values, "global.mountMtlsCerts") === true,
     rewriteAppHTTPProbe: b("sidecarInjectorWebhook.rewriteAppHTTPProbe"),
     enableNamespacesByDefault: b("sidecarInjectorWebhook.enableNamespacesByDefault"),
     cniEnabled: cni,

@@ -6,7 +6,7 @@
  * also mounts the CA's revocation list (an optional ConfigMap, so pods start before any CRL exists).
  */
 import type { Obj } from "./json.js"
-import { Paths, ROOT_CERT_CONFIGMAP, TOKEN_FILE, VolumeNames } from "./names.js"
+import { mtlsCertsSecret, Paths, ROOT_CERT_CONFIGMAP, TOKEN_FILE, VolumeNames } from "./names.js"
 import type { PodSettings } from "./pod-settings.js"
 
 /** Token lifetime the orchestrator is asked for (12h, as the reference). */
@@ -55,15 +55,37 @@ export const crlVolume = (crlConfigMap: string): Obj => ({
   configMap: { name: crlConfigMap, optional: true },
 })
 
-export const agentVolumeMounts = (kind: AgentKind, withCrl = false): ReadonlyArray<Obj> => [
+/**
+ * `global.mountMtlsCerts` (sidecar and gateway): the user's key and certificates, an optional
+ * Secret so that the pod starts without it, as the reference's templates add it.
+ */
+export const mtlsCertsVolumes = (settings: PodSettings): ReadonlyArray<Obj> =>
+  settings.values.mountMtlsCerts
+    ? [
+        {
+          name: VolumeNames.mtlsCerts,
+          secret: { optional: true, secretName: mtlsCertsSecret(settings.serviceAccountName) },
+        },
+      ]
+    : []
+
+export interface AgentMounts {
+  /** The sidecar template's revocation list. */
+  readonly crl?: boolean
+  /** `global.mountMtlsCerts`. */
+  readonly mtlsCerts?: boolean
+}
+
+export const agentVolumeMounts = (kind: AgentKind, extra: AgentMounts = {}): ReadonlyArray<Obj> => [
   { name: VolumeNames.workloadSocket, mountPath: Paths.workloadSocket },
   { name: VolumeNames.credentialSocket, mountPath: Paths.credentialSocket },
   { name: VolumeNames.workloadCerts, mountPath: Paths.workloadCerts },
   { name: VolumeNames.caCert, mountPath: Paths.caCert },
-  ...(withCrl ? [{ name: VolumeNames.caCrl, mountPath: Paths.caCrl }] : []),
+  ...(extra.crl === true ? [{ name: VolumeNames.caCrl, mountPath: Paths.caCrl }] : []),
   { name: VolumeNames.data, mountPath: Paths.data },
   { name: configVolume(kind), mountPath: Paths.proxyConfig },
   { name: VolumeNames.token, mountPath: Paths.tokens },
+  ...(extra.mtlsCerts === true ? [{ name: VolumeNames.mtlsCerts, mountPath: Paths.mtlsCerts, readOnly: true }] : []),
   { name: VolumeNames.podInfo, mountPath: Paths.podInfo },
 ]
 

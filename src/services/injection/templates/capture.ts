@@ -20,6 +20,7 @@ import {
   READINESS_PORT,
 } from "../names.js"
 import type { PodSettings } from "../pod-settings.js"
+import { resourcesField } from "../proxy-container.js"
 import { proxyMetadataEnv } from "../proxy-env.js"
 
 const portOf = (meshConfig: Obj, field: string, fallback: number): string =>
@@ -57,6 +58,7 @@ const iptablesArgs = (settings: PodSettings, meshConfig: Obj): ReadonlyArray<str
     [String(PROXY_METRICS_PORT), String(READINESS_PORT), ...(excluded === "" ? [] : [excluded])].join(","),
     ...(c.includeOutboundPorts === undefined ? [] : ["-q", c.includeOutboundPorts]),
     ...(c.excludeOutboundPorts === undefined ? [] : ["-o", c.excludeOutboundPorts]),
+    ...(c.virtualInterfaces === undefined ? [] : ["-k", c.virtualInterfaces]),
     ...(c.excludeInterfaces === undefined ? [] : ["-c", c.excludeInterfaces]),
     `--log_output_level=${settings.agentLogLevel}`,
     ...(settings.values.logAsJson ? ["--log_as_json"] : []),
@@ -68,17 +70,12 @@ const initContainer = (settings: PodSettings, meshConfig: Obj): Obj => {
   const metadata = proxyMetadataEnv(settings.proxyConfig.proxyMetadata)
   return {
     name: ContainerNames.init,
-    // The pod's proxyImage annotation, else a full reference in proxy_init.image, else the proxy
-    // image (it carries mesh-agent).
-    image:
-      !settings.proxyImageAnnotated && values.proxyInitImage.includes("/")
-        ? values.proxyInitImage
-        : settings.proxyImage,
+    image: settings.proxyInitImage,
     args: iptablesArgs(settings, meshConfig),
     ...(values.imagePullPolicy === "" ? {} : { imagePullPolicy: values.imagePullPolicy }),
     // proxyMetadata reaches mesh-iptables too: MESH_META_DNS_CAPTURE turns on DNS redirection.
     ...(metadata.length > 0 ? { env: metadata } : {}),
-    resources: settings.resources,
+    ...resourcesField(settings),
     securityContext: {
       allowPrivilegeEscalation: values.privileged,
       privileged: values.privileged,
@@ -104,6 +101,8 @@ const cniAnnotations = (settings: PodSettings): Readonly<Record<string, string>>
   out[InjectAnnotations.excludeInboundPorts] = excludedInboundPorts(settings)
   if (c.includeOutboundPorts !== undefined) out[InjectAnnotations.includeOutboundPorts] = c.includeOutboundPorts
   if (c.excludeOutboundPorts !== undefined) out[InjectAnnotations.excludeOutboundPorts] = c.excludeOutboundPorts
+  // The effective list under the spelling the plugin reads first (the pod keeps its own key too).
+  set(InjectAnnotations.rerouteVirtualInterfaces, c.virtualInterfaces)
   set(InjectAnnotations.excludeInterfaces, c.excludeInterfaces)
   return out
 }

@@ -11,7 +11,7 @@ import { emptyFragment } from "../fragment.js"
 import { InjectLabels, upstreamSpelling } from "../names.js"
 import { canonicalLabels, defaultContainerAnnotations } from "../pod-metadata.js"
 import { proxyContainer } from "../proxy-container.js"
-import { agentVolumes, userVolumes } from "../volumes.js"
+import { agentVolumes, mtlsCertsVolumes, userVolumes } from "../volumes.js"
 
 export const gatewayTemplate: Template = (context): Fragment => {
   const labels = context.settings.labels
@@ -20,7 +20,11 @@ export const gatewayTemplate: Template = (context): Fragment => {
   return {
     ...emptyFragment,
     containers: [proxyContainer({ ...context, capture: true }, "router")],
-    volumes: [...agentVolumes("proxy", context.settings.values.tokenAudience), ...userVolumes(context.settings)],
+    volumes: [
+      ...agentVolumes("proxy", context.settings.values.tokenAudience),
+      ...mtlsCertsVolumes(context.settings),
+      ...userVolumes(context.settings),
+    ],
     imagePullSecrets: context.settings.values.imagePullSecrets,
     labels: { ...canonicalLabels(context), [InjectLabels.revision]: revisionLabel },
     annotations: defaultContainerAnnotations(context, true),

@@ -6,7 +6,7 @@
 import type { Fragment, Template } from "../fragment.js"
 import { canonicalLabels, defaultContainerAnnotations, revisionAnnotation, tlsModeLabel } from "../pod-metadata.js"
 import { proxyContainer } from "../proxy-container.js"
-import { agentVolumes, crlVolume, userVolumes } from "../volumes.js"
+import { agentVolumes, crlVolume, mtlsCertsVolumes, userVolumes } from "../volumes.js"
 import { captureTemplate } from "./capture.js"
 
 export const sidecarTemplate: Template = (context): Fragment => {
@@ -17,6 +17,7 @@ export const sidecarTemplate: Template = (context): Fragment => {
     volumes: [
       ...agentVolumes("proxy", context.settings.values.tokenAudience),
       crlVolume(context.settings.values.crlConfigMapName),
+      ...mtlsCertsVolumes(context.settings),
       ...userVolumes(context.settings),
     ],
     imagePullSecrets: context.settings.values.imagePullSecrets,
