@@ -2,7 +2,8 @@
  * Puts the selected templates' fragments into the pod: customisations merged, containers placed
  * (the proxy last so `kubectl exec` keeps defaulting to the application, first when the
  * application must wait for it, or as a native sidecar right after capture), `mesh-init` after
- * the pod's own init containers (they may need the network before capture starts), application
+ * the pod's own init containers (they may need the network before capture starts), the CNI
+ * mode's `mesh-validation` before them (none may run before capture is in place), application
  * probes moved to the agent, metrics merged, labels, annotations and the status recorded.
  */
 import { adjustCaptureUser } from "./capture-user.js"
@@ -11,8 +12,9 @@ import { customizeContainer } from "./customization.js"
 import { normalRevision } from "./decision.js"
 import { emptyFragment, type Fragment, type TemplateContext } from "./fragment.js"
 import { asObject, asObjects, asStringMap, cloneJson, type Obj, stringAt } from "./json.js"
-import { ContainerNames, InjectAnnotations, ProxyEnv } from "./names.js"
+import { ContainerNames, InjectAnnotations, InjectLabels, ProxyEnv } from "./names.js"
 import { workloadOwnerOf } from "./owner.js"
+import { podNetwork } from "./pod-metadata.js"
 import type { PodSettings } from "./pod-settings.js"
 import { rewriteAppProbes } from "./probes.js"
 import { metricsMerge } from "./prometheus-merge.js"
@@ -128,12 +130,17 @@ export const assemblePod = (input: InjectionInput, settings: PodSettings): Assem
     }
   }
 
-  const capture = generatedInit.filter((c) => nameOf(c) === ContainerNames.init)
-  const otherGeneratedInit = generatedInit.filter((c) => nameOf(c) !== ContainerNames.init)
+  const named = (name: string) => generatedInit.filter((c) => nameOf(c) === name)
+  const capture = named(ContainerNames.init)
+  const validation = named(ContainerNames.validation)
+  const otherGeneratedInit = generatedInit.filter(
+    (c) => nameOf(c) !== ContainerNames.init && nameOf(c) !== ContainerNames.validation,
+  )
   const native = proxy !== undefined && settings.nativeSidecar
+  // Validation first, so no user init container runs before capture is known to work.
   const initContainers = native
-    ? [...capture, { ...proxy, restartPolicy: "Always" }, ...userInit, ...otherGeneratedInit]
-    : [...userInit, ...otherGeneratedInit, ...capture]
+    ? [...capture, ...validation, { ...proxy, restartPolicy: "Always" }, ...userInit, ...otherGeneratedInit]
+    : [...validation, ...userInit, ...otherGeneratedInit, ...capture]
   const containers =
     proxy === undefined || native
       ? apps
@@ -159,7 +166,12 @@ export const assemblePod = (input: InjectionInput, settings: PodSettings): Assem
   })
   Object.assign(annotations, input.config.injectedAnnotations)
 
-  const labels = { ...asStringMap(metadata.labels), ...merged.labels }
+  const network = podNetwork(settings)
+  const labels = {
+    ...asStringMap(metadata.labels),
+    ...merged.labels,
+    ...(network === "" ? {} : { [InjectLabels.network]: network }),
+  }
   pod.metadata = {
     ...metadata,
     ...(Object.keys(labels).length > 0 || metadata.labels !== undefined ? { labels } : {}),

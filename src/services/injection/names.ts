@@ -90,6 +90,8 @@ export const OrchestratorNames = {
 
 /** The Multus network (NetworkAttachmentDefinition) that runs the mesh CNI plugin. */
 export const MULTUS_MESH_NETWORK = "mesh-cni"
+/** Its namespace: pods name it `<namespace>/<name>`, so one definition serves every namespace. */
+export const MULTUS_MESH_NETWORK_NAMESPACE = "default"
 
 /** Namespaces the injector never touches (the reference's ignored system namespaces). */
 export const IGNORED_NAMESPACES: ReadonlyArray<string> = ["kube-system", "kube-public"]
@@ -97,6 +99,8 @@ export const IGNORED_NAMESPACES: ReadonlyArray<string> = ["kube-system", "kube-p
 export const ContainerNames = {
   proxy: "mesh-proxy",
   init: "mesh-init",
+  /** Under CNI: checks the plugin's capture rules are in place before the pod's containers start. */
+  validation: "mesh-validation",
   grpcBootstrapInit: "grpc-bootstrap-init",
 } as const
 

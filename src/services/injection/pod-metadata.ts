@@ -9,6 +9,7 @@ import { normalRevision } from "./decision.js"
 import type { TemplateContext } from "./fragment.js"
 import { stringAt } from "./json.js"
 import { InjectAnnotations, InjectLabels, OrchestratorNames, upstreamSpelling } from "./names.js"
+import type { PodSettings } from "./pod-settings.js"
 
 const existing = (labels: Readonly<Record<string, string>>, meshKey: string): string | undefined =>
   labels[meshKey] ?? labels[upstreamSpelling(meshKey)]
@@ -34,6 +35,14 @@ export const canonicalLabels = (context: TemplateContext): Readonly<Record<strin
       ) ?? "latest",
   }
 }
+
+/**
+ * The pod's network: its own `topology.mesh.io/network` label, else the values' `global.network`
+ * ("" for none). The injector labels the pod with it (the registry reads the label) and hands it
+ * to the agent as MESH_META_NETWORK.
+ */
+export const podNetwork = (settings: PodSettings): string =>
+  existing(settings.labels, InjectLabels.network) ?? settings.values.network
 
 /** The peer-authentication mode the mesh's clients see for this workload: mutual TLS. */
 export const tlsModeLabel = (context: TemplateContext): Readonly<Record<string, string>> => ({

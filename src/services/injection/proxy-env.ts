@@ -7,8 +7,8 @@
 import { DEFAULT_CLUSTER_ID, DEFAULT_TRUST_DOMAIN } from "../constants.js"
 import { normalRevision } from "./decision.js"
 import { asObjects, type Obj, stringAt } from "./json.js"
-import { InjectLabels } from "./names.js"
 import { ownerUri, type WorkloadOwner } from "./owner.js"
+import { podNetwork } from "./pod-metadata.js"
 import type { PodSettings } from "./pod-settings.js"
 import { proxyConfigEnvValue } from "./proxy-config.js"
 
@@ -53,7 +53,7 @@ export interface ProxyEnvInputs {
 export const proxyEnv = (inputs: ProxyEnvInputs): ReadonlyArray<EnvVar> => {
   const { settings, owner } = inputs
   const values = settings.values
-  const network = settings.labels[InjectLabels.network] ?? values.network
+  const network = podNetwork(settings)
   const trustDomain = stringAt(inputs.meshConfig.trustDomain) || values.trustDomain || DEFAULT_TRUST_DOMAIN
   const meshId = values.meshId !== "" ? values.meshId : trustDomain
   const owned = ownerUri(owner, inputs.namespace)

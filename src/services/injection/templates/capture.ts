@@ -4,16 +4,18 @@
  * `traffic.sidecar.mesh.io/*` annotations (else the values); the proxy's own inbound ports
  * (metrics 15090, readiness 15021, agent status 15020) are always excluded from inbound capture.
  * With CNI enabled, the CNI plugin sets the rules: the same settings are written as annotations
- * it reads, and no privileged container is added (with the plugin as a Multus network, the pod
- * also asks for that network). Interception mode NONE captures nothing.
+ * it reads, and instead of the privileged container an unprivileged `mesh-validation` checks
+ * that the plugin's rules are in place (with the plugin as a Multus network, the pod also asks
+ * for that network, `<namespace>/<name>`). Interception mode NONE captures nothing.
  */
 import type { Fragment, Template } from "../fragment.js"
 import { emptyFragment } from "../fragment.js"
-import type { Obj } from "../json.js"
+import { isObject, type Obj } from "../json.js"
 import {
   ContainerNames,
   InjectAnnotations,
   MULTUS_MESH_NETWORK,
+  MULTUS_MESH_NETWORK_NAMESPACE,
   OrchestratorNames,
   PROXY_METRICS_PORT,
   PROXY_UID,
@@ -65,26 +67,42 @@ const iptablesArgs = (settings: PodSettings, meshConfig: Obj): ReadonlyArray<str
   ]
 }
 
-const initContainer = (settings: PodSettings, meshConfig: Obj): Obj => {
+/**
+ * `mesh-init` applies the rules as root with NET_ADMIN/NET_RAW. Under CNI the plugin applies
+ * them, and `mesh-validation` only checks they are in place (`--run-validation
+ * --skip-rule-apply`), holding the pod back until they are; it needs no capability and runs as
+ * the proxy's uid (in TPROXY, 1337: the proxy itself is root there).
+ */
+const captureContainer = (settings: PodSettings, meshConfig: Obj, validation: boolean): Obj => {
   const values = settings.values
   const metadata = proxyMetadataEnv(settings.proxyConfig.proxyMetadata)
   return {
-    name: ContainerNames.init,
+    name: validation ? ContainerNames.validation : ContainerNames.init,
     image: settings.proxyInitImage,
-    args: iptablesArgs(settings, meshConfig),
+    args: [...iptablesArgs(settings, meshConfig), ...(validation ? ["--run-validation", "--skip-rule-apply"] : [])],
     ...(values.imagePullPolicy === "" ? {} : { imagePullPolicy: values.imagePullPolicy }),
     // proxyMetadata reaches mesh-iptables too: MESH_META_DNS_CAPTURE turns on DNS redirection.
     ...(metadata.length > 0 ? { env: metadata } : {}),
     ...resourcesField(settings),
-    securityContext: {
-      allowPrivilegeEscalation: values.privileged,
-      privileged: values.privileged,
-      capabilities: { add: ["NET_ADMIN", "NET_RAW"], drop: ["ALL"] },
-      readOnlyRootFilesystem: false,
-      runAsGroup: 0,
-      runAsNonRoot: false,
-      runAsUser: 0,
-    },
+    securityContext: validation
+      ? {
+          allowPrivilegeEscalation: values.privileged,
+          privileged: values.privileged,
+          capabilities: { drop: ["ALL"] },
+          readOnlyRootFilesystem: true,
+          runAsGroup: PROXY_UID,
+          runAsUser: PROXY_UID,
+          runAsNonRoot: true,
+        }
+      : {
+          allowPrivilegeEscalation: values.privileged,
+          privileged: values.privileged,
+          capabilities: { add: ["NET_ADMIN", "NET_RAW"], drop: ["ALL"] },
+          readOnlyRootFilesystem: false,
+          runAsGroup: 0,
+          runAsNonRoot: false,
+          runAsUser: 0,
+        },
   }
 }
 
@@ -108,34 +126,41 @@ const cniAnnotations = (settings: PodSettings): Readonly<Record<string, string>>
 }
 
 /**
- * The pod's Multus networks with the mesh CNI network added once: to a JSON list as an object, to a
- * comma-separated list as a name. A value that is neither is left alone (Multus would refuse ours too).
+ * The pod's Multus networks with the mesh CNI network (`default/mesh-cni`, as the reference
+ * names its own) added once: spliced into a JSON list as an object with its namespace (the rest
+ * of the text kept as written), appended to a comma-separated list as `<namespace>/<name>`. A
+ * value that is not a list of networks is left alone (Multus would refuse ours too).
  */
 export const withMeshNetwork = (existing: string | undefined): string => {
-  if (existing === undefined || existing.trim() === "") return MULTUS_MESH_NETWORK
-  if (existing.trim().startsWith("[")) {
+  const qualified = `${MULTUS_MESH_NETWORK_NAMESPACE}/${MULTUS_MESH_NETWORK}`
+  if (existing === undefined || existing.trim() === "") return qualified
+  const end = existing.lastIndexOf("]")
+  if (end >= 0) {
+    let networks: unknown
     try {
-      const networks = JSON.parse(existing) as unknown
-      if (!Array.isArray(networks)) return existing
-      if (networks.some((n) => typeof n === "object" && n !== null && (n as Obj).name === MULTUS_MESH_NETWORK))
-        return existing
-      return JSON.stringify([...networks, { name: MULTUS_MESH_NETWORK }])
+      networks = JSON.parse(existing)
     } catch {
       return existing
     }
+    if (!Array.isArray(networks)) return existing
+    const present = networks.some(
+      (n) => isObject(n) && n.name === MULTUS_MESH_NETWORK && (n.namespace ?? "") === MULTUS_MESH_NETWORK_NAMESPACE,
+    )
+    if (present) return existing
+    const entry = `{"name": "${MULTUS_MESH_NETWORK}", "namespace": "${MULTUS_MESH_NETWORK_NAMESPACE}"}`
+    return `${existing.slice(0, end)}${networks.length > 0 ? ", " : ""}${entry}${existing.slice(end)}`
   }
-  const names = existing.split(",").map((n) => n.trim())
-  return names.includes(MULTUS_MESH_NETWORK) ? existing : `${existing}, ${MULTUS_MESH_NETWORK}`
+  return existing.split(",").some((n) => n.trim() === qualified) ? existing : `${existing}, ${qualified}`
 }
 
 export const captureTemplate: Template = (context): Fragment => {
   const settings = context.settings
-  if (settings.values.cniEnabled) {
-    const multus = settings.values.cniMultus
-      ? { [OrchestratorNames.multusNetworks]: withMeshNetwork(settings.annotations[OrchestratorNames.multusNetworks]) }
-      : {}
-    return { ...emptyFragment, annotations: { ...cniAnnotations(settings), ...multus } }
-  }
-  if (settings.interceptionMode === "NONE") return emptyFragment
-  return { ...emptyFragment, initContainers: [initContainer(settings, context.meshConfig)] }
+  const cni = settings.values.cniEnabled
+  const initContainers =
+    settings.interceptionMode === "NONE" ? [] : [captureContainer(settings, context.meshConfig, cni)]
+  if (!cni) return { ...emptyFragment, initContainers }
+  const multus = settings.values.cniMultus
+    ? { [OrchestratorNames.multusNetworks]: withMeshNetwork(settings.annotations[OrchestratorNames.multusNetworks]) }
+    : {}
+  return { ...emptyFragment, initContainers, annotations: { ...cniAnnotations(settings), ...multus } }
 }
