@@ -24,6 +24,7 @@ import {
   emptyTypeState,
   sotwClientOnResponse,
 } from "../../services/xds-client/client.js"
+import { resourceNameOf } from "../../services/xds-client/resource-name.js"
 import { loadXdsProtos } from "../xds/protos.js"
 
 type AnyRequest = DiscoveryRequest | DeltaDiscoveryRequest
@@ -36,9 +37,10 @@ export const makeAdsClient = (options: AdsClientOptions): Effect.Effect<AdsClien
       catch: (cause) => new AdsClientError({ message: `loading xDS protos: ${String(cause)}`, cause }),
     })
     const decode = options.decode ?? true
+    const undecodedNames = !decode && options.names === true
     const Ctor = grpc.makeClientConstructor(protos.ads, "AggregatedDiscoveryService")
     const client = yield* Effect.acquireRelease(
-      Effect.sync(() => new Ctor(options.address, grpc.credentials.createInsecure())),
+      Effect.sync(() => new Ctor(options.address, grpc.credentials.createInsecure(), { ...options.channelOptions })),
       (c) => Effect.sync(() => c.close()),
     )
     const snapshot = yield* SubscriptionRef.make<ClientSnapshot>(emptySnapshot)
@@ -92,8 +94,8 @@ export const makeAdsClient = (options: AdsClientOptions): Effect.Effect<AdsClien
     const decodeOne = (typeUrl: string, value: Uint8Array): ProtoObject | undefined =>
       decode ? protos.codec.decode(typeUrl, value) : undefined
 
-    const nameOf = (resource: ProtoObject | undefined): string => {
-      if (resource === undefined) return ""
+    const nameOf = (resource: ProtoObject | undefined, value: Uint8Array): string => {
+      if (resource === undefined) return undecodedNames ? resourceNameOf(value) : ""
       const name = resource.name ?? resource.cluster_name
       return typeof name === "string" ? name : ""
     }
@@ -107,7 +109,7 @@ export const makeAdsClient = (options: AdsClientOptions): Effect.Effect<AdsClien
           const resources = (sotw.resources ?? []).map((any) => {
             const resource = decodeOne(any.type_url, any.value)
             return {
-              name: nameOf(resource),
+              name: nameOf(resource, any.value),
               bytes: any.value.length,
               ...(resource !== undefined ? { resource } : {}),
             }
@@ -122,6 +124,7 @@ export const makeAdsClient = (options: AdsClientOptions): Effect.Effect<AdsClien
             removed: 0,
             bytes: resources.reduce((n, r) => n + r.bytes, 0),
             accepted: error === undefined,
+            names: resources.map((r) => r.name),
           })
           if (yield* Ref.get(autoAck)) yield* write(step.reply)
         } else {
@@ -150,6 +153,7 @@ export const makeAdsClient = (options: AdsClientOptions): Effect.Effect<AdsClien
             removed: (delta.removed_resources ?? []).length,
             bytes: resources.reduce((n, r) => n + r.bytes, 0),
             accepted: error === undefined,
+            names: resources.map((r) => r.name),
           })
           if (yield* Ref.get(autoAck)) yield* write(step.reply)
         }

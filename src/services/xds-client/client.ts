@@ -70,6 +70,16 @@ export interface AdsClientOptions {
   readonly node: Node
   /** Decode resources (off for light benchmark clients). */
   readonly decode?: boolean
+  /**
+   * Without decoding, still read each resource's name from its bytes (field 1), so that held
+   * resources and response events carry names (benchmarks that track which clusters a push touched).
+   */
+  readonly names?: boolean
+  /**
+   * gRPC channel options, e.g. `grpc.max_receive_message_length` -1 for a proxy's full config past
+   * gRPC's 4 MiB default, `grpc.use_local_subchannel_pool` 1 for a connection of its own per client.
+   */
+  readonly channelOptions?: Readonly<Record<string, string | number>>
   readonly validate?: Validate
   /** Re-open the stream with backoff when it ends, resubscribing with what is held (default on). */
   readonly reconnect?: boolean
@@ -84,6 +94,8 @@ export interface ResponseEvent {
   readonly removed: number
   readonly bytes: number
   readonly accepted: boolean
+  /** The resources' names (empty strings for undecoded resources unless `names` is on). */
+  readonly names: ReadonlyArray<string>
 }
 
 export interface AdsClientShape {
