@@ -4,6 +4,7 @@
  * DestinationRules, PeerAuthentications, AuthorizationPolicies, and the proxy-only config); the
  * server diffs consecutive inputs and debounces the pushes. Optional sources join when they are
  * there: the cluster's TLS credentials, namespace labels (for Gateway-API route binding), the
+ * Secrets and ConfigMaps Gateway listeners reference (checked before a listener is served), the
  * JWKS resolver. Gateway-API resources, and the orchestrator Ingresses the mesh config's ingress
  * settings select (with a MeshWatcher), are converted into Gateways and VirtualServices here.
  */
@@ -17,6 +18,8 @@ import {
   GatewayApiSettings,
   makeGatewayApiView,
 } from "../../services/gateway-api/push-view.js"
+import type { TlsObjects } from "../../services/gateway-api/tls-objects.js"
+import { GatewayTlsObjects } from "../../services/gateway-api/tls-source.js"
 import type { IngressSettings } from "../../services/ingress/model.js"
 import {
   defaultIngressPushSettings,
@@ -114,6 +117,12 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
         onSome: (source) => Stream.concat(Stream.succeed(noLabels), source.changes),
       })
       const namespaceLabelsOf = makeNamespaceLabels()
+      // The Secrets and ConfigMaps listeners reference: unknown (not checked) without the source.
+      const tlsSource = yield* Effect.serviceOption(GatewayTlsObjects)
+      const tlsObjects = Option.match(tlsSource, {
+        onNone: () => Stream.succeed<TlsObjects | undefined>(undefined),
+        onSome: (source) => source.changes,
+      })
       // Ingresses are served only with a mesh config to say which (tests without one serve none).
       const meshWatcher = yield* Effect.serviceOption(MeshWatcher)
       const ingressSettings = Option.match(meshWatcher, {
@@ -151,6 +160,7 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
         credentials,
         namespaceLabels,
         ingressSettings,
+        tlsObjects,
       ).pipe(
         // What the Ingress conversion leaves out is logged when it is (re)done.
         Stream.tap(([c, r, , , mesh]) =>
@@ -178,6 +188,7 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
         credentialSet: ReadonlyArray<Credential>,
         labels: NamespaceLabelMap,
         mesh: IngressSettings | undefined,
+        tls: TlsObjects | undefined,
       ): PushExtras => ({
         credentials: credentialSet,
         ...(mesh !== undefined ? { ingress: ingressOf(c, r, mesh) } : {}),
@@ -193,13 +204,14 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
           },
           r.services,
           namespaceLabelsOf(c, labels),
+          tls,
         ),
       })
       // Optional too: with a JWKS resolver, the key sets the current RequestAuthentications need
       // are kept fetched, and each new resolved map is a new input.
       const jwksResolver = yield* Effect.serviceOption(JwksResolver)
       if (Option.isNone(jwksResolver))
-        return inputs.pipe(Stream.map(([c, r, cs, ls, m]) => pushContextInput(c, r, extrasOf(c, r, cs, ls, m))))
+        return inputs.pipe(Stream.map(([c, r, cs, ls, m, t]) => pushContextInput(c, r, extrasOf(c, r, cs, ls, m, t))))
       const resolver = jwksResolver.value
       const needed = inputs.pipe(
         Stream.tap(([c, r]) =>
@@ -214,8 +226,8 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
         ),
       )
       return Stream.zipLatest(needed, resolver.changes).pipe(
-        Stream.map(([[c, r, cs, ls, m], resolved]) =>
-          pushContextInput(c, r, { ...extrasOf(c, r, cs, ls, m), jwks: { mode: resolver.mode, resolved } }),
+        Stream.map(([[c, r, cs, ls, m, t], resolved]) =>
+          pushContextInput(c, r, { ...extrasOf(c, r, cs, ls, m, t), jwks: { mode: resolver.mode, resolved } }),
         ),
       )
     }),

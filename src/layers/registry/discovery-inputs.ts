@@ -29,6 +29,7 @@ import {
   layerOrchestrator as credentialsFromOrchestrator,
   layerNone as noCredentials,
 } from "../credentials/orchestrator.js"
+import { layer as gatewayTlsObjectsLayer } from "../gateway-api/tls-source.js"
 import { layerFile as meshConfigFile } from "../mesh-config/file.js"
 import { layer as orchestratorMeshConfig } from "../mesh-config/orchestrator.js"
 import type { OrchestratorConfigError } from "../orchestrator/client.js"
@@ -140,12 +141,15 @@ export const layer = (
               }).pipe(Layer.provide(access))
             : Layer.merge(configStoreMemory(), noWatchedKinds)
       // Gateway and DestinationRule credentials: the cluster's Secrets, when there is a cluster.
-      // And the namespaces' labels (Gateway listeners select route namespaces by them).
+      // And the namespaces' labels (Gateway listeners select route namespaces by them), and the
+      // Secrets and ConfigMaps Gateway listeners reference (cluster-wide reads only).
+      const watchNamespace = env.MESH_WATCH_NAMESPACE ?? ""
       const credentials =
         access !== undefined
-          ? Layer.merge(
-              credentialsFromOrchestrator({ watchNamespace: env.MESH_WATCH_NAMESPACE ?? "" }),
+          ? Layer.mergeAll(
+              credentialsFromOrchestrator({ watchNamespace }),
               namespaceLabelsLayer,
+              watchNamespace === "" ? gatewayTlsObjectsLayer : Layer.empty,
             ).pipe(Layer.provide(access))
           : noCredentials
       const meshFileExists = options.meshConfig !== "" && fs.existsSync(options.meshConfig)

@@ -72,6 +72,8 @@ export const Reason = {
   AddressNotAssigned: "AddressNotAssigned",
   UnsupportedAddress: "UnsupportedAddress",
   Invalid: "Invalid",
+  InvalidParameters: "InvalidParameters",
+  AddressNotUsable: "AddressNotUsable",
   // Listener
   UnsupportedProtocol: "UnsupportedProtocol",
   ProtocolConflict: "ProtocolConflict",

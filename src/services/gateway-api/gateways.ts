@@ -71,6 +71,11 @@ export interface GatewayState {
   readonly meshGatewayKey: string
   readonly listeners: ReadonlyArray<ListenerState>
   readonly addressProblems: ReadonlyArray<Problem>
+  /**
+   * What is wrong with `infrastructure.parametersRef` (InvalidParameters): the Gateway is then
+   * not Accepted, but, as in the reference, its listeners are still served.
+   */
+  readonly parameterProblems: ReadonlyArray<Problem>
   readonly addresses: ReadonlyArray<{ readonly type: string; readonly value: string }>
   /** Absent when no listener is served or the Gateway is not accepted. */
   readonly meshGateway?: ConfigResource<GatewaySpec>
@@ -136,6 +141,26 @@ const addressesOf = (
       })
   }
   return out
+}
+
+/**
+ * The reference reads Gateway parameters only from a ConfigMap of the Gateway's namespace: another
+ * kind, or (when the ConfigMaps are known) a missing one, is InvalidParameters.
+ */
+const parametersProblems = (gateway: ConfigResource<KubernetesGatewaySpec>, objects: TlsObjects | undefined) => {
+  const params = gateway.spec.infrastructure?.parametersRef
+  if (params === undefined) return []
+  if (params.kind !== "ConfigMap" || params.group !== "")
+    return [
+      {
+        reason: Reason.InvalidParameters,
+        message: `Unsupported parametersRef group/kind ${params.group}/${params.kind}, only ConfigMap is supported`,
+      },
+    ]
+  const key = `${gateway.meta.namespace}/${params.name}`
+  if (objects !== undefined && !objects.configMaps.has(key))
+    return [{ reason: Reason.InvalidParameters, message: `parametersRef ConfigMap ${key} does not exist` }]
+  return []
 }
 
 export const reconcileGateway = (gateway: ConfigResource<KubernetesGatewaySpec>, ctx: GatewayContext): GatewayState => {
@@ -241,6 +266,7 @@ export const reconcileGateway = (gateway: ConfigResource<KubernetesGatewaySpec>,
     meshGatewayKey: `${gateway.meta.namespace}/${meshName}`,
     listeners,
     addressProblems,
+    parameterProblems: parametersProblems(gateway, ctx.tlsObjects),
     addresses,
     ...(meshGateway !== undefined ? { meshGateway } : {}),
   }

@@ -2,7 +2,9 @@
  * The Gateway-API resources as the push pipeline serves them: converted (convert.ts) to mesh
  * Gateways and VirtualServices that join the user's own. The conversion runs again only when one
  * of its inputs changed: the config snapshot hands unchanged kinds over as the same arrays, and
- * the registry its unchanged services, so an endpoint change costs an identity check.
+ * the registry its unchanged services, so an endpoint change costs an identity check. The
+ * cluster's Secrets and ConfigMaps (when known) are narrowed to those the Gateways reference, so
+ * an unrelated Secret's change costs a look-up per reference.
  */
 import { Context } from "effect"
 import type { ConfigResource } from "../config-model/resource.js"
@@ -12,6 +14,8 @@ import { GATEWAY_CONTROLLER_NAME } from "../constants.js"
 import type { Service } from "../registry/model.js"
 import { convertGatewayApi, type GatewayApiInput } from "./convert.js"
 import { DEFAULT_GATEWAY_CLASS_NAME } from "./model.js"
+import type { TlsObjects } from "./tls-objects.js"
+import { referencedTlsObjects, sameTlsObjects } from "./tls-source.js"
 
 /** `PILOT_ENABLE_GATEWAY_API`, `PILOT_GATEWAY_API_CONTROLLER_NAME`, `PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME`, `--domain`. */
 export interface GatewayApiSettingsShape {
@@ -45,6 +49,7 @@ const NONE: GatewayApiResources = { gateways: [], virtualServices: [] }
 type Lists = Omit<GatewayApiInput, "services" | "namespaceLabels" | "tlsObjects">
 
 const sameInputs = (a: GatewayApiInput, b: GatewayApiInput): boolean =>
+  Object.keys(a).length === Object.keys(b).length &&
   (Object.keys(a) as Array<keyof GatewayApiInput>).every((key) => a[key] === b[key])
 
 /** A converter remembering its last input and output (one per push pipeline). */
@@ -54,9 +59,19 @@ export const makeGatewayApiView = (settings: GatewayApiSettingsShape) => {
     lists: Lists,
     services: ReadonlyArray<Service>,
     namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>,
+    allTlsObjects?: TlsObjects,
   ): GatewayApiResources => {
     if (!settings.enabled) return NONE
-    const input: GatewayApiInput = { ...lists, services, namespaceLabels }
+    // Only the objects the Gateways name, kept as the same object while those are unchanged.
+    const picked = allTlsObjects === undefined ? undefined : referencedTlsObjects(lists.gateways, allTlsObjects)
+    const tlsObjects =
+      last !== undefined && sameTlsObjects(last.input.tlsObjects, picked) ? last.input.tlsObjects : picked
+    const input: GatewayApiInput = {
+      ...lists,
+      services,
+      namespaceLabels,
+      ...(tlsObjects !== undefined ? { tlsObjects } : {}),
+    }
     if (last !== undefined && sameInputs(last.input, input)) return last.output
     // Nothing to convert: no Gateway-API objects at all (the common case without the CRDs).
     const empty = Object.values(lists).every((list) => list.length === 0)

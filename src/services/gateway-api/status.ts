@@ -39,7 +39,14 @@ export const gatewayStatus = (gateway: GatewayState, now: string, deployed?: Dep
       reason: Reason.AddressNotAssigned,
       message: "no address assigned to the Gateway (none in spec.addresses)",
     })
-  const accepted = conditionFrom(ctx, ConditionType.Accepted, acceptedProblems, Reason.Accepted, "Resource accepted")
+  // Bad parameters leave the Gateway served (and Programmed as it is) but not Accepted.
+  const accepted = conditionFrom(
+    ctx,
+    ConditionType.Accepted,
+    [...acceptedProblems, ...gateway.parameterProblems],
+    Reason.Accepted,
+    "Resource accepted",
+  )
   const programmed =
     acceptedProblems.length > 0
       ? condition(ctx, ConditionType.Programmed, false, Reason.Invalid, "the Gateway is not accepted")

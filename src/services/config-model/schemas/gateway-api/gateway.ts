@@ -8,8 +8,10 @@ import {
   AddressType,
   annotationValueProblem,
   boundedMap,
+  Group,
   Hostname,
   hostnameProblem,
+  Kind,
   listOf,
   ObjectName,
   Port,
@@ -129,6 +131,8 @@ export const KubernetesGateway = Schema.Struct({
     Schema.Struct({
       labels: opt(boundedMap(MAX_INFRASTRUCTURE_ENTRIES, labelKeyProblem, labelValueProblem)),
       annotations: opt(boundedMap(MAX_INFRASTRUCTURE_ENTRIES, labelKeyProblem, annotationValueProblem)),
+      // Checked by the conversion (only a ConfigMap of the Gateway's namespace is read: InvalidParameters).
+      parametersRef: opt(Schema.Struct({ group: Group, kind: Kind, name: ObjectName })),
     }),
   ),
 })

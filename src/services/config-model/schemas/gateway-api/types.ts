@@ -97,6 +97,8 @@ export interface KubernetesGatewaySpec {
   readonly infrastructure?: {
     readonly labels?: Readonly<Record<string, string>>
     readonly annotations?: Readonly<Record<string, string>>
+    /** Gateway-specific parameters: a ConfigMap of the Gateway's namespace (group "", kind ConfigMap). */
+    readonly parametersRef?: { readonly group: string; readonly kind: string; readonly name: string }
   }
 }
 
