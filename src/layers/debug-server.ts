@@ -19,6 +19,7 @@ import { ConfigStore } from "../services/config-store/config-store.js"
 import { SYSTEM_NAMESPACE } from "../services/constants.js"
 import { clusterz, RemoteClusters } from "../services/debug/clusterz.js"
 import { configDump } from "../services/debug/config-dump.js"
+import { gatewayApiz } from "../services/debug/gateway-api.js"
 import {
   adsz,
   configWarnings,
@@ -91,6 +92,8 @@ export const debugPage =
           Effect.flatMap(ConfigStore, (s) => s.snapshot),
           (snapshot) => jsonPage(configz(snapshot.kinds.flatMap((kind) => snapshot.list(kind)))),
         )
+      case "gateway-api":
+        return fromXds((x) => x.pushContext, gatewayApiz)
       case "config_warnings":
         return fromXds((x) => x.pushContext, configWarnings)
       case "registryz":

@@ -20,6 +20,10 @@ export const DEBUG_ENDPOINTS: ReadonlyArray<{ readonly name: string; readonly he
   },
   { name: "/debug/configz", help: "Configuration resources the server holds" },
   {
+    name: "/debug/gateway-api",
+    help: "Gateways and VirtualServices generated from Gateway-API objects, with the objects each came from",
+  },
+  {
     name: "/debug/config_warnings",
     help: "Cross-resource config warnings: route destinations whose subset no DestinationRule defines",
   },
