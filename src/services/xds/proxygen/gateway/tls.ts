@@ -14,6 +14,7 @@
  * `subjectAltNames` as the client certificate's SAN matchers.
  */
 
+import { fileCertName, fileRootName } from "../../../credentials/file-secret-name.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
 import { agentSdsSecret } from "../sds.js"
 import { SDS_DEFAULT, SDS_ROOT, TypedConfig } from "../well-known.js"
@@ -52,10 +53,6 @@ const withSans = (sans: ReadonlyArray<string>): ProtoObject =>
   sans.length > 0 ? { match_typed_subject_alt_names: sanMatchers(sans) } : {}
 
 const nonEmpty = (v: string | undefined): v is string => v !== undefined && v !== ""
-
-/** `file-cert:<cert>~<key>`: the agent reads and rotates the files (the reference's name). */
-const fileCertName = (cert: string, key: string): string => `file-cert:${cert}~${key}`
-const fileRootName = (ca: string): string => `file-root:${ca}`
 
 /** The parts of CommonTlsContext the server's certificates and client validation make. */
 const certificates = (

@@ -2,14 +2,15 @@
  * The TLS a sidecar's inbound chains terminate: the mesh's mutual TLS (the workload certificate
  * and the mesh root, both served by the agent over SDS, a client certificate required), or the
  * workload's own certificates named by a Sidecar ingress `tls` (files in the proxy's container,
- * served by the agent's SDS too).
+ * which the agent's SDS reads and serves as `file-cert:`/`file-root:` secrets).
  * And the ALPN values the chains match to tell mesh mTLS from other TLS and plaintext HTTP from
  * other plaintext.
  */
 
 import type { ServerTLSSettings } from "../../../config-model/schemas/gateway.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
-import { agentSdsSecret } from "../sds.js"
+import { downstreamTlsContext, tlsTransportSocket } from "../gateway/tls.js"
+import { adsSdsSecret, agentSdsSecret } from "../sds.js"
 import { MESH_ALPN_HTTP, MESH_ALPN_TCP, SDS_DEFAULT, SDS_ROOT, TypedConfig } from "../well-known.js"
 
 /**
@@ -58,46 +59,47 @@ export const meshMtlsSocket = (kind: "http" | "tcp"): ProtoObject =>
 
 const nonEmpty = (v: string | undefined): v is string => v !== undefined && v !== ""
 
-const TLS_VERSIONS = new Set(["TLS_AUTO", "TLSV1_0", "TLSV1_1", "TLSV1_2", "TLSV1_3"])
-/** The spec's `TLSV1_2` is the proto's `TLSv1_2`. */
-const tlsVersion = (v: string | undefined): string | undefined =>
-  v === undefined || !TLS_VERSIONS.has(v) ? undefined : v === "TLS_AUTO" ? v : `TLSv${v.slice(4)}`
-
 /**
  * A Sidecar ingress `tls` (SIMPLE, MUTUAL or OPTIONAL_MUTUAL with certificate files): the socket,
- * or a reason it cannot be served (other modes; credentials by name are rejected by validation).
- * The files are named inline: the reference has the agent serve them over SDS (`file-cert:<cert>~<key>`,
- * `file-root:<ca>`), which our agent does not serve yet, and a listener waiting for a secret
- * nobody serves would never warm. The server offers h2 and http/1.1 whatever the protocol inside.
+ * or a reason it cannot be served (other modes, credentials by name, missing files).
+ *
+ * Built as a Gateway server's (the reference uses one builder for both): the files are named
+ * over the agent's SDS as `file-cert:<cert>~<key>` and `file-root:<ca>`, so the agent reads them,
+ * checks them and pushes each rotation; the server offers h2 and http/1.1 whatever the protocol
+ * inside. Unlike the reference, `verifyCertificateSpki`/`verifyCertificateHash` are kept as
+ * client-certificate pins (the reference drops them with files; a pin silently dropped would
+ * let through clients the operator meant to refuse).
  */
 export const ingressTlsSocket = (tls: ServerTLSSettings): ProtoObject | string => {
   const mode = tls.mode ?? "PASSTHROUGH"
   if (mode !== "SIMPLE" && mode !== "MUTUAL" && mode !== "OPTIONAL_MUTUAL")
     return `tls.mode ${mode} is not served by sidecar ingress (SIMPLE, MUTUAL, OPTIONAL_MUTUAL)`
-  if (!nonEmpty(tls.serverCertificate) || !nonEmpty(tls.privateKey))
-    return "tls.serverCertificate and tls.privateKey are required"
-  const ca = tls.caCertificates
-  if (mode !== "SIMPLE" && !nonEmpty(ca)) return `tls.caCertificates is required with mode ${mode}`
-  const min = tlsVersion(tls.minProtocolVersion)
-  const max = tlsVersion(tls.maxProtocolVersion)
-  const params: Record<string, unknown> = {
-    tls_minimum_protocol_version: min ?? "TLSv1_2",
-    ...(max !== undefined ? { tls_maximum_protocol_version: max } : {}),
-    ...((tls.cipherSuites?.length ?? 0) > 0 ? { cipher_suites: tls.cipherSuites } : {}),
-  }
-  const pinned: Record<string, unknown> = {
+  if (nonEmpty(tls.credentialName) || (tls.credentialNames ?? []).some(nonEmpty))
+    return "credentials by name are not served by sidecar ingress: name the files"
+  // As the Gateway builder picks them: `tlsCertificates` when given, else the single pair.
+  const pairs =
+    (tls.tlsCertificates?.length ?? 0) > 0
+      ? tls.tlsCertificates!.filter((c) => nonEmpty(c.serverCertificate) && nonEmpty(c.privateKey))
+      : nonEmpty(tls.serverCertificate) && nonEmpty(tls.privateKey)
+        ? [tls]
+        : []
+  if (pairs.length === 0) return "tls.serverCertificate and tls.privateKey are required"
+  const ca = nonEmpty(tls.caCertificates) || pairs.some((p) => nonEmpty(p.caCertificates))
+  if (mode !== "SIMPLE" && !ca) return `tls.caCertificates is required with mode ${mode}`
+  const context = downstreamTlsContext(tls, false, adsSdsSecret)
+  const pins: Record<string, unknown> = {
     ...((tls.verifyCertificateSpki?.length ?? 0) > 0 ? { verify_certificate_spki: tls.verifyCertificateSpki } : {}),
     ...((tls.verifyCertificateHash?.length ?? 0) > 0 ? { verify_certificate_hash: tls.verifyCertificateHash } : {}),
   }
-  return transportSocket({
+  const common = context.common_tls_context as Record<string, unknown>
+  const combined = common.combined_validation_context as Record<string, unknown> | undefined
+  if (combined === undefined || Object.keys(pins).length === 0) return tlsTransportSocket(context)
+  const validation = combined.default_validation_context as Record<string, unknown>
+  return tlsTransportSocket({
+    ...context,
     common_tls_context: {
-      tls_params: params,
-      alpn_protocols: SERVER_ALPN_HTTP,
-      tls_certificates: [
-        { certificate_chain: { filename: tls.serverCertificate }, private_key: { filename: tls.privateKey } },
-      ],
-      ...(mode !== "SIMPLE" && nonEmpty(ca) ? { validation_context: { trusted_ca: { filename: ca }, ...pinned } } : {}),
+      ...common,
+      combined_validation_context: { ...combined, default_validation_context: { ...validation, ...pins } },
     },
-    require_client_certificate: { value: mode === "MUTUAL" },
   })
 }

@@ -244,6 +244,11 @@ describe("inbound chains as the reference matches them (issue 44)", () => {
       const tls = r.chain.transport_socket.typed_config
       expect(tls.require_client_certificate).toEqual({ value: false })
       expect(tls.common_tls_context.alpn_protocols).toEqual(["h2", "http/1.1"])
+      // The files go through the agent's SDS (rotated), never inline in the listener.
+      expect(tls.common_tls_context.tls_certificates).toBeUndefined()
+      expect(tls.common_tls_context.tls_certificate_sds_secret_configs.map((c: J) => c.name)).toEqual([
+        "file-cert:/etc/certs/cert.pem~/etc/certs/key.pem",
+      ])
       expect(at(l, 9443, plainHttp).kind).toBe("no-chain")
     })
 
@@ -256,9 +261,12 @@ describe("inbound chains as the reference matches them (issue 44)", () => {
       const r = at(l, 9443, { tls: true, alpn: ["h2"], principal: "spiffe://example.org/client" }) as J
       expect(r).toMatchObject({ kind: "allowed", cluster: "inbound|9443||" })
       expect(r.chain.filters.at(-1).name).toBe("envoy.filters.network.tcp_proxy")
-      expect(r.chain.transport_socket.typed_config.common_tls_context.validation_context.trusted_ca).toEqual({
-        filename: "/etc/certs/ca.pem",
-      })
+      // The client CA is the agent's file-root: secret, as a Gateway's.
+      const combined = r.chain.transport_socket.typed_config.common_tls_context.combined_validation_context
+      expect(combined.validation_context_sds_secret_config.name).toBe("file-root:/etc/certs/ca.pem")
+      expect(combined.validation_context_sds_secret_config.sds_config.api_config_source.grpc_services).toEqual([
+        { envoy_grpc: { cluster_name: "sds-grpc" } },
+      ])
     })
 
     it("with the port STRICT the mesh's mTLS replaces the workload's TLS, HTTPS served as HTTP", () => {
