@@ -1,15 +1,19 @@
 /**
  * The injector ConfigMap's `config` key: policy, default templates, selectors, injected
- * annotations, aliases and the names of the ConfigMap's own templates (whose Go-template texts
- * are not executed; the built-in templates of the same names are used instead). Field names are
- * the reference's. Errors name the field; invalid selectors are kept and reported when evaluated.
+ * annotations, aliases and the ConfigMap's own templates. A template named like a built-in one is
+ * not executed (the built-in template is used: the reference's texts of those names are what it
+ * ships, ported); any other is parsed here in the reference's template language, so a template
+ * that cannot be parsed refuses the whole config (naming template and line) and the previous
+ * config keeps serving, as in the reference. Field names are the reference's. Errors name the
+ * field; invalid selectors are kept and reported when evaluated.
  */
 import { Either } from "effect"
 import { describeYamlLimitProblem, parseDocumentBounded } from "../config-model/bounded-yaml.js"
 import type { InjectionConfig } from "./contract.js"
 import { isObject, type Obj } from "./json.js"
 import { parseLabelSelector } from "./label-selector.js"
-import { TemplateNames } from "./names.js"
+import { BUILTIN_TEMPLATES, TemplateNames } from "./names.js"
+import { type ParsedTemplate, parseInjectionTemplate } from "./template/index.js"
 
 /** Used with no ConfigMap: inject unless opted out, with the sidecar template. */
 export const defaultInjectionConfig: InjectionConfig = {
@@ -19,6 +23,7 @@ export const defaultInjectionConfig: InjectionConfig = {
   neverInjectSelector: [],
   injectedAnnotations: {},
   customTemplates: [],
+  executableTemplates: {},
   aliases: {},
 }
 
@@ -83,6 +88,14 @@ export const parseInjectionConfig = (text: string): Either.Either<InjectionConfi
     const defaultTemplates = yield* stringList(raw.defaultTemplates, "defaultTemplates")
     const templates = raw.templates ?? {}
     if (!isObject(templates)) return yield* Either.left("templates must be a mapping of name to template text")
+    const executableTemplates: Record<string, ParsedTemplate> = {}
+    for (const [name, text] of Object.entries(templates)) {
+      if (typeof text !== "string") return yield* Either.left(`templates.${name} must be a template text`)
+      if (BUILTIN_TEMPLATES.includes(name)) continue
+      const parsed = parseInjectionTemplate(name, text)
+      if (Either.isLeft(parsed)) return yield* Either.left(`templates.${name}: ${parsed.left.message}`)
+      executableTemplates[name] = parsed.right
+    }
     const aliasesRaw = raw.aliases ?? {}
     if (!isObject(aliasesRaw)) return yield* Either.left("aliases must be a mapping of name to a list of names")
     const aliases: Record<string, ReadonlyArray<string>> = {}
@@ -94,6 +107,7 @@ export const parseInjectionConfig = (text: string): Either.Either<InjectionConfi
       neverInjectSelector: yield* selectorList(raw.neverInjectSelector, "neverInjectSelector"),
       injectedAnnotations: yield* stringMap(raw.injectedAnnotations, "injectedAnnotations"),
       customTemplates: Object.keys(templates).sort(),
+      executableTemplates,
       aliases,
     }
   })

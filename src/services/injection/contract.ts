@@ -5,10 +5,12 @@
  *
  * The injection config is the reference's shape (the injector ConfigMap's `config` and `values`
  * keys): a policy, selectors, which templates apply by default, and values (images, resources,
- * proxy settings). Templates are the mesh's own, selected by name (`sidecar`, `gateway`,
- * `grpc-agent`, `grpc-simple`, `init`); a ConfigMap's own template texts are not executed (they
- * are Go templates in the reference) and are reported once.
+ * proxy settings). The built-in templates are the mesh's own, selected by name (`sidecar`,
+ * `gateway`, `grpc-agent`, `grpc-simple`, `init`): a ConfigMap text under one of those names is
+ * not executed (reported once). A ConfigMap template of any other name is run through the
+ * reference's template language (services/injection/template/) and merged into the pod.
  */
+import type { ParsedTemplate } from "./template/index.js"
 
 /** An orchestrator object as plain JSON (a Pod, or a workload's pod template as a Pod). */
 export type Json = Readonly<Record<string, unknown>>
@@ -24,8 +26,13 @@ export interface InjectionConfig {
   readonly neverInjectSelector: ReadonlyArray<Json>
   /** Annotations added to every injected pod. */
   readonly injectedAnnotations: Readonly<Record<string, string>>
-  /** Template names the ConfigMap defines with its own text (not executed; reported). */
+  /** Template names the ConfigMap defines with its own text. */
   readonly customTemplates: ReadonlyArray<string>
+  /**
+   * The ConfigMap's templates of names other than the built-in ones, parsed: selected by name
+   * like a built-in one, rendered over the pod and values and merged into the pod.
+   */
+  readonly executableTemplates?: Readonly<Record<string, ParsedTemplate>>
   /** Aliases: template name → the names it stands for. */
   readonly aliases: Readonly<Record<string, ReadonlyArray<string>>>
 }

@@ -7,6 +7,7 @@
 import { Either } from "effect"
 import { defaultInjectionConfig, parseInjectionConfig } from "./config.js"
 import type { InjectionConfig, InjectionValues } from "./contract.js"
+import { BUILTIN_TEMPLATES } from "./names.js"
 import { defaultInjectionValues, parseInjectionValues } from "./values.js"
 
 export interface InjectorSettings {
@@ -18,7 +19,7 @@ export interface InjectorSettings {
 
 export interface InjectorSettingsRead {
   readonly settings: InjectorSettings
-  /** Things worth a warning (custom templates not run, fields ignored). */
+  /** Things worth a warning (ConfigMap templates shadowed by built-in ones, fields ignored). */
   readonly warnings: ReadonlyArray<string>
 }
 
@@ -52,9 +53,10 @@ export const readInjectorSettings = (
     else {
       config = parsed.right
       // Said once per configuration read, rather than on every pod the built-in templates serve.
-      if (config.customTemplates.length > 0) {
+      const shadowed = config.customTemplates.filter((name) => BUILTIN_TEMPLATES.includes(name))
+      if (shadowed.length > 0) {
         warnings.push(
-          `${sources.config.name}: templates ${config.customTemplates.join(", ")} are not executed (the mesh's built-in templates of the same names are used)`,
+          `${sources.config.name}: templates ${shadowed.join(", ")} are not executed (the mesh's built-in templates of the same names are used)`,
         )
       }
     }

@@ -33,6 +33,8 @@ export interface PodSettings {
   readonly labels: Readonly<Record<string, string>>
   /** Built-in template names to apply, in order, without duplicates. */
   readonly templates: ReadonlyArray<string>
+  /** The injector ConfigMap's own templates to run after the built-in ones, in order (custom-templates.ts). */
+  readonly customTemplates: ReadonlyArray<string>
   readonly proxyConfig: EffectiveProxyConfig
   readonly interceptionMode: check.InterceptionMode
   readonly capture: CaptureSettings
@@ -85,7 +87,14 @@ const checked = <A>(
 const selectTemplates = (
   reader: AliasedReader,
   config: InjectionConfig,
-): Either.Either<{ readonly names: ReadonlyArray<string>; readonly warnings: ReadonlyArray<string> }, string> => {
+): Either.Either<
+  {
+    readonly names: ReadonlyArray<string>
+    readonly custom: ReadonlyArray<string>
+    readonly warnings: ReadonlyArray<string>
+  },
+  string
+> => {
   const given = reader.get(InjectAnnotations.templates)
   const requested =
     given === undefined
@@ -96,12 +105,13 @@ const selectTemplates = (
           .filter((s) => s !== "")
   const expanded = requested.flatMap((name) => config.aliases[name] ?? [name])
   const names: Array<string> = []
+  const custom: Array<string> = []
   const warnings: Array<string> = []
   for (const name of expanded) {
     if (BUILTIN_TEMPLATES.includes(name)) {
       if (!names.includes(name)) names.push(name)
-    } else if (config.customTemplates.includes(name)) {
-      warnings.push(`template "${name}" is defined by the injector ConfigMap but custom templates are not executed`)
+    } else if (config.executableTemplates?.[name] !== undefined) {
+      if (!custom.includes(name)) custom.push(name)
     } else {
       const where = given === undefined ? "the injector config's defaultTemplates" : `annotation ${given.key}`
       return Either.left(
@@ -109,7 +119,7 @@ const selectTemplates = (
       )
     }
   }
-  return Either.right({ names, warnings })
+  return Either.right({ names, custom, warnings })
 }
 
 /** A full reference (with a registry path) is used as is; a bare name is taken from the values' hub at their tag. */
@@ -227,6 +237,7 @@ export const podSettings = (input: InjectionInput): Either.Either<PodSettings, s
       annotations,
       labels,
       templates: templates.names,
+      customTemplates: templates.custom,
       // The annotation's port travels in PROXY_CONFIG too, so the agent and the templates agree.
       proxyConfig: statusPort === proxy.value.statusPort ? proxy.value : { ...proxy.value, statusPort },
       interceptionMode: mode,

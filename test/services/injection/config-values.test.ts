@@ -37,6 +37,8 @@ describe("parseInjectionConfig", () => {
       neverInjectSelector: [{ matchExpressions: [{ key: "x", operator: "Exists" }] }],
       injectedAnnotations: { k: "v" },
       customTemplates: ["extra", "sidecar"],
+      // Only the template not named like a built-in one is run (and so parsed).
+      executableTemplates: { extra: expect.objectContaining({ name: "extra" }) },
       aliases: { both: ["sidecar", "grpc-agent"] },
     })
   })
@@ -50,6 +52,12 @@ describe("parseInjectionConfig", () => {
     expect(left(parseInjectionConfig("aliases: {a: b}"))).toContain("aliases.a")
     expect(left(parseInjectionConfig("policy: [enabled"))).toContain("YAML syntax error")
     expect(left(parseInjectionConfig("- a"))).toContain("mapping")
+    expect(left(parseInjectionConfig("templates:\n  csi: |\n    a\n    {{ if .X }}\n"))).toBe(
+      "templates.csi: template: csi:3: unexpected EOF",
+    )
+    expect(left(parseInjectionConfig("templates: {csi: 3}"))).toContain("templates.csi must be a template text")
+    // A built-in name's text is never run, so it is not parsed either.
+    expect(Either.isRight(parseInjectionConfig("templates: {sidecar: '{{ if'}"))).toBe(true)
   })
 })
 
