@@ -6,6 +6,7 @@
 import { Either } from "effect"
 import { assemblePod } from "./assemble.js"
 import type { InjectionInput, InjectionOutcome } from "./contract.js"
+import { applyCustomTemplates } from "./custom-templates.js"
 import { injectionDecision } from "./decision.js"
 import { asObject, asObjects, isObject } from "./json.js"
 import { podSettings } from "./pod-settings.js"
@@ -20,15 +21,14 @@ export const injectPod = (input: InjectionInput): InjectionOutcome => {
     const settings = podSettings(input)
     if (Either.isLeft(settings)) return { _tag: "Refused", reason: settings.left }
     const warnings = [...decision.warnings, ...settings.right.warnings]
-    if (settings.right.templates.length === 0) {
-      return {
-        _tag: "Skipped",
-        reason: "no built-in template is selected (custom templates are not executed)",
-        warnings,
-      }
+    if (settings.right.templates.length === 0 && settings.right.customTemplates.length === 0) {
+      return { _tag: "Skipped", reason: "no template is selected", warnings }
     }
     const assembled = assemblePod(input, settings.right)
-    return { _tag: "Injected", pod: assembled.pod, warnings: [...warnings, ...assembled.warnings] }
+    // The injector ConfigMap's own templates merge over the built-in ones' result.
+    const custom = applyCustomTemplates(input, settings.right, assembled.pod)
+    if (Either.isLeft(custom)) return { _tag: "Refused", reason: custom.left }
+    return { _tag: "Injected", pod: custom.right, warnings: [...warnings, ...assembled.warnings] }
   } catch (error) {
     // A defect, not an input problem; the webhook still answers instead of failing the request.
     return {

@@ -1,6 +1,7 @@
 /** injectPod as a whole: never throws, never mutates, idempotent, customisable, and its status is truthful. */
+import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { defaultInjectionConfig } from "../../../src/services/injection/config.js"
+import { defaultInjectionConfig, parseInjectionConfig } from "../../../src/services/injection/config.js"
 import type { InjectionInput, InjectionOutcome, Json } from "../../../src/services/injection/contract.js"
 import { injectPod } from "../../../src/services/injection/inject.js"
 import { workloadOwnerOf } from "../../../src/services/injection/owner.js"
@@ -159,14 +160,14 @@ describe("injectPod", () => {
     ).toBe("Skipped")
   })
 
-  it("custom templates are reported; with nothing else selected the pod is skipped", () => {
-    const config = { ...defaultInjectionConfig, customTemplates: ["hello"] }
+  it("a ConfigMap template is run; an unknown template name is refused", () => {
+    const config = Either.getOrThrow(
+      parseInjectionConfig("templates:\n  hello: 'metadata: {labels: {hello: {{ .ObjectMeta.Name | quote }}}}'\n"),
+    )
     const outcome = injectPod(inputFor(simplePod({ "inject.mesh.io/templates": "hello" }), { config }))
-    expect(outcome).toEqual({
-      _tag: "Skipped",
-      reason: "no built-in template is selected (custom templates are not executed)",
-      warnings: ['template "hello" is defined by the injector ConfigMap but custom templates are not executed'],
-    })
+    expect(outcome._tag === "Injected" && (outcome.pod.metadata as { labels: Record<string, string> }).labels.hello).toBe(
+      "p",
+    )
     const bad = injectPod(inputFor(simplePod(), { config: { ...defaultInjectionConfig, defaultTemplates: ["nope"] } }))
     expect(bad._tag === "Refused" && bad.reason).toContain("defaultTemplates")
   })
