@@ -76,6 +76,9 @@ export class AgentConfig extends EnvConfig<AgentConfig, ProxyAgentFlags & PodFie
     // xDS proxy, SDS and bootstraps
     "XDS_ROOT_CA",
     "WORKLOAD_IDENTITY_SOCKET_FILE",
+    "MESH_SDS_FILE_MAX_BYTES",
+    "MESH_SDS_MAX_FILES",
+    "MESH_SDS_FILE_POLL_INTERVAL",
     "GRPC_XDS_BOOTSTRAP",
     "MESH_BOOTSTRAP_OVERRIDE",
     // status and drain

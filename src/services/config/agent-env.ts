@@ -82,6 +82,21 @@ export const agentSpecificEnv = {
     "Peer metadata discovery extension (no effect here: the bootstrap has no such extension)",
   ),
   TRUST_DOMAIN: env.string("cluster.local", "Trust domain of SPIFFE certificates"),
+  // The agent's SDS serving file-mounted certificates (`file-cert:`/`file-root:` names, issue 44):
+  // the files a proxy may make the agent read and hold. The reference bounds neither; certificates
+  // are a few KiB and a system CA bundle about 200 KiB.
+  MESH_SDS_FILE_MAX_BYTES: env.int(
+    1048576,
+    "Largest certificate, key or CA bundle file the agent's SDS reads for a file-cert:/file-root: secret, in bytes (1 MiB); a larger one is not served",
+  ),
+  MESH_SDS_MAX_FILES: env.int(
+    256,
+    "Distinct files the agent's SDS reads and watches for the file-cert:/file-root: secrets its proxy requests; a secret that would need more is not served",
+  ),
+  MESH_SDS_FILE_POLL_INTERVAL: env.duration(
+    "5s",
+    "How often the agent's SDS re-checks the files of requested file-cert:/file-root: secrets besides watching them (file watches miss some changes); files that could not be served are read again once they change",
+  ),
   // The reference's ISTIO_WASM_MAX_BINARY_SIZE_BYTES is 256 MiB; modules are a few MiB, and a
   // download is streamed to disk, so the cap bounds disk and time rather than memory.
   MESH_WASM_MAX_BINARY_SIZE_BYTES: env.int(

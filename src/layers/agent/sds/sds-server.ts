@@ -1,18 +1,28 @@
 /**
  * The SDS server on the workload-identity socket: envoy.service.secret.v3.SecretDiscoveryService
  * over SotW (StreamSecrets, FetchSecrets) and delta (DeltaSecrets), pushing `default` and
- * `ROOTCA` again whenever the workload identity renews. When the socket already exists an
- * external provider owns it and this server does not start.
+ * `ROOTCA` again whenever the workload identity renews, and the file-mounted secrets the proxy
+ * names (`file-cert:<cert>~<key>`, `file-root:<ca>`; file-secrets.ts) again whenever their files
+ * change. A secret that cannot be served yet is left out of the response (the proxy keeps
+ * waiting for it). When the socket already exists an external provider owns it and this server
+ * does not start.
  */
 import { existsSync } from "node:fs"
 import * as grpc from "@grpc/grpc-js"
 import * as protoLoader from "@grpc/proto-loader"
 import { Effect, Fiber, FiberSet, Runtime, Stream } from "effect"
 import { type WorkloadCertificate, WorkloadIdentity } from "../../../services/agent/identity/identity.js"
-import { SECRET_TYPE_URL, secretFor, secretVersion } from "../../../services/agent/sds/sds.js"
+import { SECRET_TYPE_URL, type SecretObject, secretFor, secretVersion } from "../../../services/agent/sds/sds.js"
+import { isFileSecretName } from "../../../services/credentials/file-secret-name.js"
 import { withScope } from "../../../services/logging/logging.js"
 import { bindUnixSocket } from "../../grpc/unix-socket.js"
 import { xdsProtoIncludeDirs } from "../../xds/protos.js"
+import {
+  DEFAULT_FILE_SECRETS,
+  type FileSecretSettings,
+  type FileSecretsShape,
+  makeFileSecrets,
+} from "./file-secrets.js"
 
 const SDS = "envoy.service.secret.v3.SecretDiscoveryService"
 const FILES = ["envoy/service/secret/v3/sds.proto", "envoy/extensions/transport_sockets/tls/v3/secret.proto"]
@@ -38,6 +48,8 @@ export const sdsServiceDefinition = (json = false): grpc.ServiceDefinition => {
 
 export interface SdsServerSettings {
   readonly socketPath: string
+  /** How file-mounted secrets are read and followed. */
+  readonly files?: FileSecretSettings
 }
 
 type Req = {
@@ -50,6 +62,41 @@ type Req = {
   readonly node?: { readonly id?: string } | null
 }
 
+interface Served {
+  readonly secret: SecretObject
+  readonly version: string
+}
+
+const asResource = (served: Served) => ({ ...served.secret, "@type": SECRET_TYPE_URL })
+
+/**
+ * The file secrets one stream asks for, held in the store while it does (`onChange` runs when
+ * one of them gets a new version) and let go when it stops asking or ends.
+ */
+const heldFileSecrets = (files: FileSecretsShape, onChange: () => void) => {
+  const held = new Set<string>()
+  const add = (name: string) => {
+    // A name refused now (bound reached) is tried again when the stream asks for it again.
+    if (isFileSecretName(name) && !held.has(name) && files.retain(name, onChange)) held.add(name)
+  }
+  const remove = (name: string) => {
+    if (held.delete(name)) files.release(name, onChange)
+  }
+  return {
+    add,
+    remove,
+    /** SotW: exactly these names from now on. */
+    set: (names: ReadonlyArray<string>) => {
+      const wanted = new Set(names)
+      for (const name of [...held]) if (!wanted.has(name)) remove(name)
+      for (const name of wanted) add(name)
+    },
+    releaseAll: () => {
+      for (const name of [...held]) remove(name)
+    },
+  }
+}
+
 /** Starts the server (scoped); `false` when an external provider's socket is already there. */
 export const startSdsServer = (settings: SdsServerSettings) =>
   Effect.gen(function* () {
@@ -60,30 +107,46 @@ export const startSdsServer = (settings: SdsServerSettings) =>
       return false
     }
     const identity = yield* WorkloadIdentity
+    const files = yield* makeFileSecrets(settings.files ?? DEFAULT_FILE_SECRETS)
     const runtime = yield* Effect.runtime<never>()
     const fibers = yield* FiberSet.make()
     const run = Runtime.runFork(runtime)
     let nonceCounter = 0
     const nextNonce = () => `${Date.now().toString(36)}-${++nonceCounter}`
 
-    /** Hands every new certificate to a stream until the stream ends (either protocol). */
-    const followIdentity = (
-      call: grpc.ServerDuplexStream<Req, unknown>,
-      onCertificate: (cert: WorkloadCertificate) => void,
-    ) => {
+    /** A secret as it can be served now: the workload's from its certificate, a file's once read. */
+    const lookup = (name: string, cert: WorkloadCertificate | undefined): Served | undefined => {
+      if (isFileSecretName(name)) return files.current(name)
+      if (cert === undefined) return undefined
+      const secret = secretFor(name, cert)
+      return secret === undefined ? undefined : { secret, version: secretVersion(name, cert) }
+    }
+
+    /** Runs `cleanup` once the stream ends, either way. */
+    const onClosed = (call: grpc.ServerDuplexStream<Req, unknown>, cleanup: () => void) => {
+      let done = false
+      const once = () => {
+        if (done) return
+        done = true
+        cleanup()
+      }
+      call.on("end", () => {
+        once()
+        call.end()
+      })
+      call.on("cancelled", once)
+      call.on("error", once)
+    }
+
+    /** Hands every new certificate to a stream (either protocol); stopped by the function returned. */
+    const followIdentity = (onCertificate: (cert: WorkloadCertificate) => void) => {
       const fiber = Runtime.runSync(runtime)(
         FiberSet.run(
           fibers,
           identity.changes.pipe(Stream.runForEach((cert) => Effect.sync(() => onCertificate(cert)))),
         ),
       )
-      const stop = () => run(Fiber.interrupt(fiber))
-      call.on("end", () => {
-        stop()
-        call.end()
-      })
-      call.on("cancelled", stop)
-      call.on("error", stop)
+      return () => run(Fiber.interrupt(fiber))
     }
 
     const sotw = (call: grpc.ServerDuplexStream<Req, unknown>) => {
@@ -92,16 +155,18 @@ export const startSdsServer = (settings: SdsServerSettings) =>
       let sentVersion = ""
       let lastNonce = ""
       const push = () => {
-        if (current === undefined || names.length === 0) return
-        const resources = names.flatMap((n) => {
-          const s = secretFor(n, current!)
-          return s ? [{ ...s, "@type": SECRET_TYPE_URL }] : []
-        })
-        const version = names.map((n) => secretVersion(n, current!)).join(",")
-        sentVersion = version
+        const served = names.flatMap((n) => lookup(n, current) ?? [])
+        if (served.length === 0) return
+        sentVersion = served.map((s) => s.version).join(",")
         lastNonce = nextNonce()
-        call.write({ version_info: version, resources, type_url: SECRET_TYPE_URL, nonce: lastNonce })
+        call.write({
+          version_info: sentVersion,
+          resources: served.map(asResource),
+          type_url: SECRET_TYPE_URL,
+          nonce: lastNonce,
+        })
       }
+      const held = heldFileSecrets(files, push)
       call.on("data", (req: Req) => {
         if (req.type_url !== undefined && req.type_url !== "" && req.type_url !== SECRET_TYPE_URL) return
         if (req.error_detail?.message) {
@@ -114,11 +179,16 @@ export const startSdsServer = (settings: SdsServerSettings) =>
         const same = requested.length === names.length && requested.every((n, i) => n === names[i])
         const isAck = req.response_nonce !== undefined && req.response_nonce !== "" && req.response_nonce === lastNonce
         names = requested
+        held.set(requested)
         if (!(isAck && same)) push()
       })
-      followIdentity(call, (cert) => {
+      const stop = followIdentity((cert) => {
         current = cert
         push()
+      })
+      onClosed(call, () => {
+        stop()
+        held.releaseAll()
       })
     }
 
@@ -127,19 +197,18 @@ export const startSdsServer = (settings: SdsServerSettings) =>
       const sentVersions = new Map<string, string>()
       let current: WorkloadCertificate | undefined
       const push = (force: ReadonlyArray<string> = []) => {
-        if (current === undefined) return
         const resources: Array<unknown> = []
         for (const name of subscribed) {
-          const version = secretVersion(name, current)
-          if (sentVersions.get(name) === version && !force.includes(name)) continue
-          const secret = secretFor(name, current)
-          if (secret === undefined) continue
-          sentVersions.set(name, version)
-          resources.push({ name, version, resource: { ...secret, "@type": SECRET_TYPE_URL } })
+          const served = lookup(name, current)
+          if (served === undefined) continue
+          if (sentVersions.get(name) === served.version && !force.includes(name)) continue
+          sentVersions.set(name, served.version)
+          resources.push({ name, version: served.version, resource: asResource(served) })
         }
         if (resources.length === 0) return
         call.write({ system_version_info: "", resources, type_url: SECRET_TYPE_URL, nonce: nextNonce() })
       }
+      const held = heldFileSecrets(files, () => push())
       call.on("data", (req: Req) => {
         if (req.error_detail?.message) {
           run(Effect.logWarning(`SDS (delta): ${req.node?.id ?? "client"} rejected: ${req.error_detail.message}`))
@@ -149,30 +218,37 @@ export const startSdsServer = (settings: SdsServerSettings) =>
         for (const n of req.resource_names_subscribe ?? []) {
           if (!subscribed.has(n)) added.push(n)
           subscribed.add(n)
+          held.add(n)
         }
         for (const n of req.resource_names_unsubscribe ?? []) {
           subscribed.delete(n)
           sentVersions.delete(n)
+          held.remove(n)
         }
         if (added.length > 0) push(added)
       })
-      followIdentity(call, (cert) => {
+      const stop = followIdentity((cert) => {
         current = cert
         push()
+      })
+      onClosed(call, () => {
+        stop()
+        held.releaseAll()
       })
     }
 
     const fetch = (call: grpc.ServerUnaryCall<Req, unknown>, callback: grpc.sendUnaryData<unknown>) => {
       run(
-        Effect.map(identity.current, (cert) => {
-          const names = call.request.resource_names ?? []
-          const resources = names.flatMap((n) => {
-            const s = secretFor(n, cert)
-            return s ? [{ ...s, "@type": SECRET_TYPE_URL }] : []
-          })
+        Effect.gen(function* () {
+          const cert = yield* identity.current
+          const served: Array<Served> = []
+          for (const name of call.request.resource_names ?? []) {
+            const one = isFileSecretName(name) ? yield* files.readOnce(name) : lookup(name, cert)
+            if (one !== undefined) served.push(one)
+          }
           callback(null, {
-            version_info: names.map((n) => secretVersion(n, cert)).join(","),
-            resources,
+            version_info: served.map((s) => s.version).join(","),
+            resources: served.map(asResource),
             type_url: SECRET_TYPE_URL,
           })
         }),

@@ -1,19 +1,23 @@
 /**
  * The SDS server on a unix socket with a real grpc-js client: `default` and `ROOTCA` over SotW
  * and delta, ACKs answered with silence, renewals (TestClock) pushed, FetchSecrets, and an
- * existing socket left to its external provider.
+ * existing socket left to its external provider; file-mounted secrets (`file-cert:`,
+ * `file-root:`) served, rotated on the same stream, and left out while their files are missing.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { mkdtemp, rename, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import * as grpc from "@grpc/grpc-js"
 import { Chunk, Context, Duration, Effect, Layer, Queue, TestClock } from "effect"
 import { makeWorkloadIdentity } from "../../../../src/layers/agent/identity/identity.js"
+import { DEFAULT_FILE_SECRETS } from "../../../../src/layers/agent/sds/file-secrets.js"
 import { sdsServiceDefinition, startSdsServer } from "../../../../src/layers/agent/sds/sds-server.js"
 import { layer as metricsLayer } from "../../../../src/layers/metrics.js"
 import { WorkloadIdentity } from "../../../../src/services/agent/identity/identity.js"
 import { ROOT_SECRET, SECRET_TYPE_URL, WORKLOAD_SECRET } from "../../../../src/services/agent/sds/sds.js"
+import { fileCertName, fileRootName } from "../../../../src/services/credentials/file-secret-name.js"
+import { selfSigned } from "../../../services/gateway-api/tls-fixtures.js"
 import { makeFakeCa } from "../identity/fake-ca.js"
 
 const ID = "spiffe://cluster.local/ns/default/sa/sleep"
@@ -61,7 +65,9 @@ const setup = Effect.gen(function* () {
   ).pipe(Effect.provide(Layer.merge(fake.layer, metricsLayer("test"))))
   const identity = Context.get(context, WorkloadIdentity)
   const socketPath = join(dir, "socket")
-  const started = yield* startSdsServer({ socketPath }).pipe(Effect.provide(context))
+  // File events come in real time while the TestClock stands still: no debounce after them.
+  const files = { ...DEFAULT_FILE_SECRETS, debounce: Duration.zero }
+  const started = yield* startSdsServer({ socketPath, files }).pipe(Effect.provide(context))
   const Client = grpc.makeGenericClientConstructor(sdsServiceDefinition(true), "SecretDiscoveryService")
   const client = yield* Effect.acquireRelease(
     Effect.sync(() => new Client(`unix://${socketPath}`, grpc.credentials.createInsecure())),
@@ -175,4 +181,130 @@ describe("SDS server", () => {
       expect(started).toBe(false)
     }).pipe(Effect.provide(metricsLayer("test"))),
   )
+
+  describe("file-mounted secrets", () => {
+    type Pair = { cert: string; key: string }
+    const pair = (name: string) =>
+      Effect.promise(() => selfSigned(name)).pipe(
+        Effect.map((p): Pair => ({ cert: `${p.cert.trimEnd()}\n`, key: `${p.key.trimEnd()}\n` })),
+      )
+    /** Replaces a file as an editor or a copy tool does: written aside, renamed over. */
+    const replace = (path: string, text: string) =>
+      Effect.promise(async () => {
+        await writeFile(`${path}.tmp`, text)
+        await rename(`${path}.tmp`, path)
+      })
+    /** File events arrive in real time while the TestClock stands still: bound waits with a real timer. */
+    const within10s = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.raceFirst(
+        effect,
+        Effect.promise(() => new Promise((r) => setTimeout(r, 10_000))).pipe(
+          Effect.zipRight(Effect.dieMessage("no response within 10s")),
+        ),
+      )
+    /** The next response in which `name` carries a certificate other than `not`. */
+    const nextCert = (inbox: Queue.Queue<Response>, name: string, not = "") =>
+      within10s(
+        Effect.gen(function* () {
+          for (;;) {
+            const r = yield* Queue.take(inbox)
+            const secret = (r.resources as Array<Secret>).find((s) => s.name === name)
+            const cert = secret?.tls_certificate && decode(secret.tls_certificate.certificate_chain.inline_bytes)
+            if (cert !== undefined && cert !== not) return { response: r, cert }
+          }
+        }),
+      )
+
+    it.scoped("serves file-cert: over SotW and pushes the rotated files on the same stream", () =>
+      Effect.gen(function* () {
+        const { dir, open } = yield* setup
+        const [a, b] = [yield* pair("a.example.com"), yield* pair("b.example.com")]
+        const [cert, key] = [join(dir, "tls.crt"), join(dir, "tls.key")]
+        yield* replace(cert, a.cert)
+        yield* replace(key, a.key)
+        const name = fileCertName(cert, key)
+        const { stream, inbox } = yield* open("StreamSecrets")
+        stream.write({ node, type_url: SECRET_TYPE_URL, resource_names: [name] })
+        const first = yield* nextCert(inbox, name)
+        expect(first.cert).toBe(a.cert)
+        const secret = first.response.resources[0] as Secret
+        expect(secret["@type"]).toBe(SECRET_TYPE_URL)
+        expect(decode(secret.tls_certificate!.private_key.inline_bytes)).toBe(a.key)
+        stream.write({
+          type_url: SECRET_TYPE_URL,
+          resource_names: [name],
+          version_info: first.response.version_info,
+          response_nonce: first.response.nonce,
+        })
+        yield* replace(key, b.key)
+        yield* replace(cert, b.cert)
+        const rotated = yield* nextCert(inbox, name, a.cert)
+        expect(rotated.cert).toBe(b.cert)
+        expect(rotated.response.version_info).not.toBe(first.response.version_info)
+        expect(decode((rotated.response.resources[0] as Secret).tls_certificate!.private_key.inline_bytes)).toBe(b.key)
+      }).pipe(Effect.provide(metricsLayer("test"))),
+    )
+
+    it.scoped("a missing file leaves its secret out (the proxy waits) until the poll finds it", () =>
+      Effect.gen(function* () {
+        const { dir, open, identity } = yield* setup
+        const a = yield* pair("a.example.com")
+        const [cert, key] = [join(dir, "late.crt"), join(dir, "late.key")]
+        const name = fileCertName(cert, key)
+        const { stream, inbox } = yield* open("StreamSecrets")
+        stream.write({ node, type_url: SECRET_TYPE_URL, resource_names: [WORKLOAD_SECRET, name] })
+        const first = yield* Queue.take(inbox)
+        expect(first.resources.map((r) => r.name)).toEqual(["default"])
+        expect(decode((first.resources[0] as Secret).tls_certificate!.private_key.inline_bytes)).toBe(
+          (yield* identity.current).keyPem,
+        )
+        stream.write({
+          type_url: SECRET_TYPE_URL,
+          resource_names: [WORKLOAD_SECRET, name],
+          version_info: first.version_info,
+          response_nonce: first.nonce,
+        })
+        yield* replace(key, a.key)
+        yield* replace(cert, a.cert)
+        // The directory is watched, so the files are seen at once; the poll would find them too.
+        yield* TestClock.adjust(DEFAULT_FILE_SECRETS.pollInterval)
+        const both = yield* nextCert(inbox, name)
+        expect(both.response.resources.map((r) => r.name)).toEqual(["default", name])
+        expect(both.cert).toBe(a.cert)
+      }).pipe(Effect.provide(metricsLayer("test"))),
+    )
+
+    it.scoped("serves file-root: over delta, resending only it when its file changes", () =>
+      Effect.gen(function* () {
+        const { dir, open } = yield* setup
+        const [a, b] = [yield* pair("ca-a.example.com"), yield* pair("ca-b.example.com")]
+        const ca = join(dir, "ca.crt")
+        yield* replace(ca, a.cert)
+        const name = fileRootName(ca)
+        const { stream, inbox } = yield* open("DeltaSecrets")
+        stream.write({ node, type_url: SECRET_TYPE_URL, resource_names_subscribe: [WORKLOAD_SECRET, name] })
+        const seen = new Map<string, string>()
+        const takeRoot = (want: string) =>
+          within10s(
+            Effect.gen(function* () {
+              for (;;) {
+                const r = yield* Queue.take(inbox)
+                for (const e of r.resources as Array<{ name: string; version: string; resource: Secret }>) {
+                  if (e.resource.validation_context !== undefined)
+                    seen.set(e.name, decode(e.resource.validation_context.trusted_ca.inline_bytes))
+                  else seen.set(e.name, "certificate")
+                }
+                if (seen.get(name) === want) return r
+              }
+            }),
+          )
+        yield* takeRoot(a.cert)
+        expect(seen.get("default")).toBe("certificate")
+        seen.clear()
+        yield* replace(ca, b.cert)
+        const pushed = yield* takeRoot(b.cert)
+        expect(pushed.resources.map((r) => r.name)).toEqual([name])
+      }).pipe(Effect.provide(metricsLayer("test"))),
+    )
+  })
 })
