@@ -8,7 +8,7 @@
  */
 import { adjustCaptureUser } from "./capture-user.js"
 import type { InjectionInput, Json } from "./contract.js"
-import { customizeContainer } from "./customization.js"
+import { AUTO_IMAGE, customizeContainer } from "./customization.js"
 import { normalRevision } from "./decision.js"
 import { emptyFragment, type Fragment, type TemplateContext } from "./fragment.js"
 import { asObject, asObjects, asStringMap, cloneJson, type Obj, stringAt } from "./json.js"
@@ -19,6 +19,7 @@ import type { PodSettings } from "./pod-settings.js"
 import { rewriteAppProbes } from "./probes.js"
 import { metricsMerge } from "./prometheus-merge.js"
 import { withEnv } from "./proxy-env.js"
+import type { Stripped } from "./reinjection.js"
 import { renderStatus } from "./status.js"
 import { builtinTemplates } from "./templates/index.js"
 
@@ -63,7 +64,39 @@ export interface Assembled {
   readonly warnings: ReadonlyArray<string>
 }
 
-export const assemblePod = (input: InjectionInput, settings: PodSettings): Assembled => {
+/** Nothing carried over: a pod injected for the first time. */
+const firstInjection: Stripped = { pod: {}, reinjected: false, probers: {}, prometheusAnnotations: undefined }
+
+/** JSON with keys in sorted order, as the reference writes a Go map. */
+const sortedJson = (entries: Readonly<Record<string, unknown>>): string =>
+  JSON.stringify(
+    Object.fromEntries(
+      Object.keys(entries)
+        .sort()
+        .map((k) => [k, entries[k]]),
+    ),
+  )
+
+/** `proxy.mesh.io/overrides`: the declared customisations, where their containers were placed. */
+const overridesOf = (declared: ReadonlyMap<string, Obj>, initNames: ReadonlyArray<string>): string | undefined => {
+  if (declared.size === 0) return undefined
+  // `image: auto` means "the injected image": nothing to record.
+  const recorded = [...declared.values()].map(({ image, ...rest }) =>
+    image === undefined || image === AUTO_IMAGE ? rest : { ...rest, image },
+  )
+  const containers = recorded.filter((c) => !initNames.includes(nameOf(c)))
+  const initContainers = recorded.filter((c) => initNames.includes(nameOf(c)))
+  return JSON.stringify({
+    ...(containers.length > 0 ? { containers } : {}),
+    ...(initContainers.length > 0 ? { initContainers } : {}),
+  })
+}
+
+export const assemblePod = (
+  input: InjectionInput,
+  settings: PodSettings,
+  previous: Stripped = firstInjection,
+): Assembled => {
   const pod = cloneJson(input.pod) as Obj
   const metadata = asObject(pod.metadata)
   const spec = asObject(pod.spec)
@@ -104,29 +137,31 @@ export const assemblePod = (input: InjectionInput, settings: PodSettings): Assem
         merged.appVolumeMounts,
       ),
     )
-  const userInit = podInitContainers.filter((c) => !generatedNames.has(nameOf(c)))
+
+  let userInit = podInitContainers.filter((c) => !generatedNames.has(nameOf(c)))
 
   const statusPort = settings.statusPort
   if (proxy !== undefined && settings.rewriteAppProbes && !merged.keepAppProbes && statusPort !== 0) {
-    const rewritten = rewriteAppProbes(apps, statusPort)
-    apps = rewritten.containers
+    // The pod's own native sidecars (init containers that keep running) are probed too.
+    const rewritten = rewriteAppProbes([...apps, ...userInit], statusPort)
+    apps = rewritten.containers.slice(0, apps.length)
+    userInit = rewritten.containers.slice(apps.length)
     warnings.push(...rewritten.warnings)
-    if (Object.keys(rewritten.probers).length > 0) {
-      proxy = {
-        ...proxy,
-        env: withEnv(proxy.env, [{ name: ProxyEnv.appProbers, value: JSON.stringify(rewritten.probers) }]),
-      }
+    // On re-injection a path already handed over keeps its first prober, as in the reference.
+    const probers = { ...rewritten.probers, ...previous.probers }
+    if (Object.keys(probers).length > 0) {
+      proxy = { ...proxy, env: withEnv(proxy.env, [{ name: ProxyEnv.appProbers, value: sortedJson(probers) }]) }
     }
   }
 
   const annotations: Record<string, string> = { ...asStringMap(metadata.annotations), ...merged.annotations }
   if (proxy !== undefined) {
     const merge = metricsMerge(annotations, input.meshConfig, settings.mergeMetrics, statusPort)
-    if (merge !== undefined) {
-      Object.assign(annotations, merge.annotations)
-      if (merge.envValue !== undefined) {
-        proxy = { ...proxy, env: withEnv(proxy.env, [{ name: ProxyEnv.prometheusAnnotations, value: merge.envValue }]) }
-      }
+    if (merge !== undefined) Object.assign(annotations, merge.annotations)
+    // A re-injected pod already points at the agent: its first scrape target is carried over.
+    const scrapeTarget = merge?.envValue ?? previous.prometheusAnnotations
+    if (scrapeTarget !== undefined) {
+      proxy = { ...proxy, env: withEnv(proxy.env, [{ name: ProxyEnv.prometheusAnnotations, value: scrapeTarget }]) }
     }
   }
 
@@ -157,6 +192,8 @@ export const assemblePod = (input: InjectionInput, settings: PodSettings): Assem
   ]
 
   const injectedInit = initContainers.filter((c) => generatedNames.has(nameOf(c))).map(nameOf)
+  const overrides = previous.reinjected ? undefined : overridesOf(declared, injectedInit)
+  if (overrides !== undefined) annotations[InjectAnnotations.overrides] = overrides
   annotations[InjectAnnotations.status] = renderStatus({
     initContainers: injectedInit,
     containers: containers.filter((c) => generatedNames.has(nameOf(c))).map(nameOf),

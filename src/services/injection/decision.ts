@@ -5,7 +5,8 @@
  *
  *  1. `hostNetwork: true` → skipped: capture rules would change the node's own routing.
  *  2. A system namespace (kube-system, kube-public) → skipped.
- *  3. Already injected (`sidecar.mesh.io/status` present) → skipped, so injection is idempotent.
+ *  3. (An already injected pod is not skipped: it is injected again from what it was before,
+ *     reinjection.ts, as the reference does, so that it gets today's templates.)
  *  4. Pod opt-out: label `sidecar.mesh.io/inject`, else the annotation of that name (the label
  *     wins when both are set), with any value other than y/yes/true/on → skipped.
  *  5. (webhook only) Namespace `mesh-injection=disabled` → skipped, even for a pod that opts in
@@ -63,8 +64,6 @@ export const injectionDecision = (input: InjectionInput): Decision => {
 
   if (spec.hostNetwork === true) return skip("pod uses the host network (hostNetwork: true)")
   if (IGNORED_NAMESPACES.includes(namespace)) return skip(`namespace ${namespace} is a system namespace`)
-  const status = annotationReader.get(InjectAnnotations.status)
-  if (status !== undefined) return skip(`pod is already injected (annotation ${status.key} is present)`)
 
   const injectLabel = labelReader.get(InjectLabels.inject)
   const injectChoice = injectLabel ?? annotationReader.get(InjectAnnotations.inject)

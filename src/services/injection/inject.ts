@@ -8,8 +8,9 @@ import { assemblePod } from "./assemble.js"
 import type { InjectionInput, InjectionOutcome } from "./contract.js"
 import { applyCustomTemplates } from "./custom-templates.js"
 import { injectionDecision } from "./decision.js"
-import { asObject, asObjects, isObject } from "./json.js"
+import { asObject, asObjects, isObject, type Obj } from "./json.js"
 import { podSettings } from "./pod-settings.js"
+import { stripInjected } from "./reinjection.js"
 
 export const injectPod = (input: InjectionInput): InjectionOutcome => {
   try {
@@ -18,15 +19,18 @@ export const injectPod = (input: InjectionInput): InjectionOutcome => {
     }
     const decision = injectionDecision(input)
     if (decision._tag === "Skip") return { _tag: "Skipped", reason: decision.reason, warnings: decision.warnings }
-    const settings = podSettings(input)
+    // An injected pod is injected again from what it was before (reinjection.ts).
+    const previous = stripInjected(input.pod as Obj)
+    const stripped = { ...input, pod: previous.pod }
+    const settings = podSettings(stripped)
     if (Either.isLeft(settings)) return { _tag: "Refused", reason: settings.left }
     const warnings = [...decision.warnings, ...settings.right.warnings]
     if (settings.right.templates.length === 0 && settings.right.customTemplates.length === 0) {
       return { _tag: "Skipped", reason: "no template is selected", warnings }
     }
-    const assembled = assemblePod(input, settings.right)
+    const assembled = assemblePod(stripped, settings.right, previous)
     // The injector ConfigMap's own templates merge over the built-in ones' result.
-    const custom = applyCustomTemplates(input, settings.right, assembled.pod)
+    const custom = applyCustomTemplates(stripped, settings.right, assembled.pod)
     if (Either.isLeft(custom)) return { _tag: "Refused", reason: custom.left }
     return { _tag: "Injected", pod: custom.right, warnings: [...warnings, ...assembled.warnings] }
   } catch (error) {

@@ -50,6 +50,11 @@ export const InjectAnnotations = {
   userVolumeMount: `sidecar.${MESH_DOMAIN}/userVolumeMount`,
   /** A ConfigMap whose `custom_bootstrap.json` is merged over the proxy's bootstrap. */
   bootstrapOverride: `sidecar.${MESH_DOMAIN}/bootstrapOverride`,
+  /**
+   * Written on first injection when the pod declared containers customising injected ones (JSON
+   * `{"containers": [...], "initContainers": [...]}`): re-injection puts them back.
+   */
+  overrides: `proxy.${MESH_DOMAIN}/overrides`,
   /** Written on injected pods: the revision that injected them. */
   revision: SharedLabels.revision,
 } as const

@@ -5,9 +5,13 @@
  * (an httpGet there, whatever the original kind), and the original probe is handed to the agent
  * in `MESH_ORCH_APP_PROBERS` — JSON keyed by that path, in the form
  * services/agent/status/app-probers.ts parses. Named ports are resolved from the container's
- * ports (the agent needs numbers); a probe whose port name is unknown is left as it was.
+ * ports (the agent needs numbers); a probe whose port name is unknown is left as it was. The
+ * postStart/preStop hooks' httpGet and tcpSocket actions go the same way, under
+ * `/app-lifecycle/<container>/poststartz|prestopz` (an exec hook runs in the container itself).
+ * A probe already on the agent's status port (a re-injected pod) is neither rewritten nor taken
+ * over: the agent would probe itself.
  */
-import { asObject, asObjects, isObject, type Obj, stringAt } from "./json.js"
+import { asObjects, isObject, type Obj, stringAt } from "./json.js"
 
 const PROBES = [
   ["readinessProbe", "readyz"],
@@ -15,8 +19,16 @@ const PROBES = [
   ["startupProbe", "startupz"],
 ] as const
 
+const HOOKS = [
+  ["preStop", "prestopz"],
+  ["postStart", "poststartz"],
+] as const
+
 export const appProberPath = (container: string, kind: "readyz" | "livez" | "startupz"): string =>
   `/app-health/${container}/${kind}`
+
+export const appLifecyclePath = (container: string, kind: "prestopz" | "poststartz"): string =>
+  `/app-lifecycle/${container}/${kind}`
 
 export interface RewrittenProbes {
   /** The application containers with their probes pointed at the agent. */
@@ -39,14 +51,17 @@ const resolvePort = (port: unknown, container: Obj): number | undefined => {
   return typeof number === "number" && Number.isInteger(number) && number >= 1 && number <= 65535 ? number : undefined
 }
 
-/** The original action for the agent, or why it cannot be taken over. */
-const proberOf = (probe: Obj, container: Obj): { prober?: Obj; problem?: string } | undefined => {
-  const timeout = typeof probe.timeoutSeconds === "number" ? { timeoutSeconds: probe.timeoutSeconds } : {}
-  for (const kind of ["httpGet", "tcpSocket", "grpc"] as const) {
+type Taken = { readonly prober?: Obj; readonly problem?: string; readonly onAgent?: true }
+
+/** The original action for the agent, or why it cannot be taken over; hooks have no grpc or timeout. */
+const proberOf = (probe: Obj, container: Obj, statusPort: number, hook: boolean): Taken | undefined => {
+  const timeout = !hook && typeof probe.timeoutSeconds === "number" ? { timeoutSeconds: probe.timeoutSeconds } : {}
+  for (const kind of hook ? (["httpGet", "tcpSocket"] as const) : (["httpGet", "tcpSocket", "grpc"] as const)) {
     const action = probe[kind]
     if (!isObject(action)) continue
     const port = resolvePort(action.port, container)
     if (port === undefined) return { problem: `port ${JSON.stringify(action.port)} is not a port of the container` }
+    if (port === statusPort && typeof action.port === "number") return { onAgent: true }
     return { prober: { [kind]: { ...action, port }, ...timeout } }
   }
   return undefined
@@ -71,21 +86,31 @@ const agentProbe = (probe: Obj, path: string, statusPort: number): Obj => {
 export const rewriteAppProbes = (containers: ReadonlyArray<Obj>, statusPort: number): RewrittenProbes => {
   const probers: Record<string, Obj> = {}
   const warnings: Array<string> = []
+  const rewrite = (container: Obj, field: string, action: unknown, path: string, hook: boolean): Obj | undefined => {
+    if (!isObject(action)) return undefined
+    const taken = proberOf(action, container, statusPort, hook)
+    if (taken === undefined || taken.onAgent === true) return undefined
+    if (taken.prober === undefined) {
+      warnings.push(`container ${stringAt(container.name) ?? ""} ${field} not rewritten: ${taken.problem}`)
+      return undefined
+    }
+    probers[path] = taken.prober
+    return agentProbe(action, path, statusPort)
+  }
   const rewritten = containers.map((container) => {
     const name = stringAt(container.name) ?? ""
     const out: Obj = { ...container }
     for (const [field, kind] of PROBES) {
-      const probe = container[field]
-      if (!isObject(probe)) continue
-      const taken = proberOf(asObject(probe), container)
-      if (taken === undefined) continue
-      if (taken.prober === undefined) {
-        warnings.push(`container ${name} ${field} not rewritten: ${taken.problem}`)
-        continue
+      const probe = rewrite(container, field, container[field], appProberPath(name, kind), false)
+      if (probe !== undefined) out[field] = probe
+    }
+    if (isObject(container.lifecycle)) {
+      const lifecycle: Obj = { ...container.lifecycle }
+      for (const [hook, kind] of HOOKS) {
+        const handler = rewrite(container, `lifecycle.${hook}`, lifecycle[hook], appLifecyclePath(name, kind), true)
+        if (handler !== undefined) lifecycle[hook] = handler
       }
-      const path = appProberPath(name, kind)
-      probers[path] = taken.prober
-      out[field] = agentProbe(probe, path, statusPort)
+      out.lifecycle = lifecycle
     }
     return out
   })

@@ -4,8 +4,9 @@
  * StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers, Jobs and CronJobs are injected,
  * and the items of a `List`; any other kind passes through as written. A pod template is injected
  * as a pod of the workload's namespace (`default` when it names none) and the result's template
- * replaces it. A document the injector leaves alone (skipped, already injected) is written back as
- * it was read, so running the command over its own output changes nothing.
+ * replaces it. A document the injector leaves alone (skipped) is written back as it was read; an
+ * injected one is injected again into the same pod, so running the command over its own output
+ * changes nothing.
  */
 import { Either } from "effect"
 import { type Document, isScalar, stringify } from "yaml"

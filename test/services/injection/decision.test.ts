@@ -58,8 +58,10 @@ describe("rule 2: system namespaces", () => {
 })
 
 describe("rule 3: already injected", () => {
-  it.each(["sidecar.mesh.io/status", "sidecar.istio.io/status"])("skips a pod carrying %s", (key) => {
-    expect(reason({ annotations: { [key]: "{}" }, labels: optIn })).toContain(`already injected (annotation ${key}`)
+  it.each(["sidecar.mesh.io/status", "sidecar.istio.io/status"])("does not skip a pod carrying %s", (key) => {
+    // It is injected again (reinjection.ts); its other labels and annotations still decide.
+    expect(tag({ annotations: { [key]: "{}" }, labels: optIn })).toBe("Inject")
+    expect(tag({ annotations: { [key]: "{}" }, labels: optOut })).toBe("Skip")
   })
 })
 

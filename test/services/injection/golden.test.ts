@@ -2,7 +2,8 @@
  * Golden cases of the injector: each `golden/<case>.input.yaml` (pod, namespace, config, values,
  * mesh config) against `golden/<case>.expected.yaml` (the outcome). `UPDATE_GOLDEN=1` rewrites
  * the expected files; review their diff before keeping it. Every injected case is also checked
- * through the JSON patch: applied to the original pod, it must give the injected pod.
+ * through the JSON patch (applied to the original pod, it must give the injected pod) and for
+ * idempotence (the injected pod injected again is the same pod).
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -36,7 +37,13 @@ describe("injector golden cases", () => {
       expect(outcome).toEqual(parse(readFileSync(expectedFile, "utf8")))
       // The input is never changed.
       expect(input.pod).toEqual(before)
-      if (outcome._tag === "Injected") expect(applyPatch(doc.pod, jsonPatch(doc.pod, outcome.pod))).toEqual(outcome.pod)
+      if (outcome._tag === "Injected") {
+        expect(applyPatch(doc.pod, jsonPatch(doc.pod, outcome.pod))).toEqual(outcome.pod)
+        // Injecting the injected pod again gives the same pod (the reference re-injects, it does not skip).
+        const again = injectPod({ ...input, pod: outcome.pod })
+        expect(again._tag).toBe("Injected")
+        if (again._tag === "Injected") expect(again.pod).toEqual(outcome.pod)
+      }
     })
   }
 })

@@ -112,9 +112,9 @@ const drainRoute = (proxyAdminPort: number | undefined) =>
     ),
   )
 
-const appHealthRoute = (probers: ReadonlyMap<string, AppProber>) =>
+const appHealthRoute = (probers: ReadonlyMap<string, AppProber>, prefix: "/app-health/*" | "/app-lifecycle/*") =>
   HttpRouter.all(
-    "/app-health/*",
+    prefix,
     Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const path = new URL(request.url, "http://status").pathname
@@ -139,7 +139,9 @@ export const agentStatusRoutes = (options: StatusServerOptions) =>
     ),
     quitRoute(options.quit ?? quitSelf),
     drainRoute(options.proxyAdminPort),
-    appHealthRoute(options.appProbers ?? new Map()),
+    appHealthRoute(options.appProbers ?? new Map(), "/app-health/*"),
+    // The kubelet calls the application's rewritten postStart/preStop HTTP hooks here.
+    appHealthRoute(options.appProbers ?? new Map(), "/app-lifecycle/*"),
   )
 
 /**

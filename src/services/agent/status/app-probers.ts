@@ -7,7 +7,9 @@
  */
 import { Duration, Either } from "effect"
 
-export const APP_PROBER_PATH = /^\/app-health\/[^/]+\/(livez|readyz|startupz)$/
+/** Probes, and the postStart/preStop hooks' HTTP and TCP actions (`/app-lifecycle/<container>/poststartz|prestopz`). */
+export const APP_PROBER_PATH =
+  /^\/(app-health\/[^/]+\/(livez|readyz|startupz)|app-lifecycle\/[^/]+\/(prestopz|poststartz))$/
 
 export interface HttpHeader {
   readonly name: string
@@ -64,7 +66,9 @@ const optionalString = (v: unknown, where: string): Either.Either<string | undef
 const parseOne = (path: string, raw: unknown): Either.Either<AppProber, string> =>
   Either.gen(function* () {
     if (!APP_PROBER_PATH.test(path)) {
-      return yield* Either.left(`"${path}": the path must be /app-health/<container>/livez, readyz or startupz`)
+      return yield* Either.left(
+        `"${path}": the path must be /app-health/<container>/livez, readyz or startupz, or /app-lifecycle/<container>/prestopz or poststartz`,
+      )
     }
     if (!isObject(raw)) return yield* Either.left(`"${path}": expected an object`)
     const kinds = (["httpGet", "tcpSocket", "grpc"] as const).filter((k) => raw[k] !== undefined && raw[k] !== null)

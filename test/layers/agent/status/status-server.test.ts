@@ -135,6 +135,8 @@ beforeAll(async () => {
         "/app-health/rpc/startupz": { grpc: { port: grpcPort, service: "down" } },
         "/app-health/rpc2/readyz": { grpc: { port: grpcPort, service: "nope" } },
         "/app-health/rpc2/livez": { grpc: { port: closedPort } },
+        "/app-lifecycle/web/prestopz": { httpGet: { path: "/ready", port: appPort } },
+        "/app-lifecycle/tcp/poststartz": { tcpSocket: { port: closedPort } },
       }),
     ),
   )
@@ -293,6 +295,12 @@ describe("rewritten application probes", () => {
     const started = Date.now()
     expect(await probe("/app-health/slow/readyz")).toBe(503)
     expect(Date.now() - started).toBeGreaterThanOrEqual(900)
+  })
+
+  it("lifecycle hooks the injector moved to /app-lifecycle/ are run like probes", async () => {
+    expect(await probe("/app-lifecycle/web/prestopz")).toBe(200)
+    expect(await probe("/app-lifecycle/tcp/poststartz")).toBe(503)
+    expect(await probe("/app-lifecycle/other/prestopz")).toBe(404)
   })
 
   it("TCP: a listening port is 200, a closed one 503", async () => {

@@ -67,8 +67,27 @@ describe("parseAppProbers", () => {
     expect(error("[]")).toMatch(/JSON object/)
   })
 
-  it("refuses paths outside /app-health/<container>/livez|readyz|startupz", () => {
-    for (const path of ["/healthz", "/app-health/a/ready", "/app-health/a/b/readyz", "/app-health//livez"]) {
+  it("reads the lifecycle hooks' paths, /app-lifecycle/<container>/prestopz|poststartz", () => {
+    const probers = Either.getOrThrow(
+      parseAppProbers(
+        JSON.stringify({
+          "/app-lifecycle/web/prestopz": { httpGet: { path: "/drain", port: 8080 } },
+          "/app-lifecycle/web/poststartz": { tcpSocket: { port: 8080 } },
+        }),
+      ),
+    )
+    expect([...probers.keys()].sort()).toEqual(["/app-lifecycle/web/poststartz", "/app-lifecycle/web/prestopz"])
+  })
+
+  it("refuses paths outside /app-health/<container>/livez|readyz|startupz and /app-lifecycle/<container>/prestopz|poststartz", () => {
+    for (const path of [
+      "/healthz",
+      "/app-health/a/ready",
+      "/app-health/a/b/readyz",
+      "/app-health//livez",
+      "/app-lifecycle/a/readyz",
+      "/app-health/a/prestopz",
+    ]) {
       expect(error(JSON.stringify({ [path]: { tcpSocket: { port: 1 } } }))).toContain(path)
     }
   })
