@@ -116,7 +116,13 @@ const readValue = (value: unknown, origin: Origin | undefined, defaultNamespace:
     sink.entries.push({ ...base, group: normaliseGroup(group), body: object })
     return
   }
-  const entry: Entry = { ...base, kind: apiKindOf(info), group: info.group, body: rec(object.spec) }
+  const entry: Entry = {
+    ...base,
+    kind: apiKindOf(info),
+    group: info.group,
+    body: rec(object.spec),
+    ...(object.status !== undefined ? { status: rec(object.status) } : {}),
+  }
   const withNamespace = namespaced ? { ...object, metadata: { ...metadata, namespace } } : object
   const result = validateDocument(origin?.file ?? "", origin?.documentIndex ?? 0, withNamespace)
   // As the reference's file source, an object that fails validation is still analyzed (its

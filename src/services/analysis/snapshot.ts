@@ -29,6 +29,8 @@ export interface Entry {
   readonly annotations: Readonly<Record<string, string>>
   /** `spec` for the mesh kinds; the whole object for the orchestrator kinds. */
   readonly body: Readonly<Record<string, unknown>>
+  /** The mesh kinds' `status` (the orchestrator kinds keep theirs in `body`). */
+  readonly status?: Readonly<Record<string, unknown>>
   readonly origin?: Origin
 }
 
@@ -52,11 +54,18 @@ export interface Snapshot {
   readonly meshConfig: MeshConfig
   /** The control-plane revision analyzed (`--revision`), `default` unless named. */
   readonly revision: string
+  /** When the analysis runs (epoch ms): certificate validity is judged at this time. */
+  readonly now: number
 }
 
 export const makeSnapshot = (
   entries: ReadonlyArray<Entry>,
-  options: { readonly domainSuffix?: string; readonly meshConfig?: MeshConfig; readonly revision?: string } = {},
+  options: {
+    readonly domainSuffix?: string
+    readonly meshConfig?: MeshConfig
+    readonly revision?: string
+    readonly now?: number
+  } = {},
 ): Snapshot => {
   const byKind = new Map<string, Array<Entry>>()
   for (const entry of entries) {
@@ -72,6 +81,7 @@ export const makeSnapshot = (
     domainSuffix: options.domainSuffix ?? "cluster.local",
     meshConfig: options.meshConfig ?? defaultMeshConfig(),
     revision: options.revision === undefined || options.revision === "" ? "default" : options.revision,
+    now: options.now ?? Date.now(),
   }
 }
 

@@ -5,6 +5,8 @@
  * and matches (MSH0130/0131). Host visibility follows exportTo (exported-hosts.ts).
  * Invalid regular expressions are schema errors here (MSH0106): the config model checks them.
  */
+import { GATEWAY_API_GROUP } from "../../config-model/kinds.js"
+import { meshGatewayName } from "../../gateway-api/model.js"
 import type { Analyzer } from "../analyzer.js"
 import { ALL_NAMESPACES, exportScopes, hostLookup } from "../exported-hosts.js"
 import { MessageTypes } from "../message-types.js"
@@ -154,53 +156,110 @@ const gatewayIndex = (snapshot: Snapshot): ReadonlyMap<string, Entry> => {
   return out
 }
 
+/** Gateway-API Gateways by `namespace/name`: a VirtualService may be bound to one by name. */
+const gatewayApiIndex = (snapshot: Snapshot): ReadonlyMap<string, Entry> =>
+  new Map(snapshot.ofKind("Gateway", GATEWAY_API_GROUP).map((g) => [`${g.namespace}/${g.name}`, g]))
+
+/** The mesh Gateway a Gateway-API Gateway is converted to, as the reference's `~` form or ours. */
+const INTERNAL_SUFFIX = meshGatewayName("")
+const INTERNAL_MARK = `~${INTERNAL_SUFFIX.slice(1)}~`
+
+/** Whether a gateway reference names an implementation-generated Gateway (not to be named by users). */
+export const isInternalGatewayReference = (reference: string): boolean => {
+  const name = reference.slice(reference.indexOf("/") + 1)
+  return name.includes(INTERNAL_MARK) || name.endsWith(INTERNAL_SUFFIX)
+}
+
 const gatewayReferences = (snapshot: Snapshot): ReadonlyArray<Message> => {
   const gateways = gatewayIndex(snapshot)
+  const gatewayApi = gatewayApiIndex(snapshot)
   const out: Array<Message> = []
   for (const vs of snapshot.ofKind("VirtualService")) {
+    const written = strs(vs.body.gateways)
     gatewaysOf(vs).forEach((g, i) => {
-      if (g === "mesh" || gateways.has(g)) return
+      if (g === "mesh") return
+      const path = ["spec", "gateways", i]
+      if (isInternalGatewayReference(written[i] ?? g)) {
+        out.push(
+          message(
+            MessageTypes.ReferencedInternalGateway,
+            vs,
+            `Gateway reference in VirtualService ${vs.namespace}/${vs.name} is to an implementation-generated internal Gateway: ${written[i]}.`,
+            path,
+          ),
+        )
+        return
+      }
+      if (gateways.has(g) || gatewayApi.has(g)) return
       out.push(
-        message(
-          MessageTypes.ReferencedResourceNotFound,
-          vs,
-          `Referenced gateway not found: "${strs(vs.body.gateways)[i]}"`,
-          ["spec", "gateways", i],
-        ),
+        message(MessageTypes.ReferencedResourceNotFound, vs, `Referenced gateway not found: "${written[i]}"`, path),
       )
     })
   }
   return out
 }
 
-/** Whether a gateway server host (`ns/host`, `*`, `*.example.com`) admits a VirtualService host. */
-const serverAdmits = (serverHost: string, vsNamespace: string, host: string): boolean => {
-  const slash = serverHost.indexOf("/")
-  const ns = slash < 0 ? "*" : serverHost.slice(0, slash)
-  const pattern = slash < 0 ? serverHost : serverHost.slice(slash + 1)
-  if (ns !== "*" && ns !== "." && ns !== vsNamespace) return false
-  return hostCovers(pattern, host) || hostCovers(host, pattern)
+/** Host name matching in both directions, wildcards as suffixes (`*` matches all). */
+export const hostsMatch = (a: string, b: string): boolean => {
+  const aWild = a.startsWith("*")
+  const bWild = b.startsWith("*")
+  if (aWild && bWild) return a.length < b.length ? b.slice(1).endsWith(a.slice(1)) : a.slice(1).endsWith(b.slice(1))
+  if (aWild) return b.endsWith(a.slice(1))
+  if (bWild) return a.endsWith(b.slice(1))
+  return a === b
 }
 
+/**
+ * A mesh Gateway's server hosts as seen from a namespace: `./host` is the Gateway's namespace,
+ * `*\/host` any namespace (and `*\/*` makes that server's hosts `*`); a host bound to another
+ * namespace is not visible.
+ */
+export const gatewayHostsFor = (gateway: Entry, namespace: string): ReadonlyArray<string> =>
+  arr(gateway.body.servers).flatMap((server) => {
+    const hosts = strs(rec(server).hosts)
+    if (hosts.includes("*/*")) return ["*"]
+    return hosts.flatMap((h) => {
+      const slash = h.indexOf("/")
+      if (slash < 0) return [h]
+      const ns = h.slice(0, slash)
+      const host = h.slice(slash + 1)
+      const bound = ns === "." ? gateway.namespace : ns
+      return bound === namespace || bound === "*" ? [host] : []
+    })
+  })
+
+/**
+ * A VirtualService bound to a gateway must share at least one host with it (MSH0132, all its
+ * hosts listed): a mesh Gateway's server hosts visible from its namespace, or a Gateway-API
+ * Gateway's listener hostnames (a listener without one admits every host). A gateway that does
+ * not exist has no hosts.
+ */
 const hostsInGateway = (snapshot: Snapshot): ReadonlyArray<Message> => {
   const gateways = gatewayIndex(snapshot)
+  const gatewayApi = gatewayApiIndex(snapshot)
   const out: Array<Message> = []
   for (const vs of snapshot.ofKind("VirtualService")) {
-    for (const g of gatewaysOf(vs)) {
-      const gateway = gateways.get(g)
-      if (gateway === undefined) continue
-      const serverHosts = arr(gateway.body.servers).flatMap((s) => strs(rec(s).hosts))
-      const missing = strs(vs.body.hosts).filter((h) => !serverHosts.some((sh) => serverAdmits(sh, vs.namespace, h)))
-      if (missing.length === 0) continue
+    const written = strs(vs.body.gateways)
+    const vsHosts = strs(vs.body.hosts)
+    gatewaysOf(vs).forEach((g, i) => {
+      if (g === "mesh" || isInternalGatewayReference(written[i] ?? g)) return
+      const mesh = gateways.get(g)
+      const api = mesh === undefined ? gatewayApi.get(g) : undefined
+      const listeners = arr(api?.body.listeners).map((l) => str(rec(l).hostname))
+      const matched =
+        mesh !== undefined
+          ? gatewayHostsFor(mesh, vs.namespace).some((gh) => vsHosts.some((h) => hostsMatch(gh, h)))
+          : listeners.some((l) => l === "") || listeners.some((l) => vsHosts.some((h) => hostsMatch(l, h)))
+      if (matched) return
       out.push(
         message(
           MessageTypes.VirtualServiceHostNotFoundInGateway,
           vs,
-          `one or more host [${missing.join(" ")}] defined in VirtualService ${vs.namespace}/${vs.name} not found in Gateway ${g}.`,
-          ["spec", "hosts"],
+          `one or more host [${vsHosts.join(" ")}] defined in VirtualService ${vs.namespace}/${vs.name} not found in Gateway ${g}.`,
+          ["spec", "gateways", i],
         ),
       )
-    }
+    })
   }
   return out
 }
@@ -334,12 +393,58 @@ const ineffectiveMatches = (snapshot: Snapshot): ReadonlyArray<Message> => {
   return out
 }
 
+/**
+ * Subsets chosen by a mesh route do not apply to gateway traffic routed to the same host
+ * without a subset (MSH0140): for a VirtualService bound to gateways, each HTTP destination
+ * without a subset is reported against every VirtualService that routes its own host (as
+ * written) to a subset.
+ */
+const ingressSubsets = (snapshot: Snapshot): ReadonlyArray<Message> => {
+  const withSubsets = new Map<string, Array<Entry>>()
+  for (const vs of snapshot.ofKind("VirtualService")) {
+    const hosts = new Set(strs(vs.body.hosts))
+    for (const route of arr(vs.body.http))
+      for (const r of arr(rec(route).route)) {
+        const destination = rec(rec(r).destination)
+        const host = str(destination.host)
+        if (str(destination.subset) === "" || !hosts.has(host)) continue
+        const list = withSubsets.get(host)
+        if (list === undefined) withSubsets.set(host, [vs])
+        else list.push(vs)
+      }
+  }
+  const out: Array<Message> = []
+  for (const vs of snapshot.ofKind("VirtualService")) {
+    if (strs(vs.body.gateways).length === 0) continue
+    arr(vs.body.http).forEach((route, i) => {
+      arr(rec(route).route).forEach((r, j) => {
+        const destination = rec(rec(r).destination)
+        if (str(destination.subset) !== "") return
+        for (const other of withSubsets.get(str(destination.host)) ?? [])
+          out.push(
+            message(
+              MessageTypes.IngressRouteRulesNotAffected,
+              vs,
+              `Subset in virtual service ${other.namespace}/${other.name} has no effect on ingress gateway ${vs.namespace}/${vs.name} requests`,
+              ["spec", "http", i, "route", j, "destination", "host"],
+            ),
+          )
+      })
+    })
+  }
+  return out
+}
+
 export const virtualServiceAnalyzers: ReadonlyArray<Analyzer> = [
   {
     name: "virtualservice.DestinationHostAnalyzer",
     description: "Checks the destination hosts associated with each virtual service",
-    types: [MessageTypes.ReferencedResourceNotFound, MessageTypes.VirtualServiceDestinationPortSelectorRequired],
-    run: destinationHosts,
+    types: [
+      MessageTypes.ReferencedResourceNotFound,
+      MessageTypes.VirtualServiceDestinationPortSelectorRequired,
+      MessageTypes.IngressRouteRulesNotAffected,
+    ],
+    run: (snapshot) => [...destinationHosts(snapshot), ...ingressSubsets(snapshot)],
   },
   {
     name: "virtualservice.DestinationRuleAnalyzer",
@@ -350,7 +455,7 @@ export const virtualServiceAnalyzers: ReadonlyArray<Analyzer> = [
   {
     name: "virtualservice.GatewayAnalyzer",
     description: "Checks the gateways associated with each virtual service",
-    types: [MessageTypes.ReferencedResourceNotFound],
+    types: [MessageTypes.ReferencedResourceNotFound, MessageTypes.ReferencedInternalGateway],
     run: gatewayReferences,
   },
   {
