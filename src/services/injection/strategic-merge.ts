@@ -49,6 +49,8 @@ const mergeList = (base: unknown, patch: ReadonlyArray<unknown>, key: string): A
 }
 
 const mergeValue = (base: unknown, patch: unknown): unknown => {
+  // A replaced list's elements are new: cleaned of nulls and directives like any new map.
+  if (Array.isArray(patch)) return patch.filter((e) => directive(e) !== "delete").map((e) => mergeValue(undefined, e))
   if (!isObject(patch)) return patch
   if (directive(patch) === "replace" || !isObject(base)) {
     // Nulls in a new map mean nothing to remove: leave them out.
