@@ -48,6 +48,7 @@ export const mergeFragments = (fragments: ReadonlyArray<Fragment>): Fragment =>
       appEnv: [...acc.appEnv, ...f.appEnv],
       appVolumeMounts: uniqueBy([...acc.appVolumeMounts, ...f.appVolumeMounts], (m) => m.mountPath),
       keepAppProbes: acc.keepAppProbes || f.keepAppProbes,
+      podSecurityContext: { ...acc.podSecurityContext, ...f.podSecurityContext },
     }),
     emptyFragment,
   )
@@ -214,8 +215,13 @@ export const assemblePod = (
     ...(Object.keys(labels).length > 0 || metadata.labels !== undefined ? { labels } : {}),
     annotations,
   }
+  const securityContext =
+    Object.keys(merged.podSecurityContext).length > 0
+      ? { securityContext: { ...asObject(spec.securityContext), ...merged.podSecurityContext } }
+      : {}
   pod.spec = {
     ...spec,
+    ...securityContext,
     ...(initContainers.length > 0 ? { initContainers } : {}),
     containers,
     ...(volumes.length > 0 ? { volumes } : {}),

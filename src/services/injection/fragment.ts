@@ -34,6 +34,8 @@ export interface Fragment {
   readonly appVolumeMounts: ReadonlyArray<Obj>
   /** Application probes stay as they are (proxyless gRPC: no agent between kubelet and app). */
   readonly keepAppProbes: boolean
+  /** Fields set over the pod's own `spec.securityContext` (the gateway's unprivileged-port sysctl). */
+  readonly podSecurityContext: Readonly<Record<string, unknown>>
 }
 
 export const emptyFragment: Fragment = {
@@ -46,6 +48,7 @@ export const emptyFragment: Fragment = {
   appEnv: [],
   appVolumeMounts: [],
   keepAppProbes: false,
+  podSecurityContext: {},
 }
 
 export type Template = (context: TemplateContext) => Fragment

@@ -54,12 +54,9 @@ export const revisionAnnotation = (context: TemplateContext): Readonly<Record<st
 })
 
 /** The first application container becomes the default of `kubectl logs` / `kubectl exec`, unless set. */
-export const defaultContainerAnnotations = (
-  context: TemplateContext,
-  onlyWithSingleApp = false,
-): Readonly<Record<string, string>> => {
+export const defaultContainerAnnotations = (context: TemplateContext): Readonly<Record<string, string>> => {
   const first = stringAt(context.appContainers[0]?.name)
-  if (first === undefined || (onlyWithSingleApp && context.appContainers.length !== 1)) return {}
+  if (first === undefined) return {}
   const annotations = context.settings.annotations
   return {
     ...(hasAliased(annotations, OrchestratorNames.defaultLogsContainer)

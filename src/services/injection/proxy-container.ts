@@ -123,7 +123,10 @@ export const proxyContainer = (inputs: ProxyEnvInputs, shape: ProxyShape): Obj =
     ...(values.imagePullPolicy === "" ? {} : { imagePullPolicy: values.imagePullPolicy }),
     ...(probesOn ? { readinessProbe: readinessProbe(inputs) } : {}),
     ...(probesOn && shape === "sidecar" && values.startupProbeEnabled ? { startupProbe: startupProbe(inputs) } : {}),
-    ...(shape === "router" ? {} : { securityContext: proxySecurityContext(inputs), ...resourcesField(settings) }),
+    // A gateway's deployment gives the rest of its security context and its resources.
+    ...(shape === "router"
+      ? { securityContext: { runAsUser: PROXY_UID, runAsGroup: PROXY_UID } }
+      : { securityContext: proxySecurityContext(inputs), ...resourcesField(settings) }),
     volumeMounts:
       shape === "proxyless"
         ? agentVolumeMounts("proxyless")

@@ -7,7 +7,7 @@ import { Either } from "effect"
 import { SYSTEM_NAMESPACE } from "../constants.js"
 import { parseYamlObject } from "./config.js"
 import type { InjectionValues } from "./contract.js"
-import { deepMerge, isObject, type Obj, valueAt } from "./json.js"
+import { asObject, deepMerge, isObject, type Obj, valueAt } from "./json.js"
 import { CRL_CONFIGMAP } from "./names.js"
 
 /** The reference chart's defaults for the fields the templates read, renamed. */
@@ -93,6 +93,7 @@ const FIELD_TYPES: ReadonlyArray<readonly [string, "string" | "boolean" | "numbe
   ["global.proxy.resources", "object"],
   ["global.proxy.statusPort", "number"],
   ["global.mountMtlsCerts", "boolean"],
+  ["gateways.securityContext", "object"],
   ["global.proxy_init.image", "string"],
   ["sidecarInjectorWebhook.rewriteAppHTTPProbe", "boolean"],
   ["sidecarInjectorWebhook.enableNamespacesByDefault", "boolean"],
@@ -206,6 +207,8 @@ export interface ValuesView {
   readonly resources: Obj
   /** `global.proxy.statusPort` when the values set it (0: no status port); else the proxy config's. */
   readonly statusPort: number | undefined
+  /** `gateways.securityContext`: a gateway pod's security context instead of the unprivileged-port sysctl. */
+  readonly gatewaySecurityContext: Obj
   /** `global.mountMtlsCerts`: the proxy mounts the `mesh.<service account>` Secret at /etc/certs/. */
   readonly mountMtlsCerts: boolean
   readonly rewriteAppHTTPProbe: boolean
@@ -281,6 +284,7 @@ export const valuesView = (values: InjectionValues): ValuesView => {
     resources: pick(values, "global.proxy.resources", isObject),
     statusPort: isPort(statusPort) ? statusPort : undefined,
     mountMtlsCerts: valueAt(values, "global.mountMtlsCerts") === true,
+    gatewaySecurityContext: asObject(valueAt(values, "gateways.securityContext")),
     rewriteAppHTTPProbe: b("sidecarInjectorWebhook.rewriteAppHTTPProbe"),
     enableNamespacesByDefault: b("sidecarInjectorWebhook.enableNamespacesByDefault"),
     cniEnabled: cni,
