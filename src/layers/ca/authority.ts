@@ -10,11 +10,11 @@ import { CaConfig } from "../../services/ca/config.js"
 import { MIN_RSA_BITS } from "../../services/ca/csr.js"
 import { CaConfigError, CaMaterialError } from "../../services/ca/errors.js"
 import {
-  chainAfterLeaf,
   createSelfSignedRoot,
   type LeafRequest,
   makeLeafIssuer,
-  toPem,
+  responseChainAfterLeaf,
+  type SigningMaterial,
 } from "../../services/ca/material.js"
 import { initialDelayMs, liveRetiredRoots, rotationEnabled, shouldRotate } from "../../services/ca/rotation.js"
 import { type CaSettings, caSettingsFromConfig } from "../../services/ca/settings.js"
@@ -28,6 +28,7 @@ import {
   loadPlugged,
   selfSignedMaterial,
 } from "./key-material.js"
+import { makeKeyRotation } from "./key-rotation.js"
 import { directoryStore, type KeySources, type SelfSignedStore } from "./key-sources.js"
 import { generateEcKey } from "./keys.js"
 import { type CaMetrics, caMetrics } from "./metrics.js"
@@ -63,7 +64,7 @@ export const checkRootOnce = (
     const live = liveRetiredRoots(current.retired, nowMs)
     if (!shouldRotate(current.material.root, nowMs, settings.rotation.gracePeriodPercentile)) {
       if (live.length !== current.retired.length) {
-        const pruned = selfSignedMaterial(current.material.root, current.key, live)
+        const pruned = selfSignedMaterial(current.material.root, current.key, live, current.pending)
         yield* store.persist(pruned)
         yield* SubscriptionRef.set(state, pruned)
         yield* Effect.logInfo(
@@ -80,7 +81,7 @@ export const checkRootOnce = (
     )
     const retainUntilMs = Math.min(old.notAfter.getTime(), nowMs + Duration.toMillis(settings.policy.maxTtl))
     const retired = retainUntilMs > nowMs ? [...live, { cert: old, retainUntilMs }] : live
-    const next = selfSignedMaterial(root, current.key, retired)
+    const next = selfSignedMaterial(root, current.key, retired, current.pending)
     yield* store.persist(next)
     yield* SubscriptionRef.set(state, next)
     updateGauges(metrics, next, nowMs)
@@ -90,12 +91,16 @@ export const checkRootOnce = (
     return true
   })
 
-/** The root rotator: a random start delay (jitter), then a check every interval. */
+/**
+ * The root rotator: a random start delay (jitter), then a check every interval; `lock` (the key
+ * rotation's) keeps a check from racing a key rotation's change of the material.
+ */
 export const rootRotator = (
   settings: CaSettings,
   state: SubscriptionRef.SubscriptionRef<LoadedMaterial>,
   metrics: CaMetrics,
   store: SelfSignedStore = directoryStore(settings.stateDir),
+  lock?: Effect.Semaphore,
 ) =>
   Effect.gen(function* () {
     if (!rotationEnabled(settings.rotation)) {
@@ -106,7 +111,11 @@ export const rootRotator = (
     if (delay > 0) yield* Effect.sleep(Duration.millis(delay))
     return yield* Effect.forever(
       Effect.sleep(settings.rotation.checkInterval).pipe(
-        Effect.zipRight(checkRootOnce(settings, state, metrics, store)),
+        Effect.zipRight(
+          lock === undefined
+            ? checkRootOnce(settings, state, metrics, store)
+            : lock.withPermits(1)(checkRootOnce(settings, state, metrics, store)),
+        ),
         Effect.catchAll((e) => Effect.logError(`self-signed CA: root check failed: ${e.reason}`)),
       ),
     )
@@ -132,22 +141,24 @@ interface PluggedWatch {
   readonly changes: Stream.Stream<void>
 }
 
-/** Reloads the plugged-in CA on every change of its source; a bad bundle keeps the last good one. */
+/**
+ * Reloads the plugged-in CA on every change of its source; a bad bundle keeps the last good one.
+ * A CA under a root the bundle does not hold goes through the key rotation's overlap (`changed`).
+ */
 const watchPlugged = (
   source: PluggedWatch,
   state: SubscriptionRef.SubscriptionRef<LoadedMaterial>,
   metrics: CaMetrics,
+  changed: (next: LoadedMaterial) => Effect.Effect<void>,
 ) =>
   source.changes.pipe(
     Stream.runForEach(() =>
       Effect.gen(function* () {
         const next = yield* source.load
         if (sameMaterial(yield* SubscriptionRef.get(state), next)) return
-        yield* SubscriptionRef.set(state, next)
-        updateGauges(metrics, next, yield* Clock.currentTimeMillis)
-        yield* Effect.logInfo(
-          `plugged-in CA reloaded from ${source.origin}: signing cert ${next.material.signingCert.serialNumber}`,
-        )
+        yield* changed(next)
+        updateGauges(metrics, yield* SubscriptionRef.get(state), yield* Clock.currentTimeMillis)
+        yield* Effect.logInfo(`plugged-in CA read again from ${source.origin}`)
       }).pipe(
         Effect.catchAll((e) =>
           Effect.logError(`plugged-in CA reload from ${source.origin} failed, keeping the previous CA: ${e.reason}`),
@@ -216,15 +227,18 @@ const loadOrCreateFrom = (settings: CaSettings, store: SelfSignedStore, nowMs: n
     return kept
   })
 
-const chainCache = new WeakMap<object, ReadonlyArray<string>>()
-/** PEMs of the chain after the leaf, computed once per material. */
-const chainPems = (material: Parameters<typeof chainAfterLeaf>[0]) => {
-  let pems = chainCache.get(material)
-  if (pems === undefined) {
-    pems = chainAfterLeaf(material).map(toPem)
-    chainCache.set(material, pems)
+/** PEMs of the chain after the leaf (ending with the trust bundle), computed once per material. */
+const makeChainPems = () => {
+  // Weakly keyed by the material, which the CA replaces on every change: nothing accumulates.
+  const cache = new WeakMap<SigningMaterial, ReadonlyArray<string>>()
+  return (material: SigningMaterial) => {
+    let pems = cache.get(material)
+    if (pems === undefined) {
+      pems = responseChainAfterLeaf(material)
+      cache.set(material, pems)
+    }
+    return pems
   }
-  return pems
 }
 
 /**
@@ -266,13 +280,22 @@ export const makeCertificateAuthority = (settings: CaSettings, sources: KeySourc
     if (initial === undefined) initial = yield* loadOrCreateFrom(settings, store, nowMs)
     const state = yield* SubscriptionRef.make<LoadedMaterial>(initial)
     updateGauges(metrics, initial, nowMs)
+    const lock = yield* Effect.makeSemaphore(1)
+    const keyRotation = yield* makeKeyRotation({
+      settings,
+      state,
+      store: plugged === undefined ? store : undefined,
+      metrics,
+      lock,
+    })
     if (plugged !== undefined) {
       yield* Effect.logInfo(`CA: using the plugged-in CA from ${plugged.origin}`)
-      yield* Effect.forkScoped(watchPlugged(plugged, state, metrics))
+      yield* Effect.forkScoped(watchPlugged(plugged, state, metrics, keyRotation.pluggedChanged))
     } else {
-      yield* Effect.forkScoped(rootRotator(settings, state, metrics, store))
+      yield* Effect.forkScoped(rootRotator(settings, state, metrics, store, lock))
       yield* Effect.forkScoped(followStore(store, state, metrics))
     }
+    yield* Effect.forkScoped(keyRotation.run)
     // Keep the "seconds until expiry" gauges current between changes.
     yield* Effect.forkScoped(
       Effect.repeat(
@@ -288,6 +311,7 @@ export const makeCertificateAuthority = (settings: CaSettings, sources: KeySourc
     // which adds up against a signature that takes well under a millisecond.
     // This CA's own signers, serial batch and last validity.
     const issuer = makeLeafIssuer()
+    const chainPems = makeChainPems()
     const issue = (policy: TtlPolicy, ttlSeconds: number, leaf: Omit<LeafRequest, "ttl" | "nowMs">) =>
       Effect.flatMap(Effect.zip(SubscriptionRef.get(state), Clock.currentTimeMillis), ([loaded, nowMs]) => {
         const ttl = resolveTtl(ttlSeconds, policy)
@@ -301,6 +325,7 @@ export const makeCertificateAuthority = (settings: CaSettings, sources: KeySourc
       policy: settings.policy,
       material,
       changes: Stream.map(state.changes, (l) => l.material),
+      keyRotation: { status: keyRotation.status, rotate: keyRotation.rotate, watch: keyRotation.watch },
       // No span of its own: the gRPC handler's span covers the request, and a span costs
       // about as much as encoding the certificate.
       sign: (request) =>

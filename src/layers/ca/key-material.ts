@@ -7,11 +7,12 @@
  * files; key/certificate mismatches and broken chains are errors too.
  *
  * Self-signed CA: the root and its key live in a state directory (`ca-cert.pem`, `ca-key.pem`,
- * `retired-roots.json` for roots kept in the trust bundle after a rotation), written atomically
- * with the key readable by the owner only, so a restart keeps the same root.
+ * `retired-roots.json` for roots kept in the trust bundle after a rotation, `key-rotation.json`
+ * for a new root and key being published before they sign: issue 43), written atomically with
+ * the keys readable by the owner only, so a restart keeps the same root and resumes a rotation.
  */
 import { existsSync } from "node:fs"
-import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises"
+import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Option } from "effect"
 import { CaMaterialError } from "../../services/ca/errors.js"
@@ -55,10 +56,19 @@ export const pluggedFiles = (dir: string) =>
     return { layout, names, present, missing: names.filter((n) => !present.includes(n)) }
   })
 
+/** A new root and key in phase (a) of a key rotation: in the trust bundle, not signing yet. */
+export interface PendingRoot {
+  readonly cert: x509.X509Certificate
+  readonly key: KeyPair
+  readonly publishedAtMs: number
+}
+
 export interface LoadedMaterial {
   readonly material: SigningMaterial
   readonly key: KeyPair
   readonly retired: ReadonlyArray<RetiredRoot<x509.X509Certificate>>
+  /** Self-signed: the root being published by a key rotation. */
+  readonly pending?: PendingRoot
 }
 
 /** The texts of a plugged-in bundle, wherever they were read from. */
@@ -201,7 +211,12 @@ export interface SelfSignedSettings {
   readonly ttl: import("effect").Duration.Duration
 }
 
-export const STATE_FILES = { cert: "ca-cert.pem", key: "ca-key.pem", retired: "retired-roots.json" } as const
+export const STATE_FILES = {
+  cert: "ca-cert.pem",
+  key: "ca-key.pem",
+  retired: "retired-roots.json",
+  pending: "key-rotation.json",
+} as const
 
 const writeAtomic = (path: string, text: string, mode: number) =>
   Effect.tryPromise({
@@ -224,23 +239,59 @@ export const persistSelfSigned = (stateDir: string, loaded: LoadedMaterial) =>
     yield* writeAtomic(join(stateDir, STATE_FILES.key), loaded.key.privateKeyPem, 0o600)
     yield* writeAtomic(join(stateDir, STATE_FILES.cert), toPem(loaded.material.root), 0o644)
     yield* writeAtomic(join(stateDir, STATE_FILES.retired), retiredRootsJson(loaded), 0o644)
+    const pendingPath = join(stateDir, STATE_FILES.pending)
+    if (loaded.pending !== undefined) {
+      // It holds a private key: the owner only, as ca-key.pem.
+      yield* writeAtomic(pendingPath, pendingRootJson(loaded.pending), 0o600)
+    } else {
+      yield* Effect.tryPromise({
+        try: () => rm(pendingPath, { force: true }),
+        catch: (e) => new CaMaterialError({ reason: `cannot remove ${pendingPath}: ${(e as Error).message}` }),
+      })
+    }
+  })
+
+/** The pending root as stored (JSON): certificate, PKCS#8 key, when it was published. */
+export const pendingRootJson = (pending: PendingRoot): string =>
+  `${JSON.stringify({ cert: toPem(pending.cert), key: pending.key.privateKeyPem, publishedAtMs: pending.publishedAtMs }, null, 2)}\n`
+
+/** Reads a stored pending root; its key must match its certificate. */
+export const pendingRootFromJson = (text: string, origin: string): Effect.Effect<PendingRoot, CaMaterialError> =>
+  Effect.gen(function* () {
+    const parsed = yield* Effect.try({
+      try: () => JSON.parse(text) as { cert?: unknown; key?: unknown; publishedAtMs?: unknown },
+      catch: (e) => new CaMaterialError({ reason: `${origin}: ${(e as Error).message}` }),
+    })
+    if (typeof parsed.cert !== "string" || typeof parsed.key !== "string" || typeof parsed.publishedAtMs !== "number") {
+      return yield* fail(`${origin}: expected {cert, key, publishedAtMs}`)
+    }
+    const cert = (yield* certsOf(parsed.cert, origin))[0]
+    if (cert === undefined) return yield* fail(`${origin}: no certificate`)
+    const key = yield* importPrivateKeyPem(parsed.key, origin)
+    if (!(yield* Effect.promise(() => keyMatchesPublicKey(key, cert.publicKey.rawData)))) {
+      return yield* fail(`${origin}: the key does not match the certificate`)
+    }
+    return { cert, key, publishedAtMs: parsed.publishedAtMs }
   })
 
 export const selfSignedMaterial = (
   root: x509.X509Certificate,
   key: KeyPair,
   retired: ReadonlyArray<RetiredRoot<x509.X509Certificate>>,
+  pending?: PendingRoot,
 ): LoadedMaterial => ({
   material: {
     signingCert: root,
     signingKey: key.privateKey,
     intermediates: [],
     root,
-    trustBundle: [root, ...retired.map((r) => r.cert)],
+    // The current root first, then the one being published, then the retired ones.
+    trustBundle: [root, ...(pending !== undefined ? [pending.cert] : []), ...retired.map((r) => r.cert)],
     source: "self-signed",
   },
   key,
   retired,
+  ...(pending !== undefined ? { pending } : {}),
 })
 
 /** The texts of a stored self-signed root: certificate, key, retired roots (JSON, optional). */
@@ -248,12 +299,14 @@ export interface SelfSignedTexts {
   readonly cert: string
   readonly key: string
   readonly retired: string | undefined
+  /** `key-rotation.json`, when a rotation is publishing a new root. */
+  readonly pending?: string | undefined
 }
 
 /** Reads a stored self-signed root from its texts; `origin` names them in error messages. */
 export const selfSignedFromTexts = (
   texts: SelfSignedTexts,
-  origin: { readonly cert: string; readonly key: string; readonly retired: string },
+  origin: { readonly cert: string; readonly key: string; readonly retired: string; readonly pending?: string },
 ): Effect.Effect<LoadedMaterial, CaMaterialError> =>
   Effect.gen(function* () {
     const certs = yield* certsOf(texts.cert, origin.cert)
@@ -274,7 +327,11 @@ export const selfSignedFromTexts = (
         catch: (e) => new CaMaterialError({ reason: `${origin.retired}: ${(e as Error).message}` }),
       })
     }
-    return selfSignedMaterial(root, key, retired)
+    const pending =
+      texts.pending !== undefined && texts.pending.trim() !== ""
+        ? yield* pendingRootFromJson(texts.pending, origin.pending ?? STATE_FILES.pending)
+        : undefined
+    return selfSignedMaterial(root, key, retired, pending)
   })
 
 /** The retired roots as stored (JSON). */
@@ -303,13 +360,15 @@ export const loadSelfSignedDir = (stateDir: string): Effect.Effect<Option.Option
     const keyPath = join(stateDir, STATE_FILES.key)
     if (!existsSync(certPath) || !existsSync(keyPath)) return Option.none()
     const retiredPath = join(stateDir, STATE_FILES.retired)
+    const pendingPath = join(stateDir, STATE_FILES.pending)
     const loaded = yield* selfSignedFromTexts(
       {
         cert: yield* readText(certPath),
         key: yield* readText(keyPath),
         retired: existsSync(retiredPath) ? yield* readText(retiredPath) : undefined,
+        pending: existsSync(pendingPath) ? yield* readText(pendingPath) : undefined,
       },
-      { cert: certPath, key: keyPath, retired: retiredPath },
+      { cert: certPath, key: keyPath, retired: retiredPath, pending: pendingPath },
     )
     return Option.some(loaded)
   })

@@ -18,6 +18,19 @@ export const caMetrics = (metrics: MetricsShape) => ({
     "Seconds until generated cert chain expires; negative = expired",
   ),
   chainExpiryTimestamp: metrics.gauge("meshca_server_cert_chain_expiry_timestamp", "Unix expiry time of the chain"),
+  bundleWatchers: metrics.gauge(
+    "meshca_server_trust_bundle_watchers",
+    "Agents watching the trust bundle (WatchTrustBundle streams)",
+  ),
+  bundleWatchersCurrent: metrics.gauge(
+    "meshca_server_trust_bundle_watchers_current",
+    "Agents that acknowledged the current trust bundle",
+  ),
+  bundleRoots: metrics.gauge("meshca_server_trust_bundle_roots", "Roots in the trust bundle"),
+  keyRotationPhase: metrics.gauge(
+    "meshca_server_key_rotation_phase",
+    "Root key rotation: 0 idle, 1 publishing the new root, 2 old root(s) kept until their certificates expire",
+  ),
 })
 
 export type CaMetrics = ReturnType<typeof caMetrics>

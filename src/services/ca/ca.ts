@@ -9,8 +9,9 @@
 import { Context, Effect, Either, type Stream } from "effect"
 import { type AuthContext, type Authenticator, authenticateWith } from "./authenticate.js"
 import { decodeCsr, type ParsedCsr } from "./csr.js"
-import { CaRefusal, GrpcCode, type SignError, signErrorCode } from "./errors.js"
+import { type CaMaterialError, CaRefusal, GrpcCode, type SignError, signErrorCode } from "./errors.js"
 import { checkCsrIdentities, IMPERSONATED_IDENTITY_KEY, type NodeAuthorizer } from "./identity.js"
+import type { KeyRotationPhase } from "./key-rotation.js"
 import type { SigningMaterial } from "./material.js"
 import type { TtlPolicy } from "./ttl.js"
 
@@ -38,11 +39,48 @@ export interface CertificateAuthorityShape {
   readonly changes: Stream.Stream<SigningMaterial>
   /** Signs a workload certificate; returns the chain (leaf first, root last) as PEM strings. */
   readonly sign: (request: SignRequest) => Effect.Effect<ReadonlyArray<string>, SignError>
+  /** Key rotation and the trust bundle's watchers; absent in test doubles. */
+  readonly keyRotation?: KeyRotationShape
   /** Issues a serving certificate (fresh ECDSA P-256 key) for DNS names, e.g. the discovery service. */
   readonly issueServerCertificate: (
     dnsNames: ReadonlyArray<string>,
     ttlSeconds: number,
   ) => Effect.Effect<ServerCertificate, SignError>
+}
+
+/** Where a key rotation stands (the CA debug page, `meshctl admin ca status`). */
+export interface KeyRotationStatus {
+  readonly phase: KeyRotationPhase
+  readonly source: "self-signed" | "plugged"
+  readonly root: { readonly serial: string; readonly notAfter: string; readonly key: string }
+  /** Phase (a): the root being published, not signing yet. */
+  readonly pending?: { readonly serial: string; readonly publishedAt: string; readonly key: string }
+  /** Phase (c): roots kept in the bundle until every certificate they signed has expired. */
+  readonly retired: ReadonlyArray<{ readonly serial: string; readonly retainUntil: string }>
+  readonly bundle: { readonly version: string; readonly roots: number }
+  readonly watchers: {
+    readonly total: number
+    readonly current: number
+    readonly lagging: ReadonlyArray<{ readonly identity: string; readonly peer: string; readonly acked?: string }>
+  }
+  /** Why phase (a) waits, or how it ended. */
+  readonly decision?: string
+}
+
+/** The agents watching the trust bundle (`WatchTrustBundle`), as the CA counts them. */
+export interface TrustBundleWatch {
+  /** Registers a stream; fails (with the refusal's text) when the watcher bound is reached. */
+  readonly register: (identity: string, peer: string) => Effect.Effect<number, string>
+  readonly ack: (id: number, version: string) => Effect.Effect<void>
+  readonly unregister: (id: number) => Effect.Effect<void>
+}
+
+/** Key rotation of the CA (issue 43). */
+export interface KeyRotationShape {
+  readonly status: Effect.Effect<KeyRotationStatus>
+  /** Starts phase (a) with a new key (self-signed CA); when a rotation is under way, reports it. */
+  readonly rotate: Effect.Effect<KeyRotationStatus, CaMaterialError>
+  readonly watch: TrustBundleWatch
 }
 
 export class CertificateAuthority extends Context.Tag("mesh/CertificateAuthority")<

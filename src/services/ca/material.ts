@@ -37,6 +37,17 @@ export const chainAfterLeaf = (material: SigningMaterial): ReadonlyArray<x509.X5
 
 export const trustBundlePem = (material: SigningMaterial): string => material.trustBundle.map(toPem).join("")
 
+/**
+ * What a CreateCertificate response carries after the leaf: the signing cert (unless it is the
+ * root) and intermediates, then the whole trust bundle as one last element (every root, current
+ * first), as the reference sends its root-cert.pem, so an agent's root file and ROOTCA hold every
+ * root during a rotation.
+ */
+export const responseChainAfterLeaf = (material: SigningMaterial): ReadonlyArray<string> => [
+  ...chainAfterLeaf(material).slice(0, -1).map(toPem),
+  trustBundlePem(material),
+]
+
 /** The WebCrypto signature algorithm for a signing key. */
 export const signingAlgorithm = (key: CryptoKey): webcrypto.AlgorithmIdentifier | webcrypto.EcdsaParams => {
   if (key.algorithm.name === "ECDSA") {

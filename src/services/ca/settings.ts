@@ -7,6 +7,7 @@ import type { SecureVersion } from "node:tls"
 import { type Duration, Either } from "effect"
 import { CIPHER_SUITE_OPENSSL_NAMES } from "../net/cipher-suites.js"
 import type { CaConfigValues } from "./config.js"
+import type { KeyRotationSettings } from "./key-rotation.js"
 import type { RotationSettings } from "./rotation.js"
 import type { TtlPolicy } from "./ttl.js"
 
@@ -25,6 +26,8 @@ export interface CaSettings {
   readonly policy: TtlPolicy
   /** Settling delay after a change in the plugged-in CA directory before reloading. */
   readonly reloadDelay?: Duration.Duration
+  /** Key rotation (issue 43); absent: `DEFAULT_KEY_ROTATION`. */
+  readonly keyRotation?: KeyRotationSettings
 }
 
 /** The CA's own settings from its configuration. */
@@ -41,6 +44,11 @@ export const caSettingsFromConfig = (
     | "MESHCA_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR"
     | "DEFAULT_WORKLOAD_CERT_TTL"
     | "MAX_WORKLOAD_CERT_TTL"
+    | "MESHCA_KEY_ROTATION_CHECK_INTERVAL"
+    | "MESHCA_KEY_ROTATION_PUBLISH_MIN_WAIT"
+    | "MESHCA_KEY_ROTATION_PUBLISH_TIMEOUT"
+    | "MESHCA_KEY_ROTATION_ON_KEY_MISMATCH"
+    | "MESHCA_TRUST_BUNDLE_MAX_WATCHERS"
   >,
 ): CaSettings => ({
   trustDomain: config.trustDomain,
@@ -54,6 +62,13 @@ export const caSettingsFromConfig = (
     enableJitter: config.MESHCA_ENABLE_JITTER_FOR_ROOT_CERT_ROTATOR,
   },
   policy: { defaultTtl: config.DEFAULT_WORKLOAD_CERT_TTL, maxTtl: config.MAX_WORKLOAD_CERT_TTL },
+  keyRotation: {
+    checkInterval: config.MESHCA_KEY_ROTATION_CHECK_INTERVAL,
+    publishMinWait: config.MESHCA_KEY_ROTATION_PUBLISH_MIN_WAIT,
+    publishTimeout: config.MESHCA_KEY_ROTATION_PUBLISH_TIMEOUT,
+    rotateOnKeyMismatch: config.MESHCA_KEY_ROTATION_ON_KEY_MISMATCH,
+    maxWatchers: config.MESHCA_TRUST_BUNDLE_MAX_WATCHERS,
+  },
 })
 
 /** DNS names of the server's own certificate: meshd.<ns>.svc, the revision's name, MESHD_CUSTOM_HOST. */

@@ -20,6 +20,29 @@ export const discoveryEnv = {
     "Root expiry check and rotation interval; suggested above 10 minutes",
   ),
   MESHCA_SELF_SIGNED_ROOT_CERT_GRACE_PERIOD_PERCENTILE: env.int(20, "Grace period percentile of the root cert"),
+  // Root key rotation without downtime (issue 43): (a) the new root joins the trust bundle
+  // while the old key still signs, (b) the new key signs, (c) the old root leaves the bundle
+  // MAX_WORKLOAD_CERT_TTL after the switch (or when it expires, if sooner).
+  MESHCA_KEY_ROTATION_CHECK_INTERVAL: env.duration(
+    "10s",
+    "How often a root key rotation checks its phase: agents' acknowledgements of the trust bundle, the switch to the new key, retired roots whose certificates have all expired",
+  ),
+  MESHCA_KEY_ROTATION_PUBLISH_MIN_WAIT: env.duration(
+    "30s",
+    "Key rotation phase (a): the least time the bundle with the new root is published before the new key signs (counted from the start of the server if it restarted meanwhile, so reconnecting agents get the bundle)",
+  ),
+  MESHCA_KEY_ROTATION_PUBLISH_TIMEOUT: env.duration(
+    "1h0m0s",
+    "Key rotation phase (a): the new key signs after this long even if some connected agents have not acknowledged the bundle (they are listed on /debug/ca_rotation)",
+  ),
+  MESHCA_KEY_ROTATION_ON_KEY_MISMATCH: env.bool(
+    false,
+    "Start a root key rotation when the self-signed root's key is not RSA of MESHCA_SELF_SIGNED_CA_RSA_KEY_SIZE bits (checked at start and every MESHCA_KEY_ROTATION_CHECK_INTERVAL); otherwise only meshctl admin ca rotate-key starts one",
+  ),
+  MESHCA_TRUST_BUNDLE_MAX_WATCHERS: env.int(
+    100000,
+    "Agents' trust bundle streams (WatchTrustBundle) open at once; more are refused with RESOURCE_EXHAUSTED",
+  ),
   DEFAULT_WORKLOAD_CERT_TTL: env.duration("24h0m0s", "Default workload cert TTL"),
   MAX_WORKLOAD_CERT_TTL: env.duration("2160h0m0s", "Maximum workload cert TTL"),
   ENABLE_CA_SERVER: env.bool(true, "False disables the CA server"),
