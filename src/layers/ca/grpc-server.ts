@@ -1,5 +1,6 @@
 /**
- * The CA's gRPC service: `mesh.v1.auth.MeshCertificateService/CreateCertificate`, added to the
+ * The CA's gRPC service: `mesh.v1.auth.MeshCertificateService/CreateCertificate` (and
+ * `WatchTrustBundle`, trust-bundle-watch.ts), added to the
  * secure gRPC listener of `--secureGRPCAddr` (src/layers/secure-grpc/listener.ts), which also
  * serves secure ADS. Client certificates are requested but optional: a certificate that verifies
  * against the trust bundle authenticates a renewal; otherwise a bearer token is needed. Every
@@ -28,6 +29,7 @@ import {
 import { caIssuedCertSource } from "../secure-grpc/serving-cert.js"
 import { type CaMetrics, caMetrics } from "./metrics.js"
 import { caServiceDefinition, structStrings } from "./proto.js"
+import { watchTrustBundleHandler } from "./trust-bundle-watch.js"
 
 export { peerUris }
 
@@ -156,7 +158,14 @@ export const addCaService = (settings: CaServiceSettings) =>
       })
     }
 
-    yield* listener.addService(caServiceDefinition(), { CreateCertificate: handler })
+    const watchTrustBundle = watchTrustBundleHandler(
+      { ca, authenticators: settings.authenticators, refused: (key, line) => refusalLog.log(key, line) },
+      runtime,
+    )
+    yield* listener.addService(caServiceDefinition(), {
+      CreateCertificate: handler,
+      WatchTrustBundle: watchTrustBundle,
+    })
   })
 
 /** The CA service on the secure gRPC listener (which the caller builds and starts). */

@@ -1,11 +1,18 @@
 /**
  * The CA client: `mesh.v1.auth.MeshCertificateService/CreateCertificate` at `CA_ADDR` over TLS,
- * the server verified against the configured root and `MESHD_SAN`, the call authenticated with
- * a bearer token or the workload's current certificate (mutual TLS).
+ * the server verified against the configured root (and the trust bundle the agent holds, so a
+ * CA that switched to a new root key is still trusted) and `MESHD_SAN`, the call authenticated
+ * with a bearer token or the workload's current certificate (mutual TLS). `WatchTrustBundle`
+ * follows the CA's trust bundle on a long-lived stream, acknowledging each bundle applied.
  */
 import * as grpc from "@grpc/grpc-js"
-import { Effect, Layer } from "effect"
-import { CaCallError, CaClient, type CaCredentials } from "../../../services/agent/identity/identity.js"
+import { Effect, Layer, Runtime } from "effect"
+import {
+  CaCallError,
+  CaClient,
+  type CaCredentials,
+  type IdentityError,
+} from "../../../services/agent/identity/identity.js"
 import { caClientConstructor } from "../../ca/proto.js"
 
 export interface CaClientSettings {
@@ -35,6 +42,8 @@ type CreateCertificate = (
   callback: (error: grpc.ServiceError | null, response?: { cert_chain?: Array<string> }) => void,
 ) => void
 
+type WatchTrustBundle = (metadata: grpc.Metadata) => grpc.ClientDuplexStream<{ version: string }, unknown>
+
 export const makeCaClient = (settings: CaClientSettings) => {
   const Client = caClientConstructor()
   const serverName = settings.serverName || hostOf(settings.address)
@@ -42,18 +51,24 @@ export const makeCaClient = (settings: CaClientSettings) => {
     "grpc.ssl_target_name_override": serverName,
     "grpc.default_authority": serverName,
   }
+  /** The trust bundle the agent holds, trusted beside the configured roots (this client's own). */
+  let heldRoots = ""
+  const channel = (credentials: CaCredentials) => {
+    const channelCredentials = grpc.credentials.createSsl(
+      Buffer.from(`${settings.rootCaPem}\n${heldRoots}`),
+      credentials.clientCert ? Buffer.from(credentials.clientCert.keyPem) : null,
+      credentials.clientCert ? Buffer.from(credentials.clientCert.certPem) : null,
+    )
+    // A channel per call: the client certificate changes with every renewal, and a call
+    // happens at most a few times per certificate lifetime.
+    const client = new Client(settings.address, channelCredentials, options)
+    const metadata = new grpc.Metadata()
+    if (credentials.token !== undefined) metadata.set("authorization", `Bearer ${credentials.token}`)
+    return { client, metadata }
+  }
   const sign = (csrPem: string, validitySeconds: number, credentials: CaCredentials) =>
     Effect.async<ReadonlyArray<string>, CaCallError>((resume) => {
-      const channelCredentials = grpc.credentials.createSsl(
-        Buffer.from(settings.rootCaPem),
-        credentials.clientCert ? Buffer.from(credentials.clientCert.keyPem) : null,
-        credentials.clientCert ? Buffer.from(credentials.clientCert.certPem) : null,
-      )
-      // A channel per call: the client certificate changes with every renewal, and a call
-      // happens at most a few times per certificate lifetime.
-      const client = new Client(settings.address, channelCredentials, options)
-      const metadata = new grpc.Metadata()
-      if (credentials.token !== undefined) metadata.set("authorization", `Bearer ${credentials.token}`)
+      const { client, metadata } = channel(credentials)
       const fields: Record<string, unknown> = {}
       if (settings.certSigner) fields.CertSigner = { stringValue: settings.certSigner, kind: "stringValue" }
       const call = (client as unknown as { CreateCertificate: CreateCertificate }).CreateCertificate.bind(client)
@@ -78,7 +93,52 @@ export const makeCaClient = (settings: CaClientSettings) => {
       )
       return Effect.sync(() => client.close())
     })
-  return CaClient.of({ sign })
+  const watchTrustBundle = (
+    credentials: Effect.Effect<CaCredentials, IdentityError>,
+    onBundle: (rootsPem: string) => Effect.Effect<void>,
+  ) =>
+    Effect.flatMap(credentials, (creds) =>
+      Effect.flatMap(Effect.runtime<never>(), (runtime) =>
+        Effect.async<void, CaCallError>((resume) => {
+          const { client, metadata } = channel(creds)
+          const open = (client as unknown as { WatchTrustBundle: WatchTrustBundle }).WatchTrustBundle.bind(client)
+          const call = open(metadata)
+          // Bundles are applied one at a time, in order, each acknowledged after it is applied.
+          let applying: Promise<unknown> = Promise.resolve()
+          call.on("data", (message: { version?: string; root_certs?: ReadonlyArray<string> }) => {
+            const version = message.version ?? ""
+            const roots = (message.root_certs ?? []).map((p) => (p.endsWith("\n") ? p : `${p}\n`)).join("")
+            if (roots === "") return
+            applying = applying.then(() =>
+              Runtime.runPromise(runtime)(onBundle(roots)).then(() => {
+                if (!call.destroyed) call.write({ version })
+              }),
+            )
+          })
+          call.on("error", (error: grpc.ServiceError) => {
+            client.close()
+            resume(
+              Effect.fail(
+                new CaCallError({ reason: `WatchTrustBundle: ${error.details || error.message}`, code: error.code }),
+              ),
+            )
+          })
+          call.on("end", () => {
+            client.close()
+            resume(Effect.fail(new CaCallError({ reason: "WatchTrustBundle: the CA ended the stream" })))
+          })
+          return Effect.sync(() => {
+            call.cancel()
+            client.close()
+          })
+        }),
+      ),
+    )
+  const trustRoots = (rootsPem: string) =>
+    Effect.sync(() => {
+      heldRoots = rootsPem
+    })
+  return CaClient.of({ sign, watchTrustBundle, trustRoots })
 }
 
 export const layer = (settings: CaClientSettings): Layer.Layer<CaClient> =>

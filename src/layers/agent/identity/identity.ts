@@ -2,7 +2,10 @@
  * The workload identity layer: holds the workload's certificate, obtained from the CA (or read
  * from mounted files), renews it at about half of its lifetime, retries with backoff while the
  * CA is unreachable (the held certificate keeps serving), writes OUTPUT_CERTS atomically and
- * records the CA-client metrics of spec 001 §6.
+ * records the CA-client metrics of spec 001 §6. It also follows the CA's trust bundle
+ * (`WatchTrustBundle`, issue 43): a new bundle replaces the held roots at once — root-cert.pem
+ * rewritten, SDS ROOTCA pushed again, the CA client trusting it — without a restart, and is
+ * acknowledged to the CA, whose key rotation waits for that.
  */
 import { readFile } from "node:fs/promises"
 import { Clock, Duration, Effect, Layer, Random, Ref, Runtime, SubscriptionRef } from "effect"
@@ -15,6 +18,7 @@ import {
   expirySeconds,
   IdentityError,
   type KeySpec,
+  mergeRoots,
   type RenewalPolicy,
   type RetryPolicy,
   renewalDelayMs,
@@ -110,6 +114,9 @@ export const makeWorkloadIdentity = (settings: IdentitySettings) =>
       Effect.sync(() => metricsService.registry.removeSingleMetric("cert_expiry_seconds")),
     )
 
+    /** The bundle last received on the watch stream, merged into every renewal's roots. */
+    const watched = yield* Ref.make<string | undefined>(undefined)
+
     const publish = (cert: WorkloadCertificate) =>
       Effect.gen(function* () {
         held = cert
@@ -160,9 +167,10 @@ export const makeWorkloadIdentity = (settings: IdentitySettings) =>
             ),
           ),
         )
-        const root = chain.length > 1 ? chain[chain.length - 1]! : ""
+        const last = chain.length > 1 ? chain[chain.length - 1]! : ""
+        const root = mergeRoots(last.endsWith("\n") ? last : `${last}\n`, yield* Ref.get(watched))
         const certChain = (chain.length > 1 ? chain.slice(0, -1) : chain).map((p) => (p.endsWith("\n") ? p : `${p}\n`))
-        const cert = yield* certificateFromPem(keyPem, certChain.join(""), root.endsWith("\n") ? root : `${root}\n`)
+        const cert = yield* certificateFromPem(keyPem, certChain.join(""), root)
         if (cert.identity !== settings.identity) {
           return yield* new IdentityError({
             reason: `the CA issued a certificate for "${cert.identity}", expected "${settings.identity}"`,
@@ -197,18 +205,54 @@ export const makeWorkloadIdentity = (settings: IdentitySettings) =>
     ).pipe(withScope("cache"))
     const ref = yield* SubscriptionRef.make(first)
 
+    /** Publishes and holds the certificate `make` builds; renewals and bundles take turns. */
+    const turns = yield* Effect.makeSemaphore(1)
+    const holding = (make: Effect.Effect<WorkloadCertificate>) =>
+      turns.withPermits(1)(
+        Effect.gen(function* () {
+          const next = yield* make
+          yield* publish(next)
+          yield* SubscriptionRef.set(ref, next)
+          if (ca.trustRoots !== undefined) yield* ca.trustRoots(next.rootCertPem)
+          return next
+        }),
+      )
+
     const renewOnce = Effect.gen(function* () {
       const current = yield* SubscriptionRef.get(ref)
       const now = yield* Clock.currentTimeMillis
       const delay = renewalDelayMs(current, now, renewal, yield* Random.next)
       yield* Effect.sleep(Duration.millis(delay))
-      const next = yield* issue(current)
-      yield* publish(next)
-      yield* SubscriptionRef.set(ref, next)
+      const issued = yield* issue(current)
+      // A bundle may have arrived while the CA answered: its roots are kept.
+      const next = yield* holding(
+        Effect.map(Ref.get(watched), (w) => ({ ...issued, rootCertPem: mergeRoots(issued.rootCertPem, w) })),
+      )
       yield* Effect.logInfo(
         `workload certificate for ${next.identity} renewed, valid until ${next.notAfter.toISOString()}`,
       ).pipe(withScope("cache"))
     })
+    if (ca.trustRoots !== undefined) yield* ca.trustRoots(first.rootCertPem)
+    const watch = ca.watchTrustBundle
+    if (watch !== undefined) {
+      const apply = (rootsPem: string) =>
+        Effect.gen(function* () {
+          yield* Ref.set(watched, rootsPem)
+          if ((yield* SubscriptionRef.get(ref)).rootCertPem === rootsPem) return
+          const next = yield* holding(Effect.map(SubscriptionRef.get(ref), (c) => ({ ...c, rootCertPem: rootsPem })))
+          yield* Effect.logInfo(
+            `trust bundle for ${next.identity} updated: ${(rootsPem.match(/BEGIN CERTIFICATE/g) ?? []).length} root(s)`,
+          ).pipe(withScope("cache"))
+        })
+      yield* Effect.forkScoped(
+        watch(Effect.flatMap(SubscriptionRef.get(ref), credentials), apply).pipe(
+          Effect.tapError((e) => Effect.logDebug(`trust bundle watch ended (will reconnect): ${e.reason}`)),
+          Effect.retry(retrySchedule(retry)),
+          Effect.forever,
+          withScope("ca"),
+        ),
+      )
+    }
     yield* Effect.forkScoped(
       renewOnce.pipe(
         // A failure outside the CA call (key generation) must not end renewal.

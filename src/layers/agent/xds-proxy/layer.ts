@@ -44,6 +44,7 @@ export const layer = Layer.unwrapEffect(
       ...(setup.xdsTls ? { tls: setup.xdsTls } : {}),
       token: readToken(setup.tokenPath),
       clientCert: Effect.map(workload.current, (c) => ({ certPem: c.certChainPem, keyPem: c.keyPem })),
+      meshRoots: Effect.map(workload.current, (c) => c.rootCertPem),
       keepalive: { interval: env.GRPC_KEEPALIVE_INTERVAL, timeout: env.GRPC_KEEPALIVE_TIMEOUT },
       ...(Option.isSome(nameTableSink) ? { nameTableSink: nameTableSink.value } : {}),
       ...(convertWasm ? { wasmFetcher: Option.getOrThrow(wasmFetcher) } : {}),

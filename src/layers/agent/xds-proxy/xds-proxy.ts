@@ -57,6 +57,11 @@ export interface XdsProxySettings {
   readonly tls?: { readonly rootCaPem: string; readonly serverName: string }
   /** Bearer token for the upstream (read per stream); undefined when the file cannot be read. */
   readonly token?: Effect.Effect<string | undefined>
+  /**
+   * The trust bundle the agent holds, trusted for the upstream beside `tls.rootCaPem`, so a
+   * discovery server serving under a new root key (issue 43) is still trusted.
+   */
+  readonly meshRoots?: Effect.Effect<string>
   /** Client certificate for upstream mutual TLS (the workload's), when held. */
   readonly clientCert?: Effect.Effect<{ readonly certPem: string; readonly keyPem: string } | undefined>
   readonly retry?: { readonly base: Duration.Duration; readonly max: Duration.Duration }
@@ -153,8 +158,9 @@ export const makeXdsProxy = (settings: XdsProxySettings) =>
     const channelCredentials = Effect.gen(function* () {
       if (settings.tls === undefined) return grpc.credentials.createInsecure()
       const cert = settings.clientCert ? yield* settings.clientCert : undefined
+      const meshRoots = settings.meshRoots ? yield* settings.meshRoots : ""
       return grpc.credentials.createSsl(
-        Buffer.from(settings.tls.rootCaPem),
+        Buffer.from(`${settings.tls.rootCaPem}\n${meshRoots}`),
         cert ? Buffer.from(cert.keyPem) : null,
         cert ? Buffer.from(cert.certPem) : null,
       )

@@ -50,6 +50,31 @@ export interface CaClientShape {
     validitySeconds: number,
     credentials: CaCredentials,
   ) => Effect.Effect<ReadonlyArray<string>, CaCallError>
+  /**
+   * Follows the CA's trust bundle (`WatchTrustBundle`): `onBundle` gets the roots (PEM) now and
+   * on every change, and the bundle is acknowledged once it returned. Ends (fails) with the
+   * stream; the caller reconnects. Absent: the CA client cannot watch (fakes, older CAs).
+   */
+  readonly watchTrustBundle?: (
+    credentials: Effect.Effect<CaCredentials, IdentityError>,
+    onBundle: (rootsPem: string) => Effect.Effect<void>,
+  ) => Effect.Effect<void, CaCallError | IdentityError>
+  /** Roots the CA's serving certificate may chain to, beyond the configured ones (the bundle held). */
+  readonly trustRoots?: (rootsPem: string) => Effect.Effect<void>
+}
+
+/**
+ * The roots to hold after a renewal: the CA's answer and the bundle last watched, each root
+ * once. A renewal signed just before a bundle change may answer with the older bundle; the
+ * watched one keeps the newer roots until the next watched bundle replaces it.
+ */
+export const mergeRoots = (answered: string, watched: string | undefined): string => {
+  if (watched === undefined) return answered
+  const blocks = (text: string) =>
+    [...text.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g)].map((m) => `${m[0]}\n`)
+  const out = blocks(answered)
+  for (const block of blocks(watched)) if (!out.includes(block)) out.push(block)
+  return out.join("")
 }
 
 export class CaClient extends Context.Tag("mesh/agent/CaClient")<CaClient, CaClientShape>() {}
