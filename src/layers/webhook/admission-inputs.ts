@@ -87,6 +87,7 @@ export const makeAdmissionInputs: Effect.Effect<
       meshConfig,
       revision,
       nativeSidecars,
+      compliancePolicy: config.COMPLIANCE_POLICY,
       namespaceLabels,
     }
   }

@@ -7,7 +7,8 @@
  * `$KUBECONFIG`, `--injectConfigMapName`, `--meshConfigMapName`), else from the built-in
  * defaults (offline use on a laptop). `ENABLE_NATIVE_SIDECARS` (true, false, auto: the default)
  * chooses native sidecars as the webhook does; `auto` asks the cluster's nodes only when the
- * injector config comes from the cluster, and is off otherwise. Injecting through the control plane's webhook
+ * injector config comes from the cluster, and is off otherwise. `COMPLIANCE_POLICY` is written into
+ * the injected proxies as the webhook writes mesh-discovery's. Injecting through the control plane's webhook
  * (`--webhookConfig`, `--xds-address`) is not done: those flags are ignored with a warning.
  */
 import { Command, Options } from "@effect/cli"
@@ -188,6 +189,8 @@ const runOrchInject = (args: OrchInjectArgs, readStdin: Effect.Effect<string, In
       meshConfig: mesh.right.value as unknown as Record<string, unknown>,
       revision: args.revision,
       nativeSidecars: (nodeName) => nativeSidecarDefault(nativeMode.mode, nodes, nodeName),
+      // As the reference's kube-inject, the injector's compliance policy is read from the environment.
+      compliancePolicy: process.env.COMPLIANCE_POLICY ?? "",
     })
     const source = args.filename === STDIN ? "stdin" : args.filename
     if (Either.isLeft(injected)) {

@@ -27,6 +27,8 @@ export interface AdmissionInputs {
   readonly revision: string
   /** `ENABLE_NATIVE_SIDECARS` resolved for a pod by its `spec.nodeName` ("" when unscheduled): native-sidecars.ts. */
   readonly nativeSidecars: (nodeName: string) => boolean
+  /** `COMPLIANCE_POLICY` of mesh-discovery, written into injected proxies ("" or absent: none). */
+  readonly compliancePolicy?: string
   /** The labels of a namespace (empty when unknown). */
   readonly namespaceLabels: (namespace: string) => Readonly<Record<string, string>>
 }
@@ -146,6 +148,7 @@ export const reviewPod = (review: unknown, inputs: AdmissionInputs): InjectReply
     meshConfig: inputs.meshConfig,
     revision: inputs.revision,
     nativeSidecars: inputs.nativeSidecars(isRecord(object.spec) ? text(object.spec.nodeName) : ""),
+    ...(inputs.compliancePolicy === undefined ? {} : { compliancePolicy: inputs.compliancePolicy }),
     // The injector derives the workload from the pod's owner references.
     mode: "webhook",
   }

@@ -111,6 +111,7 @@ export const assemblePod = (
     namespace: input.namespace.name,
     revision: input.revision,
     meshConfig: input.meshConfig,
+    compliancePolicy: input.compliancePolicy ?? "",
   }
   const merged = mergeFragments(settings.templates.map((name) => builtinTemplates[name]?.(context) ?? emptyFragment))
   const warnings: Array<string> = []

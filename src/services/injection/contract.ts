@@ -53,6 +53,8 @@ export interface InjectionInput {
   readonly revision: string
   /** `ENABLE_NATIVE_SIDECARS`: the proxy as an init container with `restartPolicy: Always`. */
   readonly nativeSidecars?: boolean
+  /** The injector's `COMPLIANCE_POLICY` (e.g. `fips-140-3`), written into the proxy's environment. */
+  readonly compliancePolicy?: string
   /** The workload's name and kind when known (orch-inject; the webhook derives it from owner refs). */
   readonly owner?: { readonly kind: string; readonly name: string }
   /**

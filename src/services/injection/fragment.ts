@@ -18,6 +18,8 @@ export interface TemplateContext {
   readonly namespace: string
   readonly revision: string
   readonly meshConfig: Obj
+  /** The injector's `COMPLIANCE_POLICY` ("" for none), handed to the agent. */
+  readonly compliancePolicy: string
 }
 
 export interface Fragment {

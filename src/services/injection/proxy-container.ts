@@ -100,7 +100,7 @@ export const proxyContainer = (inputs: ProxyEnvInputs, shape: ProxyShape): Obj =
   const settings = inputs.settings
   const values = settings.values
   const probesOn = settings.statusPort !== 0
-  const env = [...proxyEnv(inputs), ...userEnv(inputs, shape)]
+  const env = [...proxyEnv(inputs, shape === "sidecar"), ...userEnv(inputs, shape)]
   const hooks = shape === "router" ? undefined : lifecycle(inputs)
   const container: Obj = {
     name: ContainerNames.proxy,

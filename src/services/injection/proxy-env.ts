@@ -6,7 +6,8 @@
  */
 import { DEFAULT_CLUSTER_ID, DEFAULT_TRUST_DOMAIN } from "../constants.js"
 import { normalRevision } from "./decision.js"
-import { asObjects, type Obj, stringAt } from "./json.js"
+import { asObject, asObjects, type Obj, stringAt } from "./json.js"
+import { otelResourceAttributes } from "./otel-resource-attributes.js"
 import { ownerUri, type WorkloadOwner } from "./owner.js"
 import { podNetwork } from "./pod-metadata.js"
 import type { PodSettings } from "./pod-settings.js"
@@ -46,11 +47,27 @@ export interface ProxyEnvInputs {
   readonly namespace: string
   readonly revision: string
   readonly meshConfig: Obj
+  /** The injector's `COMPLIANCE_POLICY` ("" for none). */
+  readonly compliancePolicy: string
   /** Whether traffic is captured (MESH_META_INTERCEPTION_MODE is meaningless otherwise). */
   readonly capture: boolean
 }
 
-export const proxyEnv = (inputs: ProxyEnvInputs): ReadonlyArray<EnvVar> => {
+/**
+ * `COMPLIANCE_POLICY` of the injector, handed to the agent (`fips-140-3` also sets the GODEBUG the
+ * reference's Go agent reads, so the pod is the same whichever agent runs in it).
+ */
+const complianceEnv = (policy: string): ReadonlyArray<EnvVar> =>
+  policy === ""
+    ? []
+    : [literal("COMPLIANCE_POLICY", policy), ...(policy === "fips-140-3" ? [literal("GODEBUG", "fips140=only")] : [])]
+
+/**
+ * `sidecar`: the sidecar template's extras — probes sent to localhost when the mesh config's
+ * inbound traffic policy is LOCALHOST (the application may listen on loopback only), and the
+ * OpenTelemetry resource attributes.
+ */
+export const proxyEnv = (inputs: ProxyEnvInputs, sidecar = false): ReadonlyArray<EnvVar> => {
   const { settings, owner } = inputs
   const values = settings.values
   const network = podNetwork(settings)
@@ -58,13 +75,25 @@ export const proxyEnv = (inputs: ProxyEnvInputs): ReadonlyArray<EnvVar> => {
   const meshId = values.meshId !== "" ? values.meshId : trustDomain
   const owned = ownerUri(owner, inputs.namespace)
   const metadata = settings.proxyConfig.proxyMetadata
+  const localhostProbes = asObject(inputs.meshConfig.inboundTrafficPolicy).mode === "LOCALHOST"
+  const otel = sidecar
+    ? otelResourceAttributes(
+        inputs.meshConfig,
+        settings.annotations,
+        settings.labels,
+        inputs.namespace,
+        inputs.podContainers,
+      )
+    : ""
   return [
+    ...(sidecar && localhostProbes ? [literal("REWRITE_PROBE_LEGACY_LOCALHOST_DESTINATION", "true")] : []),
     literal("CA_ADDR", caAddress(settings, inputs.revision)),
     ...downwardApiEnv,
     { name: "MESH_CPU_LIMIT", valueFrom: { resourceFieldRef: { resource: "limits.cpu" } } },
     literal("PROXY_CONFIG", proxyConfigEnvValue(settings.proxyConfig)),
     literal("MESH_META_POD_PORTS", podPortsJson(inputs.podContainers)),
     literal("MESH_META_APP_CONTAINERS", inputs.appContainers.map((c) => stringAt(c.name) ?? "").join(",")),
+    ...complianceEnv(inputs.compliancePolicy),
     literal("MESH_META_CLUSTER_ID", values.clusterName !== "" ? values.clusterName : DEFAULT_CLUSTER_ID),
     field("MESH_META_NODE_NAME", "spec.nodeName"),
     ...(inputs.capture ? [literal("MESH_META_INTERCEPTION_MODE", settings.interceptionMode)] : []),
@@ -73,6 +102,7 @@ export const proxyEnv = (inputs: ProxyEnvInputs): ReadonlyArray<EnvVar> => {
     ...(owned !== undefined ? [literal("MESH_META_OWNER", owned)] : []),
     literal("MESH_META_MESH_ID", meshId),
     literal("TRUST_DOMAIN", trustDomain),
+    ...(otel === "" ? [] : [literal("OTEL_RESOURCE_ATTRIBUTES", otel)]),
     ...proxyMetadataEnv(metadata),
   ]
 }

@@ -28,7 +28,7 @@ export class InjectionWebhookConfig extends EnvConfig<InjectionWebhookConfig, In
   "mesh/InjectionWebhookConfig",
   {
     table: discoveryEnv,
-    names: ["REVISION", "ENABLE_NATIVE_SIDECARS"],
+    names: ["REVISION", "ENABLE_NATIVE_SIDECARS", "COMPLIANCE_POLICY"],
     fields: { namespace: SYSTEM_NAMESPACE, injectDir: DEFAULT_INJECT_DIR },
   },
 ) {}

@@ -22,6 +22,8 @@ export interface WorkloadInjectionInputs {
   readonly revision: string
   /** `ENABLE_NATIVE_SIDECARS` resolved for a pod by its `spec.nodeName` ("" when unset). */
   readonly nativeSidecars?: (nodeName: string) => boolean
+  /** `COMPLIANCE_POLICY`, written into injected proxies ("" or absent: none). */
+  readonly compliancePolicy?: string
 }
 
 export interface InjectedWorkloads {
@@ -141,6 +143,7 @@ const injectObject = (
     ...(inputs.nativeSidecars !== undefined
       ? { nativeSidecars: inputs.nativeSidecars(isRecord(pod.spec) ? text(pod.spec.nodeName) : "") }
       : {}),
+    ...(inputs.compliancePolicy === undefined ? {} : { compliancePolicy: inputs.compliancePolicy }),
     ...(path.length > 0 && name !== "" ? { owner: { kind, name } } : {}),
     // A file's pods are injected unless they opt out: no namespace labels or policy apply.
     mode: "orch-inject",

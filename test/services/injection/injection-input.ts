@@ -11,6 +11,8 @@ export interface CaseDocument {
   readonly revision?: string
   readonly mode?: "webhook" | "orch-inject"
   readonly nativeSidecars?: boolean
+  /** The injector's COMPLIANCE_POLICY. */
+  readonly compliancePolicy?: string
   readonly owner?: { readonly kind: string; readonly name: string }
   /** The injector ConfigMap's `config` key text. */
   readonly config?: string
@@ -44,6 +46,7 @@ export const inputOf = (doc: CaseDocument): InjectionInput => {
     meshConfig: JSON.parse(JSON.stringify(mesh)) as Json,
     revision: doc.revision ?? "",
     ...(doc.nativeSidecars === undefined ? {} : { nativeSidecars: doc.nativeSidecars }),
+    ...(doc.compliancePolicy === undefined ? {} : { compliancePolicy: doc.compliancePolicy }),
     ...(doc.owner === undefined ? {} : { owner: doc.owner }),
     ...(doc.mode === undefined ? {} : { mode: doc.mode }),
   }

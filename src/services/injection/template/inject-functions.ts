@@ -8,6 +8,7 @@
  * first. `env` reads the table it is given (the injector's settings), never the process.
  */
 import { stringify } from "yaml"
+import { otelResourceAttributes } from "../otel-resource-attributes.js"
 import { arity, fixed } from "./builtins.js"
 import type { FunctionContext, TemplateFunction } from "./exec.js"
 import { formatValue, isMap, toInt, toStr, type Value } from "./go-values.js"
@@ -124,51 +125,6 @@ const formatDuration = (v: Value): string => {
   return `${sign}${h > 0 ? `${h}h` : ""}${h > 0 || m > 0 ? `${m}m` : ""}${Number(s.toFixed(9))}s`
 }
 
-/** An image's tag and digest (`name:tag@digest`, a registry port not taken for a tag). */
-const imageTagDigest = (image: string): { tag: string; digest: string } => {
-  const at = image.indexOf("@")
-  const digest = at >= 0 ? image.slice(at + 1) : ""
-  const name = at >= 0 ? image.slice(0, at) : image
-  const colon = name.lastIndexOf(":")
-  return { tag: colon > name.lastIndexOf("/") ? name.slice(colon + 1) : "", digest }
-}
-
-/** OTEL_RESOURCE_ATTRIBUTES when a tracing provider asks for the semantic conventions, else "". */
-const otelResourceAttributes = (
-  meshConfig: Value,
-  annotationsV: Value,
-  labelsV: Value,
-  namespace: string,
-  containersV: Value,
-): string => {
-  const providers =
-    isMap(meshConfig) && Array.isArray(meshConfig.extensionProviders) ? meshConfig.extensionProviders : []
-  const wanted = providers.some(
-    (p) =>
-      isMap(p) && isMap(p.opentelemetry) && p.opentelemetry.serviceAttributeEnrichment === "OTEL_SEMANTIC_CONVENTIONS",
-  )
-  if (!wanted) return ""
-  const annotations = stringMap(annotationsV)
-  const labels = stringMap(labelsV)
-  const containers = (Array.isArray(containersV) ? containersV : []).filter(isMap)
-  const attrs: Array<string> = []
-  const ann = (k: string) => annotations[`resource.opentelemetry.io/${k}`] ?? ""
-  if (ann("service.namespace") !== "") attrs.push(`service.namespace=${ann("service.namespace")}`)
-  else if (namespace !== "") attrs.push(`service.namespace=${namespace}`)
-  if (ann("service.version") !== "") attrs.push(`service.version=${ann("service.version")}`)
-  else if ((labels["app.kubernetes.io/version"] ?? "") !== "")
-    attrs.push(`service.version=${labels["app.kubernetes.io/version"]}`)
-  else if (containers.length === 1) {
-    const { tag, digest } = imageTagDigest(toStr(containers[0]?.image))
-    const version = tag !== "" && digest !== "" ? `${tag}@${digest}` : digest !== "" ? digest : tag
-    if (version !== "") attrs.push(`service.version=${version}`)
-  }
-  if (ann("service.instance.id") !== "") attrs.push(`service.instance.id=${ann("service.instance.id")}`)
-  else if (containers.length > 0)
-    attrs.push(`service.instance.id=${namespace}.$(POD_NAME).${toStr(containers[0]?.name)}`)
-  return attrs.join(",")
-}
-
 const mergeStringMaps = (maps: ReadonlyArray<Value>): Record<string, string> =>
   Object.assign({}, ...maps.map(stringMap)) as Record<string, string>
 
@@ -246,6 +202,12 @@ export const injectionFunctions = (inputs: InjectionFunctionInputs): Readonly<Re
   excludeInterfaces: fixed("excludeInterfaces", 1, (args) => toStr(args[0])),
   formatDuration: fixed("formatDuration", 1, (args) => formatDuration(args[0])),
   otelResourceAttributes: fixed("otelResourceAttributes", 5, (args) =>
-    otelResourceAttributes(args[0], args[1], args[2], toStr(args[3]), args[4]),
+    otelResourceAttributes(
+      args[0],
+      stringMap(args[1]),
+      stringMap(args[2]),
+      toStr(args[3]),
+      (Array.isArray(args[4]) ? args[4] : []).filter(isMap),
+    ),
   ),
 })
