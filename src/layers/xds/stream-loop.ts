@@ -15,7 +15,7 @@ import { Clock, Effect, Either } from "effect"
 import { healthReportOf, isHealthReport } from "../../services/registry/autoregistration/proxy-connections.js"
 import type { NonceSource, ProxyInfo } from "../../services/xds/cache/responder.js"
 import type { PushContext } from "../../services/xds/model/push-context.js"
-import { makeNotFoundLog } from "../../services/xds/protocol/connection-status.js"
+import { makeNotFoundLog, withSince } from "../../services/xds/protocol/connection-status.js"
 import {
   type DebugStatusCode,
   debugAccess,
@@ -24,6 +24,7 @@ import {
   parseDebugRequest,
 } from "../../services/xds/protocol/debug-type.js"
 import { MAX_ERROR_LENGTH, truncate, typeLabel } from "../../services/xds/protocol/request-limits.js"
+import { makeSyncSince } from "../../services/xds/protocol/sync-state.js"
 import { PUSH_ORDER, TypeUrl } from "../../services/xds/protocol/type-urls.js"
 import type { PushRequest } from "../../services/xds/push/push-request.js"
 import type { WatchedHosts } from "../../services/xds/push/watched-hosts.js"
@@ -105,16 +106,23 @@ export const serveStream = <
     let proxy: ProxyInfo | undefined
     let refused = false
     const notFound = makeNotFoundLog()
+    /** When each type's sync state began (for `/debug/syncz` and `/debug/ui`). */
+    const syncSince = makeSyncSince()
+    const markSync = (typeUrl: string) =>
+      syncSince.mark(typeUrl, protocol.watches(state).get(typeUrl), clock.unsafeCurrentTimeMillis())
     /** This stream's share of the names the server holds; released when the loop ends. */
     const nameShare = env.names.open()
     /** The names the stream would watch in `next`: one collection per watched type. */
     const watchedNames = (next: State) => Array.from(protocol.watches(next).values(), (w) => protocol.names(w))
 
     /** Writes a response of `typeUrl`; once written, counts the push and its send time. */
-    const writeObserved = (response: Res, typeUrl: string, onWritten: () => void) => {
+    const writeObserved = (response: Res, typeUrl: string, onWritten: () => void, builtFrom: number) => {
       const startedAt = clock.unsafeCurrentTimeMillis()
       channel.write(response, () => {
-        metrics.sendTime.observe((clock.unsafeCurrentTimeMillis() - startedAt) / 1000)
+        const now = clock.unsafeCurrentTimeMillis()
+        metrics.sendTime.observe((now - startedAt) / 1000)
+        // Building and sending, per type (the reference's pilot_xds_push_time).
+        metrics.pushTime.observe({ type: typeLabel(typeUrl) }, (now - builtFrom) / 1000)
         metrics.pushes.inc({ type: typeLabel(typeUrl) })
         onWritten()
       })
@@ -134,15 +142,17 @@ export const serveStream = <
     ): boolean => {
       const watch = protocol.watches(state).get(typeUrl)
       if (watch === undefined) return false
+      const builtFrom = clock.unsafeCurrentTimeMillis()
       const built = protocol.build(push, watch, nonce, reply, proxy, env.cache, env.sharable(typeUrl), changedHosts)
       env.built(built.sharedReads)
       for (const text of notFound.record(typeUrl, built.notFound)) env.pushDebug(() => `${text} (connection ${id})`)
       const next = protocol.sent(state, watch, built, push, reply)
       if (next === undefined) return false
       state = next
+      markSync(typeUrl)
       // Names that were pending are answered now: the connection may leave the "any" index.
       if (protocol.due(watch)) env.reindex(connection)
-      writeObserved(built.response as Res, typeUrl, onWritten)
+      writeObserved(built.response as Res, typeUrl, onWritten, builtFrom)
       env.pushDebug(() => protocol.pushLine(typeUrl, id, built))
       return true
     }
@@ -150,7 +160,8 @@ export const serveStream = <
     const connectedAt = yield* Clock.currentTimeMillis
     const connection: Connection = {
       id,
-      status: () => protocol.status(id, channel.peer(), proxy, connectedAt, state, notFound.byType()),
+      status: () =>
+        withSince(protocol.status(id, channel.peer(), proxy, connectedAt, state, notFound.byType()), syncSince),
       proxyView: () => proxy?.view,
       affectedBy: (push, request) => {
         for (const w of protocol.watches(state).values())
@@ -201,6 +212,7 @@ export const serveStream = <
       // An ACK that would take the stream over its name bounds is refused by the fiber.
       if (nameShare.update(watchedNames(next.state)) !== undefined) return false
       state = next.state
+      markSync(request.type_url ?? "")
       env.reindex(connection)
       return true
     }
@@ -282,6 +294,7 @@ export const serveStream = <
         const over = nameShare.update(watchedNames(step.state))
         if (over !== undefined) return yield* refuseWith("xDS request", over.code, over.message)
         state = step.state
+        markSync(typeUrl)
         // Map the watched names to hosts now, not in the next push's fan-out.
         for (const w of protocol.watches(state).values()) env.hosts.clusterHostsOf(protocol.names(w))
         env.reindex(connection)

@@ -12,6 +12,7 @@ import type { NotFoundByType } from "../../services/xds/protocol/connection-stat
 import type { DebugCaller, DebugService, DebugStatusCode } from "../../services/xds/protocol/debug-type.js"
 import type { Status } from "../../services/xds/protocol/messages.js"
 import type { NameBudget } from "../../services/xds/protocol/name-budget.js"
+import type { WatchProgress } from "../../services/xds/protocol/sync-state.js"
 import type { WatchedHosts } from "../../services/xds/push/watched-hosts.js"
 import type { ConnectionStatus } from "../../services/xds/server.js"
 import type { Connection } from "./connections.js"
@@ -31,7 +32,7 @@ export interface StreamRequest {
   readonly error_detail?: Status | null
 }
 
-export interface StreamWatch {
+export interface StreamWatch extends WatchProgress {
   readonly typeUrl: string
   readonly wildcard: boolean
 }

@@ -84,6 +84,8 @@ export interface WatchStatus {
   readonly lastError?: string
   /** Why requested names have no resource ("requested listener foo:80 not found: ..."). */
   readonly warnings?: ReadonlyArray<string>
+  /** Since when (epoch millis) the watch has been in its sync state (sync-state.ts). */
+  readonly stateSince?: number
 }
 
 export interface ConnectionStatus {

@@ -160,7 +160,7 @@ const makeEnv = (throttle: number, options: { names?: NameLimits; plaintextDebug
       built: () => {},
       pushDebug: () => {},
       nacks: { record: () => Effect.void, forget: () => {} },
-      metrics: { sendTime: noop, pushes: noop, convergence: noop, expiredNonce: noop } as never,
+      metrics: { sendTime: noop, pushTime: noop, pushes: noop, convergence: noop, expiredNonce: noop } as never,
       clock: yield* Effect.clock,
       debug: () => ({
         systemNamespace: "mesh-system",

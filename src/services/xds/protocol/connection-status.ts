@@ -4,6 +4,7 @@ import type { ProxyInfo } from "../cache/responder.js"
 import type { ConnectionStatus, WatchStatus } from "../server.js"
 import type { DeltaState } from "./delta.js"
 import type { SotwState } from "./sotw.js"
+import type { SyncSince } from "./sync-state.js"
 
 /** Per type URL, why the names a connection asked for have no resource (`missingResource`). */
 export type NotFoundByType = ReadonlyMap<string, ReadonlyArray<string>>
@@ -55,6 +56,15 @@ const watchStatus = (
   if (warnings !== undefined && warnings.length > 0) status.warnings = warnings
   return status
 }
+
+/** The status with each watch's `stateSince` from the stream's record (sync-state.ts). */
+export const withSince = (status: ConnectionStatus, since: SyncSince): ConnectionStatus => ({
+  ...status,
+  watches: status.watches.map((w) => {
+    const at = since.since(w.typeUrl)
+    return at === undefined ? w : { ...w, stateSince: at }
+  }),
+})
 
 const connectionStatus = (
   id: string,
