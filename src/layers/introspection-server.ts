@@ -1,24 +1,41 @@
 /**
  * The introspection listener (the reference's ControlZ): process facts and the per-scope log
- * levels, readable and changeable over HTTP while the process runs.
+ * levels, readable and changeable over HTTP while the process runs. Each topic is an HTML page
+ * at `/<topic>z/` (services/debug/introspection-pages.ts; `/` lists them) over the JSON views:
  *   GET  /scopej/          every scope        GET /procj/  process   GET /memj/   memory
  *   GET  /scopej/<scope>   one scope          GET /envj/   env       GET /argsj/  arguments
  *   PUT  /scopej/<scope>   change a scope     GET /versionj/ build   GET /metricj/ metrics
+ *   GET  /runtimej/        memory, heap, GC and event-loop delay (the memory page refreshes from it)
  * Changes, the environment and the arguments are served to loopback callers only, and secret-
  * looking variables are redacted (see services/debug/introspection-access.ts for why).
  */
 import { hostname } from "node:os"
+import { basename } from "node:path"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Option, Schema } from "effect"
 import { buildInfo } from "../services/build-info.js"
 import { MonitoringConfig } from "../services/config/discovery-config.js"
 import { redactedEnvironment, requiresLocalCaller } from "../services/debug/introspection-access.js"
+import {
+  argumentsPage,
+  environmentPage,
+  homePage,
+  type MetricJson,
+  memoryPage,
+  metricsPage,
+  processPage,
+  scopesPage,
+  signalsPage,
+  versionPage,
+} from "../services/debug/introspection-pages.js"
+import { RuntimeStats } from "../services/debug/runtime-stats.js"
 import { isLoopback } from "../services/debug/views.js"
 import { Logging, type ScopeState } from "../services/logging/logging.js"
 import { LOG_LEVELS } from "../services/logging/scopes.js"
 import { Metrics } from "../services/metrics/metrics.js"
 import type { ListenAddress } from "../services/net/address.js"
 import { serveRouter } from "./http/serve.js"
+import { layer as runtimeStatsLayer } from "./runtime-stats.js"
 
 const Level = Schema.Literal(...LOG_LEVELS)
 
@@ -39,24 +56,84 @@ const scopeJson = (scope: ScopeState) => ({
   log_callers: scope.logCallers,
 })
 
+/** The page heading's name: the binary (`mesh-discovery`), not the interpreter `process.title` names. */
+const programName = (): string => basename(process.argv[1] ?? process.title).replace(/\.c?js$/, "")
+
+/** What `/procj/` and `/procz/` show. */
+const processFacts = () => ({
+  pid: process.pid,
+  ppid: process.ppid,
+  uid: process.getuid?.(),
+  gid: process.getgid?.(),
+  euid: process.geteuid?.(),
+  egid: process.getegid?.(),
+  groups: process.getgroups?.(),
+  cwd: process.cwd(),
+  hostname: hostname(),
+  uptime_seconds: process.uptime(),
+})
+
 const notFound = (scope: string) => HttpServerResponse.json({ error: `unknown log scope "${scope}"` }, { status: 404 })
 
 export const introspectionRoutes = HttpRouter.empty.pipe(
   HttpRouter.get(
     "/",
-    HttpServerResponse.html(
-      `<html><head><title>mesh introspection</title></head><body><h1>${process.title}</h1><ul>${[
-        "scopej/",
-        "procj/",
-        "memj/",
-        "envj/",
-        "argsj/",
-        "versionj/",
-        "metricj/",
-      ]
-        .map((path) => `<li><a href="/${path}">/${path}</a></li>`)
-        .join("")}</ul></body></html>`,
+    Effect.map(
+      Effect.flatMap(RuntimeStats, (stats) => stats.sample),
+      (sample) =>
+        HttpServerResponse.html(homePage({ process: programName(), pid: process.pid, hostname: hostname(), sample })),
     ),
+  ),
+  HttpRouter.get(
+    "/scopez/",
+    Effect.map(
+      Effect.flatMap(Logging, (logging) => logging.scopes),
+      (scopes) => HttpServerResponse.html(scopesPage(programName(), scopes)),
+    ),
+  ),
+  HttpRouter.get(
+    "/memz/",
+    Effect.map(
+      Effect.flatMap(RuntimeStats, (stats) => stats.sample),
+      (sample) => HttpServerResponse.html(memoryPage(programName(), sample)),
+    ),
+  ),
+  HttpRouter.get(
+    "/runtimej/",
+    Effect.flatMap(
+      Effect.flatMap(RuntimeStats, (stats) => stats.sample),
+      (sample) => HttpServerResponse.json(sample),
+    ),
+  ),
+  HttpRouter.get(
+    "/envz/",
+    Effect.sync(() => HttpServerResponse.html(environmentPage(programName(), redactedEnvironment(process.env)))),
+  ),
+  HttpRouter.get(
+    "/procz/",
+    Effect.sync(() => HttpServerResponse.html(processPage(programName(), processFacts()))),
+  ),
+  HttpRouter.get(
+    "/argsz/",
+    Effect.sync(() => HttpServerResponse.html(argumentsPage(programName(), process.argv))),
+  ),
+  HttpRouter.get(
+    "/versionz/",
+    Effect.sync(() => HttpServerResponse.html(versionPage(programName(), buildInfo))),
+  ),
+  HttpRouter.get(
+    "/metricz/",
+    Effect.gen(function* () {
+      const metrics = yield* Metrics
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const query = new URL(request.url, "http://localhost").searchParams.get("q") ?? ""
+      const json = yield* Effect.promise(() => metrics.registry.getMetricsAsJSON())
+      return HttpServerResponse.html(metricsPage(programName(), json as ReadonlyArray<MetricJson>, query.slice(0, 256)))
+    }),
+  ),
+  HttpRouter.get(
+    "/signalz/",
+    Effect.sync(() => HttpServerResponse.html(signalsPage(programName()))),
   ),
   HttpRouter.get(
     "/scopej/",
@@ -98,20 +175,7 @@ export const introspectionRoutes = HttpRouter.empty.pipe(
   ),
   HttpRouter.get(
     "/procj/",
-    Effect.suspend(() =>
-      HttpServerResponse.json({
-        pid: process.pid,
-        ppid: process.ppid,
-        uid: process.getuid?.(),
-        gid: process.getgid?.(),
-        euid: process.geteuid?.(),
-        egid: process.getegid?.(),
-        groups: process.getgroups?.(),
-        cwd: process.cwd(),
-        hostname: hostname(),
-        uptime_seconds: process.uptime(),
-      }),
-    ),
+    Effect.suspend(() => HttpServerResponse.json(processFacts())),
   ),
   HttpRouter.get(
     "/memj/",
@@ -158,6 +222,7 @@ export const layerWith = (
   options: IntrospectionOptions = {},
 ) =>
   serveRouter("introspection", address, guardedIntrospectionRoutes(options.isLocal), source).pipe(
+    Layer.provide(runtimeStatsLayer),
     Layer.annotateLogs("scope", "default"),
   )
 

@@ -66,6 +66,11 @@ describe("introspection listener", () => {
         expect(ads.status).toBe(200)
         expect(await ads.json()).toMatchObject({ name: "ads", output_level: "info" })
         expect((await fetch(`${base}/versionj/`)).status).toBe(200)
+        // The pages follow the same rule as their JSON views.
+        expect((await fetch(`${base}/envz/`)).status).toBe(403)
+        expect((await fetch(`${base}/argsz/`)).status).toBe(403)
+        for (const path of ["/", "/scopez/", "/memz/", "/runtimej/", "/procz/", "/versionz/", "/metricz/", "/signalz/"])
+          expect((await fetch(`${base}${path}`)).status, path).toBe(200)
       },
     ),
   )
@@ -84,6 +89,9 @@ describe("introspection listener", () => {
         expect(env).toContain(`MESH_TEST_API_TOKEN=${REDACTED}`)
         expect(JSON.stringify(env)).not.toContain("do-not-show-me")
         expect(env.some((line) => line.startsWith("PATH="))).toBe(true)
+        const page = await (await fetch(`${base}/envz/`)).text()
+        expect(page).toContain(REDACTED.replace("<", "&lt;").replace(">", "&gt;"))
+        expect(page).not.toContain("do-not-show-me")
       })
     }).pipe(Effect.scoped),
   )

@@ -4,13 +4,14 @@
  * `--ctrlz_address '*'` puts the listener on every interface, so it must not hand the process
  * over to whoever can reach the port. The rule mirrors the debug interface's (`/debug/*` is
  * loopback-only): anything that changes the process (every method but GET/HEAD) and the views
- * that can carry credentials (`/envj/`, `/argsj/`) are served to loopback callers only. The
- * read-only status views (scopes, process, memory, version, metrics) stay open as in the
- * reference, which serves them to whoever the operator let reach the address.
+ * that can carry credentials (`/envj/`, `/argsj/` and their pages `/envz/`, `/argsz/`) are
+ * served to loopback callers only. The read-only status views and pages (scopes, process,
+ * memory, version, metrics) stay open as in the reference, which serves them to whoever the
+ * operator let reach the address.
  */
 
 /** The views that may reveal credentials: the environment and the command line. */
-const LOCAL_ONLY_VIEWS = new Set(["/envj", "/argsj"])
+const LOCAL_ONLY_VIEWS = new Set(["/envj", "/argsj", "/envz", "/argsz"])
 
 /** Whether a request needs a loopback caller. `path` is the URL path without the query. */
 export const requiresLocalCaller = (method: string, path: string): boolean => {
