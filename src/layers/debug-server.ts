@@ -6,7 +6,8 @@
  * METRICS_LOCALHOST_ACCESS_ONLY. Publishes `pilot_info` at start. The same pages answer debug
  * requests on the ADS stream (`mesh.io/debug/<path>`, see services/xds/protocol/debug-type.ts),
  * where the caller's identity, not its address, decides. With `--profile`, `/debug/pprof/` serves
- * V8 profiles (layers/profiling/) under the same loopback rule.
+ * V8 profiles (layers/profiling/) under the same loopback rule. `/debug/ui` is the mesh page
+ * (layers/mesh-ui.ts), refreshed from `/debug/ui/state`; both are HTTP only.
  */
 
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
@@ -36,8 +37,10 @@ import type { ListenAddress } from "../services/net/address.js"
 import { ServiceRegistry } from "../services/registry/registry.js"
 import type { DebugPage, DebugPageRequest } from "../services/xds/protocol/debug-type.js"
 import { XdsServer, type XdsServerShape } from "../services/xds/server.js"
+import { CA_DEBUG_MUTATIONS, caDebugPage } from "./ca/debug-pages.js"
 import { metricsResponse } from "./http/metrics-endpoint.js"
 import { serveRouter } from "./http/serve.js"
+import { makeMeshUiHandlers } from "./mesh-ui.js"
 import { makePprofHandler } from "./profiling/pprof-routes.js"
 
 export interface DebugServerOptions {
@@ -152,7 +155,8 @@ export const debugPage =
           ),
         )
       default:
-        return noPage
+        // The CA's pages (ca_rotation, ca_rotate_key), when this server runs a CA.
+        return caDebugPage(request.path)
     }
   }
 
@@ -168,7 +172,11 @@ const debugRoute = (adminEndpoints: boolean) => {
     const request = yield* HttpServerRequest.HttpServerRequest
     const url = new URL(request.url, "http://localhost")
     const path = url.pathname.replace(/^\/debug\//, "")
-    if (request.method !== "GET" && request.method !== "HEAD" && !ANY_METHOD.has(path)) return notFound
+    if (request.method !== "GET" && request.method !== "HEAD" && !ANY_METHOD.has(path)) {
+      if (!(request.method === "POST" && CA_DEBUG_MUTATIONS.has(path))) return notFound
+    } else if (CA_DEBUG_MUTATIONS.has(path)) {
+      return HttpServerResponse.text(`${path} changes the CA: use POST\n`, { status: 405 })
+    }
     const page = yield* pageOf({ path, query: url.searchParams })
     if (page === undefined) return notFound
     return HttpServerResponse.text(page.body, {
@@ -212,10 +220,16 @@ export const layerWith = (options: DebugServerOptions) =>
         ),
       )
       const pprof = options.profiling === true ? yield* makePprofHandler("mesh-discovery") : undefined
+      const ui = yield* makeMeshUiHandlers
+      // The mesh page: static paths, so they win over `/debug/*` whatever the order.
+      const pages = gate(options.adminEndpoints).pipe(
+        HttpRouter.get("/debug/ui", localOnly(ui.page)),
+        HttpRouter.get("/debug/ui/state", localOnly(ui.state)),
+      )
       const debug =
         pprof === undefined
-          ? gate(options.adminEndpoints)
-          : gate(options.adminEndpoints).pipe(
+          ? pages
+          : pages.pipe(
               HttpRouter.all("/debug/pprof", localOnly(pprof)),
               HttpRouter.all("/debug/pprof/*", localOnly(pprof)),
             )

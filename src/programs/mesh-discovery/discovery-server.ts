@@ -77,15 +77,7 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
       gatewayApiDeployment: {
         enabled: env.PILOT_ENABLE_GATEWAY_API && env.PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER,
       },
-    }).pipe(
-      Layer.provide(
-        layerLeaderElection({
-          enabled: env.ENABLE_LEADER_ELECTION,
-          namespace: args.namespace,
-          podName: env.POD_NAME,
-        }),
-      ),
-    )
+    })
     const servers = Layer.mergeAll(
       Webhook.layer,
       DebugServer.layer,
@@ -95,6 +87,14 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
       controllers,
     ).pipe(
       Layer.provide(grpc),
+      // One election for the controllers and for the mesh page (/debug/ui), which shows it.
+      Layer.provide(
+        layerLeaderElection({
+          enabled: env.ENABLE_LEADER_ELECTION,
+          namespace: args.namespace,
+          podName: env.POD_NAME,
+        }),
+      ),
       Layer.provide(
         Layer.succeed(GatewayApiSettings, {
           enabled: env.PILOT_ENABLE_GATEWAY_API,

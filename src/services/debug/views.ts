@@ -37,6 +37,16 @@ export const DEBUG_ENDPOINTS: ReadonlyArray<{ readonly name: string; readonly he
   { name: "/debug/mesh", help: "The mesh configuration" },
   { name: "/debug/resourcesz", help: "Known configuration kinds" },
   { name: "/debug/force_disconnect", help: "Closes a proxy's streams (UNSAFE_ENABLE_ADMIN_ENDPOINTS)" },
+  {
+    name: "/debug/ca_rotation",
+    help: "Root key rotation: phase, roots, trust bundle version, agents not yet holding it",
+  },
+  { name: "/debug/ca_rotate_key", help: "Starts a root key rotation of the self-signed CA (POST over HTTP)" },
+  {
+    name: "/debug/ui",
+    help: "The mesh page for a browser: proxies' sync state, refused config, pushes, certificates (HTTP only)",
+  },
+  { name: "/debug/ui/state", help: "What /debug/ui shows, as JSON: ?page=&pageSize=&q=&state= (HTTP only)" },
 ]
 
 export const shortType = (typeUrl: string): string => {
