@@ -110,7 +110,13 @@ export const fileSecretMetrics = (metrics: MetricsShape) => ({
   ),
 })
 
-const NOT_SERVED = "file secret not served"
+/**
+ * Why a name is not served, as the log's throttle reason (fixed texts: the name and the files
+ * are in the line, never in the reason), so one kind flooding does not hide the first line of
+ * another.
+ */
+type Refusal = "malformed name" | "file bound" | "missing" | "unreadable" | "too large" | "invalid"
+const throttleReason = (kind: Refusal) => `file secret not served: ${kind}`
 
 /** A file's identity and state as stat sees it (through links), or why it cannot be stat'ed. */
 const signature = (path: string): Promise<string> =>
@@ -125,7 +131,7 @@ const stampOf = (paths: ReadonlyArray<string>) =>
 /** The texts of the files, or why they cannot be served. */
 const readTexts = (paths: ReadonlyArray<string>, named: ReadonlyArray<string>, maxBytes: number) =>
   Effect.promise(() => Promise.all(paths.map((p) => readBoundedFile(p, maxBytes)))).pipe(
-    Effect.map((reads): { texts: ReadonlyArray<string> } | { problem: string } => {
+    Effect.map((reads): { texts: ReadonlyArray<string> } | { problem: string; kind: Refusal } => {
       const texts: Array<string> = []
       for (const [i, read] of reads.entries()) {
         const file = named[i]!
@@ -134,13 +140,16 @@ const readTexts = (paths: ReadonlyArray<string>, named: ReadonlyArray<string>, m
             texts.push(read.text)
             break
           case "TooLarge":
-            return { problem: `${file} is larger than ${maxBytes} bytes (MESH_SDS_FILE_MAX_BYTES)` }
-          case "NotRegular":
-            return { problem: `${file} is ${read.kind}, not a file` }
-          case "Failed":
             return {
-              problem: read.code === "ENOENT" ? `${file} does not exist` : `${file} cannot be read: ${read.message}`,
+              problem: `${file} is larger than ${maxBytes} bytes (MESH_SDS_FILE_MAX_BYTES)`,
+              kind: "too large",
             }
+          case "NotRegular":
+            return { problem: `${file} is ${read.kind}, not a file`, kind: "unreadable" }
+          case "Failed":
+            return read.code === "ENOENT"
+              ? { problem: `${file} does not exist`, kind: "missing" }
+              : { problem: `${file} cannot be read: ${read.message}`, kind: "unreadable" }
         }
       }
       return { texts }
@@ -222,9 +231,9 @@ export const makeFileSecrets = (settings: FileSecretSettings = DEFAULT_FILE_SECR
       directories.delete(dir)
     }
 
-    const refuse = (name: string, why: string) => {
+    const refuse = (name: string, kind: Refusal, why: string) => {
       metrics.failures.inc()
-      log(Effect.logWarning(`SDS: ${shown(name)} not served: ${why}`).pipe(throttled(NOT_SERVED)))
+      log(Effect.logWarning(`SDS: ${shown(name)} not served: ${why}`).pipe(throttled(throttleReason(kind))))
       return false
     }
 
@@ -236,13 +245,18 @@ export const makeFileSecrets = (settings: FileSecretSettings = DEFAULT_FILE_SECR
       }
       const spec = parseFileSecretName(name)
       if (spec === undefined)
-        return refuse(name, "not a well-formed file secret name (file-cert:<cert>~<key> or file-root:<ca>)")
+        return refuse(
+          name,
+          "malformed name",
+          "not a well-formed file secret name (file-cert:<cert>~<key> or file-root:<ca>)",
+        )
       const named = filesOf(spec)
       const paths = named.map((f) => resolve(f))
       const added = new Set(paths.filter((p) => !fileUsers.has(p)))
       if (fileUsers.size + added.size > settings.maxFiles)
         return refuse(
           name,
+          "file bound",
           `the agent already follows ${fileUsers.size} files for file secrets, at most ${settings.maxFiles} (MESH_SDS_MAX_FILES)`,
         )
       const entry: Entry = {
@@ -271,10 +285,16 @@ export const makeFileSecrets = (settings: FileSecretSettings = DEFAULT_FILE_SECR
       for (const path of entry.paths) unfollow(path, name)
     }
 
-    /** Reads a name's files and builds its secret, or says why it cannot be served. */
-    const load = (name: string, spec: FileSecretName, paths: ReadonlyArray<string>) =>
+    /** Reads a name's files and builds its secret, or says why (and which kind of refusal) it cannot be served. */
+    const load = (
+      name: string,
+      spec: FileSecretName,
+      paths: ReadonlyArray<string>,
+    ): Effect.Effect<{ readonly result: FileSecret; readonly kind: Refusal }> =>
       Effect.map(readTexts(paths, filesOf(spec), settings.maxBytes), (read) =>
-        "problem" in read ? ({ _tag: "Invalid", reason: read.problem } as const) : build(name, spec, read.texts),
+        "problem" in read
+          ? { result: { _tag: "Invalid", reason: read.problem }, kind: read.kind }
+          : { result: build(name, spec, read.texts), kind: "invalid" },
       )
 
     const reload = (name: string) =>
@@ -283,7 +303,7 @@ export const makeFileSecrets = (settings: FileSecretSettings = DEFAULT_FILE_SECR
         if (entry === undefined) return
         // Taken before the read: a change during the read differs from it, so the poll reads again.
         const stamp = yield* stampOf(entry.paths)
-        const result = yield* load(name, entry.spec, entry.paths)
+        const { result, kind } = yield* load(name, entry.spec, entry.paths)
         if (entries.get(name) !== entry) return
         entry.stamp = stamp
         if (result._tag === "Invalid") {
@@ -292,7 +312,7 @@ export const makeFileSecrets = (settings: FileSecretSettings = DEFAULT_FILE_SECR
           entry.problem = result.reason
           const kept = entry.served !== undefined ? `; still serving version ${entry.served.version}` : ""
           yield* Effect.logWarning(`SDS: ${shown(name)} not served: ${callerText(result.reason, 1024)}${kept}`).pipe(
-            throttled(NOT_SERVED),
+            throttled(throttleReason(kind)),
           )
           return
         }
@@ -346,16 +366,20 @@ export const makeFileSecrets = (settings: FileSecretSettings = DEFAULT_FILE_SECR
       Effect.gen(function* () {
         const spec = parseFileSecretName(name)
         if (spec === undefined) {
-          refuse(name, "not a well-formed file secret name (file-cert:<cert>~<key> or file-root:<ca>)")
+          refuse(
+            name,
+            "malformed name",
+            "not a well-formed file secret name (file-cert:<cert>~<key> or file-root:<ca>)",
+          )
           return undefined
         }
-        const result = yield* load(
+        const { result, kind } = yield* load(
           name,
           spec,
           filesOf(spec).map((f) => resolve(f)),
         )
         if (result._tag === "Loaded") return { secret: result.secret, version: result.version }
-        refuse(name, callerText(result.reason, 1024))
+        refuse(name, kind, callerText(result.reason, 1024))
         return undefined
       })
 
