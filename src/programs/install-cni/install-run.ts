@@ -14,6 +14,7 @@ import { layerMonitoring, layerReadiness } from "../../layers/cni/install-server
 import { runRepairController } from "../../layers/cni/repair-controller.js"
 import * as Introspection from "../../layers/introspection-server.js"
 import { layer as loggingLayer } from "../../layers/logging.js"
+import * as HeapGrowth from "../../layers/memory/heap-growth.js"
 import { layer as metricsLayer } from "../../layers/metrics.js"
 import { layer as orchestratorClientLayer, SERVICE_ACCOUNT_DIRS } from "../../layers/orchestrator/client.js"
 import { layer as informersLayer } from "../../layers/orchestrator/informer.js"
@@ -123,6 +124,7 @@ export const runInstallCni = (args: CniArgs, logging: LogSettings) =>
       : Layer.empty
 
     const servers = Layer.mergeAll(
+      HeapGrowth.layerFromEnv,
       layerReadiness(readinessPort, "CNI_READINESS_PORT"),
       layerMonitoring(args.monitoringPort),
       Introspection.layerWith({

@@ -17,6 +17,7 @@ import * as Status from "../../layers/agent/status/layer.js"
 import * as Wasm from "../../layers/agent/wasm/layer.js"
 import * as XdsProxy from "../../layers/agent/xds-proxy/layer.js"
 import { layer as loggingLayer } from "../../layers/logging.js"
+import * as HeapGrowth from "../../layers/memory/heap-growth.js"
 import { layer as metricsLayer } from "../../layers/metrics.js"
 import { AgentConfig, type ProxyAgentFlags, podFieldsConfig } from "../../services/config/agent-config.js"
 import type { LogSettings } from "../../services/logging/options.js"
@@ -40,7 +41,7 @@ export const runProxyAgent = (flags: ProxyAgentFlags, logging: LogSettings) => {
     Layer.provideMerge(Layer.mergeAll(ProxyProcess.layer, GrpcBootstrap.layer, Sds.layer, Drain.layer)),
     Layer.provideMerge(XdsProxy.layer),
     // Remote Wasm modules are fetched to local files for the proxy (the xDS proxy's ECDS rewrite).
-    Layer.provideMerge(Layer.mergeAll(dnsProxy, Wasm.layer())),
+    Layer.provideMerge(Layer.mergeAll(dnsProxy, Wasm.layer(), HeapGrowth.layerFromEnv)),
     Layer.provideMerge(Identity.layer),
     Layer.provideMerge(Setup.layer),
     Layer.provide(AgentConfig.layerFromEnv(Effect.map(podFieldsConfig, (pod) => ({ ...flags, ...pod })))),
