@@ -17,6 +17,7 @@ import * as DebugServer from "../../layers/debug-server.js"
 import * as Introspection from "../../layers/introspection-server.js"
 import { layer as jwksResolverLayer } from "../../layers/jwks/resolver.js"
 import { layer as loggingLayer } from "../../layers/logging.js"
+import * as HeapGrowth from "../../layers/memory/heap-growth.js"
 import { layer as metricsLayer } from "../../layers/metrics.js"
 import { layerAuthority, layerProxyConnections } from "../../layers/orchestrator/cluster-variants.js"
 import { layerControllers, layerLeaderElection } from "../../layers/orchestrator/controllers.js"
@@ -83,6 +84,7 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
       DebugServer.layer,
       DebugServer.layerUptime,
       Introspection.layer,
+      HeapGrowth.layerFromEnv,
       Xds.layerAnnounce,
       controllers,
     ).pipe(

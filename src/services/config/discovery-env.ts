@@ -3,6 +3,7 @@
  * Defaults are the spec's text with `<mesh_domain>` written as `mesh.io`; "" means unset.
  */
 import { type EnvTable, env } from "./env.js"
+import { memoryEnv } from "./memory-env.js"
 
 export const discoveryEnv = {
   // --- Identity, CA and certificates ---
@@ -157,6 +158,8 @@ export const discoveryEnv = {
   PILOT_UNIFIED_SIDECAR_SCOPE: env.bool(true, "Unified SidecarScope creation (temporary compatibility flag)"),
   MESH_GPRC_MAXRECVMSGSIZE: env.int(4194304, "Maximum gRPC stream receive buffer, bytes"),
   MESH_GPRC_MAXSTREAMS: env.int(100000, "Maximum concurrent gRPC streams"),
+  // Heap growth and the soft memory limit (every daemon, through the tuning group).
+  ...memoryEnv,
   MESH_XDS_MAX_STREAM_NAMES: env.int(
     100000,
     "Resource names one ADS stream may watch, all types together; a request taking a stream over it ends the stream with RESOURCE_EXHAUSTED (0 = no limit)",
