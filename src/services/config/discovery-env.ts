@@ -66,7 +66,7 @@ export const discoveryEnv = {
   ORCH_SIGNER: env.string("", "Orchestrator CA signer type"),
   COMPLIANCE_POLICY: env.string(
     "",
-    "Empty: no extra restrictions. fips-140-2: forces a TLS version and cipher subset over all runtime components. Necessary but not sufficient for compliance",
+    "Empty: no extra restrictions. fips-140-2: forces a TLS version and cipher subset over all runtime components. Necessary but not sufficient for compliance. Also written into injected proxies (COMPLIANCE_POLICY; fips-140-3 adds GODEBUG=fips140=only)",
   ),
   XDS_AUTH: env.bool(true, "Authenticate xDS clients"),
   XDS_AUTH_PLAINTEXT: env.bool(false, "Also authenticate plain-text requests; for trusted networks"),

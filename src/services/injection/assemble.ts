@@ -6,6 +6,7 @@
  * mode's `mesh-validation` before them (none may run before capture is in place), application
  * probes moved to the agent, metrics merged, labels, annotations and the status recorded.
  */
+import { Either } from "effect"
 import { adjustCaptureUser } from "./capture-user.js"
 import type { InjectionInput, Json } from "./contract.js"
 import { AUTO_IMAGE, customizeContainer } from "./customization.js"
@@ -63,6 +64,8 @@ const withMounts = (container: Obj, mounts: ReadonlyArray<Obj>): Obj => {
 export interface Assembled {
   readonly pod: Json
   readonly warnings: ReadonlyArray<string>
+  /** Why the pod cannot be injected as asked (an unusable scrape configuration). */
+  readonly refused?: string
 }
 
 /** Nothing carried over: a pod injected for the first time. */
@@ -158,8 +161,14 @@ export const assemblePod = (
 
   const annotations: Record<string, string> = { ...asStringMap(metadata.annotations), ...merged.annotations }
   if (proxy !== undefined) {
-    const merge = metricsMerge(annotations, input.meshConfig, settings.mergeMetrics, statusPort)
-    if (merge !== undefined) Object.assign(annotations, merge.annotations)
+    const scraping = metricsMerge(annotations, input.meshConfig, settings.mergeMetrics, statusPort)
+    if (Either.isLeft(scraping)) return { pod: input.pod, warnings, refused: scraping.left }
+    const merge = scraping.right
+    if (merge !== undefined) {
+      for (const key of merge.removed) delete annotations[key]
+      Object.assign(annotations, merge.annotations)
+      warnings.push(...merge.warnings)
+    }
     // A re-injected pod already points at the agent: its first scrape target is carried over.
     const scrapeTarget = merge?.envValue ?? previous.prometheusAnnotations
     if (scrapeTarget !== undefined) {

@@ -55,8 +55,8 @@ export interface InjectionInput {
   readonly nativeSidecars?: boolean
   /** The injector's `COMPLIANCE_POLICY` (e.g. `fips-140-3`), written into the proxy's environment. */
   readonly compliancePolicy?: string
-  /** The workload's name and kind when known (orch-inject; the webhook derives it from owner refs). */
-  readonly owner?: { readonly kind: string; readonly name: string }
+  /** The workload's name and kind (and apiVersion) when known (orch-inject; the webhook derives it from owner refs). */
+  readonly owner?: { readonly kind: string; readonly name: string; readonly apiVersion?: string }
   /**
    * Who asks (optional, added by the injector): `webhook` (default) applies the namespace labels
    * and the policy, as the reference's webhook selectors and policy check do; `orch-inject`

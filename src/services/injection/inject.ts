@@ -29,6 +29,7 @@ export const injectPod = (input: InjectionInput): InjectionOutcome => {
       return { _tag: "Skipped", reason: "no template is selected", warnings }
     }
     const assembled = assemblePod(stripped, settings.right, previous)
+    if (assembled.refused !== undefined) return { _tag: "Refused", reason: assembled.refused }
     // The injector ConfigMap's own templates merge over the built-in ones' result.
     const custom = applyCustomTemplates(stripped, settings.right, assembled.pod)
     if (Either.isLeft(custom)) return { _tag: "Refused", reason: custom.left }

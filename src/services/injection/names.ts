@@ -70,6 +70,8 @@ export const InjectLabels = {
   tlsMode: `security.${MESH_DOMAIN}/tlsMode`,
   canonicalName: `service.${MESH_DOMAIN}/canonical-name`,
   canonicalRevision: `service.${MESH_DOMAIN}/canonical-revision`,
+  /** Overrides the workload name the sidecar reports (MESH_META_WORKLOAD_NAME). */
+  workloadName: `service.${MESH_DOMAIN}/workload-name`,
   network: SharedLabels.network,
 } as const
 
@@ -86,6 +88,10 @@ export const OrchestratorNames = {
   app: "app",
   version: "version",
   podTemplateHash: "pod-template-hash",
+  /** Argo Rollouts' ReplicaSet hash label. */
+  rolloutsPodTemplateHash: "rollouts-pod-template-hash",
+  /** OpenShift: the DeploymentConfig whose ReplicationController made the pod. */
+  deploymentConfig: "deploymentconfig",
   prometheusScrape: "prometheus.io/scrape",
   prometheusPort: "prometheus.io/port",
   prometheusPath: "prometheus.io/path",

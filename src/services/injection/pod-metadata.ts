@@ -44,6 +44,23 @@ export const canonicalLabels = (context: TemplateContext): Readonly<Record<strin
 export const podNetwork = (settings: PodSettings): string =>
   existing(settings.labels, InjectLabels.network) ?? settings.values.network
 
+/** Label values are at most 63 characters and start and end alphanumeric. */
+const MAX_LABEL_VALUE = 63
+
+/**
+ * The sidecar template's canonical labels: the name cut to 63 characters and trimmed of `-_.`
+ * at both ends, so that a long workload name (a generated one, say) still makes a valid label.
+ */
+export const sidecarCanonicalLabels = (context: TemplateContext): Readonly<Record<string, string>> => {
+  const labels = canonicalLabels(context)
+  const name = (labels[InjectLabels.canonicalName] ?? "").slice(0, MAX_LABEL_VALUE).replace(/^[-_.]+|[-_.]+$/g, "")
+  return { ...labels, [InjectLabels.canonicalName]: name }
+}
+
+/** The pod's `service.mesh.io/workload-name` label (either spelling), which names its workload in telemetry. */
+export const workloadNameLabel = (settings: PodSettings): string | undefined =>
+  existing(settings.labels, InjectLabels.workloadName)
+
 /** The peer-authentication mode the mesh's clients see for this workload: mutual TLS. */
 export const tlsModeLabel = (context: TemplateContext): Readonly<Record<string, string>> => ({
   [InjectLabels.tlsMode]: existing(context.settings.labels, InjectLabels.tlsMode) ?? "mesh",

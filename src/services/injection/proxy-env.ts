@@ -9,7 +9,7 @@ import { normalRevision } from "./decision.js"
 import { asObject, asObjects, type Obj, stringAt } from "./json.js"
 import { otelResourceAttributes } from "./otel-resource-attributes.js"
 import { ownerUri, type WorkloadOwner } from "./owner.js"
-import { podNetwork } from "./pod-metadata.js"
+import { podNetwork, workloadNameLabel } from "./pod-metadata.js"
 import type { PodSettings } from "./pod-settings.js"
 import { proxyConfigEnvValue } from "./proxy-config.js"
 
@@ -75,6 +75,8 @@ export const proxyEnv = (inputs: ProxyEnvInputs, sidecar = false): ReadonlyArray
   const meshId = values.meshId !== "" ? values.meshId : trustDomain
   const owned = ownerUri(owner, inputs.namespace)
   const metadata = settings.proxyConfig.proxyMetadata
+  // The sidecar lets the pod's workload-name label name its workload.
+  const workloadName = (sidecar ? workloadNameLabel(settings) : undefined) || owner.name
   const localhostProbes = asObject(inputs.meshConfig.inboundTrafficPolicy).mode === "LOCALHOST"
   const otel = sidecar
     ? otelResourceAttributes(
@@ -98,7 +100,7 @@ export const proxyEnv = (inputs: ProxyEnvInputs, sidecar = false): ReadonlyArray
     field("MESH_META_NODE_NAME", "spec.nodeName"),
     ...(inputs.capture ? [literal("MESH_META_INTERCEPTION_MODE", settings.interceptionMode)] : []),
     ...(network !== "" ? [literal("MESH_META_NETWORK", network)] : []),
-    ...(owner.name !== "" ? [literal("MESH_META_WORKLOAD_NAME", owner.name)] : []),
+    ...(workloadName !== "" ? [literal("MESH_META_WORKLOAD_NAME", workloadName)] : []),
     ...(owned !== undefined ? [literal("MESH_META_OWNER", owned)] : []),
     literal("MESH_META_MESH_ID", meshId),
     literal("TRUST_DOMAIN", trustDomain),

@@ -144,7 +144,9 @@ const injectObject = (
       ? { nativeSidecars: inputs.nativeSidecars(isRecord(pod.spec) ? text(pod.spec.nodeName) : "") }
       : {}),
     ...(inputs.compliancePolicy === undefined ? {} : { compliancePolicy: inputs.compliancePolicy }),
-    ...(path.length > 0 && name !== "" ? { owner: { kind, name } } : {}),
+    ...(path.length > 0 && name !== ""
+      ? { owner: { kind, name, ...(text(object.apiVersion) === "" ? {} : { apiVersion: text(object.apiVersion) }) } }
+      : {}),
     // A file's pods are injected unless they opt out: no namespace labels or policy apply.
     mode: "orch-inject",
   })

@@ -180,25 +180,46 @@ describe("injectPod", () => {
 })
 
 describe("workloadOwnerOf", () => {
-  const ref = (kind: string, name: string) => [{ kind, name, controller: true, apiVersion: "x", uid: "u" }]
-  it("maps ReplicaSet to Deployment, Job to CronJob, and keeps other controllers", () => {
+  const ref = (kind: string, name: string, apiVersion = "x") => [{ kind, name, controller: true, apiVersion, uid: "u" }]
+  it("maps ReplicaSet to Deployment, Job to CronJob, and keeps other controllers with their apiVersion", () => {
     expect(
       workloadOwnerOf({
         metadata: { labels: { "pod-template-hash": "abc12" }, ownerReferences: ref("ReplicaSet", "web-abc12") },
       }),
-    ).toEqual({ kind: "Deployment", name: "web" })
+    ).toEqual({ kind: "Deployment", name: "web", apiVersion: "x" })
     expect(workloadOwnerOf({ metadata: { ownerReferences: ref("ReplicaSet", "web-abc12") } })).toEqual({
       kind: "ReplicaSet",
       name: "web-abc12",
+      apiVersion: "x",
     })
     expect(workloadOwnerOf({ metadata: { ownerReferences: ref("Job", "backup-28401120") } })).toEqual({
       kind: "CronJob",
       name: "backup",
+      apiVersion: "batch/v1",
     })
-    expect(workloadOwnerOf({ metadata: { ownerReferences: ref("StatefulSet", "db") } })).toEqual({
+    // Only a scheduled-time suffix (8 to 10 digits) marks a CronJob's Job.
+    expect(workloadOwnerOf({ metadata: { ownerReferences: ref("Job", "backup-7") } }).kind).toBe("Job")
+    expect(workloadOwnerOf({ metadata: { ownerReferences: ref("StatefulSet", "db", "apps/v1") } })).toEqual({
       kind: "StatefulSet",
       name: "db",
+      apiVersion: "apps/v1",
     })
-    expect(workloadOwnerOf({ metadata: { generateName: "loose-" } })).toEqual({ kind: "Pod", name: "loose" })
+    expect(workloadOwnerOf({ metadata: { generateName: "loose-" } })).toEqual({
+      kind: "Pod",
+      name: "loose",
+      apiVersion: "v1",
+    })
+  })
+  it("recognises Argo Rollouts and OpenShift DeploymentConfigs", () => {
+    expect(
+      workloadOwnerOf({
+        metadata: { labels: { "rollouts-pod-template-hash": "f00d" }, ownerReferences: ref("ReplicaSet", "web-f00d") },
+      }),
+    ).toEqual({ kind: "Rollout", name: "web", apiVersion: "v1alpha1" })
+    expect(
+      workloadOwnerOf({
+        metadata: { labels: { deploymentconfig: "web" }, ownerReferences: ref("ReplicationController", "web-4", "v1") },
+      }),
+    ).toEqual({ kind: "DeploymentConfig", name: "web", apiVersion: "v1" })
   })
 })

@@ -4,7 +4,12 @@
  * revision, the default container, and traffic capture (the `init` template).
  */
 import type { Fragment, Template } from "../fragment.js"
-import { canonicalLabels, defaultContainerAnnotations, revisionAnnotation, tlsModeLabel } from "../pod-metadata.js"
+import {
+  defaultContainerAnnotations,
+  revisionAnnotation,
+  sidecarCanonicalLabels,
+  tlsModeLabel,
+} from "../pod-metadata.js"
 import { proxyContainer } from "../proxy-container.js"
 import { agentVolumes, crlVolume, mtlsCertsVolumes, userVolumes } from "../volumes.js"
 import { captureTemplate } from "./capture.js"
@@ -21,7 +26,7 @@ export const sidecarTemplate: Template = (context): Fragment => {
       ...userVolumes(context.settings),
     ],
     imagePullSecrets: context.settings.values.imagePullSecrets,
-    labels: { ...tlsModeLabel(context), ...canonicalLabels(context) },
+    labels: { ...tlsModeLabel(context), ...sidecarCanonicalLabels(context) },
     annotations: { ...revisionAnnotation(context), ...defaultContainerAnnotations(context), ...capture.annotations },
   }
 }
