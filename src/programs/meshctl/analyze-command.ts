@@ -1,14 +1,17 @@
 /**
  * `meshctl analyze [<file>...]`: runs the configuration analyzers (services/analysis) over the
  * files given (directories read recursively for .yaml/.yml/.json, `-` for stdin) and, with
- * `--use-orch`/`-k`, over the live cluster's mesh resources, Services, Pods, Deployments and
- * Namespaces, the files overriding cluster objects of the same name (analysing a change before
- * applying it). Without `-k`, a cluster is read only when no file is given.
+ * `--use-orch`/`-k`, over the live cluster's mesh resources, Services, Pods, Deployments,
+ * Namespaces, Nodes, ConfigMaps, Secrets, webhook configurations and CRDs, the files overriding
+ * cluster objects of the same name (analysing a change before applying it). Without `-k`, a
+ * cluster is read only when no file is given.
  *
  * The analyzers see the mesh config of the built-in defaults, overridden by the cluster's mesh
  * ConfigMap in `-i` (`mesh`, or `mesh-<revision>` for `--revision`) and then by
- * `--meshConfigFile`; `--revision` also picks the control plane whose injection and config
- * objects are analyzed (services/analysis/analysis-config.ts).
+ * `--meshConfigFile`; `--meshNetworksFile` gives the mesh networks checked (one MeshNetworks
+ * object in the mesh namespace, services/analysis/mesh-networks-input.ts); `--revision` also
+ * picks the control plane whose injection and config objects are analyzed
+ * (services/analysis/analysis-config.ts).
  *
  * Analyzing files alone, the default ingress gateway's Service and a Pod for it are assumed in
  * `-i` (services/analysis/default-resources.ts), as the reference does.
@@ -65,6 +68,9 @@ const options = {
   ),
   meshConfigFile: textFlag("meshConfigFile").pipe(
     Options.withDescription("Overrides the mesh config values to use for analysis."),
+  ),
+  meshNetworksFile: textFlag("meshNetworksFile").pipe(
+    Options.withDescription("Overrides the mesh networks values to use for analysis."),
   ),
   output: textFlag("output", "log").pipe(
     Options.withAlias("o"),
@@ -148,6 +154,19 @@ const listCluster = (global: GlobalOptions) =>
         Resources.services,
         Resources.pods,
         Resources.namespaces,
+        Resources.nodes,
+        // The analyzers of the injector and webhooks, Gateway credentials, remote clusters and CRD versions.
+        Resources.configMaps,
+        Resources.secrets,
+        Resources.mutatingWebhookConfigurations,
+        Resources.validatingWebhookConfigurations,
+        {
+          group: "apiextensions.k8s.io",
+          version: "v1",
+          plural: "customresourcedefinitions",
+          kind: "CustomResourceDefinition",
+          namespaced: false,
+        },
         { group: "apps", version: "v1", plural: "deployments", kind: "Deployment", namespaced: true },
         ...allKinds()
           .filter((k) => isMeshKind(k))
@@ -286,6 +305,22 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string, InputErr
             ),
           }
 
+    // The mesh networks the analysis checks, read with the control plane's parser.
+    const meshNetworks =
+      args.meshNetworksFile === ""
+        ? undefined
+        : (yield* Effect.promise(() => import("../../services/analysis/mesh-networks-input.js"))).meshNetworksEntry(
+            args.meshNetworksFile,
+            yield* readInputFile(args.meshNetworksFile).pipe(
+              Effect.mapError((e) => fail(`cannot read --meshNetworksFile ${e.message}`)),
+            ),
+            args.global.meshNamespace,
+          )
+    if (meshNetworks !== undefined && meshNetworks._tag === "Left")
+      return yield* fail(`invalid mesh networks:\n  ${meshNetworks.left.map(config.issueText).join("\n  ")}`)
+    if (meshNetworks !== undefined)
+      for (const warning of meshNetworks.right.warnings) yield* Console.error(`Warning: ${warning}`)
+
     const namespace = args.global.namespace === "" ? "default" : args.global.namespace
     const useCluster = Option.getOrElse(args.useOrch, () => args.files.length === 0)
     // The cluster's mesh config (the revision's ConfigMap) is the base the file overrides.
@@ -324,6 +359,7 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string, InputErr
       const read = reader.readDocuments(DEFAULT_RESOURCES_ORIGIN, text, namespace)
       entries.push(...read.entries.filter((e) => !fileKeys.has(`${e.group}/${e.kind}/${e.namespace}/${e.name}`)))
     }
+    if (meshNetworks !== undefined) entries.push(meshNetworks.right.entry)
     if (args.verbose)
       yield* Console.error(
         `Analyzing ${entries.length} resources with ${analyzers.length} analyzers${useCluster ? " (files and cluster)" : ""}`,
