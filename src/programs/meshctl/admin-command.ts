@@ -7,6 +7,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { Duration, Effect, Option } from "effect"
 import type { LogSettings } from "../../services/logging/options.js"
 import { boolFlag, textFlag, uint16Flag } from "../shared/options.js"
+import { caCommand } from "./ca-command.js"
 import { DEFAULT_CONTROL_PLANE_LABEL } from "./control-plane-options.js"
 import { globalOptions } from "./global-options.js"
 
@@ -60,7 +61,7 @@ const logCommand = (name: string, logging: Options.Options<LogSettings>) =>
 const group = (name: string, logging: Options.Options<LogSettings>) =>
   Command.make(name).pipe(
     Command.withDescription("Manage control plane (meshd) configuration"),
-    Command.withSubcommands([logCommand("log", logging), logCommand("l", logging)]),
+    Command.withSubcommands([logCommand("log", logging), logCommand("l", logging), caCommand(logging)]),
   )
 
 /** `meshctl admin`. */
