@@ -40,6 +40,19 @@ export const indexServices = (services: ReadonlyArray<Service>): ServiceIndex =>
   }
 }
 
+/**
+ * Whether a host is a service `namespace` can see: its own namespace's, or one exported to it
+ * (`*`, the namespace itself; not set: the mesh default, taken as everywhere).
+ */
+export const hostVisible = (index: ServiceIndex, host: string, namespace: string): boolean =>
+  (index.byHost.get(host) ?? []).some(
+    (s) =>
+      s.namespace === namespace ||
+      s.exportTo.length === 0 ||
+      s.exportTo.includes("*") ||
+      s.exportTo.includes(namespace),
+  )
+
 /** The registry's service for an orchestrator Service, if it exists. */
 export const findService = (index: ServiceIndex, host: string, namespace: string): Service | undefined =>
   index.byHost.get(host)?.find((s) => s.namespace === namespace)
@@ -50,10 +63,13 @@ export interface BackendContext {
   readonly domainSuffix: string
   readonly routeKind: RouteKind
   readonly routeNamespace: string
+  /** Whether a backend in another namespace needs a ReferenceGrant (not for a Service parent's routes). */
+  readonly enforceGrants?: boolean
 }
 
 export interface Destination {
   readonly host: string
+  readonly subset?: string
   readonly port?: { readonly number: number }
 }
 
@@ -80,6 +96,7 @@ export const resolveBackend = (ref: BackendRef, ctx: BackendContext): ResolvedBa
   const what = `${kind} ${namespace}/${ref.name}`
   const port = ref.port
   const grantedFor = (targetGroup: string) =>
+    ctx.enforceGrants === false ||
     referenceAllowed(
       ctx.grants,
       { group: GATEWAY_API_GROUP, kind: ctx.routeKind, namespace: ctx.routeNamespace },
@@ -104,7 +121,18 @@ export const resolveBackend = (ref: BackendRef, ctx: BackendContext): ResolvedBa
       return problem(Reason.BackendNotFound, `backend(${host}) not found`)
     return withPort(host)
   }
-  if (group === MESH_NETWORKING_GROUP && kind === "Hostname") return withPort(ref.name)
+  if (group === MESH_NETWORKING_GROUP && kind === "Hostname") {
+    // The name is the host itself: it may not name a namespace, and must be a known service.
+    if (ref.namespace !== undefined)
+      return {
+        ok: false,
+        problem: { reason: Reason.InvalidDestination, message: "namespace may not be set with Hostname type" },
+        malformed: true,
+      }
+    if (!hostVisible(ctx.services, ref.name, ctx.routeNamespace))
+      return problem(Reason.BackendNotFound, `backend(${ref.name}) not found`)
+    return withPort(ref.name)
+  }
   if (group === MESH_NETWORKING_GROUP && kind === "ServiceEntry") {
     if (!grantedFor(MESH_NETWORKING_GROUP))
       return problem(

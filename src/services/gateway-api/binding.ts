@@ -142,12 +142,6 @@ const bindToGateway = (
 
 const bindToService = (route: RouteIdentity, ref: ParentReference, ctx: BindingContext): ParentBinding => {
   const namespace = ref.namespace ?? route.namespace
-  if (route.kind !== "HTTPRoute" && route.kind !== "GRPCRoute") {
-    return {
-      type: "unattached",
-      problem: { reason: Reason.UnsupportedValue, message: `a ${route.kind} cannot have a Service parent` },
-    }
-  }
   const host = serviceHost(ref.name, namespace, ctx.domainSuffix)
   const service = findService(ctx.services, host, namespace)
   if (service === undefined) {

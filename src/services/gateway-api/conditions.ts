@@ -90,5 +90,6 @@ export const Reason = {
   NoMatchingParent: "NoMatchingParent",
   UnsupportedValue: "UnsupportedValue",
   BackendNotFound: "BackendNotFound",
+  InvalidDestination: "InvalidDestination",
   InvalidKind: "InvalidKind",
 } as const

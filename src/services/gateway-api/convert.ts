@@ -109,13 +109,25 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
       .map((ref) => ({ ref, binding: bindParent(identity, ref, bindingContext) }))
       .filter(({ binding }) => binding.type !== "foreign")
     if (bindings.length === 0) return
-    const converted = convert({
+    const context = (mesh: boolean): BackendContext => ({
       services,
       grants,
       domainSuffix: options.domainSuffix,
       routeKind: kind,
       routeNamespace: route.meta.namespace,
+      // As the reference: routes on a Service (mesh) need no ReferenceGrant to reach backends.
+      enforceGrants: !mesh,
     })
+    const hasGateway = bindings.some(({ binding }) => binding.type !== "service")
+    // Converted for the Gateway parents, and (only when different) for the Service parents.
+    const converted = convert(context(!hasGateway))
+    let forMesh: Converted | undefined
+    const meshConverted = (): Converted => {
+      forMesh ??= hasGateway ? convert(context(true)) : converted
+      return forMesh
+    }
+    // The status reports the problems of the conversion the parent was given.
+    const rulesFor = (binding: ParentBinding): Converted => (binding.type === "service" ? meshConverted() : converted)
     const id = `${kind}/${keyOf(route)}`
     for (const { binding } of bindings) {
       if (binding.type === "gateway") {
@@ -132,22 +144,25 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
             assembly.addL4(kind, binding.gateway, route, hostnames, port, converted.rules.routes)
           }
         }
-      } else if (binding.type === "service" && converted.type === "http") {
-        assembly.addMeshHttp(binding.service, binding.port, kind, route, converted.rules.entries)
+      } else if (binding.type === "service") {
+        const mesh = meshConverted()
+        if (mesh.type === "http") assembly.addMeshHttp(binding.service, binding.port, kind, route, mesh.rules.entries)
+        else if (kind === "TLSRoute" || kind === "TCPRoute")
+          assembly.addMeshL4(kind, binding.service, binding.port, route, route.spec.hostnames ?? [], mesh.rules.routes)
       }
     }
     const ctx = { generation: route.meta.generation, now: options.now }
-    const unsupported = converted.type === "http" ? converted.rules.unsupported : []
-    const parents: ReadonlyArray<RouteParentStatus> = bindings.map(({ ref, binding }) =>
-      routeParentStatus(
+    const parents: ReadonlyArray<RouteParentStatus> = bindings.map(({ ref, binding }) => {
+      const rules = rulesFor(binding)
+      return routeParentStatus(
         ctx,
         ref,
         options.controllerName,
         bindingProblem(binding),
-        unsupported,
-        converted.rules.refProblems,
-      ),
-    )
+        rules.type === "http" ? rules.rules.unsupported : [],
+        rules.rules.refProblems,
+      )
+    })
     statuses.push({
       kind,
       namespace: route.meta.namespace,

@@ -114,11 +114,13 @@ export const convertRules = <Rule extends { readonly matches?: ReadonlyArray<Mat
     unsupported.push(...action.unsupported)
     const name = `${route.meta.namespace}.${route.meta.name}.${ruleIndex}`
     const ruleMatches = (rule as Rule).matches
-    const matches: ReadonlyArray<Match | Record<string, never>> =
-      ruleMatches !== undefined && ruleMatches.length > 0 ? ruleMatches : [{}]
+    const unmatched = ruleMatches === undefined || ruleMatches.length === 0
+    const matches: ReadonlyArray<Match | Record<string, never>> = unmatched ? [{}] : ruleMatches
     matches.forEach((match, matchIndex) => {
       const path = pathOfMatch(match)
       const rest = restOfMatch(match)
+      // A rule without matches ranks as the default match (PathPrefix /) but, as the reference
+      // writes it, its route has no match at all (a Service parent's port is then the only one).
       entries.push({
         rank: matchRank(path, rest),
         origin: {
@@ -128,7 +130,7 @@ export const convertRules = <Rule extends { readonly matches?: ReadonlyArray<Mat
           rule: ruleIndex,
           match: matchIndex,
         },
-        routes: routesForMatch(action, name, path, rest),
+        routes: routesForMatch(action, name, unmatched ? { type: "Any" } : path, rest),
       })
     })
   })

@@ -1,7 +1,10 @@
 /**
  * TCPRoute and TLSRoute rules → the destinations of VirtualService `tcp` / `tls` routes. A
  * connection cannot be answered with an error the way a request can, so an invalid backend is
- * left out (and reported); a rule with no backend left is dropped.
+ * left out (and reported); a rule with no backend left is dropped. Backends of weight 0 are not
+ * looked at. A rule whose backends all have weight 0 (or that has none) must refuse its
+ * connections: as the reference does, it routes to a destination no cluster serves
+ * (`internal.cluster.local:65535`, subset `zero-weight`).
  */
 import type { BackendRef } from "../config-model/schemas/gateway-api/types.js"
 import { type BackendContext, resolveBackend, type WeightedDestination, weightedDestinations } from "./backends.js"
@@ -13,6 +16,11 @@ export interface L4Rules {
   readonly refProblems: ReadonlyArray<Problem>
 }
 
+/** Where a rule without weighted backends sends connections: nowhere, so they are refused. */
+export const ZERO_WEIGHT_DESTINATION: WeightedDestination = {
+  destination: { host: "internal.cluster.local", subset: "zero-weight", port: { number: 65535 } },
+}
+
 export const convertL4Rules = (
   rules: ReadonlyArray<{ readonly backendRefs?: ReadonlyArray<BackendRef> }>,
   backends: BackendContext,
@@ -20,8 +28,13 @@ export const convertL4Rules = (
   const routes: Array<ReadonlyArray<WeightedDestination>> = []
   const refProblems: Array<Problem> = []
   for (const rule of rules) {
+    const weighted = (rule.backendRefs ?? []).filter((ref) => (ref.weight ?? 1) > 0)
+    if (weighted.length === 0) {
+      routes.push([ZERO_WEIGHT_DESTINATION])
+      continue
+    }
     const valid: Array<{ destination: WeightedDestination["destination"]; weight: number }> = []
-    for (const ref of rule.backendRefs ?? []) {
+    for (const ref of weighted) {
       const backend = resolveBackend(ref, backends)
       if (backend.ok) valid.push(backend)
       else refProblems.push(backend.problem)

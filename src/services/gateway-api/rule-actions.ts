@@ -15,8 +15,8 @@
  * becomes two VirtualService matches, `exact: /foo` and `prefix: /foo/`. When the rule replaces
  * the matched prefix (URLRewrite or RequestRedirect ReplacePrefixMatch), the two become separate
  * routes so each rewrites what it matched: `/foo` → `<new>`, `/foo/<rest>` → `<new>/<rest>`. A
- * redirect's prefix replacement of the second is written `%PREFIX()%<new>/` (the reference's
- * spelling; the route translation must turn it into a prefix rewrite of the redirect).
+ * redirect's prefix replacement of the second is the redirect's `prefixRewrite: <new>/` (the
+ * mesh API's field for it, as the reference writes it), never a placeholder in its `uri`.
  */
 
 import { Either } from "effect"
@@ -37,9 +37,6 @@ import {
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 type VsMatch = NonNullable<VsHttpRoute["match"]>[number]
 type VsUri = NonNullable<VsMatch["uri"]>
-
-/** The redirect prefix marker of the reference: the path the prefix matched is replaced, the rest kept. */
-export const PREFIX_REDIRECT_MARKER = "%PREFIX()%"
 
 /** The retry conditions a Gateway-API retry adds its status codes to. */
 const RETRY_ON_BASE = ["connect-failure", "refused-stream", "unavailable", "cancelled"]
@@ -253,26 +250,27 @@ const pathGroups = (path: PathMatch, replacement: string | undefined): ReadonlyA
 
 const redirectField = (redirect: Redirect, piece: PathPiece): NonNullable<VsHttpRoute["redirect"]> => {
   const path = redirect.path
-  // An exact or regex match replaces the whole path; a prefix match only what it matched.
+  // An exact or regex match replaces the whole path (uri); a prefix match only what it
+  // matched (prefixRewrite, the rest of the path kept).
   const uri =
     path?.type === "ReplaceFullPath"
       ? path.replaceFullPath
-      : piece.prefixTo === undefined
-        ? undefined
-        : piece.uri?.prefix !== undefined
-          ? `${PREFIX_REDIRECT_MARKER}${piece.prefixTo}`
-          : piece.prefixTo
+      : piece.prefixTo !== undefined && piece.uri?.prefix === undefined
+        ? piece.prefixTo
+        : undefined
+  const prefixRewrite = path?.type !== "ReplaceFullPath" && piece.uri?.prefix !== undefined ? piece.prefixTo : undefined
   const port =
     redirect.port !== undefined
       ? { port: redirect.port }
       : redirect.scheme !== undefined
         ? { derivePort: "FROM_PROTOCOL_DEFAULT" as const }
-        : uri === undefined && redirect.hostname === undefined
+        : uri === undefined && prefixRewrite === undefined && redirect.hostname === undefined
           ? // Nothing else changes: the VirtualService needs one part of the URL to redirect to.
             { derivePort: "FROM_REQUEST_PORT" as const }
           : {}
   return {
     ...(uri !== undefined ? { uri } : {}),
+    ...(prefixRewrite !== undefined ? { prefixRewrite } : {}),
     ...(redirect.hostname !== undefined ? { authority: redirect.hostname } : {}),
     ...port,
     ...(redirect.scheme !== undefined ? { scheme: redirect.scheme } : {}),

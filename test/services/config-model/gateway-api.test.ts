@@ -218,7 +218,11 @@ describe("Gateway-API manifests as --configDir documents", () => {
       "example-com-cert",
       "example-com-ecdsa",
     ])
-    expect(gateway?.spec.infrastructure).toEqual({ labels: { tier: "edge" } })
+    // parametersRef is typed (issue 36: checked by the conversion, InvalidParameters).
+    expect(gateway?.spec.infrastructure).toEqual({
+      labels: { tier: "edge" },
+      parametersRef: { group: "", kind: "ConfigMap", name: "edge-options" },
+    })
     expect(gateway?.spec).not.toHaveProperty("status")
     const [route] = ofKind(parsed.resources, "HTTPRoute")
     const [first] = route?.spec.rules ?? []
@@ -361,7 +365,6 @@ const INVALID: ReadonlyArray<Case> = [
     {},
     ["spec.gatewayClassName: is required", "spec.listeners: is required"],
   ],
-  ["Gateway with no listener", "Gateway", gateway([]), ["spec.listeners: must have at least 1 item"]],
   [
     "Gateway with 65 listeners",
     "Gateway",
@@ -772,8 +775,13 @@ describe("validation", () => {
     expect(problems(`${text}extra: 1\n`)).toEqual([])
   })
 
+  it("accepts a Gateway with no listener (issue 36: the reference serves it, listeners may come from ListenerSets)", () => {
+    expect(problems(gw("Gateway", gateway([])))).toEqual([])
+  })
+
   it("reports the document kind as written, with the resource's name", () => {
-    const [issue] = parse(gw("Gateway", gateway([]), "v1", "edge")).issues
+    const tooMany = gateway(Array.from({ length: 65 }, (_, i) => listener(`l${i}`, 1000 + i, "HTTP")))
+    const [issue] = parse(gw("Gateway", tooMany, "v1", "edge")).issues
     expect(issue).toMatchObject({ kind: "Gateway", name: "edge", namespace: "ns", path: "spec.listeners" })
   })
 })

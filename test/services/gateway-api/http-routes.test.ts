@@ -65,15 +65,12 @@ describe("matches", () => {
     ])
   })
 
-  it("PathPrefix matches whole segments: /api (or /api/) → exact /api and prefix /api/; no match → prefix /", () => {
+  it("PathPrefix matches whole segments: /api (or /api/) → exact /api and prefix /api/; no match → no match at all (as the reference writes it)", () => {
     const { http } = routesOf([
       { matches: [{ path: { type: "PathPrefix", value: "/api/" } }], backendRefs: [backend()] },
       { backendRefs: [backend()] },
     ])
-    expect(http.map((h) => h.match)).toEqual([
-      [{ uri: { exact: "/api" } }, { uri: { prefix: "/api/" } }],
-      [{ uri: { prefix: "/" } }],
-    ])
+    expect(http.map((h) => h.match)).toEqual([[{ uri: { exact: "/api" } }, { uri: { prefix: "/api/" } }], undefined])
   })
 })
 
@@ -205,7 +202,11 @@ describe("backends", () => {
       hostname: "api.example.org",
       source: "ServiceEntry/default/ext-api",
     })
-    const parts = { services: [service("backend"), entry] }
+    const raw = service("raw", "default", [["http", 80, "HTTP"]], {
+      hostname: "raw.example.net",
+      source: "ServiceEntry/default/raw",
+    })
+    const parts = { services: [service("backend"), entry, raw] }
     const ok = routesOf(
       [
         {
@@ -282,7 +283,7 @@ describe("filters", () => {
     ])
   })
 
-  it("RequestRedirect ReplacePrefixMatch: /old → /new exactly, /old/<rest> by the reference's %PREFIX()% marker", () => {
+  it("RequestRedirect ReplacePrefixMatch: /old → /new exactly, /old/<rest> by the redirect's prefixRewrite (no %PREFIX()% placeholder)", () => {
     const { http } = routesOf([
       {
         matches: [{ path: { type: "PathPrefix", value: "/old" } }],
@@ -294,10 +295,11 @@ describe("filters", () => {
         ],
       },
     ])
-    expect(http.map((h) => [h.match, h.redirect?.uri])).toEqual([
-      [[{ uri: { exact: "/old" } }], "/new"],
-      [[{ uri: { prefix: "/old/" } }], "%PREFIX()%/new/"],
+    expect(http.map((h) => [h.match, h.redirect])).toEqual([
+      [[{ uri: { exact: "/old" } }], { uri: "/new", redirectCode: 302 }],
+      [[{ uri: { prefix: "/old/" } }], { prefixRewrite: "/new/", redirectCode: 302 }],
     ])
+    expect(JSON.stringify(http)).not.toContain("%PREFIX()%")
   })
 
   it("URLRewrite: hostname → authority; ReplacePrefixMatch rewrites what each half matched; ReplaceFullPath by regex", () => {

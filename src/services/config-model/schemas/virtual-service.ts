@@ -178,11 +178,14 @@ const HTTPRedirect = Schema.Struct({
   derivePort: opt(Enum("FROM_PROTOCOL_DEFAULT", "FROM_REQUEST_PORT")),
   scheme: opt(Schema.String),
   redirectCode: opt(UInt),
+  /** The matched prefix replaced by this (a prefix match only); mutually exclusive with `uri`. */
+  prefixRewrite: opt(Schema.String),
 }).pipe(
   checked((r, report) => {
-    if (!r.uri && !r.authority && r.port === undefined && r.derivePort === undefined && !r.scheme) {
+    if (!r.uri && !r.prefixRewrite && !r.authority && r.port === undefined && r.derivePort === undefined && !r.scheme) {
       report([], "redirect must specify URI, authority, scheme, or port")
     }
+    if (r.uri && r.prefixRewrite) report([], "only one of uri or prefixRewrite may be set")
     if (r.redirectCode !== undefined && r.redirectCode !== 0 && (r.redirectCode < 300 || r.redirectCode > 399)) {
       report(["redirectCode"], `${r.redirectCode} is not a valid redirect code, must be 3xx`)
     }

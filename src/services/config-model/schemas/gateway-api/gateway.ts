@@ -125,7 +125,9 @@ const addressesProblems = (addresses: ReadonlyArray<typeof GatewayAddress.Type>,
 
 export const KubernetesGateway = Schema.Struct({
   gatewayClassName: ObjectName,
-  listeners: listOf(Listener, { min: 1, max: MAX_LISTENERS }).pipe(checked(listenersProblems)),
+  // The CRD asks for one listener, but the reference serves a Gateway with none (its listeners
+  // may come from ListenerSets): accepted, with nothing to serve and routes not attached.
+  listeners: listOf(Listener, { max: MAX_LISTENERS }).pipe(checked(listenersProblems)),
   addresses: opt(listOf(GatewayAddress, { max: MAX_ADDRESSES }).pipe(checked(addressesProblems))),
   infrastructure: opt(
     Schema.Struct({

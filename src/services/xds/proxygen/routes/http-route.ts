@@ -64,14 +64,11 @@ const REDIRECT_CODES: Readonly<Record<number, string>> = {
   308: "PERMANENT_REDIRECT",
 }
 
-/**
- * The path part of a redirect: the whole path, or with the reference's `%PREFIX()%` marker (a
- * Gateway-API `ReplacePrefixMatch` redirect) the matched prefix replaced by what follows it.
- */
-const PREFIX_MARKER = "%PREFIX()%"
-const redirectPath = (uri: string | undefined): ProtoObject => {
-  if (uri === undefined || uri === "") return {}
-  return uri.startsWith(PREFIX_MARKER) ? { prefix_rewrite: uri.slice(PREFIX_MARKER.length) } : { path_redirect: uri }
+/** The path part of a redirect: the whole path (`uri`), or the matched prefix replaced (`prefixRewrite`). */
+const redirectPath = (redirect: NonNullable<HTTPRoute["redirect"]>): ProtoObject => {
+  if (redirect.prefixRewrite !== undefined && redirect.prefixRewrite !== "")
+    return { prefix_rewrite: redirect.prefixRewrite }
+  return redirect.uri === undefined || redirect.uri === "" ? {} : { path_redirect: redirect.uri }
 }
 
 const redirectAction = (redirect: NonNullable<HTTPRoute["redirect"]>, listenerPort: number): ProtoObject => ({
@@ -83,7 +80,7 @@ const redirectAction = (redirect: NonNullable<HTTPRoute["redirect"]>, listenerPo
     : redirect.derivePort === "FROM_REQUEST_PORT"
       ? { port_redirect: listenerPort }
       : {}),
-  ...redirectPath(redirect.uri),
+  ...redirectPath(redirect),
   response_code: REDIRECT_CODES[redirect.redirectCode ?? 301] ?? "MOVED_PERMANENTLY",
 })
 

@@ -241,11 +241,17 @@ describe("httpRoutesFor: actions", () => {
     expect(routes.every((r) => r.route === undefined)).toBe(true)
   })
 
-  it("redirect with the %PREFIX()% marker (a Gateway-API ReplacePrefixMatch) rewrites the matched prefix", () => {
+  it("redirect prefixRewrite (a Gateway-API ReplacePrefixMatch) rewrites the matched prefix", () => {
     const { routes } = routesOf([
-      { match: [{ uri: { prefix: "/old/" } }], redirect: { uri: "%PREFIX()%/new/", redirectCode: 302 } },
+      { match: [{ uri: { prefix: "/old/" } }], redirect: { prefixRewrite: "/new/", redirectCode: 302 } },
+      { match: [{ uri: { prefix: "/keep/" } }], redirect: { prefixRewrite: "/", authority: "b.example.com" } },
     ])
     expect(routes[0].redirect).toEqual({ prefix_rewrite: "/new/", response_code: "FOUND" })
+    expect(routes[1].redirect).toEqual({
+      host_redirect: "b.example.com",
+      prefix_rewrite: "/",
+      response_code: "MOVED_PERMANENTLY",
+    })
   })
 
   it("directResponse: status and body", () => {
