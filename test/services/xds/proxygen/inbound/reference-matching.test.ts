@@ -269,6 +269,21 @@ describe("inbound chains as the reference matches them (issue 44)", () => {
       ])
     })
 
+    it("HTTPS OPTIONAL_MUTUAL with the port's mTLS disabled: clients with and without a certificate reach the route", () => {
+      const l = withSidecar(ingress("HTTPS", { ...mutual, mode: "OPTIONAL_MUTUAL" }), "DISABLE")
+      for (const client of [https, { ...https, principal: "spiffe://example.org/client" }]) {
+        const r = at(l, 9443, client) as J
+        expect(r).toMatchObject({ kind: "allowed", cluster: "inbound|9443||" })
+        expect(r.route).toMatchObject({ kind: "route", virtualHost: { name: "inbound|http|9443" } })
+      }
+      const tls = (at(l, 9443, https) as J).chain.transport_socket.typed_config
+      expect(tls.require_client_certificate).toEqual({ value: false })
+      expect(tls.common_tls_context.combined_validation_context.validation_context_sds_secret_config.name).toBe(
+        "file-root:/etc/certs/ca.pem",
+      )
+      expect(at(l, 9443, plainHttp).kind).toBe("no-chain")
+    })
+
     it("with the port STRICT the mesh's mTLS replaces the workload's TLS, HTTPS served as HTTP", () => {
       const p = push({ peerAuthentications: [portMode("STRICT")] }, { sidecars: [ingress("HTTPS", simple)] })
       const generated = generateInboundListener(p, sidecar())
