@@ -108,10 +108,11 @@ export const builtinFunctions: Readonly<Record<string, TemplateFunction>> = {
     arity("index", args, 1, Number.POSITIVE_INFINITY)
     return args.slice(1).reduce((acc: Value, key) => indexInto(acc, key), args[0])
   },
+  // Sprig's slice (it replaces Go's): lists only.
   slice: (args) => {
     arity("slice", args, 1, 4)
     const [item, from, to] = args
-    if (typeof item !== "string" && !Array.isArray(item)) throw new TemplateError("can't slice item")
+    if (!Array.isArray(item)) throw new TemplateError(`list should be type of slice or array but ${typeof item}`)
     const start = typeof from === "number" ? from : 0
     const end = typeof to === "number" ? to : item.length
     if (start < 0 || end > item.length || start > end)

@@ -13,7 +13,8 @@
  * Data objects listed in `structs` stand for the reference's Go structs (the pod, mesh config,
  * proxy config): their fields are found by Go name (`.ObjectMeta.Annotations`,
  * `.Spec.ServiceAccountName` → `serviceAccountName`) and a field they lack reads as "" (a zero
- * value), where a missing map key reads as nil (printed `<no value>`).
+ * value), where a missing map key reads as nil (printed `<no value>`). Their proto getters
+ * (`GetX`) read field X, and `GetValue`/`String` on a wrapper or enum field give the value.
  */
 import { Either } from "effect"
 import type { Arg, Command, Node, ParsedTemplate, Pipeline } from "./ast.js"
@@ -378,6 +379,9 @@ class Run {
     // A missing value has no fields: the result is missing too (Go returns the zero value).
     if (receiver === undefined || receiver === null) return undefined
     if (!isMap(receiver)) {
+      // The proto methods templates call on wrapper and enum fields (`.X.GetValue`,
+      // `.InterceptionMode.String`): those fields are plain JSON values here.
+      if (name === "GetValue" || name === "String") return receiver
       return this.fail(
         line,
         `can't evaluate field ${name} in type ${Array.isArray(receiver) ? "list" : typeof receiver}`,
@@ -386,6 +390,8 @@ class Run {
     if (Object.hasOwn(receiver, name)) return receiver[name]
     if (!this.structs.has(receiver)) return undefined
     for (const candidate of jsonNames(name)) if (Object.hasOwn(receiver, candidate)) return receiver[candidate]
+    // A proto getter (`.MeshConfig.GetDefaultConfig`) reads its field.
+    if (/^Get[A-Z]/.test(name)) return this.field(receiver, name.slice(3), line)
     return ""
   }
 }

@@ -33,15 +33,19 @@ export const formatValue = (v: Value, nested = false): string => {
   return nested ? String(v) : String(v)
 }
 
-/** Integers without a fraction; others as Go's %v of a float64 (shortest form, exponent past 1e21). */
+/**
+ * Integers in decimal; others as Go's %v of a float64 (shortest form, exponent past 1e21). The
+ * reference holds values-file numbers as float64 and so prints 1000000 as 1e+06; integers are
+ * written whole here, as the pod's own (int) fields are there.
+ */
 export const formatNumber = (n: number): string => {
   if (Number.isInteger(n) && Math.abs(n) < 1e21) return n.toFixed(0)
   const s = String(n)
   return s.replace(/e([+-])(\d)$/, "e$10$2")
 }
 
-/** What an action writes: a missing value is `<no value>`, as Go prints an invalid value. */
-export const actionText = (v: Value): string => (v === undefined ? "<no value>" : formatValue(v))
+/** What an action writes: a missing or null value is `<no value>`, as Go prints a nil interface. */
+export const actionText = (v: Value): string => (v === undefined || v === null ? "<no value>" : formatValue(v))
 
 type Kind = "nil" | "bool" | "number" | "string" | "other"
 

@@ -1,10 +1,10 @@
 /**
  * The sprig functions (github.com/Masterminds/sprig, which the reference adds to every injection
  * template) that injection templates use: strings (`quote squote trim trimAll trimPrefix
- * trimSuffix trunc replace upper lower hasPrefix hasSuffix splitList join cat substr repeat
+ * trimSuffix trunc replace upper lower title hasPrefix hasSuffix splitList join cat substr repeat
  * nindent b64enc b64dec toString`), defaults (`default empty coalesce ternary required fail`),
  * lists (`list append push prepend first last rest initial uniq has without compact concat
- * until`), dicts (`dict get set unset hasKey keys pick`), numbers (`int int64 float64 atoi add
+ * until sortAlpha`), dicts (`dict get set unset hasKey keys pick`), numbers (`int int64 float64 atoi add
  * sub mul div mod max min`), `toJson toPrettyJson fromJson kindIs typeOf`. Sprig's `indent`,
  * `contains`, `omit` and `env` are replaced by the reference's own (inject-functions.ts).
  * Functions that read the clock, randomness, the network, files or the process are left out, as
@@ -98,6 +98,12 @@ export const sprigFunctions: Readonly<Record<string, TemplateFunction>> = {
   lower: fixed("lower", 1, (args) => str(args, 0).toLowerCase()),
   hasPrefix: fixed("hasPrefix", 2, (args) => str(args, 1).startsWith(str(args, 0))),
   hasSuffix: fixed("hasSuffix", 2, (args) => str(args, 1).endsWith(str(args, 0))),
+  title: fixed("title", 1, (args) =>
+    str(args, 0).replace(/(^|[^\p{L}\p{N}'])(\p{L})/gu, (_m, sep, c) => sep + c.toUpperCase()),
+  ),
+  sortAlpha: fixed("sortAlpha", 1, (args) =>
+    (typeof args[0] === "string" ? [args[0]] : listOf("sortAlpha", args[0])).map((v) => toStr(v)).sort(),
+  ),
   splitList: fixed("splitList", 2, (args) => str(args, 1).split(str(args, 0))),
   join: (args) => {
     arity("join", args, 2)

@@ -120,6 +120,21 @@ describe("template language", () => {
     ).toBe("web")
   })
 
+  it("proto getters and wrapper/enum methods on the reference's structs, nil printing", () => {
+    const proxy = { holdApplicationUntilProxyStarts: true, interceptionMode: "TPROXY", tracing: { sampling: 1 } }
+    const d = { ProxyConfig: proxy, Values: { n: null } }
+    const s = new WeakSet<object>([proxy, proxy.tracing])
+    const parsed = Either.getOrThrow(
+      parseInjectionTemplate(
+        "t",
+        "{{ .ProxyConfig.HoldApplicationUntilProxyStarts.GetValue }} {{ .ProxyConfig.InterceptionMode.String }} {{ .ProxyConfig.GetTracing.Sampling }} {{ .ProxyConfig.StatusPort.GetValue }}|{{ .Values.n }}|{{ printf `%v` .Values.n }}",
+      ),
+    )
+    expect(Either.getOrThrow(renderTemplate(parsed, d, { functions, structs: s }))).toBe(
+      "true TPROXY 1 |<no value>|<nil>",
+    )
+  })
+
   it("define, template and include", () => {
     const t =
       '{{ define "res" }}cpu: {{ index .ObjectMeta.annotations "sidecar.mesh.io/proxyCPU" | quote }}{{ end }}a {{ template "res" . }} {{ include "res" . | upper }}'
