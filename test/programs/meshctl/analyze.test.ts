@@ -285,7 +285,7 @@ describe("meshctl analyze --use-orch", () => {
     expect(result.stderr).toContain("configmap mesh-system/mesh-canary key mesh: unknown field notAMeshField ignored")
     // The file's rootNamespace overrides the ConfigMap's.
     expect(result.stdout).toContain("[MSH0166] (AuthorizationPolicy file-root/deny-gw)")
-    expect(result.stdout).not.toContain("AuthorizationPolicy cm-root/deny-gw")
+    expect(result.stdout).not.toContain("[MSH0166] (AuthorizationPolicy cm-root/deny-gw")
     // The canary namespace's pod is checked; the default revision's (running) is left to -r default.
     expect(result.stdout).toContain("[MSH0103] (Pod canary-apps/a)")
     expect(result.stdout).not.toContain("Pod legacy-apps/b")

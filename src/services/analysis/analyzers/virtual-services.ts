@@ -9,7 +9,7 @@ import { GATEWAY_API_GROUP } from "../../config-model/kinds.js"
 import { meshGatewayName } from "../../gateway-api/model.js"
 import type { Analyzer } from "../analyzer.js"
 import { ALL_NAMESPACES, exportScopes, hostLookup } from "../exported-hosts.js"
-import { MessageTypes } from "../message-types.js"
+import { type MessageType, MessageTypes } from "../message-types.js"
 import {
   arr,
   type Entry,
@@ -318,80 +318,153 @@ const conflictingMeshHosts = (snapshot: Snapshot): ReadonlyArray<Message> => {
   return out
 }
 
-const unreachableRules = (snapshot: Snapshot): ReadonlyArray<Message> => {
+/** JSON with keys sorted: two matches written in another key order are the same match. */
+const canonical = (value: unknown): string =>
+  Array.isArray(value)
+    ? `[${value.map(canonical).join(",")}]`
+    : typeof value === "object" && value !== null
+      ? `{${Object.keys(value)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+          .join(",")}}`
+      : JSON.stringify(value)
+
+/** A match's routing content: HTTP match names do not route. */
+const matchKey = (section: string, match: unknown): string => {
+  if (section !== "http") return canonical(match)
+  const { name: _name, ...rest } = rec(match)
+  return canonical(rest)
+}
+
+/** How rules and matches are named in messages: a named HTTP rule or match quoted, else `#<index>`. */
+const itemName = (section: string, item: unknown, index: number): string =>
+  section === "http" && str(rec(item).name) !== "" ? JSON.stringify(str(rec(item).name)) : `#${index}`
+
+const EXACT = "exact:"
+const PREFIX = "prefix:"
+/** A string match as one comparable string (`exact:v`, `prefix:v`, "" for others). */
+const exactOrPrefix = (value: unknown): string => {
+  const m = rec(value)
+  return str(m.exact) !== "" ? `${EXACT}${str(m.exact)}` : str(m.prefix) !== "" ? `${PREFIX}${str(m.prefix)}` : ""
+}
+
+/** An HTTP match with a URI prefix, in the terms its overlap with later matches is judged. */
+interface PrefixMatch {
+  readonly rule: string
+  readonly match: string
+  readonly at: FieldPath
+  readonly prefix: string
+  readonly port: number
+  readonly method: string
+  readonly authority: string
+  readonly maps: ReadonlyArray<Readonly<Record<string, string>>>
+}
+
+const prefixMatch = (route: unknown, match: unknown, i: number, j: number): PrefixMatch | undefined => {
+  const m = rec(match)
+  const prefix = str(rec(m.uri).prefix)
+  if (prefix === "") return undefined
+  const table = (field: string) =>
+    Object.fromEntries(Object.entries(rec(m[field])).map(([k, v]) => [k, exactOrPrefix(v)]))
+  return {
+    rule: itemName("http", route, i),
+    match: itemName("http", match, j),
+    at: ["spec", "http", i, "match", j],
+    prefix,
+    port: num(m.port) ?? 0,
+    // Without a method the match is taken as a GET one.
+    method: exactOrPrefix(m.method) || `${EXACT}GET`,
+    authority: exactOrPrefix(m.authority),
+    maps: [table("headers"), table("queryParams"), table("withoutHeaders")],
+  }
+}
+
+/** Whether every condition of the earlier match `a` also holds for the later `b` (so `b` is never reached). */
+const covers = (a: PrefixMatch, b: PrefixMatch): boolean => {
+  const same = (x: string, y: string) => x === y || x.startsWith(y)
+  if (!b.prefix.startsWith(a.prefix) || a.port !== b.port) return false
+  if (!same(a.method, b.method) || !same(a.authority, b.authority)) return false
+  return a.maps.every((map, k) => {
+    const other = b.maps[k] ?? {}
+    const keys = Object.keys(map)
+    return (
+      keys.length === Object.keys(other).length &&
+      keys.every((key) => other[key] !== undefined && same(map[key] ?? "", other[key] ?? ""))
+    )
+  })
+}
+
+/**
+ * The rules and matches of a VirtualService that can never apply, as the reference's validation
+ * finds them: a rule after a rule without matches, or whose every match repeats an earlier one
+ * (MSH0130); a match repeating an earlier one, names aside, or an HTTP URI-prefix match covered
+ * by an earlier prefix match with the same or wider other conditions (MSH0131).
+ */
+const routeFindings = (vs: Entry): ReadonlyArray<Message> => {
   const out: Array<Message> = []
-  for (const vs of snapshot.ofKind("VirtualService")) {
-    for (const section of ["http", "tcp", "tls"] as const) {
-      const routes = arr(vs.body[section])
-      const seen = new Map<string, number>()
-      let catchAll: number | undefined
-      routes.forEach((route, i) => {
-        const r = rec(route)
-        const label = str(r.name) === "" ? `${section}[${i}]` : str(r.name)
-        if (catchAll !== undefined) {
-          out.push(
-            message(
-              MessageTypes.VirtualServiceUnreachableRule,
-              vs,
-              `VirtualService rule ${label} not used (only the last rule can have no matches).`,
-              ["spec", section, i],
-            ),
-          )
+  const unreachable = (rule: string, reason: string, at: FieldPath) =>
+    out.push(
+      message(MessageTypes.VirtualServiceUnreachableRule, vs, `VirtualService rule ${rule} not used (${reason}).`, at),
+    )
+  const ineffective = (rule: string, match: string, earlier: string, at: FieldPath) =>
+    out.push(
+      message(
+        MessageTypes.VirtualServiceIneffectiveMatch,
+        vs,
+        `VirtualService rule ${rule} match ${match} is not used (duplicate/overlapping match in rule ${earlier}).`,
+        at,
+      ),
+    )
+  for (const section of ["http", "tcp", "tls"] as const) {
+    const routes = arr(vs.body[section])
+    const seen = new Map<string, number>()
+    const prefixes: Array<PrefixMatch> = []
+    let catchAll = false
+    routes.forEach((route, i) => {
+      const rule = itemName(section, route, i)
+      const at: FieldPath = ["spec", section, i]
+      const matches = arr(rec(route).match)
+      if (matches.length === 0) {
+        if (catchAll) unreachable(rule, "only the last rule can have no matches", at)
+        catchAll = true
+        return
+      }
+      let repeated = 0
+      matches.forEach((match, j) => {
+        if (catchAll) {
+          unreachable(rule, "route without matches defined before", at)
           return
         }
-        const matches = arr(r.match)
-        if (matches.length === 0) catchAll = i
-        else if (matches.length === 1) {
-          const key = JSON.stringify(matches[0])
-          const earlier = seen.get(key)
-          if (earlier !== undefined)
-            out.push(
-              message(
-                MessageTypes.VirtualServiceUnreachableRule,
-                vs,
-                `VirtualService rule ${label} not used (duplicate match in ${section}[${earlier}]).`,
-                ["spec", section, i],
-              ),
-            )
-          else seen.set(key, i)
+        const key = matchKey(section, match)
+        const earlier = seen.get(key)
+        if (earlier !== undefined) {
+          ineffective(rule, itemName(section, match, j), itemName(section, routes[earlier], earlier), [
+            ...at,
+            "match",
+            j,
+          ])
+          repeated++
+          return
         }
+        seen.set(key, i)
+        const p = section === "http" ? prefixMatch(route, match, i, j) : undefined
+        if (p !== undefined) prefixes.push(p)
       })
-    }
+      if (repeated === matches.length) unreachable(rule, "all matches used by prior rules", at)
+    })
+    prefixes.forEach((a, k) => {
+      for (const b of prefixes.slice(k + 1))
+        if (b.prefix !== a.prefix && covers(a, b))
+          ineffective(b.rule, `${b.match} of prefix ${b.prefix}`, `${a.match} of prefix ${a.prefix} on ${a.rule}`, b.at)
+    })
   }
   return out
 }
 
-const ineffectiveMatches = (snapshot: Snapshot): ReadonlyArray<Message> => {
-  const out: Array<Message> = []
-  for (const vs of snapshot.ofKind("VirtualService")) {
-    for (const section of ["http", "tcp", "tls"] as const) {
-      const seen = new Map<string, number>()
-      arr(vs.body[section]).forEach((route, i) => {
-        const matches = arr(rec(route).match)
-        if (matches.length < 2) {
-          // A single-match rule repeating an earlier one is an unreachable rule (MSH0130).
-          for (const m of matches) if (!seen.has(JSON.stringify(m))) seen.set(JSON.stringify(m), i)
-          return
-        }
-        matches.forEach((m, j) => {
-          const key = JSON.stringify(m)
-          const earlier = seen.get(key)
-          if (earlier !== undefined)
-            out.push(
-              message(
-                MessageTypes.VirtualServiceIneffectiveMatch,
-                vs,
-                `VirtualService rule ${section}[${i}] match ${j} is not used (duplicate/overlapping match in rule ${section}[${earlier}]).`,
-                ["spec", section, i, "match", j],
-              ),
-            )
-          else seen.set(key, i)
-        })
-      })
-    }
-  }
-  return out
-}
+const findingsOfType =
+  (type: MessageType) =>
+  (snapshot: Snapshot): ReadonlyArray<Message> =>
+    snapshot.ofKind("VirtualService").flatMap((vs) => routeFindings(vs).filter((m) => m.type === type))
 
 /**
  * Subsets chosen by a mesh route do not apply to gateway traffic routed to the same host
@@ -474,12 +547,12 @@ export const virtualServiceAnalyzers: ReadonlyArray<Analyzer> = [
     name: "virtualservice.UnreachableRuleAnalyzer",
     description: "Checks for rules that can never be reached",
     types: [MessageTypes.VirtualServiceUnreachableRule],
-    run: unreachableRules,
+    run: findingsOfType(MessageTypes.VirtualServiceUnreachableRule),
   },
   {
     name: "virtualservice.IneffectiveMatchAnalyzer",
     description: "Checks for matches repeated from earlier rules",
     types: [MessageTypes.VirtualServiceIneffectiveMatch],
-    run: ineffectiveMatches,
+    run: findingsOfType(MessageTypes.VirtualServiceIneffectiveMatch),
   },
 ]
