@@ -5,7 +5,7 @@
  *
  * Following, as the reference does it and a little more: the directories holding the files are
  * watched (the orchestrator swaps a `..data` symlink there; an editor renames a new file over
- * the old), a change is read after `FILE_DEBOUNCE_DURATION`, and every
+ * the old), a change to a named file or a `..` entry is read after `FILE_DEBOUNCE_DURATION`, and every
  * `MESH_SDS_FILE_POLL_INTERVAL` the files are stat'ed in case a watch missed it (some file
  * systems report nothing; a directory that did not exist yet cannot be watched). A name whose
  * files cannot be served — missing, unreadable, over `MESH_SDS_FILE_MAX_BYTES`, not a
@@ -26,7 +26,7 @@
  */
 import { type FSWatcher, watch } from "node:fs"
 import { stat } from "node:fs/promises"
-import { dirname, resolve } from "node:path"
+import { basename, dirname, resolve } from "node:path"
 import { Duration, Effect, Queue, Runtime } from "effect"
 import { type FileSecret, fileCertSecret, fileRootSecret } from "../../../services/agent/sds/file-secret.js"
 import type { SecretObject } from "../../../services/agent/sds/sds.js"
@@ -177,17 +177,29 @@ export const makeFileSecrets = (settings: FileSecretSettings = DEFAULT_FILE_SECR
     const log = (effect: Effect.Effect<void>) => run(effect.pipe(withScope("sds")))
     const shown = (name: string) => callerText(name)
 
-    const markDirectory = (dir: string) => {
+    /**
+     * Marks for reading the names with a file in `dir` that `changed` may concern: the file
+     * itself, or an entry starting with `..` (the orchestrator's `..data` link and version
+     * directories, which a named file may lead through); any when the event names nothing.
+     * Other files of a busy directory cost nothing.
+     */
+    const markDirectory = (dir: string, changed?: string | null) => {
       const watched = directories.get(dir)
       if (watched === undefined) return
-      for (const path of watched.paths) for (const name of fileUsers.get(path) ?? []) due.add(name)
-      Queue.unsafeOffer(wake, undefined)
+      const any = changed === undefined || changed === null || changed.startsWith("..")
+      let marked = false
+      for (const path of watched.paths) {
+        if (!any && basename(path) !== changed) continue
+        for (const name of fileUsers.get(path) ?? []) due.add(name)
+        marked = true
+      }
+      if (marked) Queue.unsafeOffer(wake, undefined)
     }
 
     const openWatcher = (dir: string): FSWatcher | undefined => {
       try {
         // Not persistent: a watch never keeps the agent alive.
-        const watcher = watch(dir, { persistent: false }, () => markDirectory(dir))
+        const watcher = watch(dir, { persistent: false }, (_event, changed) => markDirectory(dir, changed))
         watcher.on("error", () => {
           // e.g. the directory was removed: the poll notices and watches it again once it is back
           watcher.close()
