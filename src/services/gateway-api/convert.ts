@@ -10,6 +10,7 @@
  */
 import type { ConfigResource } from "../config-model/resource.js"
 import type { ParentReference } from "../config-model/schemas/gateway-api/types.js"
+import { resolveGatewayAddresses } from "./addresses.js"
 import { type BackendContext, indexServices } from "./backends.js"
 import { type BindingContext, bindParent, type ParentBinding, type RouteIdentity } from "./binding.js"
 import { reconcileGatewayClasses } from "./classes.js"
@@ -181,6 +182,14 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
   for (const route of [...input.tcpRoutes].sort(byAge))
     reconcileRoute("TCPRoute", route, (b) => ({ type: "l4", rules: convertL4Rules(route.spec.rules, b) }))
 
+  // A Gateway the deployment controller deploys takes its addresses from what it deployed; any
+  // other from the Services its addresses name (addresses.ts).
+  const gatewayStatusOf = (gateway: GatewayState) => {
+    const deployed = options.deployedGateways?.get(gateway.key)
+    return deployed !== undefined
+      ? gatewayStatus(gateway, options.now, deployed)
+      : gatewayStatus(gateway, options.now, undefined, resolveGatewayAddresses(gateway, services, options.domainSuffix))
+  }
   // Gateway status last: it counts the routes attached to each listener.
   for (const gateway of gateways.values()) {
     const meta = gateway.resource.meta
@@ -189,7 +198,7 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
       namespace: meta.namespace,
       name: meta.name,
       ...(meta.generation !== undefined ? { generation: meta.generation } : {}),
-      status: gatewayStatus(gateway, options.now, options.deployedGateways?.get(gateway.key)),
+      status: gatewayStatusOf(gateway),
     })
   }
 

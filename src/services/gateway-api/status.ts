@@ -6,10 +6,12 @@
  *
  * A Gateway is Programmed once every listener is and an address is known. A Gateway the
  * deployment controller deploys takes its addresses from its Service and is Pending until its
- * Deployment is ready and the Service has an address (deployment/readiness.ts); any other has
- * the addresses its spec asks for (none: AddressNotAssigned).
+ * Deployment is ready and the Service has an address (deployment/readiness.ts); any other is
+ * resolved to the Services its addresses name, or the one the reference would deploy
+ * (addresses.ts: AddressNotUsable when missing), and has the IP addresses its spec gives.
  */
 import type { ParentReference } from "../config-model/schemas/gateway-api/types.js"
+import { type AddressResolution, humanJoin } from "./addresses.js"
 import {
   type Condition,
   type ConditionContext,
@@ -22,7 +24,12 @@ import {
 import type { DeployedState } from "./deployment/readiness.js"
 import type { GatewayState } from "./gateways.js"
 
-export const gatewayStatus = (gateway: GatewayState, now: string, deployed?: DeployedState): unknown => {
+export const gatewayStatus = (
+  gateway: GatewayState,
+  now: string,
+  deployed?: DeployedState,
+  resolution?: AddressResolution,
+): unknown => {
   const ctx: ConditionContext = { generation: gateway.resource.meta.generation, now }
   const listeners = gateway.listeners
   const invalid = listeners.filter((l) => !l.served).map((l) => l.listener.name)
@@ -32,8 +39,9 @@ export const gatewayStatus = (gateway: GatewayState, now: string, deployed?: Dep
   const programmedProblems: Array<Problem> = []
   if (invalid.length > 0)
     programmedProblems.push({ reason: Reason.Invalid, message: `invalid listeners: ${invalid.join(", ")}` })
-  const addresses = deployed?.addresses ?? gateway.addresses
+  const addresses = deployed?.addresses ?? resolution?.addresses ?? gateway.addresses
   if (deployed?.pending !== undefined) programmedProblems.push(deployed.pending)
+  else if (deployed === undefined && resolution?.problem !== undefined) programmedProblems.push(resolution.problem)
   else if (addresses.length === 0)
     programmedProblems.push({
       reason: Reason.AddressNotAssigned,
@@ -50,7 +58,15 @@ export const gatewayStatus = (gateway: GatewayState, now: string, deployed?: Dep
   const programmed =
     acceptedProblems.length > 0
       ? condition(ctx, ConditionType.Programmed, false, Reason.Invalid, "the Gateway is not accepted")
-      : conditionFrom(ctx, ConditionType.Programmed, programmedProblems, Reason.Programmed, "Resource programmed")
+      : conditionFrom(
+          ctx,
+          ConditionType.Programmed,
+          programmedProblems,
+          Reason.Programmed,
+          deployed === undefined && (resolution?.assignedTo.length ?? 0) > 0
+            ? `Resource programmed, assigned to service(s) ${humanJoin(resolution?.assignedTo ?? [])}`
+            : "Resource programmed",
+        )
   return {
     ...(addresses.length > 0 ? { addresses } : {}),
     conditions: [accepted, programmed],

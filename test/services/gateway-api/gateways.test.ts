@@ -203,7 +203,7 @@ describe("listener conflicts", () => {
 })
 
 describe("Gateway status", () => {
-  it("addresses from spec.addresses make the Gateway Programmed; without them AddressNotAssigned", () => {
+  it("IP addresses from spec.addresses make the Gateway Programmed; without any, the default Service is looked for", () => {
     const withAddress = convert({
       gateways: [
         gateway(
@@ -221,7 +221,7 @@ describe("Gateway status", () => {
     const without = gatewayStatusOf(convert({ gateways: [simpleGateway()] }))
     expect(without.addresses).toBeUndefined()
     expect(conditionOf(without.conditions, "Accepted")).toEqual({ status: "True", reason: "Accepted" })
-    expect(conditionOf(without.conditions, "Programmed")).toEqual({ status: "False", reason: "AddressNotAssigned" })
+    expect(conditionOf(without.conditions, "Programmed")).toEqual({ status: "False", reason: "AddressNotUsable" })
   })
 
   it("an address that is not an IP (or of an unsupported type) is UnsupportedAddress: no mesh Gateway", () => {

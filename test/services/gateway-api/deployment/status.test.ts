@@ -46,8 +46,8 @@ const gatewayStatusOf = (deployed?: Parameters<typeof deployedGatewayStatus>[1])
 }
 
 describe("Gateway status of a deployed Gateway (conversion)", () => {
-  it("without the deployment controller: AddressNotAssigned", () => {
-    expect(cond(gatewayStatusOf(), "Programmed")).toMatchObject({ status: "False", reason: "AddressNotAssigned" })
+  it("without the deployment controller and no Service of the default name: AddressNotUsable", () => {
+    expect(cond(gatewayStatusOf(), "Programmed")).toMatchObject({ status: "False", reason: "AddressNotUsable" })
   })
 
   it("Pending with the awaited object named", () => {
