@@ -1,7 +1,10 @@
 /**
- * Service and Deployment analyzers: port naming (MSH0118, MSH0150) and how Deployments map to
- * Services (MSH0116, MSH0117, MSH0137). Services are matched per namespace.
+ * Service and Deployment analyzers: port naming (MSH0118, MSH0150; the mesh's own and managed
+ * gateway Services skipped) and how mesh Deployments (waypoints and Deployments outside the
+ * mesh skipped) map to Services (MSH0116, MSH0137). Services are matched per namespace. The
+ * reference retired MSH0117 (a Deployment without a Service): it is not reported.
  */
+import { DeploymentLabels, MANAGED_BY } from "../../gateway-api/deployment/names.js"
 import type { Analyzer } from "../analyzer.js"
 import { MessageTypes } from "../message-types.js"
 import {
@@ -18,6 +21,8 @@ import {
   stringMap,
   workloadLabels,
 } from "../snapshot.js"
+import { isControlPlane } from "./application-uid.js"
+import { deploymentInMesh, namespaceInjection } from "./in-mesh.js"
 
 /** The protocols a port name prefix (`http-web`, `grpc`) or appProtocol may declare. */
 const PROTOCOLS = new Set([
@@ -51,10 +56,19 @@ export const portProtocol = (port: Readonly<Record<string, unknown>>): string | 
 
 const portsOf = (service: Entry) => arr(rec(service.body.spec).ports).map(rec)
 
+/**
+ * Services whose ports are not the user's to name: the mesh installation's own (labelled
+ * `mesh`, or `release: mesh`) and those the gateway deployment controller manages.
+ */
+const notUsers = (service: Entry): boolean =>
+  SYSTEM_NAMESPACES.has(service.namespace) ||
+  isControlPlane(service) ||
+  Object.values(MANAGED_BY).includes(service.labels[DeploymentLabels.managed] ?? "")
+
 const portNames = (snapshot: Snapshot): ReadonlyArray<Message> => {
   const out: Array<Message> = []
   for (const service of snapshot.ofKind("Service", "")) {
-    if (SYSTEM_NAMESPACES.has(service.namespace) || str(rec(service.body.spec).type) === "ExternalName") continue
+    if (notUsers(service) || str(rec(service.body.spec).type) === "ExternalName") continue
     portsOf(service).forEach((port, i) => {
       if (portProtocol(port) !== undefined) return
       const target = port.targetPort === undefined ? String(num(port.port) ?? "") : String(port.targetPort)
@@ -74,10 +88,10 @@ const portNames = (snapshot: Snapshot): ReadonlyArray<Message> => {
 const externalNamePorts = (snapshot: Snapshot): ReadonlyArray<Message> => {
   const out: Array<Message> = []
   for (const service of snapshot.ofKind("Service", "")) {
-    if (str(rec(service.body.spec).type) !== "ExternalName") continue
+    if (notUsers(service) || str(rec(service.body.spec).type) !== "ExternalName") continue
     portsOf(service).forEach((port, i) => {
-      const protocol = portProtocol(port)
-      if (protocol !== undefined && protocol !== "tcp") return
+      // A port named exactly `tcp` (not `tcp-...`) is as bad as one declaring no protocol.
+      if (portProtocol(port) !== undefined && str(port.name) !== "tcp") return
       out.push(
         message(
           MessageTypes.ExternalNameServiceTypeInvalidPortName,
@@ -91,41 +105,57 @@ const externalNamePorts = (snapshot: Snapshot): ReadonlyArray<Message> => {
   return out
 }
 
-/** The Services of its namespace that select each Deployment's pods. */
+/** Waypoint deployments are the mesh's own proxies: their Services are not the user's to fix. */
+const isWaypoint = (deployment: Entry): boolean => deployment.labels[DeploymentLabels.managed] === MANAGED_BY.waypoint
+
+/**
+ * The mesh Deployments (not waypoints) and the Services of their namespace selecting their pod
+ * template (a Service without a selector selects nothing).
+ */
 const deploymentServices = (
   snapshot: Snapshot,
 ): ReadonlyArray<{ deployment: Entry; services: ReadonlyArray<Entry> }> => {
+  const injection = namespaceInjection(snapshot)
   const byNamespace = groupBy(
     snapshot.ofKind("Service", "").filter((s) => Object.keys(stringMap(rec(s.body.spec).selector)).length > 0),
     (s) => s.namespace,
   )
-  return snapshot.ofKind("Deployment", "apps").map((deployment) => {
-    const labels = workloadLabels(deployment)
-    const services = (byNamespace.get(deployment.namespace) ?? []).filter((s) =>
-      selects(stringMap(rec(s.body.spec).selector), labels),
-    )
-    return { deployment, services }
-  })
+  return snapshot
+    .ofKind("Deployment", "apps")
+    .filter((d) => !isWaypoint(d) && deploymentInMesh(d, injection))
+    .map((deployment) => {
+      const labels = workloadLabels(deployment)
+      const services = (byNamespace.get(deployment.namespace) ?? []).filter((s) =>
+        selects(stringMap(rec(s.body.spec).selector), labels),
+      )
+      return { deployment, services }
+    })
 }
 
+const serviceName = (s: Entry) => `${s.namespace}/${s.name}`
+
+/** One port number served with different transport protocols (TCP when unset) by the Services of a Deployment (MSH0116). */
 const multipleServices = (snapshot: Snapshot): ReadonlyArray<Message> => {
   const out: Array<Message> = []
   for (const { deployment, services } of deploymentServices(snapshot)) {
-    if (services.length < 2) continue
-    const byPort = groupBy(
-      services.flatMap((s) =>
-        portsOf(s).map((p) => ({ s, port: num(p.port) ?? 0, protocol: portProtocol(p) ?? "tcp" })),
-      ),
-      (x) => String(x.port),
-    )
-    for (const [port, list] of byPort) {
-      if (new Set(list.map((x) => x.protocol)).size < 2) continue
-      const names = [...new Set(list.map((x) => x.s.name))].join(", ")
+    const byPort = new Map<number, Map<string, Array<string>>>()
+    for (const s of services)
+      for (const p of portsOf(s)) {
+        const port = num(p.port) ?? 0
+        const protocol = str(p.protocol) || "TCP"
+        const protocols = byPort.get(port) ?? new Map<string, Array<string>>()
+        byPort.set(port, protocols)
+        protocols.set(protocol, [...(protocols.get(protocol) ?? []), serviceName(s)])
+      }
+    for (const [port, protocols] of byPort) {
+      if (protocols.size < 2) continue
+      const names = [...protocols.values()].flat().sort()
       out.push(
         message(
           MessageTypes.DeploymentAssociatedToMultipleServices,
           deployment,
-          `This deployment ${deployment.name} is associated with multiple services using port ${port} but different protocols: [${names}]`,
+          `This deployment ${deployment.name} is associated with multiple services using port ${port} but different protocols: [${names.join(" ")}]`,
+          ["metadata", "name"],
         ),
       )
     }
@@ -133,35 +163,30 @@ const multipleServices = (snapshot: Snapshot): ReadonlyArray<Message> => {
   return out
 }
 
-const requiresService = (snapshot: Snapshot): ReadonlyArray<Message> =>
-  deploymentServices(snapshot)
-    .filter(({ deployment, services }) => services.length === 0 && !SYSTEM_NAMESPACES.has(deployment.namespace))
-    .map(({ deployment }) =>
-      message(
-        MessageTypes.DeploymentRequiresServiceAssociated,
-        deployment,
-        "No service associated with this deployment. Service mesh deployments must be associated with a service.",
-      ),
-    )
-
+/** One target port (the port when unset) reached through different Service ports (MSH0137). */
 const conflictingPorts = (snapshot: Snapshot): ReadonlyArray<Message> => {
   const out: Array<Message> = []
   for (const { deployment, services } of deploymentServices(snapshot)) {
-    if (services.length < 2) continue
-    const byPort = groupBy(
-      services.flatMap((s) =>
-        portsOf(s).map((p) => ({ s, port: num(p.port) ?? 0, target: String(p.targetPort ?? p.port) })),
-      ),
-      (x) => String(x.port),
-    )
-    for (const [port, list] of byPort) {
-      const targets = [...new Set(list.map((x) => x.target))]
-      if (targets.length < 2) continue
+    const byTarget = new Map<string, Map<number, string>>()
+    for (const s of services)
+      for (const p of portsOf(s)) {
+        const port = num(p.port) ?? 0
+        const written = p.targetPort === undefined || p.targetPort === null ? "" : String(p.targetPort)
+        const target = written === "" || written === "0" ? String(port) : written
+        const ports = byTarget.get(target) ?? new Map<number, string>()
+        byTarget.set(target, ports)
+        ports.set(port, serviceName(s))
+      }
+    for (const [target, ports] of byTarget) {
+      if (ports.size < 2) continue
+      const names = [...ports.values()].sort()
+      const numbers = [...ports.keys()].sort((x, y) => x - y)
       out.push(
         message(
           MessageTypes.DeploymentConflictingPorts,
           deployment,
-          `${list.map((x) => x.s.name).join(" and ")} are conflicting port definitions for port ${port} targeting ${targets.join(", ")}`,
+          `This deployment ${deployment.name} is associated with multiple services [${names.join(" ")}] using targetPort ${JSON.stringify(target)} but different ports: [${numbers.join(" ")}].`,
+          ["metadata", "name"],
         ),
       )
     }
@@ -190,13 +215,14 @@ export const serviceAnalyzers: ReadonlyArray<Analyzer> = [
   },
   {
     name: "deployment.ServiceAssociationAnalyzer",
-    description: "Checks every deployment is associated with a service",
-    types: [MessageTypes.DeploymentRequiresServiceAssociated],
-    run: requiresService,
+    description:
+      "Checks the ports of the services associated with each mesh deployment (the reference's analyzer: MSH0116 and MSH0137; MSH0117 is retired)",
+    types: [MessageTypes.DeploymentAssociatedToMultipleServices, MessageTypes.DeploymentConflictingPorts],
+    run: (snapshot) => [...multipleServices(snapshot), ...conflictingPorts(snapshot)],
   },
   {
     name: "deployment.ConflictingPortsAnalyzer",
-    description: "Checks services targeting one deployment agree on each port's target",
+    description: "Checks services of one deployment do not reach one target port through different ports",
     types: [MessageTypes.DeploymentConflictingPorts],
     run: conflictingPorts,
   },
