@@ -34,14 +34,16 @@ const addressesAutoAllocated = (snapshot: Snapshot): boolean => {
 }
 
 /**
- * A ServiceEntry without addresses needs one for each port serving TCP (or no protocol): one
- * message per such port, as the reference reports them.
+ * A ServiceEntry without addresses (its own, or allocated ones in its status) needs one for
+ * each port serving TCP (or no protocol): one message per such port, as the reference reports
+ * them.
  */
 const addressesRequired = (snapshot: Snapshot): ReadonlyArray<Message> => {
   if (addressesAutoAllocated(snapshot)) return []
   const out: Array<Message> = []
   for (const se of snapshot.ofKind("ServiceEntry")) {
-    if (strs(se.body.addresses).length > 0) continue
+    // Addresses the control plane allocated (written to the status) count as the entry's own.
+    if (strs(se.body.addresses).length > 0 || arr(se.status?.addresses).length > 0) continue
     arr(se.body.ports).forEach((p, i) => {
       const protocol = str(rec(p).protocol).toUpperCase()
       if (protocol === "" || protocol === "TCP")
