@@ -18,7 +18,7 @@ import { findService, type ServiceIndex } from "./backends.js"
 import { type Problem, Reason } from "./conditions.js"
 import { type GatewayState, gatewayAccepted, type ListenerState } from "./gateways.js"
 import { intersectHostnames } from "./hostnames.js"
-import { GATEWAY_API_GROUP, type RouteKind, serviceHost } from "./model.js"
+import { GATEWAY_API_GROUP, MESH_NETWORKING_GROUP, type RouteKind, serviceHost } from "./model.js"
 import { normaliseGroup } from "./references.js"
 import { namespaceLabelsOf, selectorMatches } from "./selectors.js"
 
@@ -45,7 +45,8 @@ export type ParentBinding =
       readonly attachments: ReadonlyArray<ListenerAttachment>
       readonly problem?: Problem
     }
-  | { readonly type: "service"; readonly service: Service; readonly port?: number }
+  /** A Service, or a ServiceEntry's services (one per host): mesh routing for their hosts. */
+  | { readonly type: "service"; readonly services: ReadonlyArray<Service>; readonly port?: number }
   | { readonly type: "unattached"; readonly problem: Problem }
 
 export interface BindingContext {
@@ -145,7 +146,10 @@ const bindToService = (route: RouteIdentity, ref: ParentReference, ctx: BindingC
   const host = serviceHost(ref.name, namespace, ctx.domainSuffix)
   const service = findService(ctx.services, host, namespace)
   if (service === undefined) {
-    return { type: "unattached", problem: { reason: Reason.NoMatchingParent, message: `Service ${host} not found` } }
+    return {
+      type: "unattached",
+      problem: { reason: Reason.NoMatchingParent, message: `parent service: "${ref.name}" not found` },
+    }
   }
   const port =
     ref.port ??
@@ -157,7 +161,23 @@ const bindToService = (route: RouteIdentity, ref: ParentReference, ctx: BindingC
       problem: { reason: Reason.NoMatchingParent, message: `Service ${host} has no port with ${describeRef(ref)}` },
     }
   }
-  return { type: "service", service, ...(port !== undefined ? { port } : {}) }
+  return { type: "service", services: [service], ...(port !== undefined ? { port } : {}) }
+}
+
+/** A ServiceEntry parent (issue 36 group 2): mesh routing for each of its hosts. */
+const bindToServiceEntry = (route: RouteIdentity, ref: ParentReference, ctx: BindingContext): ParentBinding => {
+  const namespace = ref.namespace ?? route.namespace
+  const key = `${namespace}/${ref.name}`
+  const services = (ctx.services.serviceEntryHosts.get(key) ?? []).flatMap(
+    (host) => ctx.services.byHost.get(host)?.filter((s) => s.source === `ServiceEntry/${key}`) ?? [],
+  )
+  if (services.length === 0) {
+    return {
+      type: "unattached",
+      problem: { reason: Reason.NoMatchingParent, message: `parent service entry: "${ref.name}" not found` },
+    }
+  }
+  return { type: "service", services, ...(ref.port !== undefined ? { port: ref.port } : {}) }
 }
 
 export const bindParent = (route: RouteIdentity, ref: ParentReference, ctx: BindingContext): ParentBinding => {
@@ -172,5 +192,6 @@ export const bindParent = (route: RouteIdentity, ref: ParentReference, ctx: Bind
     return { type: "unattached", problem: { reason: Reason.NoMatchingParent, message: `Gateway ${key} not found` } }
   }
   if (group === "" && kind === "Service") return bindToService(route, ref, ctx)
+  if (group === MESH_NETWORKING_GROUP && kind === "ServiceEntry") return bindToServiceEntry(route, ref, ctx)
   return { type: "foreign" }
 }

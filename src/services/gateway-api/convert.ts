@@ -147,9 +147,11 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
         }
       } else if (binding.type === "service") {
         const mesh = meshConverted()
-        if (mesh.type === "http") assembly.addMeshHttp(binding.service, binding.port, kind, route, mesh.rules.entries)
-        else if (kind === "TLSRoute" || kind === "TCPRoute")
-          assembly.addMeshL4(kind, binding.service, binding.port, route, route.spec.hostnames ?? [], mesh.rules.routes)
+        for (const service of binding.services) {
+          if (mesh.type === "http") assembly.addMeshHttp(service, binding.port, kind, route, mesh.rules.entries)
+          else if (kind === "TLSRoute" || kind === "TCPRoute")
+            assembly.addMeshL4(kind, service, binding.port, route, route.spec.hostnames ?? [], mesh.rules.routes)
+        }
       }
     }
     const ctx = { generation: route.meta.generation, now: options.now }
