@@ -200,8 +200,9 @@ export const makeKeyRotation = (deps: KeyRotationDeps) =>
           })
         }
         if (current.pending !== undefined) return
-        const nowMs = yield* Clock.currentTimeMillis
         const key = yield* generateRsaKey(settings.rsaKeySize)
+        // After the key (seconds of work on a busy machine): the bundle is published from now.
+        const nowMs = yield* Clock.currentTimeMillis
         const cert = yield* Effect.mapError(
           createSelfSignedRoot(key, { trustDomain: settings.trustDomain, ttl: settings.selfSignedTtl, nowMs }),
           (e) => new CaMaterialError({ reason: e.reason }),

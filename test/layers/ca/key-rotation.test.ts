@@ -159,6 +159,22 @@ describe("root key rotation", () => {
     }).pipe(Effect.provide(metricsLayer("test"))),
   )
 
+  it.scoped("publishes for at least the minimum wait, even when every agent acknowledged at once", () =>
+    Effect.gen(function* () {
+      const dir = yield* Effect.promise(() => tempDir("keyrot-minwait"))
+      yield* TestClock.setTime(Math.floor(Date.now() / 1000) * 1000)
+      const ca = yield* makeCertificateAuthority(settings(dir))
+      const rotation = rotationOf(ca)
+      const agent = yield* rotation.watch.register(ID, "ipv4:127.0.0.1:1")
+      const pending = (yield* rotation.rotate).pending!.serial
+      yield* rotation.watch.ack(agent, yield* currentVersion(ca))
+      yield* TestClock.adjust(Duration.seconds(20))
+      expect((yield* ca.material).root.serialNumber).not.toBe(pending)
+      expect((yield* rotation.status).decision).toMatch(/minimum wait/)
+      yield* adjustUntil(ca, Duration.seconds(10), (m) => m.root.serialNumber === pending)
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+
   it.scoped("resumes phase (a) after a restart, and switches at the publish timeout without acknowledgements", () =>
     Effect.gen(function* () {
       const dir = yield* Effect.promise(() => tempDir("keyrot-restart"))

@@ -1,7 +1,8 @@
 /**
  * Plugged-in CA from ROOT_CA_DIR: both file layouts, start-up errors for incomplete or
- * inconsistent bundles, hot reload on change (a bad bundle keeps the last good CA), and issued
- * chains verified by openssl through the intermediate.
+ * inconsistent bundles, hot reload on change (a bad bundle keeps the last good CA), issued
+ * chains verified by openssl through the intermediate, and a replacement under a different root
+ * going through the key rotation's overlap (issue 43).
  */
 import { copyFile, mkdir, readFile, rename, writeFile } from "node:fs/promises"
 import { join } from "node:path"
@@ -11,6 +12,8 @@ import { type CaSettings, makeCertificateAuthority } from "../../../src/layers/c
 import { layer as metricsLayer } from "../../../src/layers/metrics.js"
 import type { CertificateAuthorityShape } from "../../../src/services/ca/ca.js"
 import { parseCsr } from "../../../src/services/ca/csr.js"
+import { bundleVersion } from "../../../src/services/ca/key-rotation.js"
+import { type SigningMaterial, trustBundlePem } from "../../../src/services/ca/material.js"
 import { execFileAsync, makeCsr, opensslVerify, tempDir } from "./helpers.js"
 
 const ID = "spiffe://cluster.local/ns/default/sa/sleep"
@@ -235,5 +238,67 @@ describe("plugged-in CA", () => {
       const broken = yield* Effect.flip(makeCertificateAuthority(settings(caDir, join(work, "state"))))
       expect(broken.message).toMatch(/does not lead to a root in .*root-cert.pem/)
     }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+
+  it.scopedLive(
+    "a replacement under a new root is published first, signs once agents have it, then the old root retires",
+    () =>
+      Effect.gen(function* () {
+        const work = yield* Effect.promise(() => tempDir("plug-rotate"))
+        const caDir = join(work, "cacerts")
+        const next = join(work, "next")
+        yield* Effect.promise(async () => {
+          await makeRoot(work)
+          await makeIntermediate(work, "int-a")
+          await plug(work, caDir, "int-a")
+          await mkdir(next)
+          await makeRoot(next)
+          await makeIntermediate(next, "int-b")
+        })
+        const ca = yield* makeCertificateAuthority({
+          ...settings(caDir, join(work, "state")),
+          // Long enough for openssl to verify a leaf on a busy machine; phase (c) lasts as long.
+        policy: { defaultTtl: Duration.seconds(8), maxTtl: Duration.seconds(8) },
+          keyRotation: {
+            checkInterval: Duration.millis(50),
+            publishMinWait: Duration.millis(200),
+            publishTimeout: Duration.seconds(30),
+            rotateOnKeyMismatch: false,
+            maxWatchers: 10,
+          },
+        })
+        const rotation = ca.keyRotation!
+        const version = Effect.map(ca.material, (m) => bundleVersion(trustBundlePem(m)))
+        const agent = yield* rotation.watch.register("spiffe://cluster.local/ns/default/sa/sleep", "peer")
+        yield* rotation.watch.ack(agent, yield* version)
+        const oldRoot = (yield* ca.material).root
+        const until = (done: (m: SigningMaterial) => boolean) =>
+          ca.changes.pipe(Stream.filter(done), Stream.runHead, Effect.map(Option.getOrThrow))
+
+        // (a) the new CA's root joins the bundle; int-a keeps signing while the agent lacks it.
+        const published = yield* Effect.fork(until((m) => m.trustBundle.length === 2))
+        yield* Effect.promise(() => plug(next, caDir, "int-b"))
+        const both = yield* Fiber.join(published)
+        expect(both.signingCert.subject).toBe("O=test, CN=int-a")
+        yield* Effect.sleep(Duration.millis(500))
+        expect((yield* ca.material).signingCert.subject).toBe("O=test, CN=int-a")
+        expect((yield* rotation.status).phase).toBe("publishing")
+
+        // (b) acknowledged: int-b signs, the old root stays trusted.
+        const switched = yield* Effect.fork(until((m) => m.signingCert.subject === "O=test, CN=int-b"))
+        yield* rotation.watch.ack(agent, yield* version)
+        const after = yield* Fiber.join(switched)
+        expect(after.trustBundle).toHaveLength(2)
+        expect(after.trustBundle[1]!.equal(oldRoot)).toBe(true)
+        const newRootPem = yield* Effect.promise(() => text(join(next, "root.pem")))
+        const { csrPem } = yield* Effect.promise(() => makeCsr([ID]))
+        const chain = yield* ca.sign({ csr: yield* parseCsr(csrPem), identities: [ID], requestedTtlSeconds: 0 })
+        expect(yield* Effect.promise(() => opensslVerify(work, chain, trustBundlePem(after)))).toContain("leaf.pem: OK")
+        expect(yield* Effect.promise(() => opensslVerify(work, chain, newRootPem))).toContain("leaf.pem: OK")
+
+        // (c) MAX_WORKLOAD_CERT_TTL (8 s) later only the new root is left.
+        const single = yield* until((m) => m.trustBundle.length === 1)
+        expect(single.trustBundle[0]!.equal(after.root)).toBe(true)
+      }).pipe(Effect.provide(metricsLayer("test"))),
   )
 })

@@ -36,6 +36,8 @@ const open = (token?: string) => {
   const call = (
     client as unknown as { WatchTrustBundle: (m: grpc.Metadata) => grpc.ClientDuplexStream<unknown, Bundle> }
   ).WatchTrustBundle(metadata)
+  // The end of a cancelled stream is an "error" event; the outcome is read from "status".
+  call.on("error", () => {})
   const received: Array<Bundle> = []
   const waiters: Array<() => void> = []
   call.on("data", (b: Bundle) => {
@@ -56,7 +58,6 @@ const open = (token?: string) => {
   const status = () =>
     new Promise<grpc.StatusObject>((resolve) => {
       call.on("status", resolve)
-      call.on("error", () => {})
     })
   return { call, next, status, close: () => client.close() }
 }
