@@ -394,9 +394,14 @@ const clusterPolicy = (policy: TrafficPolicyView | undefined): Record<string, un
   return out
 }
 
-/** The SPIFFE identity of a workload's service account. */
+/**
+ * The SPIFFE identity of a workload's service account. The registries (orchestrator pods,
+ * ServiceEntry endpoints) already hold the whole identity; a bare name is made into one.
+ */
 const spiffeIdentity = (trustDomain: string, namespace: string, serviceAccount: string): string =>
-  `spiffe://${trustDomain}/ns/${namespace}/sa/${serviceAccount}`
+  serviceAccount.startsWith("spiffe://")
+    ? serviceAccount
+    : `spiffe://${trustDomain}/ns/${namespace}/sa/${serviceAccount}`
 
 interface ClusterTls {
   readonly sans: ReadonlyArray<string>

@@ -303,12 +303,18 @@ describe("mutual TLS", () => {
         { ...endpoint(ECHO, "10.0.0.2", 1, { labels: { version: "v2" } }), serviceAccount: "echo-v2" },
         { ...endpoint(ECHO, "10.0.0.3", 1, { labels: { version: "v2" } }), serviceAccount: "echo-v2" },
         { ...endpoint(ECHO, "10.0.0.4", 1, { labels: { version: "v2" } }), serviceAccount: "" },
+        // As the registries hold it (ServiceEntry endpoints, pods): the whole identity, kept as it is.
+        {
+          ...endpoint(ECHO, "10.0.0.5", 1, { labels: { version: "v2" } }),
+          serviceAccount: "spiffe://cluster.local/ns/default/sa/echo-v3",
+        },
       ],
     })
     const [c] = build(p, TypeUrl.Cluster, [clusterName(ECHO, 80)])
     expect(validation(c).match_subject_alt_names).toEqual([
       expect.objectContaining({ exact: "spiffe://cluster.local/ns/default/sa/echo-v1" }),
       expect.objectContaining({ exact: "spiffe://cluster.local/ns/default/sa/echo-v2" }),
+      expect.objectContaining({ exact: "spiffe://cluster.local/ns/default/sa/echo-v3" }),
     ])
     // the DestinationRule path lists them too, in the configured trust domain
     const dr = makePushContext(
@@ -321,6 +327,7 @@ describe("mutual TLS", () => {
     )
     const [d] = build(dr, TypeUrl.Cluster, [clusterName(ECHO, 80)])
     expect(validation(d).match_subject_alt_names.map((m: J) => m.exact)).toEqual([
+      "spiffe://cluster.local/ns/default/sa/echo-v3",
       "spiffe://example.org/ns/default/sa/echo-v1",
       "spiffe://example.org/ns/default/sa/echo-v2",
     ])
