@@ -4,9 +4,9 @@
  * annotation, says so; else its namespace's `mesh-injection=enabled` label (a namespace that is
  * not analyzed says no). A pod redirected to the node proxy (ambient) is in the mesh too.
  */
-import { Annotations, MESH_DOMAIN } from "../../constants.js"
+import { Annotations, Labels, MESH_DOMAIN } from "../../constants.js"
 import { arr, type Entry, rec, type Snapshot, str, stringMap } from "../snapshot.js"
-import { INJECTION_LABEL, PROXY_CONTAINERS } from "./injection.js"
+import { AMBIENT_MODE, DATAPLANE_MODE_LABEL, INJECTION_LABEL, PROXY_CONTAINERS } from "./injection.js"
 
 export const AMBIENT_REDIRECTION = `ambient.${MESH_DOMAIN}/redirection`
 
@@ -63,3 +63,12 @@ export const deploymentInMesh = (deployment: Entry, injection: NamespaceInjectio
 }
 
 export const podInAmbient = (pod: Entry): boolean => pod.annotations[AMBIENT_REDIRECTION] === "enabled"
+
+/**
+ * Whether a namespace runs ambient: labelled `mesh.io/dataplane-mode: ambient` and not also
+ * labelled for sidecar injection (the legacy label enabled, or a revision).
+ */
+export const namespaceInAmbient = (namespace: Entry): boolean =>
+  namespace.labels[INJECTION_LABEL] !== "enabled" &&
+  (namespace.labels[Labels.revision] ?? "") === "" &&
+  namespace.labels[DATAPLANE_MODE_LABEL] === AMBIENT_MODE

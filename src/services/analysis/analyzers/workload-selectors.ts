@@ -4,6 +4,8 @@
  * Pod); at most one of a kind per namespace has no selector (MSH0111/0160). A Sidecar whose
  * selector has no labels counts as having none; a Telemetry counts as having none only without
  * a `selector` field (an empty one selects nothing to check). Names are listed sorted, as `[a b]`.
+ * Sidecars have no effect on ambient workloads: a Sidecar selecting a pod redirected to the node
+ * proxy, or without a selector in an ambient namespace, is ineffective instead (MSH0167).
  * Also Telemetry access logging with no provider to use (MSH0157).
  */
 import type { Analyzer } from "../analyzer.js"
@@ -21,6 +23,7 @@ import {
   selects,
   stringMap,
 } from "../snapshot.js"
+import { namespaceInAmbient, podInAmbient } from "./in-mesh.js"
 
 interface Family {
   readonly kind: string
@@ -32,6 +35,8 @@ interface Family {
   readonly selectorPath: FieldPath
   readonly conflict: MessageType
   readonly withoutSelector: MessageType
+  /** Whether ambient workloads (which run no sidecar) make the resource ineffective (MSH0167). */
+  readonly ambientAware: boolean
 }
 
 const labelsOrUndefined = (labels: Readonly<Record<string, string>>) =>
@@ -45,6 +50,7 @@ const SIDECAR: Family = {
   selectorPath: ["spec", "workloadSelector", "labels"],
   conflict: MessageTypes.ConflictingSidecarWorkloadSelectors,
   withoutSelector: MessageTypes.MultipleSidecarsWithoutWorkloadSelectors,
+  ambientAware: true,
 }
 
 const TELEMETRY: Family = {
@@ -55,6 +61,7 @@ const TELEMETRY: Family = {
   selectorPath: ["spec", "selector", "matchLabels"],
   conflict: MessageTypes.ConflictingTelemetryWorkloadSelectors,
   withoutSelector: MessageTypes.MultipleTelemetriesWithoutWorkloadSelectors,
+  ambientAware: false,
 }
 
 /** `k=v,k2=v2`, keys sorted: how a label selector is written. */
@@ -98,7 +105,22 @@ const selections =
         else list.push(e)
       }
     }
+    const ineffective = new Set<Entry>()
     for (const [pod, list] of byPod) {
+      if (family.ambientAware && podInAmbient(pod)) {
+        for (const e of list)
+          if (!ineffective.has(e)) {
+            ineffective.add(e)
+            out.push(
+              message(
+                MessageTypes.IneffectivePolicy,
+                e,
+                "The policy has no impact: selected workload is in ambient mode, the policy has no impact.",
+              ),
+            )
+          }
+        continue
+      }
       if (list.length < 2) continue
       const names = nameList(list)
       for (const e of list)
@@ -118,8 +140,27 @@ const withoutSelectors =
   (family: Family) =>
   (snapshot: Snapshot): ReadonlyArray<Message> => {
     const out: Array<Message> = []
+    const ambientNamespaces = new Set(
+      family.ambientAware
+        ? snapshot
+            .ofKind("Namespace", "")
+            .filter(namespaceInAmbient)
+            .map((n) => n.name)
+        : [],
+    )
     for (const [namespace, list] of groupBy(snapshot.ofKind(family.kind), (e) => e.namespace)) {
       const bare = list.filter(family.bare)
+      if (ambientNamespaces.has(namespace)) {
+        for (const e of bare)
+          out.push(
+            message(
+              MessageTypes.IneffectivePolicy,
+              e,
+              "The policy has no impact: namespace is in ambient mode, the policy has no impact.",
+            ),
+          )
+        continue
+      }
       if (bare.length < 2) continue
       const names = nameList(bare)
       for (const e of bare)
@@ -165,6 +206,7 @@ export const workloadSelectorAnalyzers: ReadonlyArray<Analyzer> = [
       MessageTypes.ReferencedResourceNotFound,
       MessageTypes.ConflictingSidecarWorkloadSelectors,
       MessageTypes.MultipleSidecarsWithoutWorkloadSelectors,
+      MessageTypes.IneffectivePolicy,
     ],
     run: (snapshot) => [...selections(SIDECAR)(snapshot), ...withoutSelectors(SIDECAR)(snapshot)],
   },
