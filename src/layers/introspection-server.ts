@@ -128,7 +128,9 @@ export const introspectionRoutes = HttpRouter.empty.pipe(
       const request = yield* HttpServerRequest.HttpServerRequest
       const query = new URL(request.url, "http://localhost").searchParams.get("q") ?? ""
       const json = yield* Effect.promise(() => metrics.registry.getMetricsAsJSON())
-      return HttpServerResponse.html(metricsPage(programName(), json as ReadonlyArray<MetricJson>, query.slice(0, 256)))
+      return HttpServerResponse.html(
+        metricsPage(programName(), json as unknown as ReadonlyArray<MetricJson>, query.slice(0, 256)),
+      )
     }),
   ),
   HttpRouter.get(

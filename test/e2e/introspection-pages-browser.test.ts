@@ -12,6 +12,12 @@ import { browserUnavailable, openBrowser, type PageFigures, printFigures, visit 
 import { discoveryArgs, exampleMeshDir } from "../support/discovery.js"
 import { type Daemon, startDaemon } from "../support/processes.js"
 
+/** The page's globals, for the functions run in it (this project's types have no DOM). */
+declare const document: {
+  getElementById(id: string): { textContent: string | null; getAttribute(name: string): string | null } | null
+}
+declare const window: { __ranHostile?: number }
+
 const unavailable = browserUnavailable()
 const skip = unavailable !== undefined && process.env.CI !== "true"
 if (skip) console.warn(`skipping the introspection page browser tests: ${unavailable}`)
@@ -29,7 +35,12 @@ describe.skipIf(skip)("introspection pages in a browser", () => {
   beforeAll(async () => {
     browser = await openBrowser()
     dir = exampleMeshDir("ctrlz-pages-")
-    daemon = startDaemon("mesh-discovery", discoveryArgs(`${dir}/mesh`), { UI_TEST_HOSTILE: HOSTILE }, dir)
+    daemon = startDaemon(
+      "mesh-discovery",
+      discoveryArgs(`${dir}/mesh`),
+      { UI_TEST_HOSTILE: HOSTILE, UI_TEST_API_TOKEN: "do-not-show-me" },
+      dir,
+    )
     const address = (await daemon.waitFor(/introspection listening on ([\d.]+:\d+)/, 30_000))[1]!
     base = `http://${address}`
     page = await browser.newPage()
@@ -108,7 +119,10 @@ describe.skipIf(skip)("introspection pages in a browser", () => {
     await visit(page, `${base}/envz/`)
     const row = page.locator("#environment tr", { hasText: "UI_TEST_HOSTILE" })
     expect(await row.locator("code").textContent()).toBe(HOSTILE)
-    expect(await page.evaluate(() => (window as { __ranHostile?: number }).__ranHostile)).toBeUndefined()
+    expect(await page.evaluate(() => window.__ranHostile)).toBeUndefined()
     expect(await page.locator("#environment img").count()).toBe(0)
+    const secret = page.locator("#environment tr", { hasText: "UI_TEST_API_TOKEN" })
+    expect(await secret.locator("code").textContent()).toBe("<redacted>")
+    expect(await page.content()).not.toContain("do-not-show-me")
   })
 })

@@ -29,6 +29,12 @@ import {
 import { discoveryArgs, exampleMeshDir } from "../support/discovery.js"
 import { type Daemon, startDaemon } from "../support/processes.js"
 
+/** The page's globals, for the functions run in it (this project's types have no DOM). */
+declare const document: {
+  getElementById(id: string): { textContent: string | null; getAttribute(name: string): string | null } | null
+}
+declare const window: { __ranHostile?: number }
+
 const unavailable = browserUnavailable()
 const skip = unavailable !== undefined && process.env.CI !== "true"
 if (skip) console.warn(`skipping the mesh page browser tests: ${unavailable}`)
@@ -114,7 +120,7 @@ describe.skipIf(skip)("the mesh page in a browser", () => {
     console.log(`NACK shown on the page ${shownAfter} ms after the client sent it (loaded machine)`)
     expect(shownAfter).toBeLessThan(1000)
     expect(await cell.textContent()).toMatch(/^cds: NACKED since .* — cluster refused by the test proxy <img /)
-    expect(await page.evaluate(() => (window as { __ranHostile?: number }).__ranHostile)).toBeUndefined()
+    expect(await page.evaluate(() => window.__ranHostile)).toBeUndefined()
     expect(await page.locator("#proxies img").count()).toBe(0)
     // NACKED proxies are listed first, and the summary counts them.
     expect(await page.locator("#proxies tbody tr").first().getAttribute("data-proxy")).toBe(node("nacker"))

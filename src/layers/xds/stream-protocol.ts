@@ -137,7 +137,7 @@ export interface StreamEnv {
   /** A debug line from plain code: only built when debug lines are written. */
   readonly pushDebug: (line: () => string) => void
   readonly nacks: NackSeries
-  readonly metrics: Pick<XdsMetrics, "sendTime" | "pushes" | "convergence" | "expiredNonce">
+  readonly metrics: Pick<XdsMetrics, "sendTime" | "pushTime" | "pushes" | "convergence" | "expiredNonce">
   /** Pushes run as plain calls (write callbacks, no fibers): they read the clock directly. */
   readonly clock: Clock.Clock
   /** What answers debug requests (debug-type.ts); undefined while no debug interface serves. */

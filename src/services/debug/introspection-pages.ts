@@ -199,7 +199,7 @@ export const argumentsPage = (process: string, argv: ReadonlyArray<string>): str
     ),
   )
 
-export const versionPage = (process: string, build: Readonly<Record<string, unknown>>): string =>
+export const versionPage = (process: string, build: object): string =>
   page(process, "version", keyValueTable(Object.entries(build), "version"))
 
 /** One metric as prom-client's `getMetricsAsJSON` gives it. */
