@@ -1,7 +1,8 @@
 /**
- * Gateway analyzers: the selector finds gateway pods and the Services in front of them expose
- * every server port (MSH0101, MSH0162); two gateways on the same workloads and port do not claim
- * the same hosts (MSH0145); a certificate is not shared by servers of different gateways (MSH0138).
+ * Gateway analyzers, with the reference's rules: the selector finds gateway pods and the
+ * Services in front of them serve every server port (MSH0101, MSH0162); two gateways on the
+ * same workloads and port do not claim the same host (MSH0145); a certificate is not shared by
+ * gateways on overlapping workloads (MSH0138).
  */
 import type { Analyzer } from "../analyzer.js"
 import { MessageTypes } from "../message-types.js"
@@ -9,9 +10,7 @@ import {
   arr,
   type Entry,
   groupBy,
-  hostCovers,
   type Message,
-  matchLabels,
   message,
   num,
   podsByNamespace,
@@ -19,16 +18,12 @@ import {
   type Snapshot,
   selects,
   str,
+  stringMap,
   strs,
 } from "../snapshot.js"
+import { selectorString as selectorText } from "./workload-selectors.js"
 
 const meshGateways = (snapshot: Snapshot) => snapshot.ofKind("Gateway", "networking.mesh.io")
-
-const selectorText = (selector: Readonly<Record<string, string>>): string =>
-  Object.entries(selector)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([k, v]) => `${k}=${v}`)
-    .join(",")
 
 /** Pods a gateway selects: all namespaces (the reference's default), labels matched per pod. */
 const gatewayPods = (snapshot: Snapshot) => {
@@ -45,16 +40,17 @@ const gatewayPods = (snapshot: Snapshot) => {
   }
 }
 
+/**
+ * A Gateway's selector must match a pod; each server port must be served by the Services
+ * selecting those pods (in the pod's namespace): a TCP port matches by its target port (its
+ * port when the target is unset or named) or by its own port number (MSH0162).
+ */
 const selectorsAndPorts = (snapshot: Snapshot): ReadonlyArray<Message> => {
   const podsFor = gatewayPods(snapshot)
   const servicesByNamespace = groupBy(snapshot.ofKind("Service", ""), (s) => s.namespace)
   const out: Array<Message> = []
   for (const gateway of meshGateways(snapshot)) {
-    const selector = rec(gateway.body.selector)
-    const labels = Object.fromEntries(Object.entries(selector).filter(([, v]) => typeof v === "string")) as Record<
-      string,
-      string
-    >
+    const labels = stringMap(gateway.body.selector)
     const pods = podsFor(labels)
     if (pods.length === 0) {
       out.push(
@@ -67,25 +63,26 @@ const selectorsAndPorts = (snapshot: Snapshot): ReadonlyArray<Message> => {
       )
       continue
     }
-    const servicePorts = new Set<number>()
+    const served = new Set<number>()
     for (const pod of pods)
       for (const service of servicesByNamespace.get(pod.namespace) ?? []) {
-        const svcSelector = matchLabels({ matchLabels: rec(service.body.spec).selector })
-        if (svcSelector === undefined || Object.keys(svcSelector).length === 0 || !selects(svcSelector, pod.labels))
-          continue
-        for (const p of arr(rec(service.body.spec).ports)) {
-          const port = num(rec(p).port)
-          if (port !== undefined) servicePorts.add(port)
+        if (!selects(stringMap(rec(service.body.spec).selector), pod.labels)) continue
+        for (const p of arr(rec(service.body.spec).ports).map(rec)) {
+          if (str(p.protocol) !== "TCP") continue
+          const port = num(p.port)
+          const target = num(p.targetPort) ?? 0
+          if (target !== 0) served.add(target)
+          if (port !== undefined) served.add(port)
         }
       }
     arr(gateway.body.servers).forEach((server, i) => {
       const port = num(rec(rec(server).port).number)
-      if (port === undefined || servicePorts.has(port)) return
+      if (port === undefined || served.has(port)) return
       out.push(
         message(
           MessageTypes.GatewayPortNotDefinedOnService,
           gateway,
-          `Port ${port} defined in the gateway is not defined on the Service selecting the gateway workload (selector ${selectorText(labels)}).`,
+          `The gateway is listening on a target port (port ${port}) that is not defined in the Service associated with its workload instances (Pod selector ${selectorText(labels)}). If you need to access the gateway port through the gateway Service, it will not be available.`,
           ["spec", "servers", i, "port"],
         ),
       )
@@ -94,40 +91,69 @@ const selectorsAndPorts = (snapshot: Snapshot): ReadonlyArray<Message> => {
   return out
 }
 
-const conflictingGateways = (snapshot: Snapshot): ReadonlyArray<Message> => {
-  const claims = groupBy(
-    meshGateways(snapshot).flatMap((g) =>
-      arr(g.body.servers).flatMap((server) => {
-        const port = num(rec(rec(server).port).number)
-        return port === undefined
-          ? []
-          : strs(rec(server).hosts).map((host) => ({
-              gateway: g,
-              port,
-              host: host.includes("/") ? host.slice(host.indexOf("/") + 1) : host,
-              selector: selectorText(rec(g.body.selector) as Record<string, string>),
-            }))
-      }),
-    ),
-    (c) => `${c.selector}|${c.port}`,
+/** `k=v,...` as a label set (the reference compares selectors through their text). */
+const parseSelectorText = (text: string): Readonly<Record<string, string>> =>
+  Object.fromEntries(
+    text
+      .split(",")
+      .map((pair) => pair.split("="))
+      .filter((kv): kv is [string, string] => kv.length === 2),
   )
+
+/**
+ * Gateways on the same workloads and port must not claim the same host with the same bind
+ * (MSH0145, per server). Workloads are the same when the selectors are equal, or one's text
+ * contains the other's and some pod matches both. Hosts compare as written.
+ */
+const conflictingGateways = (snapshot: Snapshot): ReadonlyArray<Message> => {
+  const gateways = meshGateways(snapshot)
+  const pods = snapshot.ofKind("Pod", "")
+  // selector → port → gateway → host → bind
+  const claims = new Map<string, Map<string, Map<Entry, Map<string, string>>>>()
+  for (const g of gateways) {
+    const selector = selectorText(stringMap(g.body.selector))
+    const byPort = claims.get(selector) ?? new Map<string, Map<Entry, Map<string, string>>>()
+    claims.set(selector, byPort)
+    for (const server of arr(g.body.servers).map(rec)) {
+      const port = String(num(rec(server.port).number) ?? 0)
+      const byGateway = byPort.get(port) ?? new Map<Entry, Map<string, string>>()
+      byPort.set(port, byGateway)
+      byGateway.set(g, new Map(strs(server.hosts).map((h) => [h, str(server.bind)])))
+    }
+  }
   const out: Array<Message> = []
-  const reported = new Set<Entry>()
-  for (const list of claims.values()) {
-    if (new Set(list.map((c) => c.gateway)).size < 2) continue
-    for (const claim of list) {
-      if (reported.has(claim.gateway)) continue
-      const others = list.filter(
-        (o) => o.gateway !== claim.gateway && (hostCovers(o.host, claim.host) || hostCovers(claim.host, o.host)),
+  for (const g of gateways) {
+    const labels = stringMap(g.body.selector)
+    const own = selectorText(labels)
+    const same = [...claims.keys()].filter(
+      (other) =>
+        other === own ||
+        ((other.includes(own) || own.includes(other)) &&
+          pods.some((p) => selects(labels, p.labels) && selects(parseSelectorText(other), p.labels))),
+    )
+    if (own !== "" && same.length === 0) {
+      out.push(
+        message(MessageTypes.ReferencedResourceNotFound, g, `Referenced selector not found: "${own}"`, [
+          "spec",
+          "selector",
+        ]),
       )
-      if (others.length === 0) continue
-      reported.add(claim.gateway)
-      const names = [...new Set(others.map((o) => `${o.gateway.namespace}/${o.gateway.name}`))].join(",")
+      continue
+    }
+    for (const server of arr(g.body.servers).map(rec)) {
+      const port = String(num(rec(server.port).number) ?? 0)
+      const hosts = strs(server.hosts)
+      const bind = str(server.bind)
+      const others = new Set<string>()
+      for (const selector of same)
+        for (const [other, known] of claims.get(selector)?.get(port) ?? [])
+          if (other !== g && hosts.some((h) => known.get(h) === bind)) others.add(`${other.namespace}/${other.name}`)
+      if (others.size === 0) continue
       out.push(
         message(
           MessageTypes.ConflictingGateways,
-          claim.gateway,
-          `Conflict with gateways ${names} (workload selector ${claim.selector}, port ${claim.port}, hosts ${claim.host}).`,
+          g,
+          `Conflict with gateways ${[...others].sort().join(",")} (workload selector ${own}, port ${port}, hosts ${hosts.join(",")}).`,
         ),
       )
     }
@@ -135,31 +161,40 @@ const conflictingGateways = (snapshot: Snapshot): ReadonlyArray<Message> => {
   return out
 }
 
+/** Whether two servers' TLS settings name the same certificate (a credential, or the same file pair). */
+const sameCertificate = (a: Readonly<Record<string, unknown>>, b: Readonly<Record<string, unknown>>): boolean => {
+  const [ca, cb] = [str(a.credentialName), str(b.credentialName)]
+  if (ca !== "" || cb !== "") return ca !== "" && ca === cb
+  const [sa, sb] = [str(a.serverCertificate), str(b.serverCertificate)]
+  const [ka, kb] = [str(a.privateKey), str(b.privateKey)]
+  return sa !== "" && sa === sb && ka !== "" && ka === kb
+}
+
+/**
+ * A certificate shared by servers of Gateways on overlapping workloads (the other Gateway's
+ * selector includes every label of this one's; an empty selector includes all): MSH0138 on this
+ * Gateway, naming both.
+ */
 const duplicateCertificates = (snapshot: Snapshot): ReadonlyArray<Message> => {
-  const byCert = groupBy(
-    meshGateways(snapshot).flatMap((g) =>
-      arr(g.body.servers).flatMap((server) => {
-        const tls = rec(rec(server).tls)
-        const cert =
-          str(tls.credentialName) !== "" ? `${g.namespace}/${str(tls.credentialName)}` : str(tls.serverCertificate)
-        return cert === "" ? [] : [{ gateway: g, cert }]
-      }),
-    ),
-    (c) => c.cert,
-  )
+  const gateways = meshGateways(snapshot)
   const out: Array<Message> = []
-  for (const list of byCert.values()) {
-    const gateways = [...new Set(list.map((c) => c.gateway))]
-    if (gateways.length < 2) continue
-    const names = gateways.map((g) => `${g.namespace}/${g.name}`).join(", ")
-    for (const g of gateways)
+  for (const g of gateways) {
+    const selector = stringMap(g.body.selector)
+    const tls = arr(g.body.servers).flatMap((s) => (rec(s).tls === undefined ? [] : [rec(rec(s).tls)]))
+    if (tls.length === 0) continue
+    for (const other of gateways) {
+      if (other === g || !selects(selector, stringMap(other.body.selector))) continue
+      const otherTls = arr(other.body.servers).flatMap((s) => (rec(s).tls === undefined ? [] : [rec(rec(s).tls)]))
+      if (!tls.some((a) => otherTls.some((b) => sameCertificate(a, b)))) continue
       out.push(
         message(
           MessageTypes.GatewayDuplicateCertificate,
           g,
-          `Duplicate certificate in multiple gateways ${names} may cause 404s if HTTP/2 is enabled.`,
+          `Duplicate certificate in multiple gateways [${g.namespace}/${g.name} ${other.namespace}/${other.name}] may cause 404s if clients re-use HTTP2 connections.`,
+          ["metadata", "name"],
         ),
       )
+    }
   }
   return out
 }
@@ -174,7 +209,7 @@ export const gatewayAnalyzers: ReadonlyArray<Analyzer> = [
   {
     name: "gateway.ConflictingGatewayAnalyzer",
     description: "Checks gateways on the same workloads and port do not claim the same hosts",
-    types: [MessageTypes.ConflictingGateways],
+    types: [MessageTypes.ConflictingGateways, MessageTypes.ReferencedResourceNotFound],
     run: conflictingGateways,
   },
   {
