@@ -8,6 +8,7 @@
  * first. `env` reads the table it is given (the injector's settings), never the process.
  */
 import { stringify } from "yaml"
+import { appendMultusNetwork } from "../multus.js"
 import { otelResourceAttributes } from "../otel-resource-attributes.js"
 import { arity, fixed } from "./builtins.js"
 import type { FunctionContext, TemplateFunction } from "./exec.js"
@@ -79,31 +80,6 @@ const indentRest = (spaces: number, source: string, ctx: FunctionContext): strin
   ctx.checkSize(source.length + Math.max(0, spaces) * lines.length, "indented text")
   const pad = " ".repeat(Math.max(0, spaces))
   return lines.map((line, i) => (i === 0 ? line : pad + line)).join("\n")
-}
-
-/** Adds the mesh's CNI network to a Multus networks annotation (a JSON list or a comma list), once. */
-export const appendMultusNetwork = (existing: string, network: string): string => {
-  if (existing === "") return network
-  const close = existing.lastIndexOf("]")
-  const slash = network.indexOf("/")
-  const [ns, name] = slash < 0 ? ["", network] : [network.slice(0, slash), network.slice(slash + 1)]
-  if (close >= 0) {
-    let networks: unknown
-    try {
-      networks = JSON.parse(existing)
-    } catch {
-      return existing
-    }
-    if (!Array.isArray(networks)) return existing
-    if (
-      networks.some((n) => isMap(n) && n.name === name && (typeof n.namespace === "string" ? n.namespace : "") === ns)
-    ) {
-      return existing
-    }
-    const entry = ns === "" ? `, {"name": "${name}"}` : `, {"name": "${name}", "namespace": "${ns}"}`
-    return existing.slice(0, close) + entry + existing.slice(close)
-  }
-  return existing.split(",").some((n) => n.trim() === network) ? existing : `${existing}, ${network}`
 }
 
 /** A duration as Go prints one (`1h0m0s`, `5s`, `1.5s`); strings (our configs hold them) unchanged. */

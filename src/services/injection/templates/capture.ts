@@ -10,7 +10,8 @@
  */
 import type { Fragment, Template } from "../fragment.js"
 import { emptyFragment } from "../fragment.js"
-import { isObject, type Obj } from "../json.js"
+import type { Obj } from "../json.js"
+import { appendMultusNetwork } from "../multus.js"
 import {
   ContainerNames,
   InjectAnnotations,
@@ -125,33 +126,9 @@ const cniAnnotations = (settings: PodSettings): Readonly<Record<string, string>>
   return out
 }
 
-/**
- * The pod's Multus networks with the mesh CNI network (`default/mesh-cni`, as the reference
- * names its own) added once: spliced into a JSON list as an object with its namespace (the rest
- * of the text kept as written), appended to a comma-separated list as `<namespace>/<name>`. A
- * value that is not a list of networks is left alone (Multus would refuse ours too).
- */
-export const withMeshNetwork = (existing: string | undefined): string => {
-  const qualified = `${MULTUS_MESH_NETWORK_NAMESPACE}/${MULTUS_MESH_NETWORK}`
-  if (existing === undefined || existing.trim() === "") return qualified
-  const end = existing.lastIndexOf("]")
-  if (end >= 0) {
-    let networks: unknown
-    try {
-      networks = JSON.parse(existing)
-    } catch {
-      return existing
-    }
-    if (!Array.isArray(networks)) return existing
-    const present = networks.some(
-      (n) => isObject(n) && n.name === MULTUS_MESH_NETWORK && (n.namespace ?? "") === MULTUS_MESH_NETWORK_NAMESPACE,
-    )
-    if (present) return existing
-    const entry = `{"name": "${MULTUS_MESH_NETWORK}", "namespace": "${MULTUS_MESH_NETWORK_NAMESPACE}"}`
-    return `${existing.slice(0, end)}${networks.length > 0 ? ", " : ""}${entry}${existing.slice(end)}`
-  }
-  return existing.split(",").some((n) => n.trim() === qualified) ? existing : `${existing}, ${qualified}`
-}
+/** The pod's Multus networks with the mesh CNI network (`default/mesh-cni`, as the reference names its own) added once. */
+export const withMeshNetwork = (existing: string | undefined): string =>
+  appendMultusNetwork(existing ?? "", `${MULTUS_MESH_NETWORK_NAMESPACE}/${MULTUS_MESH_NETWORK}`)
 
 export const captureTemplate: Template = (context): Fragment => {
   const settings = context.settings
