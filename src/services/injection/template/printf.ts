@@ -3,7 +3,7 @@
  * with flags (`-+ 0#`), width and precision (`*` included). A verb with a missing argument writes
  * `%!v(MISSING)` and extra arguments `%!(EXTRA …)`, as Go does.
  */
-import { formatNumber, formatValue, type Value } from "./go-values.js"
+import { formatNumber, formatValue, isMap, type Value } from "./go-values.js"
 
 /** Go's strconv.Quote for the printable characters templates meet (JSON's escaping is the same for ASCII). */
 export const goQuote = (s: string): string =>
@@ -80,69 +80,85 @@ export const sprintf = (format: string, args: ReadonlyArray<Value>): string => {
       out += `%!${verb}(MISSING)`
       continue
     }
-    const arg = args[argIndex++]
-    let s: string
-    const bad = () => `%!${verb}(${typeName(arg)}=${formatValue(arg)})`
-    const signed = (n: string, value: number) => (value >= 0 && plus ? `+${n}` : value >= 0 && space ? ` ${n}` : n)
-    switch (verb) {
-      case "v":
-        s = typeof arg === "string" && sharp ? goQuote(arg) : formatValue(arg)
-        if (typeof arg === "number") s = signed(s, arg)
-        break
-      case "s":
-        s = typeof arg === "number" || typeof arg === "boolean" ? bad() : formatValue(arg)
-        if (precision !== undefined && typeof arg === "string") s = [...s].slice(0, precision).join("")
-        break
-      case "q":
-        s = typeof arg === "string" ? goQuote(arg) : typeof arg === "number" ? `'${String.fromCodePoint(arg)}'` : bad()
-        break
-      case "t":
-        s = typeof arg === "boolean" ? String(arg) : bad()
-        break
-      case "d":
-        s = typeof arg === "number" && Number.isInteger(arg) ? signed(formatNumber(arg), arg) : bad()
-        break
-      case "c":
-        s = typeof arg === "number" ? String.fromCodePoint(arg) : bad()
-        break
-      case "x":
-      case "X":
-      case "o":
-      case "b": {
-        const base = verb === "o" ? 8 : verb === "b" ? 2 : 16
-        if (typeof arg === "number" && Number.isInteger(arg)) s = arg.toString(base)
-        else if (typeof arg === "string" && base === 16) s = Buffer.from(arg, "utf8").toString("hex")
-        else s = bad()
-        if (verb === "X") s = s.toUpperCase()
-        if (sharp && base === 16 && typeof arg === "number") s = `0${verb}${s}`
-        break
-      }
-      case "f":
-      case "F":
-      case "e":
-      case "E":
-      case "g":
-      case "G": {
-        if (typeof arg !== "number") {
-          s = bad()
+    // One operand; lists and maps are formatted element by element, as Go does for every verb.
+    const one = (arg: Value): string => {
+      let s: string
+      const bad = () => `%!${verb}(${typeName(arg)}=${formatValue(arg)})`
+      const signed = (n: string, value: number) => (value >= 0 && plus ? `+${n}` : value >= 0 && space ? ` ${n}` : n)
+      switch (verb) {
+        case "v":
+          s = typeof arg === "string" && sharp ? goQuote(arg) : formatValue(arg)
+          if (typeof arg === "number") s = signed(s, arg)
+          break
+        case "s":
+          s = typeof arg === "number" || typeof arg === "boolean" ? bad() : formatValue(arg)
+          if (precision !== undefined && typeof arg === "string") s = [...s].slice(0, precision).join("")
+          break
+        case "q":
+          s =
+            typeof arg === "string" ? goQuote(arg) : typeof arg === "number" ? `'${String.fromCodePoint(arg)}'` : bad()
+          break
+        case "t":
+          s = typeof arg === "boolean" ? String(arg) : bad()
+          break
+        case "d":
+          s = typeof arg === "number" && Number.isInteger(arg) ? signed(formatNumber(arg), arg) : bad()
+          break
+        case "c":
+          s = typeof arg === "number" ? String.fromCodePoint(arg) : bad()
+          break
+        case "x":
+        case "X":
+        case "o":
+        case "b": {
+          const base = verb === "o" ? 8 : verb === "b" ? 2 : 16
+          if (typeof arg === "number" && Number.isInteger(arg)) s = arg.toString(base)
+          else if (typeof arg === "string" && base === 16) s = Buffer.from(arg, "utf8").toString("hex")
+          else s = bad()
+          if (verb === "X") s = s.toUpperCase()
+          if (sharp && base === 16 && typeof arg === "number") s = `0${verb}${s}`
           break
         }
-        const lower = verb.toLowerCase()
-        s =
-          lower === "f"
-            ? arg.toFixed(precision ?? 6)
-            : lower === "e"
-              ? arg.toExponential(precision ?? 6).replace(/e([+-])(\d)$/, "e$10$2")
-              : precision === undefined
-                ? formatNumber(arg)
-                : String(Number(arg.toPrecision(precision)))
-        if (verb === "E" || verb === "G") s = s.toUpperCase()
-        s = signed(s, arg)
-        break
+        case "f":
+        case "F":
+        case "e":
+        case "E":
+        case "g":
+        case "G": {
+          if (typeof arg !== "number") {
+            s = bad()
+            break
+          }
+          const lower = verb.toLowerCase()
+          s =
+            lower === "f"
+              ? arg.toFixed(precision ?? 6)
+              : lower === "e"
+                ? arg.toExponential(precision ?? 6).replace(/e([+-])(\d)$/, "e$10$2")
+                : precision === undefined
+                  ? formatNumber(arg)
+                  : String(Number(arg.toPrecision(precision)))
+          if (verb === "E" || verb === "G") s = s.toUpperCase()
+          s = signed(s, arg)
+          break
+        }
+        default:
+          s = `%!${verb}(${typeName(arg)}=${formatValue(arg)})`
       }
-      default:
-        s = `%!${verb}(${typeName(arg)}=${formatValue(arg)})`
+      return s
     }
+    const formatted = (arg: Value): string =>
+      verb === "v" || verb === "T"
+        ? one(arg)
+        : Array.isArray(arg)
+          ? `[${arg.map(formatted).join(" ")}]`
+          : isMap(arg)
+            ? `map[${Object.keys(arg)
+                .sort()
+                .map((k) => `${k}:${formatted(arg[k])}`)
+                .join(" ")}]`
+            : one(arg)
+    const s = formatted(args[argIndex++])
     out += pad(s, width, left, zero && !left && verb !== "s" && verb !== "q" && verb !== "v")
   }
   if (argIndex < args.length) {
