@@ -1,6 +1,7 @@
 /** deprecation.DeprecationAnalyzer (MSH0002): deprecated fields and removed kinds. */
 import { describe, expect, it } from "@effect/vitest"
-import { analyze, mesh, summary } from "./support.js"
+import { defaultMeshConfig } from "../../../src/services/mesh-config/mesh-config.js"
+import { analyze, analyzeWith, mesh, summary } from "./support.js"
 
 const NAME = "deprecation.DeprecationAnalyzer"
 const crd = (group: string, kind: string) =>
@@ -47,5 +48,29 @@ describe("deprecation.DeprecationAnalyzer", () => {
         crd("networking.mesh.io", "VirtualService"),
       ),
     ).toEqual([])
+  })
+})
+
+describe("telemetry.LightstepAnalyzer", () => {
+  const telemetry = (provider: string) =>
+    mesh("Telemetry", "t", `{tracing: [{providers: [{name: ${provider}}]}]}`, "default", "telemetry.mesh.io/v1")
+  const withProviders = {
+    meshConfig: {
+      ...defaultMeshConfig(),
+      extensionProviders: [
+        { name: "ls", lightstep: { service: "ls.example.com", port: 8080, accessToken: "t" } },
+        { name: "otel", opentelemetry: { service: "otel.example.com", port: 4317 } },
+      ],
+    },
+  }
+
+  it("reports tracing through a Lightstep provider, not through others", () => {
+    const found = analyzeWith("telemetry.LightstepAnalyzer", withProviders, telemetry("ls"))
+    expect(summary(found)).toEqual(["MSH0002 Telemetry/default/t"])
+    expect(found[0]?.text).toBe(
+      "Deprecated: The Lightstep provider ls is deprecated, please migrate to OpenTelemetry provider.",
+    )
+    expect(analyzeWith("telemetry.LightstepAnalyzer", withProviders, telemetry("otel"))).toEqual([])
+    expect(analyzeWith("telemetry.LightstepAnalyzer", {}, telemetry("ls"))).toEqual([])
   })
 })

@@ -2,7 +2,7 @@
  * Deprecated fields and removed kinds (MSH0002), the reference's deprecation.FieldAnalyzer:
  * `fault.delay.percent` on a VirtualService's HTTP routes (replaced by `percentage`), a
  * Sidecar's `outboundTrafficPolicy.egressProxy` (ignored), and the CRDs of the removed RBAC
- * kinds still installed.
+ * kinds still installed; Telemetry tracing through a Lightstep provider.
  */
 import { MESH_DOMAIN } from "../../constants.js"
 import type { Analyzer } from "../analyzer.js"
@@ -48,11 +48,43 @@ const deprecated = (snapshot: Snapshot): ReadonlyArray<Message> => {
   return out
 }
 
+/** Telemetry tracing through a Lightstep provider of the mesh config, a deprecated provider kind. */
+const lightstep = (snapshot: Snapshot): ReadonlyArray<Message> => {
+  const names = new Set(
+    (snapshot.meshConfig.extensionProviders ?? []).flatMap((p) => {
+      const provider = rec(p)
+      return provider.lightstep === undefined ? [] : [str(provider.name)]
+    }),
+  )
+  if (names.size === 0) return []
+  const out: Array<Message> = []
+  for (const t of snapshot.ofKind("Telemetry"))
+    for (const tracing of arr(t.body.tracing))
+      for (const provider of arr(rec(tracing).providers)) {
+        const name = str(rec(provider).name)
+        if (names.has(name))
+          out.push(
+            message(
+              MessageTypes.Deprecated,
+              t,
+              `Deprecated: The Lightstep provider ${name} is deprecated, please migrate to OpenTelemetry provider.`,
+            ),
+          )
+      }
+  return out
+}
+
 export const deprecationAnalyzers: ReadonlyArray<Analyzer> = [
   {
     name: "deprecation.DeprecationAnalyzer",
     description: "Checks for deprecated mesh types and fields",
     types: [MessageTypes.Deprecated],
     run: deprecated,
+  },
+  {
+    name: "telemetry.LightstepAnalyzer",
+    description: "Validates that lightstep provider is still used",
+    types: [MessageTypes.Deprecated],
+    run: lightstep,
   },
 ]
