@@ -194,6 +194,8 @@ render(model)
 let timer
 const refresh = async () => {
   clearTimeout(timer)
+  // A hidden tab asks nothing (a large mesh's state is not free); it catches up when shown.
+  if (document.hidden) { timer = setTimeout(refresh, REFRESH); return }
   try {
     const response = await fetch("/debug/ui/state?" + params.toString(), { cache: "no-store" })
     if (!response.ok) throw new Error(response.status + " " + (await response.text()))
@@ -216,6 +218,7 @@ $("state").addEventListener("change", () => requery({ state: $("state").value, p
 $("prev").addEventListener("click", () => requery({ page: Math.max(1, model.proxies.page - 1) }))
 $("next").addEventListener("click", () => requery({ page: model.proxies.page + 1 }))
 timer = setTimeout(refresh, REFRESH)
+document.addEventListener("visibilitychange", () => { if (!document.hidden) refresh() })
 `
 
 export const meshUiPage = (model: MeshUiModel): string =>
