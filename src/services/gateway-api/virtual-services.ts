@@ -248,78 +248,57 @@ const httpDraft = (key: string, group: HttpGroup): Draft | undefined => {
   }
 }
 
+const l4Route = (destinations: ReadonlyArray<WeightedDestination>) =>
+  destinations.map((d) => ({ destination: d.destination, ...(d.weight !== undefined ? { weight: d.weight } : {}) }))
+
+/** The `tls` routes (by SNI) or `tcp` routes of an L4 route's rules, narrowed to `ports` when given. */
+const l4Rules = (
+  kind: "TLSRoute" | "TCPRoute",
+  rules: ReadonlyArray<ReadonlyArray<WeightedDestination>>,
+  ports: ReadonlyArray<number> | undefined,
+  sniHosts: ReadonlyArray<string>,
+): Pick<VirtualServiceSpec, "tls" | "tcp"> =>
+  kind === "TLSRoute"
+    ? {
+        tls: rules.map((destinations) => ({
+          match: ports === undefined ? [{ sniHosts }] : ports.map((port) => ({ sniHosts, port })),
+          route: l4Route(destinations),
+        })),
+      }
+    : {
+        tcp: rules.map((destinations) => ({
+          ...(ports !== undefined ? { match: ports.map((port) => ({ port })) } : {}),
+          route: l4Route(destinations),
+        })),
+      }
+
 const l4Draft = (key: string, group: L4Group): Draft | undefined => {
   if (group.rules.length === 0) return undefined
-  const serving = servingPorts(group.gateway, [group.kind], "")
-  const ports = narrowTo(group.ports, serving)
-  const gateways = [group.gateway.meshGatewayKey]
-  const parents = [routeKey(group.kind, group.route)]
-  const route = (destinations: ReadonlyArray<WeightedDestination>) =>
-    destinations.map((d) => ({ destination: d.destination, ...(d.weight !== undefined ? { weight: d.weight } : {}) }))
-  if (group.kind === "TLSRoute") {
-    const hosts = withoutCovered([...group.hosts].sort(compareStrings))
-    return {
-      sortKey: key,
-      owner: group.route,
-      parents,
-      spec: {
-        hosts,
-        gateways,
-        tls: group.rules.map((destinations) => ({
-          match: ports === undefined ? [{ sniHosts: hosts }] : ports.map((port) => ({ sniHosts: hosts, port })),
-          route: route(destinations),
-        })),
-      },
-    }
-  }
+  const ports = narrowTo(group.ports, servingPorts(group.gateway, [group.kind], ""))
+  const hosts = group.kind === "TLSRoute" ? withoutCovered([...group.hosts].sort(compareStrings)) : ["*"]
   return {
     sortKey: key,
     owner: group.route,
-    parents,
-    spec: {
-      hosts: ["*"],
-      gateways,
-      tcp: group.rules.map((destinations) => ({
-        ...(ports !== undefined ? { match: ports.map((port) => ({ port })) } : {}),
-        route: route(destinations),
-      })),
-    },
+    parents: [routeKey(group.kind, group.route)],
+    spec: { hosts, gateways: [group.gateway.meshGatewayKey], ...l4Rules(group.kind, group.rules, ports, hosts) },
   }
 }
 
 const meshL4Draft = (key: string, group: MeshL4Group): Draft | undefined => {
   if (group.rules.length === 0) return undefined
-  const ports = narrowTo(group.ports, undefined)
   const host = group.service.hostname
-  const route = (destinations: ReadonlyArray<WeightedDestination>) =>
-    destinations.map((d) => ({ destination: d.destination, ...(d.weight !== undefined ? { weight: d.weight } : {}) }))
+  // A TLSRoute without hostnames matches the Service's host by SNI.
+  const sniHosts = group.kind === "TLSRoute" && group.hostnames.length > 0 ? group.hostnames : [host]
   // A consumer route (from another namespace than the Service's) applies to its own namespace.
   const scope = group.route.meta.namespace !== group.service.namespace ? { exportTo: ["."] } : {}
-  const base = { sortKey: key, owner: group.route, parents: [routeKey(group.kind, group.route)] }
-  if (group.kind === "TLSRoute") {
-    const sniHosts = group.hostnames.length > 0 ? [...group.hostnames] : [host]
-    return {
-      ...base,
-      spec: {
-        hosts: [host],
-        gateways: ["mesh"],
-        tls: group.rules.map((destinations) => ({
-          match: ports === undefined ? [{ sniHosts }] : ports.map((port) => ({ sniHosts, port })),
-          route: route(destinations),
-        })),
-        ...scope,
-      },
-    }
-  }
   return {
-    ...base,
+    sortKey: key,
+    owner: group.route,
+    parents: [routeKey(group.kind, group.route)],
     spec: {
       hosts: [host],
       gateways: ["mesh"],
-      tcp: group.rules.map((destinations) => ({
-        ...(ports !== undefined ? { match: ports.map((port) => ({ port })) } : {}),
-        route: route(destinations),
-      })),
+      ...l4Rules(group.kind, group.rules, narrowTo(group.ports, undefined), sniHosts),
       ...scope,
     },
   }
