@@ -51,7 +51,8 @@ export const UIS: Readonly<Record<UiName, UiSpec>> = {
     uiPort: 15014,
     selector: "app=meshd",
     selectorNamespace: "mesh",
-    path: "/debug",
+    // The mesh page: the reference serves an HTML index at /debug; ours is /debug/ui.
+    path: "/debug/ui",
   },
   proxy: {
     name: "proxy",

@@ -5,7 +5,7 @@ describe("dashboard UIs", () => {
   it("know their pod ports, selectors and paths", () => {
     expect(Object.values(UIS).map((ui) => [ui.name, ui.uiPort, ui.selector, ui.path])).toEqual([
       ["controlz", 9876, "app=meshd", "/"],
-      ["meshd-debug", 15014, "app=meshd", "/debug"],
+      ["meshd-debug", 15014, "app=meshd", "/debug/ui"],
       ["proxy", 15000, "", "/"],
       ["grafana", 3000, "app=grafana", "/"],
       ["jaeger", 16686, "app=jaeger", "/"],
