@@ -72,9 +72,17 @@ export const parseScrapeTargets = (text: string): Either.Either<ReadonlyArray<Sc
   return Either.right(targets)
 }
 
-/** The first value among the spellings that sanitise to `name` (annotation order). */
-const annotationValue = (annotations: Readonly<Record<string, string>>, name: string): string | undefined =>
-  Object.entries(annotations).find(([key]) => sanitize(key) === name)?.[1]
+/** Each sanitised name's first value (annotation order), for the names metrics merging reads. */
+const prometheusValues = (annotations: Readonly<Record<string, string>>): ReadonlyMap<string, string> => {
+  const values = new Map<string, string>()
+  for (const [key, value] of Object.entries(annotations)) {
+    // Only keys that can sanitise to a prometheus name are worth the regular expression.
+    if (!key.startsWith("prometheus")) continue
+    const name = sanitize(key)
+    if (CLEARED.has(name) && !values.has(name)) values.set(name, value)
+  }
+  return values
+}
 
 const checkPort = (port: string, statusPort: number, what: string): string | undefined => {
   const number = /^\d+$/.test(port) ? Number(port) : Number.NaN
@@ -94,21 +102,22 @@ export const metricsMerge = (
   statusPort: number,
 ): Either.Either<MetricsMerge | undefined, string> => {
   const enabled = isObject(meshConfig) && meshConfig.enablePrometheusMerge !== false
-  const scrape = annotationValue(annotations, SCRAPE)
+  const values = prometheusValues(annotations)
+  const scrape = values.get(SCRAPE)
   // An unparsable value counts as "scrape", as in the reference.
   const scrapeOff = scrape !== undefined && Either.getOrElse(boolean(scrape), () => true) === false
   if (!enabled || !mergeRequested || statusPort === 0 || scrapeOff) return Either.right(undefined)
-  const port = annotationValue(annotations, PORT)
+  const port = values.get(PORT)
   if (port === String(statusPort)) return Either.right(undefined)
   const warnings: Array<string> = []
-  const targetsText = TARGETS.map((name) => annotationValue(annotations, name)).find((v) => v !== undefined)
+  const targetsText = TARGETS.map((name) => values.get(name)).find((v) => v !== undefined)
   let targets: ReadonlyArray<ScrapeTarget> = []
   if (targetsText !== undefined) {
     const parsed = parseScrapeTargets(targetsText)
     if (Either.isLeft(parsed)) warnings.push(`scrape-targets annotation ignored: ${parsed.left}`)
     else targets = parsed.right
   }
-  const config = { scrape: scrape ?? "", path: annotationValue(annotations, PATH) ?? "", port: port ?? "" }
+  const config = { scrape: scrape ?? "", path: values.get(PATH) ?? "", port: port ?? "" }
   if (targets.length > 0) {
     for (const target of targets) {
       const problem = checkPort(target.port, statusPort, "invalid prometheus scrape targets")
@@ -123,7 +132,7 @@ export const metricsMerge = (
   }
   const empty = config.scrape === "" && config.path === "" && config.port === "" && targets.length === 0
   return Either.right({
-    removed: Object.keys(annotations).filter((key) => CLEARED.has(sanitize(key))),
+    removed: Object.keys(annotations).filter((key) => key.startsWith("prometheus") && CLEARED.has(sanitize(key))),
     annotations: {
       [OrchestratorNames.prometheusScrape]: "true",
       [OrchestratorNames.prometheusPort]: String(statusPort),
