@@ -11,7 +11,7 @@
  * subscription of that type holds one of them is affected, and has received the change at its
  * first response of that type carrying one of them after the write.
  */
-import { Effect, Scope } from "effect"
+import { Data, Effect, Scope } from "effect"
 import { makeAdsClient } from "../src/layers/xds-client/ads-client.js"
 import type { ProtoObject } from "../src/services/xds/cache/resource-spec.js"
 import { plainToStruct } from "../src/services/xds/protocol/messages.js"
@@ -23,6 +23,9 @@ import { host, NS, PORT } from "./bench-versus-workload.js"
 export const GRPC_WATCH = 10
 /** Responses past gRPC's 4 MiB default (a sidecar's CDS at 1,000 services), one connection per client as proxies have. */
 const CHANNEL = { "grpc.max_receive_message_length": -1, "grpc.use_local_subchannel_pool": 1 }
+
+/** A probe learned nothing usable from the server. */
+class ProbeError extends Data.TaggedError("ProbeError")<{ readonly message: string }> {}
 
 const DEBUG = process.env.BENCH_VERSUS_DEBUG === "1"
 
@@ -163,7 +166,8 @@ export const probeGrpcRoute = (address: string) =>
       const route = valuesOf(resourcesOf(snapshot, TypeUrl.Listener), "route_config_name").find(
         (v): v is string => typeof v === "string" && v.includes(host(0)),
       )
-      if (route === undefined) return yield* Effect.fail(new Error("the gRPC listener names no route for service 0"))
+      if (route === undefined)
+        return yield* new ProbeError({ message: "the gRPC listener names no route for service 0" })
       return route.replace(host(0), "{host}")
     }),
   )
@@ -259,6 +263,11 @@ export const runClients = async (): Promise<void> => {
     else tracked.set(m.id, { typeUrl: m.typeUrl, names, pending, last: 0, clients: pending.size })
   })
 
+  // Progress on stderr while connecting: a run that never reaches full config shows how far it got.
+  const progress = setInterval(() => {
+    if (ready >= total) clearInterval(progress)
+    else process.stderr.write(`bench-versus clients ${process.pid}: ${ready} of ${total} hold full config\n`)
+  }, 30_000)
   await Effect.runPromise(
     Effect.forEach(
       Array.from({ length: total }, (_, i) => i),

@@ -104,7 +104,15 @@ export const startMesh = async (options: StartOptions): Promise<ControlPlane> =>
     (a, i, all) => a !== "--configDir" && all[i - 1] !== "--configDir",
   )
   const nodeFlags = options.cpuProfDir === "" ? [] : ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfDir}`]
-  const env = { POD_NAME: "meshd-bench", POD_NAMESPACE: "mesh-system", PILOT_DEBOUNCE_AFTER: DEBOUNCE, NO_COLOR: "1" }
+  const env = {
+    POD_NAME: "meshd-bench",
+    POD_NAMESPACE: "mesh-system",
+    PILOT_DEBOUNCE_AFTER: DEBOUNCE,
+    // The reference waits on a slow reader's flow control without a deadline; mesh-discovery's
+    // default 5 s deadline closes the stream, and on a loaded machine the reconnects never settle.
+    PILOT_XDS_SEND_TIMEOUT: "0s",
+    NO_COLOR: "1",
+  }
   const cwd = mkdtempSync(join(tmpdir(), "bench-versus-mesh-"))
   const p = startProcess(process.execPath, [...nodeFlags, binary("mesh-discovery"), ...args], env, cwd)
   const exited = () => p.child.exitCode !== null || p.child.signalCode !== null
