@@ -96,6 +96,18 @@ const proxylessEnv: ReadonlyArray<EnvVar> = [
 export const resourcesField = (settings: PodSettings): Obj =>
   Object.keys(settings.resources).length > 0 ? { resources: settings.resources } : {}
 
+/** `mesh-agent proxy <mode>` with the pod's domain and log levels (the gRPC agent's too). */
+export const agentArgs = (settings: PodSettings, mode: "sidecar" | "router"): ReadonlyArray<string> => [
+  "proxy",
+  mode,
+  "--domain",
+  `$(POD_NAMESPACE).svc.${settings.values.clusterDomain}`,
+  `--proxyLogLevel=${settings.proxyLogLevel}`,
+  `--proxyComponentLogLevel=${settings.proxyComponentLogLevel}`,
+  `--log_output_level=${settings.agentLogLevel}`,
+  ...(settings.values.logAsJson ? ["--log_as_json"] : []),
+]
+
 export const proxyContainer = (inputs: ProxyEnvInputs, shape: ProxyShape): Obj => {
   const settings = inputs.settings
   const values = settings.values
@@ -108,16 +120,7 @@ export const proxyContainer = (inputs: ProxyEnvInputs, shape: ProxyShape): Obj =
     ...(shape === "proxyless"
       ? {}
       : { ports: [{ containerPort: PROXY_METRICS_PORT, protocol: "TCP", name: "http-envoy-prom" }] }),
-    args: [
-      "proxy",
-      shape === "router" ? "router" : "sidecar",
-      "--domain",
-      `$(POD_NAMESPACE).svc.${values.clusterDomain}`,
-      `--proxyLogLevel=${settings.proxyLogLevel}`,
-      `--proxyComponentLogLevel=${settings.proxyComponentLogLevel}`,
-      `--log_output_level=${settings.agentLogLevel}`,
-      ...(values.logAsJson ? ["--log_as_json"] : []),
-    ],
+    args: agentArgs(settings, shape === "router" ? "router" : "sidecar"),
     ...(hooks === undefined ? {} : { lifecycle: hooks }),
     env: shape === "proxyless" ? [...env.filter((e) => e.name !== ProxyEnv.dnsCapture), ...proxylessEnv] : env,
     ...(values.imagePullPolicy === "" ? {} : { imagePullPolicy: values.imagePullPolicy }),

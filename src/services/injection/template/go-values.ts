@@ -47,18 +47,47 @@ export const formatNumber = (n: number): string => {
 /** What an action writes: a missing or null value is `<no value>`, as Go prints a nil interface. */
 export const actionText = (v: Value): string => (v === undefined || v === null ? "<no value>" : formatValue(v))
 
-type Kind = "nil" | "bool" | "number" | "string" | "other"
-
-const kindOf = (v: Value): Kind =>
+/** Go's reflect kind of a JSON value (sprig's `kindIs` names); numbers are int when whole. */
+export const goKind = (v: Value): "invalid" | "bool" | "int" | "float64" | "string" | "slice" | "map" =>
   v === undefined || v === null
-    ? "nil"
+    ? "invalid"
     : typeof v === "boolean"
       ? "bool"
       : typeof v === "number"
-        ? "number"
+        ? Number.isInteger(v)
+          ? "int"
+          : "float64"
         : typeof v === "string"
           ? "string"
-          : "other"
+          : Array.isArray(v)
+            ? "slice"
+            : "map"
+
+/** Go's `%T` of a JSON value as the reference holds it. */
+export const goTypeName = (v: Value): string => {
+  const kind = goKind(v)
+  return kind === "invalid"
+    ? "<nil>"
+    : kind === "slice"
+      ? "[]interface {}"
+      : kind === "map"
+        ? "map[string]interface {}"
+        : kind
+}
+
+type Kind = "nil" | "bool" | "number" | "string" | "other"
+
+/** The kinds comparisons tell apart (one number kind: see above). */
+const kindOf = (v: Value): Kind => {
+  const kind = goKind(v)
+  return kind === "invalid"
+    ? "nil"
+    : kind === "int" || kind === "float64"
+      ? "number"
+      : kind === "slice" || kind === "map"
+        ? "other"
+        : kind
+}
 
 /**
  * Go's `eq` for two values: basic kinds compare by value; nil equals only nil; values of two

@@ -3,7 +3,7 @@
  * with flags (`-+ 0#`), width and precision (`*` included). A verb with a missing argument writes
  * `%!v(MISSING)` and extra arguments `%!(EXTRA …)`, as Go does.
  */
-import { formatNumber, formatValue, isMap, type Value } from "./go-values.js"
+import { formatNumber, formatValue, goTypeName, isMap, type Value } from "./go-values.js"
 
 /** Go's strconv.Quote for the printable characters templates meet (JSON's escaping is the same for ASCII). */
 export const goQuote = (s: string): string =>
@@ -83,7 +83,7 @@ export const sprintf = (format: string, args: ReadonlyArray<Value>): string => {
     // One operand; lists and maps are formatted element by element, as Go does for every verb.
     const one = (arg: Value): string => {
       let s: string
-      const bad = () => `%!${verb}(${typeName(arg)}=${formatValue(arg)})`
+      const bad = () => `%!${verb}(${goTypeName(arg)}=${formatValue(arg)})`
       const signed = (n: string, value: number) => (value >= 0 && plus ? `+${n}` : value >= 0 && space ? ` ${n}` : n)
       switch (verb) {
         case "v":
@@ -143,7 +143,7 @@ export const sprintf = (format: string, args: ReadonlyArray<Value>): string => {
           break
         }
         default:
-          s = `%!${verb}(${typeName(arg)}=${formatValue(arg)})`
+          s = `%!${verb}(${goTypeName(arg)}=${formatValue(arg)})`
       }
       return s
     }
@@ -164,23 +164,8 @@ export const sprintf = (format: string, args: ReadonlyArray<Value>): string => {
   if (argIndex < args.length) {
     out += `%!(EXTRA ${args
       .slice(argIndex)
-      .map((a) => `${typeName(a)}=${formatValue(a)}`)
+      .map((a) => `${goTypeName(a)}=${formatValue(a)}`)
       .join(", ")})`
   }
   return out
 }
-
-const typeName = (v: Value): string =>
-  v === undefined || v === null
-    ? "<nil>"
-    : typeof v === "string"
-      ? "string"
-      : typeof v === "number"
-        ? Number.isInteger(v)
-          ? "int"
-          : "float64"
-        : typeof v === "boolean"
-          ? "bool"
-          : Array.isArray(v)
-            ? "[]interface {}"
-            : "map[string]interface {}"

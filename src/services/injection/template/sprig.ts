@@ -13,7 +13,7 @@
 import { arity, fixed } from "./builtins.js"
 import { TemplateError } from "./errors.js"
 import type { FunctionContext, TemplateFunction } from "./exec.js"
-import { formatValue, isEmpty, isMap, toInt, toStr, type Value } from "./go-values.js"
+import { formatValue, goKind, goTypeName, isEmpty, isMap, toInt, toStr, type Value } from "./go-values.js"
 import { goQuote } from "./printf.js"
 
 /** JSON with map keys sorted, as Go's encoding/json writes maps. */
@@ -252,30 +252,6 @@ export const sprigFunctions: Readonly<Record<string, TemplateFunction>> = {
       return {}
     }
   },
-  kindIs: fixed("kindIs", 2, (args) => kindOf(args[1]) === str(args, 0)),
-  typeOf: fixed("typeOf", 1, (args) => typeOfValue(args[0])),
+  kindIs: fixed("kindIs", 2, (args) => goKind(args[1]) === str(args, 0)),
+  typeOf: fixed("typeOf", 1, (args) => goTypeName(args[0])),
 }
-
-const kindOf = (v: Value): string =>
-  v === undefined || v === null
-    ? "invalid"
-    : typeof v === "string"
-      ? "string"
-      : typeof v === "boolean"
-        ? "bool"
-        : typeof v === "number"
-          ? Number.isInteger(v)
-            ? "int"
-            : "float64"
-          : Array.isArray(v)
-            ? "slice"
-            : "map"
-
-const typeOfValue = (v: Value): string =>
-  v === undefined || v === null
-    ? "<nil>"
-    : Array.isArray(v)
-      ? "[]interface {}"
-      : isMap(v)
-        ? "map[string]interface {}"
-        : kindOf(v)

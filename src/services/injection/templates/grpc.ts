@@ -33,7 +33,7 @@ import {
   VolumeNames,
 } from "../names.js"
 import { canonicalLabels, defaultContainerAnnotations, revisionAnnotation } from "../pod-metadata.js"
-import { resourcesField } from "../proxy-container.js"
+import { agentArgs, resourcesField } from "../proxy-container.js"
 import { downwardApiEnv, type EnvVar, proxyEnv } from "../proxy-env.js"
 import { agentVolumes, mtlsCertsVolumes } from "../volumes.js"
 
@@ -81,16 +81,7 @@ const agentContainer = (context: TemplateContext): Obj => {
     name: ContainerNames.proxy,
     image: settings.proxyImage,
     ...(port === 0 ? {} : { ports: [{ containerPort: port, protocol: "TCP", name: "mesh-metrics" }] }),
-    args: [
-      "proxy",
-      "sidecar",
-      "--domain",
-      `$(POD_NAMESPACE).svc.${values.clusterDomain}`,
-      `--proxyLogLevel=${settings.proxyLogLevel}`,
-      `--proxyComponentLogLevel=${settings.proxyComponentLogLevel}`,
-      `--log_output_level=${settings.agentLogLevel}`,
-      ...(values.logAsJson ? ["--log_as_json"] : []),
-    ],
+    args: agentArgs(settings, "sidecar"),
     ...(port === 0
       ? {}
       : {
