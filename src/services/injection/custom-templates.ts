@@ -85,6 +85,8 @@ export const applyCustomTemplates = (
   settings: PodSettings,
   injected: Json,
 ): Either.Either<Json, string> => {
+  // The common case costs nothing: no template data is built unless a template runs.
+  if (settings.customTemplates.length === 0) return Either.right(injected)
   const templates = input.config.executableTemplates ?? {}
   const owner = input.owner ?? workloadOwnerOf(input.pod)
   const original = asObject(input.pod)
