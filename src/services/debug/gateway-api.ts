@@ -35,6 +35,6 @@ const generated = (kind: string, resources: ReadonlyArray<ConfigResource>) =>
   })
 
 export const gatewayApiz = (push: PushContext) => ({
-  gateways: generated("Gateway", push.input.proxyConfig.gateways),
+  gateways: generated("Gateway", push.input.proxyConfig?.gateways ?? []),
   virtualServices: generated("VirtualService", push.input.virtualServices),
 })
