@@ -8,7 +8,7 @@
  *   objects they came from, to loopback callers only (like every debug page).
  * - Group 9 in the status the leader writes: a Gateway whose Hostname address names no Service
  *   is Programmed False with AddressNotUsable, and once the Service exists it is Programmed with
- *   the Service's cluster IP as its address.
+ *   the Service's host name as its address.
  */
 import { networkInterfaces } from "node:os"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -165,7 +165,7 @@ describe("Gateway-API on the orchestrator, through the built mesh-discovery", ()
     expect(list.map((e) => e.name)).toContain("/debug/gateway-api")
   })
 
-  it("writes AddressNotUsable for a Hostname address naming no Service, then Programmed with its cluster IP", async () => {
+  it("writes AddressNotUsable for a Hostname address naming no Service, then Programmed with its host name", async () => {
     type Condition = { type: string; status: string; reason: string; message: string }
     type Status = { addresses?: Array<{ type: string; value: string }>; conditions?: Array<Condition> }
     const programmed = () => {
@@ -197,7 +197,7 @@ describe("Gateway-API on the orchestrator, through the built mesh-discovery", ()
     expect(programmed().condition?.message).toBe(
       `Resource programmed, assigned to service(s) byo-proxy.${NS}.svc.cluster.local:8080`,
     )
-    expect(programmed().status?.addresses).toEqual([{ type: "IPAddress", value: "10.96.0.30" }])
+    expect(programmed().status?.addresses).toEqual([{ type: "Hostname", value: `byo-proxy.${NS}.svc.cluster.local` }])
   })
 
   it("/debug/gateway-api answers loopback callers only", async (context) => {

@@ -5,8 +5,10 @@
  * address, the Service the reference would deploy, `<gateway>-<class>` (or the name-override
  * annotation). That Service must exist in the Gateway's namespace and have a port for every
  * served listener; otherwise Programmed is False with AddressNotUsable, saying which hostname or
- * port is missing. Its virtual IPs are the Gateway's status addresses, and Programmed says which
- * service ports it was assigned to. IPAddress addresses are reported as given.
+ * port is missing. As for the reference's default class (whose address type is Hostname) with
+ * no load-balancer address known, each Service assigned to is a status address by its host name,
+ * and Programmed says which service ports it was assigned to. IPAddress addresses are reported
+ * as given.
  */
 import type { GatewayAddress } from "../config-model/schemas/gateway-api/types.js"
 import { findService, type ServiceIndex } from "./backends.js"
@@ -59,7 +61,6 @@ export const resolveGatewayAddresses = (
     (a, b) => a - b,
   )
   const assigned = new Set<string>()
-  const vips = new Set<string>()
   const named = new Set<string>()
   const warnings: Array<string> = []
   for (const host of hosts) {
@@ -75,21 +76,16 @@ export const resolveGatewayAddresses = (
       )
       continue
     }
-    // A Service without a virtual IP (headless) is reached by its name.
-    if (service.addresses.length === 0) named.add(host)
-    for (const vip of service.addresses) vips.add(vip)
     for (const port of ports) {
-      if (service.ports.some((p) => p.port === port)) assigned.add(`${host}:${port}`)
-      else warnings.push(`port ${port} not found for hostname "${host}"`)
+      if (service.ports.some((p) => p.port === port)) {
+        assigned.add(`${host}:${port}`)
+        named.add(host)
+      } else warnings.push(`port ${port} not found for hostname "${host}"`)
     }
   }
   warnings.sort(compareStrings)
   const assignedTo = [...assigned].sort(compareStrings)
-  const addresses = [
-    ...ips,
-    ...[...vips].sort(compareStrings).map((value) => ({ type: "IPAddress", value })),
-    ...[...named].sort(compareStrings).map((value) => ({ type: "Hostname", value })),
-  ]
+  const addresses = [...ips, ...[...named].sort(compareStrings).map((value) => ({ type: "Hostname", value }))]
   if (warnings.length === 0) return { addresses, assignedTo }
   const message =
     assignedTo.length > 0

@@ -2,8 +2,9 @@
  * Issue 36 group 9: a Gateway's addresses status, as the reference resolves it when the mesh
  * does not deploy the Gateway. A Hostname address names the Service of the proxy that serves
  * it: missing (or only in another namespace), or lacking a listener's port, Programmed is False
- * with AddressNotUsable and a message naming what is missing; found, the Gateway's addresses are
- * the Service's virtual IPs and Programmed names the service ports. Without any address the
+ * with AddressNotUsable and a message naming what is missing; found, the Gateway's address is
+ * the Service's host name (the reference's default class reports Hostname addresses when no
+ * load-balancer address is known) and Programmed names the service ports. Without any address the
  * Service the reference would deploy (`<gateway>-<class>`) is looked for.
  */
 import { describe, expect, it } from "vitest"
@@ -30,7 +31,7 @@ const programmed = (parts: Parameters<typeof convert>[0]) => {
 }
 
 describe("Gateway addresses status", () => {
-  it("a Hostname address naming an existing Service: its virtual IP, Programmed with the service ports", () => {
+  it("a Hostname address naming an existing Service: its host name, Programmed with the service ports", () => {
     const host = "edge-proxy.infra.svc.cluster.local"
     for (const value of ["edge-proxy", host])
       expect(
@@ -39,7 +40,7 @@ describe("Gateway addresses status", () => {
         status: "True",
         reason: "Programmed",
         message: `Resource programmed, assigned to service(s) ${host}:80 and ${host}:8080`,
-        addresses: [{ type: "IPAddress", value: "10.96.0.7" }],
+        addresses: [{ type: "Hostname", value: host }],
       })
   })
 
@@ -85,7 +86,7 @@ describe("Gateway addresses status", () => {
       programmed({ gateways: [withAddresses([])], services: [{ ...deployedName, addresses: ["10.96.0.9"] }] }),
     ).toMatchObject({
       status: "True",
-      addresses: [{ type: "IPAddress", value: "10.96.0.9" }],
+      addresses: [{ type: "Hostname", value: "gw-mesh.infra.svc.cluster.local" }],
     })
     expect(programmed({ gateways: [withAddresses([])] })).toMatchObject({
       status: "False",
@@ -96,13 +97,15 @@ describe("Gateway addresses status", () => {
     expect(programmed({ gateways: [renamed], services: [ingress("infra")] }).status).toBe("True")
   })
 
-  it("a Service without a virtual IP is reported by its name", () => {
-    expect(
-      programmed({
-        gateways: [withAddresses([{ type: "Hostname", value: "edge-proxy" }])],
-        services: [ingress("infra", [80, 8080], [])],
-      }).addresses,
-    ).toEqual([{ type: "Hostname", value: "edge-proxy.infra.svc.cluster.local" }])
+  it("an IPAddress address is reported beside the Services found; nothing assigned reports no host", () => {
+    const both = withAddresses([{ value: "192.0.2.1" }, { type: "Hostname", value: "edge-proxy" }])
+    expect(programmed({ gateways: [both], services: [ingress("infra")] }).addresses).toEqual([
+      { type: "IPAddress", value: "192.0.2.1" },
+      { type: "Hostname", value: "edge-proxy.infra.svc.cluster.local" },
+    ])
+    expect(programmed({ gateways: [both], services: [ingress("infra", [9999])] }).addresses).toEqual([
+      { type: "IPAddress", value: "192.0.2.1" },
+    ])
   })
 
   it("services are listed as the reference lists them", () => {
