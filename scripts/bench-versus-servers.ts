@@ -114,7 +114,10 @@ export const startMesh = async (options: StartOptions): Promise<ControlPlane> =>
     NO_COLOR: "1",
   }
   const cwd = mkdtempSync(join(tmpdir(), "bench-versus-mesh-"))
-  const p = startProcess(process.execPath, [...nodeFlags, binary("mesh-discovery"), ...args], env, cwd)
+  // Profiled, the bundle runs without bin/launch.cjs: loaded through its V8 code cache, the
+  // daemon's lazy imports fail under --cpu-prof ("A dynamic import callback was not specified").
+  const entry = options.cpuProfDir === "" ? binary("mesh-discovery") : join(ROOT, "dist", "mesh-discovery.cjs")
+  const p = startProcess(process.execPath, [...nodeFlags, entry, ...args], env, cwd)
   const exited = () => p.child.exitCode !== null || p.child.signalCode !== null
   const listening = async (what: RegExp) => (await waitOutput(p.output, what, "mesh-discovery", exited))[1]!
   return {
