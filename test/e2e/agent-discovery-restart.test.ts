@@ -10,18 +10,17 @@
  * existing channel, the agent's certificate renews from the restarted CA under the same root,
  * and not one RPC fails in the whole period.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { X509Certificate } from "node:crypto"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { createInterface } from "node:readline"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type EchoBackend, startEchoBackend } from "../fixtures/xds/echo-backend.js"
 import { execFileAsync, startIssuer, type TestIssuer } from "../layers/ca/helpers.js"
 import { discoveryArgs } from "../support/discovery.js"
 import { freePort, freePorts } from "../support/ports.js"
-import { type Daemon, ROOT, startDaemon } from "../support/processes.js"
+import { type Daemon, startDaemon } from "../support/processes.js"
+import { pollUntil, type SteadyClient, startSteadyClient } from "../support/steady-client.js"
 
 const HOST = "echo.demo.svc.cluster.local"
 const TARGET = `${HOST}:80`
@@ -93,41 +92,15 @@ let securePort = 0
 let statusPort = 0
 let discovery: Daemon | undefined
 let agent: Daemon | undefined
-let client: ChildProcessWithoutNullStreams | undefined
-let clientOutput = ""
-const pending = new Map<number, (report: Report) => void>()
-let nextId = 0
-
-interface Report {
-  readonly total: number
-  readonly counts: Record<string, number>
-  readonly failureCount: number
-  readonly failures: ReadonlyArray<{ code: number; details: string; at: number }>
-  readonly startupFailures: number
-  readonly states: ReadonlyArray<{ state: string; at: number }>
-}
+let client: SteadyClient | undefined
 
 const logs = () =>
-  `--- discovery\n${discovery?.output().slice(-3000)}\n--- agent\n${agent?.output().slice(-3000)}\n--- client\n${clientOutput.slice(-2000)}`
+  `--- discovery\n${discovery?.output().slice(-3000)}\n--- agent\n${agent?.output().slice(-3000)}\n--- client\n${client?.output().slice(-2000)}`
 
 /** Polls `check` until it returns a value (not undefined), within a time limit. */
-const until = async <A>(what: string, check: () => Promise<A | undefined>, ms = 20_000): Promise<A> => {
-  const limit = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > limit) throw new Error(`timed out waiting for ${what}\n${logs()}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
+const until = <A>(what: string, check: () => Promise<A | undefined>, ms = 20_000) => pollUntil(what, check, ms, logs)
 
-const report = (): Promise<Report> =>
-  new Promise((resolve, reject) => {
-    if (client === undefined || client.exitCode !== null) return reject(new Error(`client gone: ${clientOutput}`))
-    const id = nextId++
-    pending.set(id, resolve)
-    client.stdin.write(`${JSON.stringify({ id })}\n`)
-  })
+const report = () => client!.report()
 
 const agentMetric = async (name: string): Promise<number> => {
   const page = await (await fetch(`http://127.0.0.1:${statusPort}/stats/prometheus`)).text()
@@ -206,24 +179,11 @@ beforeAll(async () => {
   )
   await agent.waitFor(/gRPC xDS bootstrap written/, 30_000)
 
-  client = spawn(process.execPath, [join(ROOT, "test/fixtures/agent/xds-steady-client.mjs"), TARGET, "20", "2000"], {
-    cwd: ROOT,
-    env: { ...process.env, GRPC_XDS_BOOTSTRAP: join(agentDir, "etc/mesh/proxy/grpc-bootstrap.json") },
-    stdio: ["pipe", "pipe", "pipe"],
-  })
-  // One JSON report per line.
-  createInterface({ input: client.stdout }).on("line", (line) => {
-    const message = JSON.parse(line) as Report & { id: number }
-    pending.get(message.id)?.(message)
-    pending.delete(message.id)
-  })
-  client.stderr.on("data", (chunk: Buffer) => {
-    clientOutput += chunk.toString()
-  })
+  client = startSteadyClient(TARGET, { GRPC_XDS_BOOTSTRAP: join(agentDir, "etc/mesh/proxy/grpc-bootstrap.json") })
 }, 60_000)
 
 afterAll(async () => {
-  if (client !== undefined && client.exitCode === null) client.kill("SIGKILL")
+  if (client !== undefined && client.process.exitCode === null) client.process.kill("SIGKILL")
   await agent?.stop("SIGKILL")
   await discovery?.stop("SIGKILL")
   await Promise.all([v1, v2].map((b) => b?.close()))

@@ -15,9 +15,12 @@ export const CA_DEBUG_MUTATIONS: ReadonlySet<string> = new Set(["ca_rotate_key"]
 const json = (body: unknown): DebugPage => ({ status: 200, body: `${JSON.stringify(body, null, 2)}\n` })
 const text = (status: number, message: string): DebugPage => ({ status, body: `${message}\n` })
 
+/** Not a CA page. */
+const notOurs: Effect.Effect<DebugPage | undefined> = Effect.sync(() => undefined)
+
 /** The page at `path`, or undefined when it is not a CA page. */
 export const caDebugPage = (path: string): Effect.Effect<DebugPage | undefined> => {
-  if (path !== "ca_rotation" && path !== "ca_rotate_key") return Effect.succeed(undefined)
+  if (path !== "ca_rotation" && path !== "ca_rotate_key") return notOurs
   return Effect.flatMap(Effect.serviceOption(CertificateAuthority), (ca) => {
     const rotation = Option.isSome(ca) ? ca.value.keyRotation : undefined
     if (rotation === undefined) return Effect.succeed(text(404, "this server runs no certificate authority"))

@@ -122,13 +122,24 @@ export const makeKeyRotation = (deps: KeyRotationDeps) =>
       undefined,
     )
 
+    // The bundle's version, once per material (the phase loop asks at every check). Weakly keyed
+    // by the material, which the CA replaces on every change: nothing accumulates.
+    const versions = new WeakMap<object, string>()
+    const versionOf = (material: LoadedMaterial["material"]) => {
+      let version = versions.get(material)
+      if (version === undefined) {
+        version = bundleVersion(trustBundlePem(material))
+        versions.set(material, version)
+      }
+      return version
+    }
+
     const phaseOf = (loaded: LoadedMaterial, plugged: boolean): KeyRotationPhase =>
       loaded.pending !== undefined || plugged ? "publishing" : loaded.retired.length > 0 ? "retaining" : "idle"
 
     const updateGauges = Effect.gen(function* () {
       const loaded = yield* SubscriptionRef.get(state)
-      const version = bundleVersion(trustBundlePem(loaded.material))
-      const counts = countWatchers(yield* Ref.get(watchers), version)
+      const counts = countWatchers(yield* Ref.get(watchers), versionOf(loaded.material))
       metrics.bundleWatchers.set(counts.total)
       metrics.bundleWatchersCurrent.set(counts.current)
       metrics.bundleRoots.set(loaded.material.trustBundle.length)
@@ -148,8 +159,7 @@ export const makeKeyRotation = (deps: KeyRotationDeps) =>
     const status: Effect.Effect<KeyRotationStatus> = Effect.gen(function* () {
       const loaded = yield* SubscriptionRef.get(state)
       const plugged = yield* Ref.get(pluggedNext)
-      const bundlePem = trustBundlePem(loaded.material)
-      const version = bundleVersion(bundlePem)
+      const version = versionOf(loaded.material)
       const all = yield* Ref.get(watchers)
       const counts = countWatchers(all, version)
       const why = yield* Ref.get(decision)
@@ -249,7 +259,7 @@ export const makeKeyRotation = (deps: KeyRotationDeps) =>
       })
 
     const countsFor = (loaded: LoadedMaterial) =>
-      Effect.map(Ref.get(watchers), (all) => countWatchers(all, bundleVersion(trustBundlePem(loaded.material))))
+      Effect.map(Ref.get(watchers), (all) => countWatchers(all, versionOf(loaded.material)))
 
     const step: Effect.Effect<void, CaMaterialError> = lock.withPermits(1)(
       Effect.gen(function* () {

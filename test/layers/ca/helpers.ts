@@ -175,6 +175,23 @@ export const opensslVerify = async (dir: string, chain: ReadonlyArray<string>, r
   return stdout
 }
 
+/** `openssl verify -attime` of `leaf` against the roots of `bundle` at `atMs`: "…: OK" or openssl's complaint. */
+export const opensslVerifyAt = async (dir: string, bundle: string, leaf: string, atMs: number): Promise<string> => {
+  await writeFile(join(dir, "bundle.pem"), bundle)
+  await writeFile(join(dir, "leaf.pem"), leaf)
+  return execFileAsync("openssl", [
+    "verify",
+    "-attime",
+    String(Math.floor(atMs / 1000)),
+    "-CAfile",
+    join(dir, "bundle.pem"),
+    join(dir, "leaf.pem"),
+  ]).then(
+    (r) => r.stdout,
+    (e: { stdout: string; stderr: string }) => `${e.stdout}${e.stderr}`,
+  )
+}
+
 export const opensslText = async (dir: string, pem: string) => {
   const file = join(dir, "text.pem")
   await writeFile(file, pem)

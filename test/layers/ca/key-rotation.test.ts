@@ -6,7 +6,6 @@
  * state directory; a key that no longer matches the configured size starts a rotation.
  */
 import { existsSync, statSync } from "node:fs"
-import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Fiber, Option, Stream, TestClock } from "effect"
@@ -18,7 +17,7 @@ import { parseCsr } from "../../../src/services/ca/csr.js"
 import { bundleVersion, DEFAULT_KEY_ROTATION } from "../../../src/services/ca/key-rotation.js"
 import { type SigningMaterial, trustBundlePem } from "../../../src/services/ca/material.js"
 import { Metrics } from "../../../src/services/metrics/metrics.js"
-import { counterValue, execFileAsync, makeCsr, tempDir } from "./helpers.js"
+import { counterValue, makeCsr, opensslVerifyAt, tempDir } from "./helpers.js"
 
 const ID = "spiffe://cluster.local/ns/default/sa/sleep"
 
@@ -45,23 +44,8 @@ const issue = (ca: CertificateAuthorityShape) =>
     return yield* ca.sign({ csr: yield* parseCsr(csrPem), identities: [ID], requestedTtlSeconds: 0 })
   })
 
-/** `openssl verify` of `leaf` against `bundle` at `atMs`: "OK" or openssl's complaint. */
 const verifyAt = (dir: string, bundle: string, leaf: string, atMs: number) =>
-  Effect.promise(async () => {
-    await writeFile(join(dir, "bundle.pem"), bundle)
-    await writeFile(join(dir, "leaf.pem"), leaf)
-    return execFileAsync("openssl", [
-      "verify",
-      "-attime",
-      String(Math.floor(atMs / 1000)),
-      "-CAfile",
-      join(dir, "bundle.pem"),
-      join(dir, "leaf.pem"),
-    ]).then(
-      (r) => r.stdout,
-      (e: { stdout: string; stderr: string }) => `${e.stdout}${e.stderr}`,
-    )
-  })
+  Effect.promise(() => opensslVerifyAt(dir, bundle, leaf, atMs))
 
 const rotationOf = (ca: CertificateAuthorityShape): KeyRotationShape => {
   if (ca.keyRotation === undefined) throw new Error("the CA has no key rotation")

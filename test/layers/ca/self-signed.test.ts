@@ -3,7 +3,6 @@
  * old root kept in the trust bundle until every certificate it signed has expired.
  */
 import { existsSync, statSync } from "node:fs"
-import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Option, Stream, TestClock } from "effect"
@@ -12,10 +11,11 @@ import { STATE_FILES } from "../../../src/layers/ca/key-material.js"
 import { layer as metricsLayer } from "../../../src/layers/metrics.js"
 import type { CertificateAuthorityShape } from "../../../src/services/ca/ca.js"
 import { parseCsr } from "../../../src/services/ca/csr.js"
+import { DEFAULT_KEY_ROTATION } from "../../../src/services/ca/key-rotation.js"
 import { toPem, trustBundlePem } from "../../../src/services/ca/material.js"
 import { x509 } from "../../../src/services/ca/x509.js"
 import { Metrics } from "../../../src/services/metrics/metrics.js"
-import { counterValue, execFileAsync, makeCsr, tempDir } from "./helpers.js"
+import { counterValue, execFileAsync, makeCsr, opensslVerifyAt, tempDir } from "./helpers.js"
 
 const H = 3_600_000
 const ID = "spiffe://cluster.local/ns/default/sa/sleep"
@@ -28,6 +28,8 @@ const settings = (stateDir: string, overrides: Partial<CaSettings> = {}): CaSett
   selfSignedTtl: Duration.hours(10),
   rotation: { checkInterval: Duration.hours(1), gracePeriodPercentile: 20, enableJitter: false },
   policy: { defaultTtl: Duration.hours(1), maxTtl: Duration.hours(1) },
+  // No key rotation here: its phase checks would only add thousands of TestClock wake-ups.
+  keyRotation: { ...DEFAULT_KEY_ROTATION, checkInterval: Duration.hours(24) },
   ...overrides,
 })
 
@@ -45,21 +47,7 @@ const nextRoot = (ca: CertificateAuthorityShape, serial: string) =>
     Effect.map(Option.getOrThrow),
   )
 
-const verifyAt = async (dir: string, bundle: string, leaf: string, atMs: number) => {
-  await writeFile(join(dir, "bundle.pem"), bundle)
-  await writeFile(join(dir, "leaf.pem"), leaf)
-  return execFileAsync("openssl", [
-    "verify",
-    "-attime",
-    String(Math.floor(atMs / 1000)),
-    "-CAfile",
-    join(dir, "bundle.pem"),
-    join(dir, "leaf.pem"),
-  ]).then(
-    (r) => r.stdout,
-    (e: { stdout: string; stderr: string }) => `${e.stdout}${e.stderr}`,
-  )
-}
+const verifyAt = opensslVerifyAt
 
 describe("self-signed root", () => {
   it.scoped("is created once, persisted, and kept across a restart", () =>

@@ -7,6 +7,7 @@ import { layerWith as certificateAuthorityLayer } from "../../../src/layers/ca/a
 import { layer as trustBundleFileLayer } from "../../../src/layers/ca/trust-bundle-file.js"
 import { layer as metricsLayer } from "../../../src/layers/metrics.js"
 import { CertificateAuthority } from "../../../src/services/ca/ca.js"
+import { DEFAULT_KEY_ROTATION } from "../../../src/services/ca/key-rotation.js"
 import { parseCertificates } from "../../../src/services/ca/x509.js"
 import { tempDir } from "./helpers.js"
 
@@ -24,6 +25,8 @@ describe("trust bundle file", () => {
         selfSignedTtl: Duration.hours(10),
         rotation: { checkInterval: Duration.hours(1), gracePeriodPercentile: 20, enableJitter: false },
         policy: { defaultTtl: Duration.hours(1), maxTtl: Duration.hours(1) },
+        // No key rotation here: its phase checks would only add TestClock wake-ups.
+        keyRotation: { ...DEFAULT_KEY_ROTATION, checkInterval: Duration.hours(24) },
       })
       const context = yield* Layer.build(
         Layer.merge(ca, Layer.provide(trustBundleFileLayer(file), ca)).pipe(Layer.provide(metricsLayer("test"))),
