@@ -33,6 +33,7 @@ import {
   type RouteKind,
 } from "./model.js"
 import { indexReferenceGrants, normaliseGroup } from "./references.js"
+import { remoteGatewayStatus } from "./remote-gateways.js"
 import { gatewayStatus, type RouteParentStatus, routeParentStatus } from "./status.js"
 import { VirtualServiceAssembly } from "./virtual-services.js"
 
@@ -74,8 +75,10 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
   const grants = indexReferenceGrants(input.referenceGrants)
   const services = indexServices(input.services)
   const gateways = new Map<string, GatewayState>()
+  const statuses: Array<ResourceStatus> = [...classes.statuses]
   for (const gateway of [...input.gateways].sort(byAge)) {
-    if (classes.names.has(gateway.spec.gatewayClassName))
+    if (classes.remoteNames.has(gateway.spec.gatewayClassName)) statuses.push(remoteGatewayStatus(gateway, options.now))
+    else if (classes.names.has(gateway.spec.gatewayClassName))
       gateways.set(
         keyOf(gateway),
         reconcileGateway(gateway, {
@@ -93,7 +96,6 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
     domainSuffix: options.domainSuffix,
   }
   const assembly = new VirtualServiceAssembly()
-  const statuses: Array<ResourceStatus> = [...classes.statuses]
 
   const reconcileRoute = (
     kind: RouteKind,
