@@ -1,12 +1,16 @@
 /**
- * Annotations of the mesh's domains on orchestrator objects: unknown keys (MSH0108), keys on a
- * kind they do not apply to (MSH0107), invalid values (MSH0125), deprecated (MSH0135) and alpha
- * (MSH0136) ones. Pod annotations are also read from Deployment pod templates.
+ * Annotations of the mesh's domains (and the ingress class) on Namespaces, Services, Pods,
+ * Deployments and Ingresses, as the reference checks them: unknown keys (MSH0108), keys on a
+ * kind they do not apply to (MSH0107), invalid values of keys in their place (MSH0125),
+ * deprecated (MSH0135) and alpha (MSH0136) ones. Annotations the mesh writes itself are not
+ * reported; neither are alpha redirection annotations the injector wrote on a pod whose
+ * redirection the CNI plugin sets up.
  */
 import { MESH_DOMAIN } from "../../constants.js"
 import type { Analyzer } from "../analyzer.js"
 import { type MessageType, MessageTypes } from "../message-types.js"
-import { type Entry, type Message, message, rec, type Snapshot, stringMap } from "../snapshot.js"
+import { arr, type Entry, type Message, message, rec, type Snapshot, str } from "../snapshot.js"
+import { ANNOTATION_TABLE } from "./annotation-table.js"
 
 type Value = "bool" | "int" | "ports" | "any"
 
@@ -18,64 +22,48 @@ interface AnnotationInfo {
 }
 
 const d = MESH_DOMAIN
-const pod = (value: Value = "any", extra: Partial<AnnotationInfo> = {}): AnnotationInfo => ({
-  kinds: ["Pod"],
-  value,
-  ...extra,
-})
 
-/** The mesh's annotations (the reference's, under the mesh domain) and where they apply. */
-export const KNOWN_ANNOTATIONS: ReadonlyMap<string, AnnotationInfo> = new Map<string, AnnotationInfo>([
-  [`sidecar.${d}/inject`, pod("bool", { deprecated: true })],
-  [`sidecar.${d}/status`, pod()],
-  [`sidecar.${d}/proxyCPU`, pod()],
-  [`sidecar.${d}/proxyCPULimit`, pod()],
-  [`sidecar.${d}/proxyMemory`, pod()],
-  [`sidecar.${d}/proxyMemoryLimit`, pod()],
-  [`sidecar.${d}/proxyImage`, pod()],
-  [`sidecar.${d}/proxyImageType`, pod()],
-  [`sidecar.${d}/interceptionMode`, pod()],
-  [`sidecar.${d}/rewriteAppHTTPProbers`, pod("bool")],
-  [`sidecar.${d}/logLevel`, pod()],
-  [`sidecar.${d}/componentLogLevel`, pod()],
-  [`sidecar.${d}/agentLogLevel`, pod()],
-  [`sidecar.${d}/bootstrapOverride`, pod()],
-  [`sidecar.${d}/discoveryAddress`, pod()],
-  [`sidecar.${d}/enableCoreDump`, pod("bool")],
-  [`sidecar.${d}/userVolume`, pod()],
-  [`sidecar.${d}/userVolumeMount`, pod()],
-  [`sidecar.${d}/statsInclusionPrefixes`, pod("any", { deprecated: true })],
-  [`sidecar.${d}/statsInclusionSuffixes`, pod("any", { deprecated: true })],
-  [`sidecar.${d}/statsInclusionRegexps`, pod("any", { deprecated: true })],
-  [`sidecar.${d}/statsHistogramBuckets`, pod("any", { alpha: true })],
-  [`sidecar.${d}/extraStatTags`, pod()],
-  [`sidecar.${d}/nativeSidecar`, pod("bool")],
-  [`traffic.sidecar.${d}/includeOutboundIPRanges`, pod()],
-  [`traffic.sidecar.${d}/excludeOutboundIPRanges`, pod()],
-  [`traffic.sidecar.${d}/includeInboundPorts`, pod()],
-  [`traffic.sidecar.${d}/excludeInboundPorts`, pod("ports")],
-  [`traffic.sidecar.${d}/includeOutboundPorts`, pod("ports")],
-  [`traffic.sidecar.${d}/excludeOutboundPorts`, pod("ports")],
-  [`traffic.sidecar.${d}/excludeInterfaces`, pod()],
-  [`traffic.sidecar.${d}/kubevirtInterfaces`, pod()],
-  [`readiness.status.sidecar.${d}/applicationPorts`, pod("ports")],
-  [`readiness.status.sidecar.${d}/initialDelaySeconds`, pod("int")],
-  [`readiness.status.sidecar.${d}/periodSeconds`, pod("int")],
-  [`readiness.status.sidecar.${d}/failureThreshold`, pod("int")],
-  [`status.sidecar.${d}/port`, pod("int")],
-  [`proxy.${d}/config`, pod()],
-  [`proxy.${d}/overrides`, pod()],
-  [`inject.${d}/templates`, pod()],
-  [`prometheus.${d}/merge-metrics`, pod("bool")],
-  [`ambient.${d}/redirection`, pod()],
-  [`networking.${d}/exportTo`, { kinds: ["Service"], value: "any" }],
-  [`networking.${d}/traffic-distribution`, { kinds: ["Service"], value: "any", alpha: true }],
-  [`${d}/dry-run`, { kinds: ["AuthorizationPolicy"], value: "bool", alpha: true }],
-  [`topology.${d}/controlPlaneClusters`, { kinds: ["Namespace"], value: "any" }],
-  [`policy.${d}/check`, pod("any", { deprecated: true })],
+/** Value checks of the annotations the injector validates. */
+const VALUE_CHECKS: ReadonlyMap<string, Value> = new Map<string, Value>([
+  [`sidecar.${d}/inject`, "bool"],
+  [`sidecar.${d}/rewriteAppHTTPProbers`, "bool"],
+  [`sidecar.${d}/enableCoreDump`, "bool"],
+  [`sidecar.${d}/nativeSidecar`, "bool"],
+  [`traffic.sidecar.${d}/excludeInboundPorts`, "ports"],
+  [`traffic.sidecar.${d}/includeOutboundPorts`, "ports"],
+  [`traffic.sidecar.${d}/excludeOutboundPorts`, "ports"],
+  [`readiness.status.sidecar.${d}/applicationPorts`, "ports"],
+  [`readiness.status.sidecar.${d}/initialDelaySeconds`, "int"],
+  [`readiness.status.sidecar.${d}/periodSeconds`, "int"],
+  [`readiness.status.sidecar.${d}/failureThreshold`, "int"],
+  [`status.sidecar.${d}/port`, "int"],
+  [`prometheus.${d}/merge-metrics`, "bool"],
+  [`${d}/dry-run`, "bool"],
 ])
 
-const MESH_DOMAIN_KEY = new RegExp(`(^|\\.)${d.replace(".", "\\.")}/`)
+/** The mesh's annotations and where they apply (annotation-table.ts), with their value checks. */
+export const KNOWN_ANNOTATIONS: ReadonlyMap<string, AnnotationInfo> = new Map(
+  ANNOTATION_TABLE.map(([name, status, deprecated, kinds]) => [
+    name,
+    { kinds, value: VALUE_CHECKS.get(name) ?? "any", deprecated, alpha: status === "A" },
+  ]),
+)
+
+/** Annotations the mesh writes itself: never reported. */
+const ALWAYS_IGNORED = new Set([`sidecar.${d}/status`, `gateway.${d}/controller-version`, `${d}/rev`])
+/** Alpha annotations the injector writes on pods when it (not the CNI plugin) sets up redirection. */
+const IGNORED_ALPHA_WITHOUT_CNI = new Set([
+  `sidecar.${d}/interceptionMode`,
+  `traffic.sidecar.${d}/includeInboundPorts`,
+  `traffic.sidecar.${d}/excludeInboundPorts`,
+  `traffic.sidecar.${d}/includeOutboundIPRanges`,
+])
+const INGRESS_CLASS = "kubernetes.io/ingress.class"
+/** The kinds whose annotations are checked (the reference's, and Ingress). */
+const ANNOTATED_KINDS = ["Namespace", "Service", "Pod", "Deployment", "Ingress"]
+
+/** An annotation of the mesh's domains (the first segment ending in it), or the ingress class. */
+const isMeshAnnotation = (key: string): boolean => key === INGRESS_CLASS || (key.split("/")[0] ?? "").endsWith(d)
 
 interface Found {
   readonly entry: Entry
@@ -88,29 +76,20 @@ interface Found {
 
 const found = (snapshot: Snapshot): ReadonlyArray<Found> => {
   const out: Array<Found> = []
-  const add = (
-    entry: Entry,
-    kind: string,
-    annotations: Readonly<Record<string, string>>,
-    path: ReadonlyArray<string>,
-  ) => {
-    for (const [key, value] of Object.entries(annotations)) {
-      if (!MESH_DOMAIN_KEY.test(key)) continue
-      out.push({ entry, kind, key, value, info: KNOWN_ANNOTATIONS.get(key), path: [...path, key] })
+  for (const kind of ANNOTATED_KINDS)
+    for (const entry of snapshot.ofKind(kind)) {
+      if (entry.group !== "" && entry.group !== "apps" && entry.group !== "networking.k8s.io") continue
+      for (const [key, value] of Object.entries(entry.annotations)) {
+        if (!isMeshAnnotation(key) || ALWAYS_IGNORED.has(key)) continue
+        out.push({ entry, kind, key, value, info: KNOWN_ANNOTATIONS.get(key), path: ["metadata", "annotations", key] })
+      }
     }
-  }
-  for (const entry of snapshot.entries) {
-    add(entry, entry.kind, entry.annotations, ["metadata", "annotations"])
-    if (entry.kind === "Deployment")
-      add(entry, "Pod", stringMap(rec(rec(rec(rec(entry.body.spec).template).metadata).annotations)), [
-        "spec",
-        "template",
-        "metadata",
-        "annotations",
-      ])
-  }
   return out
 }
+
+/** Whether a pod's redirection is set up by an init container of the injector (not the CNI plugin). */
+const injectorRedirects = (pod: Entry): boolean =>
+  arr(rec(pod.body.spec).initContainers).some((c) => ["mesh-init", "istio-init"].includes(str(rec(c).name)))
 
 const invalidValue = (value: Value, text: string): string | undefined => {
   switch (value) {
@@ -143,6 +122,8 @@ const analyzer = (
     }),
 })
 
+const SIDECAR_INJECT = `sidecar.${d}/inject`
+
 export const annotationAnalyzers: ReadonlyArray<Analyzer> = [
   analyzer(
     "annotations.UnknownAnnotationAnalyzer",
@@ -155,7 +136,7 @@ export const annotationAnalyzers: ReadonlyArray<Analyzer> = [
     "Checks the mesh's annotations are on the kinds they apply to",
     MessageTypes.MisplacedAnnotation,
     (f) =>
-      f.info !== undefined && !f.info.kinds.includes(f.kind)
+      f.info !== undefined && !f.info.kinds.includes("Any") && !f.info.kinds.includes(f.kind)
         ? `Misplaced annotation: ${f.key} can only be applied to ${f.info.kinds.join(", ")}`
         : undefined,
   ),
@@ -164,7 +145,9 @@ export const annotationAnalyzers: ReadonlyArray<Analyzer> = [
     "Checks the values of the mesh's annotations",
     MessageTypes.InvalidAnnotation,
     (f) => {
-      const problem = f.info === undefined ? undefined : invalidValue(f.info.value, f.value)
+      // Only an annotation in its place is validated (the reference stops at a misplaced one).
+      if (f.info === undefined || f.info.kinds.includes("Any") || !f.info.kinds.includes(f.kind)) return undefined
+      const problem = invalidValue(f.info.value, f.value)
       return problem === undefined ? undefined : `Invalid annotation ${f.key}: ${problem}, got "${f.value}"`
     },
   ),
@@ -172,13 +155,16 @@ export const annotationAnalyzers: ReadonlyArray<Analyzer> = [
     "annotations.DeprecatedAnnotationAnalyzer",
     "Reports deprecated annotations",
     MessageTypes.DeprecatedAnnotation,
-    (f) =>
-      f.info?.deprecated === true
-        ? `Annotation "${f.key}" has been deprecated and may not work in future releases.`
-        : undefined,
+    (f) => {
+      if (f.info?.deprecated !== true) return undefined
+      // The inject annotation beside the inject label is left alone: the label wins.
+      if (f.key === SIDECAR_INJECT && f.entry.labels[SIDECAR_INJECT] !== undefined) return undefined
+      const extra = f.key === SIDECAR_INJECT ? ` in favor of the "${SIDECAR_INJECT}" label` : ""
+      return `Annotation "${f.key}" has been deprecated${extra} and may not work in future mesh versions.`
+    },
   ),
   analyzer("annotations.AlphaAnnotationAnalyzer", "Reports alpha annotations", MessageTypes.AlphaAnnotation, (f) =>
-    f.info?.alpha === true
+    f.info?.alpha === true && !(f.kind === "Pod" && !injectorRedirects(f.entry) && IGNORED_ALPHA_WITHOUT_CNI.has(f.key))
       ? `Annotation "${f.key}" is part of an alpha-phase feature and may be incompletely supported.`
       : undefined,
   ),
