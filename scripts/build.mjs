@@ -92,6 +92,14 @@ await Promise.all([
   }),
 ])
 
+// The xDS protos' parsed Root, read at start by the binaries instead of the `.proto` files
+// (src/layers/xds/proto-root.ts): written into the staging directory, so it is published with
+// the bundles.
+execFileSync(process.execPath, [
+  join(root, staging, "scripts", "gen-xds-descriptor.mjs"),
+  join(root, staging, "xds-protos.json"),
+])
+
 const publish = (from, to) => {
   mkdirSync(to, { recursive: true })
   for (const entry of readdirSync(from, { withFileTypes: true })) {

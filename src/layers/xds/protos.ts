@@ -1,19 +1,23 @@
 /**
- * The xDS protos, loaded at run time from the `@grpc/grpc-js-xds` package's `deps/` folders
- * (envoy-api, xds, googleapis, protoc-gen-validate): the ADS service definition for servers and
- * clients, and the codec that encodes resource objects to bytes and back.
+ * The xDS protos (the `@grpc/grpc-js-xds` package's `deps/` folders: envoy-api, xds, googleapis,
+ * protoc-gen-validate, and the project's NDS table): the ADS service definition for servers and
+ * clients, and the codec that encodes resource objects to bytes and back. The Root comes from
+ * proto-root.ts (the build's descriptor, or parsed); the definitions are made here for the ADS
+ * methods only, as @grpc/proto-loader would make them: proto-loader builds a definition and a
+ * file descriptor for every message of the tree, which cost more CPU at start than the parse.
  */
-import { createRequire } from "node:module"
-import { dirname, join } from "node:path"
 import type { ServiceDefinition } from "@grpc/grpc-js"
-import * as protoLoader from "@grpc/proto-loader"
+import type * as protoLoader from "@grpc/proto-loader"
 import { Effect, Layer } from "effect"
+import protobuf from "protobufjs"
 import { XdsCodec, type XdsCodecShape } from "../../services/xds/cache/resource-cache.js"
 import type { ProtoObject } from "../../services/xds/cache/resource-spec.js"
 import { sharingResourceEncoding } from "../../services/xds/cache/response-encoding.js"
 import { XDS_API_PROTO_FILES } from "../../services/xds/protocol/proto-files.js"
 import { NDS_PROTO_FILE } from "../../services/xds/proxygen/nds/proto-file.js"
-import { protoRoot } from "../ca/proto.js"
+import { loadXdsRoot, xdsProtoIncludeDirs } from "./proto-root.js"
+
+export { xdsProtoIncludeDirs }
 
 /** The protos the ADS server and its codec load (their imports come along). */
 export const xdsProtoFiles = [
@@ -21,15 +25,6 @@ export const xdsProtoFiles = [
   // NDS resources: the agent's DNS name table (proto/).
   NDS_PROTO_FILE,
 ]
-
-export const xdsProtoIncludeDirs = (): ReadonlyArray<string> => {
-  const root = dirname(createRequire(import.meta.url).resolve("@grpc/grpc-js-xds/package.json"))
-  return [
-    ...["envoy-api", "xds", "googleapis", "protoc-gen-validate"].map((d) => join(root, "deps", d)),
-    // The project's own protos (the NDS name table), next to src/ and dist/ alike.
-    protoRoot(),
-  ]
-}
 
 /** How the xDS protos are loaded (field names as in the protos, 64-bit numbers as strings). */
 export const xdsProtoLoaderOptions = (): protoLoader.Options => ({
@@ -40,6 +35,35 @@ export const xdsProtoLoaderOptions = (): protoLoader.Options => ({
   oneofs: true,
   includeDirs: [...xdsProtoIncludeDirs()],
 })
+
+/** How messages are decoded (proto-loader's options above); `json` also expands Any values. */
+const DECODE_OPTIONS: protobuf.IConversionOptions = { longs: String, enums: String, defaults: false, oneofs: true }
+const DECODE_JSON_OPTIONS: protobuf.IConversionOptions = { ...DECODE_OPTIONS, json: true }
+
+/** proto-loader's serializer of a message type: object → message → bytes. */
+const serializerOf = (type: protobuf.Type) => (value: object) => {
+  if (Array.isArray(value)) throw new Error(`Failed to serialize message: expected a ${type.name}, got an array`)
+  return type.encode(type.fromObject(value)).finish() as Buffer
+}
+const deserializerOf = (type: protobuf.Type, options: protobuf.IConversionOptions) => (bytes: Buffer) =>
+  type.toObject(type.decode(bytes), options)
+
+/** A gRPC method definition of a service method, as proto-loader makes it (without the descriptors). */
+const methodDefinition = (service: protobuf.Service, method: protobuf.Method) => {
+  method.resolve()
+  const request = method.resolvedRequestType!
+  const response = method.resolvedResponseType!
+  return {
+    path: `/${service.fullName.slice(1)}/${method.name}`,
+    requestStream: method.requestStream === true,
+    responseStream: method.responseStream === true,
+    requestSerialize: serializerOf(request),
+    requestDeserialize: deserializerOf(request, DECODE_OPTIONS),
+    responseSerialize: serializerOf(response),
+    responseDeserialize: deserializerOf(response, DECODE_OPTIONS),
+    originalName: method.name.charAt(0).toLowerCase() + method.name.slice(1),
+  }
+}
 
 export interface XdsProtos {
   /** AggregatedDiscoveryService: StreamAggregatedResources and DeltaAggregatedResources. */
@@ -80,8 +104,11 @@ const varint = (bytes: Uint8Array, offset: number): [number, number] => {
 /** Loads (once per process) the ADS definition and the codec. */
 export const loadXdsProtos = (): XdsProtos => {
   if (loaded !== undefined) return loaded
-  const wire = protoLoader.loadSync(xdsProtoFiles, xdsProtoLoaderOptions())
-  const methods = wire[ADS] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>
+  const root = loadXdsRoot(xdsProtoFiles)
+  const service = root.lookupService(ADS)
+  const methods = Object.fromEntries(
+    service.methodsArray.map((method) => [method.name, methodDefinition(service, method)]),
+  )
   const sotw = methods.StreamAggregatedResources!
   // Responses share the encoding of their resources across connections (response-encoding.ts).
   const encoders = new Map(
@@ -101,37 +128,28 @@ export const loadXdsProtos = (): XdsProtos => {
     sotw: encoders.get("StreamAggregatedResources")!.size,
     delta: encoders.get("DeltaAggregatedResources")!.size,
   }
-  // Decoding (debug pages, tests) needs the JSON flavour, which expands Any values. Parsing the
-  // protos costs hundreds of milliseconds, so the second parse waits for the first decode
-  // instead of slowing every start-up.
-  let sotwJson: protoLoader.MethodDefinition<object, object> | undefined
-  const jsonMethod = () => {
-    if (sotwJson === undefined) {
-      const json = protoLoader.loadSync(xdsProtoFiles, { ...xdsProtoLoaderOptions(), json: true })
-      sotwJson = (json[ADS] as unknown as Record<string, protoLoader.MethodDefinition<object, object>>)
-        .StreamAggregatedResources!
-    }
-    return sotwJson
-  }
-
   /**
-   * Each resource type's own serializer (proto-loader gives one per message type): going
-   * through the Any wrapper looks the type up by name in the whole xDS tree on every encode,
-   * most of the cost of encoding a small resource such as a ClusterLoadAssignment.
+   * Each resource type's own serializer: going through the Any wrapper looks the type up by
+   * name in the whole xDS tree on every encode, most of the cost of encoding a small resource
+   * such as a ClusterLoadAssignment.
    */
   const serializers = new Map<string, ((value: object) => Buffer) | undefined>()
-  const serializerOf = (typeUrl: string) => {
+  const ownSerializer = (typeUrl: string) => {
     if (!serializers.has(typeUrl)) {
-      const definition = wire[typeUrl.slice(typeUrl.lastIndexOf("/") + 1)] as
-        | { readonly serialize?: (value: object) => Buffer }
-        | undefined
-      serializers.set(typeUrl, typeof definition?.serialize === "function" ? definition.serialize : undefined)
+      // Absolute (leading dot): a relative name would also match a nested type of that name.
+      const type = root.lookup(`.${typeUrl.slice(typeUrl.lastIndexOf("/") + 1)}`)
+      serializers.set(typeUrl, type instanceof protobuf.Type ? serializerOf(type) : undefined)
     }
     return serializers.get(typeUrl)
   }
+  // Decoding (debug pages, tests) expands Any values (the JSON flavour of toObject).
+  const decodeResponse = deserializerOf(
+    service.methods.StreamAggregatedResources!.resolvedResponseType!,
+    DECODE_JSON_OPTIONS,
+  )
 
   const encode = (typeUrl: string, resource: ProtoObject): Uint8Array => {
-    const own = serializerOf(typeUrl)
+    const own = ownSerializer(typeUrl)
     if (own !== undefined) return own(resource)
     // Any other type goes through the Any wrapper of a one-resource DiscoveryResponse, whose
     // bytes are field 2 (resources: Any) = { 1: type_url, 2: value }: the value is sliced out.
@@ -159,7 +177,7 @@ export const loadXdsProtos = (): XdsProtos => {
 
   const decode = (typeUrl: string, bytes: Uint8Array): ProtoObject => {
     const buf = sotw.responseSerialize({ resources: [{ type_url: typeUrl, value: Buffer.from(bytes) }] })
-    const decoded = jsonMethod().responseDeserialize(buf) as { resources?: ReadonlyArray<ProtoObject> }
+    const decoded = decodeResponse(buf) as { resources?: ReadonlyArray<ProtoObject> }
     return decoded.resources?.[0] ?? {}
   }
 
