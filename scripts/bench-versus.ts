@@ -610,6 +610,8 @@ const main = async () => {
       commands.push(plane.command)
       try {
         results[name] = await runOne(plane, orch, w, started)
+        // Each server's figures as soon as they are known: a run cut short still shows the first.
+        log(`${name}: ${JSON.stringify(results[name])}`)
       } catch (error) {
         process.stderr.write(`--- ${name} output (tail) ---\n${plane.output().slice(-8000)}\n`)
         throw error
