@@ -16,7 +16,7 @@
  * the phase loop never overwrite each other's result.
  */
 import { KeyObject } from "node:crypto"
-import { Clock, Effect, Ref, Schedule, SubscriptionRef } from "effect"
+import { Clock, Duration, Effect, Ref, Schedule, SubscriptionRef } from "effect"
 import type { KeyRotationShape, KeyRotationStatus } from "../../services/ca/ca.js"
 import { CaMaterialError } from "../../services/ca/errors.js"
 import {
@@ -370,7 +370,8 @@ export const makeKeyRotation = (deps: KeyRotationDeps) =>
 
     const run = step.pipe(
       Effect.catchAll((e) => Effect.logError(`CA key rotation: ${e.reason}`)),
-      Effect.repeat(Schedule.spaced(rotation.checkInterval)),
+      // A zero or negative interval would spin: checks are at least 100 ms apart.
+      Effect.repeat(Schedule.spaced(Duration.max(rotation.checkInterval, Duration.millis(100)))),
       Effect.asVoid,
     )
 

@@ -26,7 +26,7 @@ export const discoveryEnv = {
   // MAX_WORKLOAD_CERT_TTL after the switch (or when it expires, if sooner).
   MESHCA_KEY_ROTATION_CHECK_INTERVAL: env.duration(
     "10s",
-    "How often a root key rotation checks its phase: agents' acknowledgements of the trust bundle, the switch to the new key, retired roots whose certificates have all expired",
+    "How often a root key rotation checks its phase: agents' acknowledgements of the trust bundle, the switch to the new key, retired roots whose certificates have all expired (at least 100ms)",
   ),
   MESHCA_KEY_ROTATION_PUBLISH_MIN_WAIT: env.duration(
     "30s",
