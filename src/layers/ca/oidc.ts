@@ -12,7 +12,7 @@
  */
 import { request as httpRequest } from "node:http"
 import { request as httpsRequest } from "node:https"
-import * as jose from "jose"
+import { type Jose, jose } from "../../services/ca/jose-library.js"
 
 export interface JwksOptions {
   /** `JWKS_RESOLVER_INSECURE_SKIP_VERIFY` */
@@ -73,11 +73,11 @@ export const discoverJwksUri = async (issuer: string, options: JwksOptions = {})
 }
 
 /** A key set fetched from `locate()`'s URI, cached per the refresh interval. */
-const cachedRemoteKeys = (locate: () => Promise<URL>, options: JwksOptions): jose.JWTVerifyGetKey => {
+const cachedRemoteKeys = (locate: () => Promise<URL>, options: JwksOptions): Jose.JWTVerifyGetKey => {
   const now = options.now ?? Date.now
   const refreshMs = options.refreshIntervalMs ?? DEFAULT_JWKS_REFRESH_MS
   const cooldownMs = options.cooldownMs ?? DEFAULT_COOLDOWN_MS
-  let cached: { readonly keys: jose.JWTVerifyGetKey; readonly fetchedAt: number } | undefined
+  let cached: { readonly keys: Jose.JWTVerifyGetKey; readonly fetchedAt: number } | undefined
   let inflight: Promise<NonNullable<typeof cached>> | undefined
 
   const fetchKeys = () => {
@@ -89,7 +89,7 @@ const cachedRemoteKeys = (locate: () => Promise<URL>, options: JwksOptions): jos
       } catch (e) {
         throw new Error(`fetching the JWKS at ${uri} failed: ${(e as Error).message}`)
       }
-      const keys = jose.createLocalJWKSet(json as jose.JSONWebKeySet)
+      const keys = jose().createLocalJWKSet(json as Jose.JSONWebKeySet)
       cached = { keys, fetchedAt: now() }
       return cached
     })().finally(() => {
@@ -118,7 +118,7 @@ const cachedRemoteKeys = (locate: () => Promise<URL>, options: JwksOptions): jos
 }
 
 /** Keys of an OIDC issuer; the discovery document is read once it succeeds. */
-export const oidcKeyResolver = (issuer: string, options: JwksOptions = {}): jose.JWTVerifyGetKey => {
+export const oidcKeyResolver = (issuer: string, options: JwksOptions = {}): Jose.JWTVerifyGetKey => {
   let uri: Promise<URL> | undefined
   const locate = () => {
     if (uri === undefined) {
@@ -132,10 +132,10 @@ export const oidcKeyResolver = (issuer: string, options: JwksOptions = {}): jose
   return cachedRemoteKeys(locate, options)
 }
 
-export const remoteKeyResolver = (jwksUri: string, options: JwksOptions = {}): jose.JWTVerifyGetKey => {
+export const remoteKeyResolver = (jwksUri: string, options: JwksOptions = {}): Jose.JWTVerifyGetKey => {
   const uri = new URL(jwksUri)
   return cachedRemoteKeys(() => Promise.resolve(uri), options)
 }
 
-export const localKeyResolver = (jwks: string): jose.JWTVerifyGetKey =>
-  jose.createLocalJWKSet(JSON.parse(jwks) as jose.JSONWebKeySet)
+export const localKeyResolver = (jwks: string): Jose.JWTVerifyGetKey =>
+  jose().createLocalJWKSet(JSON.parse(jwks) as Jose.JSONWebKeySet)

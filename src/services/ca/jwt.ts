@@ -7,11 +7,11 @@
  * How keys are fetched is the layer's business: this module takes a jose key resolver.
  */
 import { Clock, Effect, Either, Schema } from "effect"
-import * as jose from "jose"
 import { parseServiceAccountUser, SERVICE_ACCOUNT_USER_PREFIX } from "../constants.js"
 import { type Authenticator, bearerToken, type Caller } from "./authenticate.js"
 import { AuthenticationError } from "./errors.js"
 import { type OrchestratorInfo, spiffeId } from "./identity.js"
+import { type Jose, jose } from "./jose-library.js"
 
 export const DEFAULT_TOKEN_AUDIENCE = "mesh-ca"
 const SA_PREFIX = SERVICE_ACCOUNT_USER_PREFIX
@@ -74,7 +74,7 @@ const str = (v: unknown): string | undefined => (typeof v === "string" && v !== 
 
 /** The caller's identity and orchestrator facts from a verified token's claims. */
 export const identityFromClaims = (
-  payload: jose.JWTPayload,
+  payload: Jose.JWTPayload,
   trustDomain: string,
 ): Either.Either<{ readonly identity: string; readonly orchestrator: OrchestratorInfo }, string> => {
   const orch = (payload["kubernetes.io"] ?? payload.orchestrator) as OrchClaims | undefined
@@ -115,7 +115,7 @@ export interface JwtAuthenticatorSettings {
   readonly audiences: ReadonlyArray<string>
   readonly trustDomain: string
   /** Resolves the verification key for a token header (jose's remote or local JWKS). */
-  readonly keys: jose.JWTVerifyGetKey
+  readonly keys: Jose.JWTVerifyGetKey
   /** Accepted clock skew for exp/nbf, seconds. */
   readonly clockToleranceSeconds?: number
   /**
@@ -146,10 +146,10 @@ class VerifiedTokens {
 }
 
 const describe = (e: unknown, token: string, settings: JwtAuthenticatorSettings): string => {
-  const claims = Either.getOrUndefined(Either.try(() => jose.decodeJwt(token)))
-  if (e instanceof jose.errors.JWTExpired)
-    return `the token expired at ${new Date((claims?.exp ?? 0) * 1000).toISOString()}`
-  if (e instanceof jose.errors.JWTClaimValidationFailed) {
+  const { decodeJwt, errors } = jose()
+  const claims = Either.getOrUndefined(Either.try(() => decodeJwt(token)))
+  if (e instanceof errors.JWTExpired) return `the token expired at ${new Date((claims?.exp ?? 0) * 1000).toISOString()}`
+  if (e instanceof errors.JWTClaimValidationFailed) {
     if (e.claim === "aud") {
       const aud = claims?.aud
       return `the token audience [${(Array.isArray(aud) ? aud : aud === undefined ? [] : [aud]).join(", ")}] is not one of the accepted audiences [${settings.audiences.join(", ")}]`
@@ -157,25 +157,24 @@ const describe = (e: unknown, token: string, settings: JwtAuthenticatorSettings)
     if (e.claim === "iss") return `the token issuer "${claims?.iss ?? ""}" is not "${settings.issuer}"`
     return `the token claim "${e.claim}" is invalid: ${e.reason}`
   }
-  if (e instanceof jose.errors.JWSSignatureVerificationFailed) return "the token signature is invalid"
-  if (e instanceof jose.errors.JWKSNoMatchingKey) return "no key of the issuer's JWKS matches the token"
-  if (e instanceof jose.errors.JWSInvalid || e instanceof jose.errors.JWTInvalid)
-    return `the token is malformed: ${e.message}`
-  if (e instanceof jose.errors.JOSEAlgNotAllowed || e instanceof jose.errors.JOSENotSupported) {
+  if (e instanceof errors.JWSSignatureVerificationFailed) return "the token signature is invalid"
+  if (e instanceof errors.JWKSNoMatchingKey) return "no key of the issuer's JWKS matches the token"
+  if (e instanceof errors.JWSInvalid || e instanceof errors.JWTInvalid) return `the token is malformed: ${e.message}`
+  if (e instanceof errors.JOSEAlgNotAllowed || e instanceof errors.JOSENotSupported) {
     return `the token algorithm is not supported: ${(e as Error).message}`
   }
-  if (e instanceof jose.errors.JWKSTimeout || e instanceof jose.errors.JWKSInvalid) {
+  if (e instanceof errors.JWKSTimeout || e instanceof errors.JWKSInvalid) {
     return `the issuer's keys could not be fetched: ${(e as Error).message}`
   }
   return `the token could not be verified: ${(e as Error).message ?? String(e)}`
 }
 
 /** Verifies a compact JWT and returns its payload (errors as clear text). */
-export const verifyJwt = (token: string, settings: JwtAuthenticatorSettings): Effect.Effect<jose.JWTPayload, string> =>
+export const verifyJwt = (token: string, settings: JwtAuthenticatorSettings): Effect.Effect<Jose.JWTPayload, string> =>
   Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
     Effect.tryPromise({
       try: () =>
-        jose.jwtVerify(token, settings.keys, {
+        jose().jwtVerify(token, settings.keys, {
           issuer: settings.issuer,
           audience: [...settings.audiences],
           currentDate: new Date(nowMs),
