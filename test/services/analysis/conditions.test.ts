@@ -26,7 +26,7 @@ describe("conditions.ConditionAnalyzer", () => {
       route(condition("ResolvedRefs", "False", "BackendNotFound")),
       gateway(condition("Programmed", "False")),
     )
-    expect(summary(found).sort()).toEqual([
+    expect([...summary(found)].sort()).toEqual([
       "MSH0171 AuthorizationPolicy/default/ap",
       "MSH0171 Gateway/default/gw",
       "MSH0171 HTTPRoute/default/r",

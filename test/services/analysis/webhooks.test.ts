@@ -88,7 +88,7 @@ describe("webhook.Analyzer", () => {
         `[${hook("copy.sidecar-injector.mesh.io", "{service: {name: meshd, namespace: mesh-system}}", nsSelector("enabled"))}]`,
       ),
     )
-    expect(summary(found).sort()).toEqual([
+    expect([...summary(found)].sort()).toEqual([
       "MSH0139 MutatingWebhookConfiguration//mesh-sidecar-injector",
       "MSH0139 MutatingWebhookConfiguration//mesh-sidecar-injector-copy",
     ])
