@@ -3,10 +3,9 @@
  * `mesh-agent`), its environment, probes on the agent's readiness port, the non-root security
  * context (root with NET_ADMIN only for TPROXY capture), resources and the agent's mounts.
  *
- * Three shapes, as the reference's templates: `sidecar`; `router` (gateways: security context
+ * Two shapes, as the reference's templates: `sidecar`; `router` (gateways: security context
  * and resources come from the gateway deployment's own `mesh-proxy` container, merged over this
- * one); `proxyless` (the agent alone for proxyless gRPC: no proxy, so no metrics port, and
- * `MESH_META_GENERATOR=grpc`).
+ * one). The proxyless gRPC agent is templates/grpc.ts's own container.
  */
 import type { Obj } from "./json.js"
 import {
@@ -23,7 +22,7 @@ import type { PodSettings } from "./pod-settings.js"
 import { type EnvVar, type ProxyEnvInputs, proxyEnv } from "./proxy-env.js"
 import { agentVolumeMounts, userVolumeMounts } from "./volumes.js"
 
-export type ProxyShape = "sidecar" | "router" | "proxyless"
+export type ProxyShape = "sidecar" | "router"
 
 const readinessProbe = (inputs: ProxyEnvInputs): Obj => ({
   httpGet: { path: READINESS_PATH, port: READINESS_PORT },
@@ -75,21 +74,13 @@ const lifecycle = (inputs: ProxyEnvInputs): Obj | undefined =>
       : undefined
 
 /** The agent's own settings a pod annotation changed: its status port, the bootstrap override file. */
-const userEnv = (inputs: ProxyEnvInputs, shape: ProxyShape): ReadonlyArray<EnvVar> => [
+const userEnv = (inputs: ProxyEnvInputs): ReadonlyArray<EnvVar> => [
   ...(inputs.settings.statusPort !== DEFAULT_STATUS_PORT
     ? [{ name: ProxyEnv.statusPort, value: String(inputs.settings.statusPort) }]
     : []),
-  ...(inputs.settings.bootstrapOverride !== undefined && shape !== "proxyless"
+  ...(inputs.settings.bootstrapOverride !== undefined
     ? [{ name: ProxyEnv.bootstrapOverride, value: Paths.customBootstrapFile }]
     : []),
-]
-
-const proxylessEnv: ReadonlyArray<EnvVar> = [
-  { name: ProxyEnv.generator, value: "grpc" },
-  { name: "OUTPUT_CERTS", value: Paths.data },
-  // gRPC resolves `xds:///` names itself: nothing to capture, and no proxy to run.
-  { name: ProxyEnv.dnsCapture, value: "false" },
-  { name: "DISABLE_PROXY", value: "true" },
 ]
 
 /** `resources`, left out when the values removed every request and limit (the reference writes none then). */
@@ -112,17 +103,15 @@ export const proxyContainer = (inputs: ProxyEnvInputs, shape: ProxyShape): Obj =
   const settings = inputs.settings
   const values = settings.values
   const probesOn = settings.statusPort !== 0
-  const env = [...proxyEnv(inputs, shape === "sidecar"), ...userEnv(inputs, shape)]
+  const env = [...proxyEnv(inputs, shape === "sidecar"), ...userEnv(inputs)]
   const hooks = shape === "router" ? undefined : lifecycle(inputs)
   const container: Obj = {
     name: ContainerNames.proxy,
     image: settings.proxyImage,
-    ...(shape === "proxyless"
-      ? {}
-      : { ports: [{ containerPort: PROXY_METRICS_PORT, protocol: "TCP", name: "http-envoy-prom" }] }),
+    ports: [{ containerPort: PROXY_METRICS_PORT, protocol: "TCP", name: "http-envoy-prom" }],
     args: agentArgs(settings, shape === "router" ? "router" : "sidecar"),
     ...(hooks === undefined ? {} : { lifecycle: hooks }),
-    env: shape === "proxyless" ? [...env.filter((e) => e.name !== ProxyEnv.dnsCapture), ...proxylessEnv] : env,
+    env,
     ...(values.imagePullPolicy === "" ? {} : { imagePullPolicy: values.imagePullPolicy }),
     ...(probesOn ? { readinessProbe: readinessProbe(inputs) } : {}),
     ...(probesOn && shape === "sidecar" && values.startupProbeEnabled ? { startupProbe: startupProbe(inputs) } : {}),
@@ -130,13 +119,10 @@ export const proxyContainer = (inputs: ProxyEnvInputs, shape: ProxyShape): Obj =
     ...(shape === "router"
       ? { securityContext: { runAsUser: PROXY_UID, runAsGroup: PROXY_UID } }
       : { securityContext: proxySecurityContext(inputs), ...resourcesField(settings) }),
-    volumeMounts:
-      shape === "proxyless"
-        ? agentVolumeMounts("proxyless")
-        : [
-            ...agentVolumeMounts("proxy", { crl: shape === "sidecar", mtlsCerts: values.mountMtlsCerts }),
-            ...userVolumeMounts(inputs.settings),
-          ],
+    volumeMounts: [
+      ...agentVolumeMounts("proxy", { crl: shape === "sidecar", mtlsCerts: values.mountMtlsCerts }),
+      ...userVolumeMounts(inputs.settings),
+    ],
   }
   return container
 }
