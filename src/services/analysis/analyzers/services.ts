@@ -116,28 +116,34 @@ const deploymentServices = (
   snapshot: Snapshot,
 ): ReadonlyArray<{ deployment: Entry; services: ReadonlyArray<Entry> }> => {
   const injection = namespaceInjection(snapshot)
+  // Each Service's selector is read once, not once per Deployment of its namespace.
   const byNamespace = groupBy(
-    snapshot.ofKind("Service", "").filter((s) => Object.keys(stringMap(rec(s.body.spec).selector)).length > 0),
-    (s) => s.namespace,
+    snapshot.ofKind("Service", "").flatMap((service) => {
+      const selector = stringMap(rec(service.body.spec).selector)
+      return Object.keys(selector).length === 0 ? [] : [{ service, selector }]
+    }),
+    (s) => s.service.namespace,
   )
   return snapshot
     .ofKind("Deployment", "apps")
     .filter((d) => !isWaypoint(d) && deploymentInMesh(d, injection))
     .map((deployment) => {
       const labels = workloadLabels(deployment)
-      const services = (byNamespace.get(deployment.namespace) ?? []).filter((s) =>
-        selects(stringMap(rec(s.body.spec).selector), labels),
+      const services = (byNamespace.get(deployment.namespace) ?? []).flatMap((s) =>
+        selects(s.selector, labels) ? [s.service] : [],
       )
       return { deployment, services }
     })
 }
 
+type DeploymentServices = ReturnType<typeof deploymentServices>
+
 const serviceName = (s: Entry) => `${s.namespace}/${s.name}`
 
 /** One port number served with different transport protocols (TCP when unset) by the Services of a Deployment (MSH0116). */
-const multipleServices = (snapshot: Snapshot): ReadonlyArray<Message> => {
+const multipleServices = (associations: DeploymentServices): ReadonlyArray<Message> => {
   const out: Array<Message> = []
-  for (const { deployment, services } of deploymentServices(snapshot)) {
+  for (const { deployment, services } of associations) {
     const byPort = new Map<number, Map<string, Array<string>>>()
     for (const s of services)
       for (const p of portsOf(s)) {
@@ -164,9 +170,9 @@ const multipleServices = (snapshot: Snapshot): ReadonlyArray<Message> => {
 }
 
 /** One target port (the port when unset) reached through different Service ports (MSH0137). */
-const conflictingPorts = (snapshot: Snapshot): ReadonlyArray<Message> => {
+const conflictingPorts = (associations: DeploymentServices): ReadonlyArray<Message> => {
   const out: Array<Message> = []
-  for (const { deployment, services } of deploymentServices(snapshot)) {
+  for (const { deployment, services } of associations) {
     const byTarget = new Map<string, Map<number, string>>()
     for (const s of services)
       for (const p of portsOf(s)) {
@@ -211,19 +217,22 @@ export const serviceAnalyzers: ReadonlyArray<Analyzer> = [
     name: "deployment.MultiServiceAnalyzer",
     description: "Checks a deployment is not associated with several services using one port with different protocols",
     types: [MessageTypes.DeploymentAssociatedToMultipleServices],
-    run: multipleServices,
+    run: (snapshot) => multipleServices(deploymentServices(snapshot)),
   },
   {
     name: "deployment.ServiceAssociationAnalyzer",
     description:
       "Checks the ports of the services associated with each mesh deployment (the reference's analyzer: MSH0116 and MSH0137; MSH0117 is retired)",
     types: [MessageTypes.DeploymentAssociatedToMultipleServices, MessageTypes.DeploymentConflictingPorts],
-    run: (snapshot) => [...multipleServices(snapshot), ...conflictingPorts(snapshot)],
+    run: (snapshot) => {
+      const associations = deploymentServices(snapshot)
+      return [...multipleServices(associations), ...conflictingPorts(associations)]
+    },
   },
   {
     name: "deployment.ConflictingPortsAnalyzer",
     description: "Checks services of one deployment do not reach one target port through different ports",
     types: [MessageTypes.DeploymentConflictingPorts],
-    run: conflictingPorts,
+    run: (snapshot) => conflictingPorts(deploymentServices(snapshot)),
   },
 ]
