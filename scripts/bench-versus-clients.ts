@@ -55,6 +55,7 @@ export type FromClients =
   | { readonly type: "armed"; readonly id: number }
   | { readonly type: "converged"; readonly id: number; readonly last: number; readonly clients: number }
   | { readonly type: "bytes"; readonly bytes: number }
+  | { readonly type: "progress"; readonly ready: number }
   | { readonly type: "failed"; readonly message: string }
 
 /** Client n's node; the probe (n = -1) gets an address of its own. */
@@ -266,7 +267,10 @@ export const runClients = async (): Promise<void> => {
   // Progress on stderr while connecting: a run that never reaches full config shows how far it got.
   const progress = setInterval(() => {
     if (ready >= total) clearInterval(progress)
-    else process.stderr.write(`bench-versus clients ${process.pid}: ${ready} of ${total} hold full config\n`)
+    else {
+      process.stderr.write(`bench-versus clients ${process.pid}: ${ready} of ${total} hold full config\n`)
+      send({ type: "progress", ready })
+    }
   }, 30_000)
   await Effect.runPromise(
     Effect.forEach(

@@ -192,6 +192,8 @@ interface Clients {
     typeUrl: string,
     names: ReadonlyArray<string>,
   ) => Promise<{ readonly converged: Promise<{ last: number; clients: number }> }>
+  /** Clients holding full config by the children's last progress reports. */
+  readonly readySoFar: () => number
   readonly kill: () => void
 }
 
@@ -206,6 +208,7 @@ const startClients = (plans: ReadonlyArray<ClientPlan>): Clients => {
   })
   failure.catch(() => {})
   const readies: Array<Promise<{ at: number; bytes: number }>> = []
+  const progress: Array<number> = children.map(() => 0)
   const bytesWaiters: Array<Array<(n: number) => void>> = children.map(() => [])
   const armWaiters = new Map<number, { left: number; resolve: () => void }>()
   const convergeWaiters = new Map<
@@ -216,7 +219,10 @@ const startClients = (plans: ReadonlyArray<ClientPlan>): Clients => {
     let readyResolve: (r: { at: number; bytes: number }) => void = () => {}
     readies.push(new Promise((r) => (readyResolve = r)))
     child.on("message", (m: FromClients) => {
-      if (m.type === "ready") readyResolve({ at: m.at, bytes: m.bytes })
+      if (m.type === "ready") {
+        progress[c] = m.ready
+        readyResolve({ at: m.at, bytes: m.bytes })
+      } else if (m.type === "progress") progress[c] = m.ready
       else if (m.type === "bytes") bytesWaiters[c]!.shift()?.(m.bytes)
       else if (m.type === "failed") failed?.(new Error(`client process ${c}: ${m.message}`))
       else if (m.type === "armed") {
@@ -273,6 +279,7 @@ const startClients = (plans: ReadonlyArray<ClientPlan>): Clients => {
       armWaiters.delete(id)
       return { converged: Promise.race([converged, failure]) }
     },
+    readySoFar: () => progress.reduce((a, b) => a + b, 0),
     kill: () => {
       failed = undefined
       for (const child of children) child.kill("SIGKILL")
@@ -337,14 +344,17 @@ export interface RunResult {
     readonly routes: ReadonlyArray<string>
     readonly grpcRoute: string
   }
-  readonly fullConfigMs: number
+  /** Clients holding full config when that phase ended (all of them, unless it timed out). */
+  readonly clientsWithFullConfig: number
+  /** Undefined from here on when not every client held full config in time (the changes are not run then). */
+  readonly fullConfigMs: number | undefined
   readonly fullConfigCpuS: number
-  readonly cpuMsPerFullConfig: number
+  readonly cpuMsPerFullConfig: number | undefined
   readonly fullConfigRssMiB: number
-  readonly bytesPerClient: number
+  readonly bytesPerClient: number | undefined
   readonly fullConfigLoad: number
-  readonly endpointChanges: ChangePhase
-  readonly configChanges: ChangePhase
+  readonly endpointChanges: ChangePhase | undefined
+  readonly configChanges: ChangePhase | undefined
   readonly peakRssMiB: number
 }
 
@@ -433,11 +443,42 @@ const runOne = async (
   const clients = startClients(plansFor(ads, w, probe.names, grpcRoute))
   try {
     const ready = await withTimeout(clients.ready, FULL_CONFIG_TIMEOUT_MS, `${plane.name} full config`)
-    if (ready === undefined) throw new Error(`${plane.name}: clients without full config`)
-    const fullConfigMs = Math.round(ready.at - t0)
     const fullConfigCpuS = round1((cpuSecondsOf(plane.pid) - cpu0) * 100) / 100
     const fullConfigRssMiB = peakRssMiBOf(plane.pid)
     const fullConfigLoad = stopFullLoad()
+    const partial = {
+      readyMs,
+      readyCpuS,
+      readyRssMiB,
+      readyLoad,
+      probe: {
+        clusters: probe.clusters,
+        listeners: probe.listeners,
+        edsNames: edsNames.length,
+        routes: probe.names[TypeUrl.Route]!,
+        grpcRoute,
+      },
+      fullConfigCpuS,
+      fullConfigRssMiB,
+      fullConfigLoad,
+    }
+    if (ready === undefined) {
+      const held = clients.readySoFar()
+      log(
+        `${plane.name}: ${held} of ${SIDECARS + GRPC_CLIENTS} clients hold full config after ${FULL_CONFIG_TIMEOUT_MS / 1000} s; no changes measured`,
+      )
+      return {
+        ...partial,
+        clientsWithFullConfig: held,
+        fullConfigMs: undefined,
+        cpuMsPerFullConfig: undefined,
+        bytesPerClient: undefined,
+        endpointChanges: undefined,
+        configChanges: undefined,
+        peakRssMiB: peakRssMiBOf(plane.pid),
+      }
+    }
+    const fullConfigMs = Math.round(ready.at - t0)
     log(`${plane.name}: ${SIDECARS} sidecars + ${GRPC_CLIENTS} gRPC clients hold full config after ${fullConfigMs} ms`)
     await sleep(2000)
 
@@ -491,23 +532,11 @@ const runOne = async (
     log(`${plane.name}: config changes p50 ${configChanges.p50Ms} ms, p99 ${configChanges.p99Ms} ms`)
     const bytes = ready.bytes
     const result: RunResult = {
-      readyMs,
-      readyCpuS,
-      readyRssMiB,
-      readyLoad,
-      probe: {
-        clusters: probe.clusters,
-        listeners: probe.listeners,
-        edsNames: edsNames.length,
-        routes: probe.names[TypeUrl.Route]!,
-        grpcRoute,
-      },
+      ...partial,
+      clientsWithFullConfig: SIDECARS + GRPC_CLIENTS,
       fullConfigMs,
-      fullConfigCpuS,
       cpuMsPerFullConfig: round1((fullConfigCpuS * 1000) / (SIDECARS + GRPC_CLIENTS)),
-      fullConfigRssMiB,
       bytesPerClient: Math.round(bytes / (SIDECARS + GRPC_CLIENTS)),
-      fullConfigLoad,
       endpointChanges,
       configChanges,
       peakRssMiB: peakRssMiBOf(plane.pid),
@@ -530,31 +559,32 @@ const runOne = async (
 // ------------------------------------------------------------------------------------------------
 // Report
 
-const ROWS: ReadonlyArray<[string, (r: RunResult) => number]> = [
+const ROWS: ReadonlyArray<[string, (r: RunResult) => number | undefined]> = [
   ["spawn → ready (ms)", (r) => r.readyMs],
   ["  CPU at ready (s)", (r) => r.readyCpuS],
   ["  peak RSS at ready (MiB)", (r) => r.readyRssMiB],
   ["  load average", (r) => r.readyLoad],
   ["all clients hold full config (ms)", (r) => r.fullConfigMs],
+  ["  clients holding it then", (r) => r.clientsWithFullConfig],
   ["  server CPU for it (s)", (r) => r.fullConfigCpuS],
   ["  server CPU per client (ms)", (r) => r.cpuMsPerFullConfig],
   ["  peak RSS then (MiB)", (r) => r.fullConfigRssMiB],
   ["  bytes per client", (r) => r.bytesPerClient],
   ["  load average", (r) => r.fullConfigLoad],
-  ["endpoint change → last client p50 (ms)", (r) => r.endpointChanges.p50Ms],
-  ["  p99 (ms)", (r) => r.endpointChanges.p99Ms],
-  ["  max (ms)", (r) => r.endpointChanges.maxMs],
-  ["  changes that reached every client", (r) => r.endpointChanges.converged],
-  ["  bytes sent per change", (r) => r.endpointChanges.bytesPerChange],
-  ["  server CPU per change (ms)", (r) => r.endpointChanges.cpuMsPerChange],
-  ["  load average", (r) => r.endpointChanges.load],
-  ["config change → last client p50 (ms)", (r) => r.configChanges.p50Ms],
-  ["  p99 (ms)", (r) => r.configChanges.p99Ms],
-  ["  max (ms)", (r) => r.configChanges.maxMs],
-  ["  changes that reached every client", (r) => r.configChanges.converged],
-  ["  bytes sent per change", (r) => r.configChanges.bytesPerChange],
-  ["  server CPU per change (ms)", (r) => r.configChanges.cpuMsPerChange],
-  ["  load average", (r) => r.configChanges.load],
+  ["endpoint change → last client p50 (ms)", (r) => r.endpointChanges?.p50Ms],
+  ["  p99 (ms)", (r) => r.endpointChanges?.p99Ms],
+  ["  max (ms)", (r) => r.endpointChanges?.maxMs],
+  ["  changes that reached every client", (r) => r.endpointChanges?.converged],
+  ["  bytes sent per change", (r) => r.endpointChanges?.bytesPerChange],
+  ["  server CPU per change (ms)", (r) => r.endpointChanges?.cpuMsPerChange],
+  ["  load average", (r) => r.endpointChanges?.load],
+  ["config change → last client p50 (ms)", (r) => r.configChanges?.p50Ms],
+  ["  p99 (ms)", (r) => r.configChanges?.p99Ms],
+  ["  max (ms)", (r) => r.configChanges?.maxMs],
+  ["  changes that reached every client", (r) => r.configChanges?.converged],
+  ["  bytes sent per change", (r) => r.configChanges?.bytesPerChange],
+  ["  server CPU per change (ms)", (r) => r.configChanges?.cpuMsPerChange],
+  ["  load average", (r) => r.configChanges?.load],
   ["peak RSS over the run (MiB)", (r) => r.peakRssMiB],
 ]
 
@@ -642,14 +672,14 @@ const main = async () => {
       grpcClients: GRPC_CLIENTS,
       referenceVersion: referenceVersion(),
       ratios: {
-        pushP99: ratio(m?.endpointChanges.p99Ms, r?.endpointChanges.p99Ms),
-        configPushP99: ratio(m?.configChanges.p99Ms, r?.configChanges.p99Ms),
+        pushP99: ratio(m?.endpointChanges?.p99Ms, r?.endpointChanges?.p99Ms),
+        configPushP99: ratio(m?.configChanges?.p99Ms, r?.configChanges?.p99Ms),
         peakRss: ratio(m?.peakRssMiB, r?.peakRssMiB),
         cpuPerFullConfig: ratio(m?.cpuMsPerFullConfig, r?.cpuMsPerFullConfig),
         ready: ratio(m?.readyMs, r?.readyMs),
         fullConfig: ratio(m?.fullConfigMs, r?.fullConfigMs),
-        cpuPerEndpointChange: ratio(m?.endpointChanges.cpuMsPerChange, r?.endpointChanges.cpuMsPerChange),
-        bytesPerEndpointChange: ratio(m?.endpointChanges.bytesPerChange, r?.endpointChanges.bytesPerChange),
+        cpuPerEndpointChange: ratio(m?.endpointChanges?.cpuMsPerChange, r?.endpointChanges?.cpuMsPerChange),
+        bytesPerEndpointChange: ratio(m?.endpointChanges?.bytesPerChange, r?.endpointChanges?.bytesPerChange),
       },
       mesh: m ?? null,
       reference: r ?? null,
