@@ -5,6 +5,11 @@
  *
  *   npm run bench:versus -- [--scale 1] [--procs 2] [--only both|mesh|reference]
  *                           [--flips 200] [--flip-rate 10] [--config-changes 20] [--cpu-prof DIR]
+ *                           [--sidecars 1000] [--grpc-clients 1000] [--full-config-timeout 600]
+ *                           [--server-log DIR] [--concurrency 32]
+ *
+ * (`--sidecars`/`--grpc-clients` are scaled by `--scale` too; `--full-config-timeout` is in
+ * seconds; `BENCH_VERSUS_DEBUG=1` logs every write and every tracked response.)
  *
  * The workload (scripts/bench-versus-workload.ts), times `--scale`: 1,000 Services with 10 Pods
  * each and their EndpointSlices, 200 VirtualServices and DestinationRules, 50 AuthorizationPolicies,
