@@ -258,7 +258,7 @@ describe("plugged-in CA", () => {
         const ca = yield* makeCertificateAuthority({
           ...settings(caDir, join(work, "state")),
           // Long enough for openssl to verify a leaf on a busy machine; phase (c) lasts as long.
-        policy: { defaultTtl: Duration.seconds(8), maxTtl: Duration.seconds(8) },
+          policy: { defaultTtl: Duration.seconds(8), maxTtl: Duration.seconds(8) },
           keyRotation: {
             checkInterval: Duration.millis(50),
             publishMinWait: Duration.millis(200),
