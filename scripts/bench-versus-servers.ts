@@ -6,7 +6,7 @@
  * entry of its own, it does nothing when run.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { discoveryArgs } from "../test/support/discovery.js"
@@ -59,11 +59,14 @@ const startProcess = (file: string, args: ReadonlyArray<string>, env: Record<str
   child.stderr?.on("data", append)
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
   const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return
-    child.kill("SIGTERM")
-    const timer = setTimeout(() => child.kill("SIGKILL"), 15_000)
-    await exited
-    clearTimeout(timer)
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM")
+      const timer = setTimeout(() => child.kill("SIGKILL"), 15_000)
+      await exited
+      clearTimeout(timer)
+    }
+    // Its working directory (mesh config, anything it wrote) goes with it.
+    rmSync(cwd, { recursive: true, force: true })
   }
   return { child, output: () => `${head}${tail === "" ? "" : `\n[...]\n${tail}`}`, stop, exited }
 }
