@@ -7,8 +7,8 @@ import { Args, Command, Options } from "@effect/cli"
 import { Duration, Effect, Option } from "effect"
 import type { LogSettings } from "../../services/logging/options.js"
 import { boolFlag, textFlag, uint16Flag } from "../shared/options.js"
+import { adminGroupOptions } from "./admin-options.js"
 import { caCommand } from "./ca-command.js"
-import { DEFAULT_CONTROL_PLANE_LABEL } from "./control-plane-options.js"
 import { globalOptions } from "./global-options.js"
 
 const options = {
@@ -27,11 +27,7 @@ const options = {
     Options.withDescription("Output format: one of json|yaml|short"),
   ),
   reset: boolFlag("reset").pipe(Options.withDescription("Reset every scope to the default log level (info)")),
-  revision: textFlag("revision").pipe(Options.withAlias("r"), Options.withDescription("Control plane revision")),
-  selector: textFlag("selector", DEFAULT_CONTROL_PLANE_LABEL).pipe(
-    Options.withAlias("l"),
-    Options.withDescription("Label selector of the control-plane pods"),
-  ),
+  ...adminGroupOptions,
   global: globalOptions,
 }
 

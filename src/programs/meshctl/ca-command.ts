@@ -11,10 +11,13 @@
 import { Command, type Options } from "@effect/cli"
 import { Effect } from "effect"
 import type { LogSettings } from "../../services/logging/options.js"
+import { adminGroupOptions } from "./admin-options.js"
 import { controlPlaneOptions } from "./control-plane-options.js"
 import { globalOptions } from "./global-options.js"
 
-const options = { ...controlPlaneOptions, global: globalOptions }
+// The group's --selector/--revision choose the instance (as for admin log), not --xds-label.
+const { xdsLabel: _xdsLabel, revision: _revision, ...connection } = controlPlaneOptions
+const options = { ...connection, ...adminGroupOptions, global: globalOptions }
 
 /** What ca-run.ts receives. */
 export type CaArgs = Command.Command.ParseConfig<typeof options>

@@ -24,7 +24,7 @@ export const runCa = (what: "status" | "rotate-key", args: CaArgs) =>
       return yield* Console.log(pretty(yield* controlPlaneFetch(url, args.timeout, { method: "POST" })))
     }
     const targets = yield* debugTargets(
-      { global: args.global, xdsAddress: args.xdsAddress, label: controlPlaneSelector(args.xdsLabel, args.revision) },
+      { global: args.global, xdsAddress: args.xdsAddress, label: controlPlaneSelector(args.selector, args.revision) },
       args,
     )
     // One instance: replicas sharing a root (USE_CACERTS_FOR_SELF_SIGNED_CA) follow its store.

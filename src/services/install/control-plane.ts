@@ -15,6 +15,9 @@ import { deepMerge } from "./overlay.js"
 import type { ResolvedOperator } from "./resolve.js"
 import { fieldEnv, hpaFor, imageOf, mergeEnv, meta, pdbFor, podSettings, replicasOf } from "./workload.js"
 
+// The injector config users write: the parsed ConfigMap templates are our runtime form, not a key.
+const { executableTemplates: _parsed, ...injectorConfigText } = defaultInjectionConfig
+
 const MESH_GROUPS = ["networking", "security", "telemetry", "extensions"]
 const configGroups = MESH_GROUPS.flatMap((g) => [`${g}.mesh.io`, `${g}.istio.io`])
 const READ = ["get", "list", "watch"]
@@ -121,7 +124,7 @@ const configMaps = (op: ResolvedOperator, names: InstallNames, labels: Record<st
     kind: "ConfigMap",
     metadata: meta(names.injectorConfigMap, op.namespace, labels),
     data: {
-      config: stringify(defaultInjectionConfig, { sortMapEntries: true }),
+      config: stringify(injectorConfigText, { sortMapEntries: true }),
       values: JSON.stringify(injectorValues(op, names), null, 2),
     },
   },

@@ -40,7 +40,8 @@ const syncedStore = (options: OrchestratorStoreOptions) =>
     const http = [{ name: "http", port: 80, protocol: "HTTP" }]
     server.put(gateway("edge", "apps", http))
     server.put(gateway("elsewhere", "other", http))
-    server.put(gateway("broken", "apps", []))
+    // Two listeners of one name (a Gateway without listeners is served, as the reference does).
+    server.put(gateway("broken", "apps", [...http, { name: "http", port: 8080, protocol: "HTTP" }]))
     server.put({
       apiVersion: `${GROUP}/v1`,
       kind: "GatewayClass",
@@ -90,7 +91,7 @@ describe("orchestrator config store: Gateway-API kinds", () => {
       expect(names(snapshot.list("TCPRoute"))).toEqual(["apps/db"])
       const broken = snapshot.issues.filter((i) => i.name === "broken")
       expect(broken.map((i) => `${i.kind} ${i.path}: ${i.message}`)).toEqual([
-        "Gateway spec.listeners: must have at least 1 item",
+        'Gateway spec.listeners[1].name: duplicate listener name "http"',
       ])
     }),
   )
