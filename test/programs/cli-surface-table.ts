@@ -52,6 +52,19 @@ export const MESHCTL_GLOBAL = [
   "--namespace/-n string=",
 ] as const
 
+/** `meshctl admin ca status|rotate-key`: one instance's debug interface, chosen as `admin log` chooses. */
+const ADMIN_CA = [
+  "--authority string=",
+  "--cert-dir string=",
+  "--insecure bool=false",
+  "--plaintext bool=false",
+  "--timeout duration=30s",
+  "--xds-address string=",
+  "--xds-port int=15012",
+  "--revision/-r string=",
+  "--selector/-l string=app=meshd",
+]
+
 export const SURFACE: Readonly<Record<"mesh-discovery" | "mesh-agent" | "install-cni" | "meshctl", BinarySurface>> = {
   // Part 1 §4.2, §4.3, §9.
   "mesh-discovery": {
@@ -315,28 +328,8 @@ export const SURFACE: Readonly<Record<"mesh-discovery" | "mesh-agent" | "install
       ],
       // Beyond the spec: root key rotation (issue 43), which the reference has no command for.
       "admin ca": GROUP,
-      "admin ca status": [
-        "--authority string=",
-        "--cert-dir string=",
-        "--insecure bool=false",
-        "--plaintext bool=false",
-        "--timeout duration=30s",
-        "--xds-address string=",
-        "--xds-port int=15012",
-        "--revision/-r string=",
-        "--selector/-l string=app=meshd",
-      ],
-      "admin ca rotate-key": [
-        "--authority string=",
-        "--cert-dir string=",
-        "--insecure bool=false",
-        "--plaintext bool=false",
-        "--timeout duration=30s",
-        "--xds-address string=",
-        "--xds-port int=15012",
-        "--revision/-r string=",
-        "--selector/-l string=app=meshd",
-      ],
+      "admin ca status": ADMIN_CA,
+      "admin ca rotate-key": ADMIN_CA,
       experimental: GROUP,
       "experimental proxy-status": [
         "--authority string=",
