@@ -80,14 +80,15 @@ export const layerWith = (host: HeapGrowthHost): Layer.Layer<never, MemorySettin
           limit.bytes === undefined ? limit.source : `${Math.round(limit.bytes / MiB)} MiB (${limit.source})`
         }`,
       )
-      if (limit.bytes === undefined) return
+      const softLimit = limit.bytes
+      if (softLimit === undefined) return
       const current = yield* Ref.make(configured)
       const sample = Effect.gen(function* () {
         const before = yield* Ref.get(current)
         const rss = host.rssBytes()
         const next = nextGrowthPercent({
           rssBytes: rss,
-          softLimitBytes: limit.bytes,
+          softLimitBytes: softLimit,
           configuredPercent: configured,
           currentPercent: before,
         })
@@ -96,9 +97,7 @@ export const layerWith = (host: HeapGrowthHost): Layer.Layer<never, MemorySettin
         apply(next)
         // Crossing takes a margin each way, so this logs at most once per crossing.
         yield* Effect.logInfo(
-          `RSS ${Math.round(rss / MiB)} MiB is ${next === configured ? "back under" : "over"} the soft memory limit of ${Math.round(
-            (limit.bytes ?? 0) / MiB,
-          )} MiB: heap growth ${next}%`,
+          `RSS ${Math.round(rss / MiB)} MiB is ${next === configured ? "back under" : "over"} the soft memory limit of ${Math.round(softLimit / MiB)} MiB: heap growth ${next}%`,
         )
       })
       yield* Effect.forkScoped(Effect.repeat(sample, Schedule.spaced(SAMPLE_EVERY)))
