@@ -16,6 +16,7 @@ import { KubernetesGateway } from "./schemas/gateway-api/gateway.js"
 import { GatewayClass } from "./schemas/gateway-api/gateway-class.js"
 import { GRPCRoute } from "./schemas/gateway-api/grpc-route.js"
 import { HTTPRoute } from "./schemas/gateway-api/http-route.js"
+import { ListenerSet } from "./schemas/gateway-api/listener-set.js"
 import { ReferenceGrant } from "./schemas/gateway-api/reference-grant.js"
 import { TCPRoute, TLSRoute } from "./schemas/gateway-api/stream-routes.js"
 import { IngressClassSpec, IngressSpec } from "./schemas/ingress.js"
@@ -298,6 +299,8 @@ const kindInfos: Array<KindInfo> = [
   gatewayApiKind("ReferenceGrant", "referencegrants", ["v1beta1", "v1", "v1alpha2"], ReferenceGrant, {
     deprecatedVersions: gatewayApiDeprecation("ReferenceGrant", "v1alpha2", "v1beta1"),
   }),
+  // ListenerSet is v1 since Gateway API v1.5 (the reference reads only that version).
+  gatewayApiKind("ListenerSet", "listenersets", ["v1"], ListenerSet),
   orchestratorKind("Service", "services", ["spec", "status"], Service),
   orchestratorKind("Endpoints", "endpoints", ["subsets"], Endpoints),
   orchestratorKind("EndpointSlice", "endpointslices", ["addressType", "endpoints", "ports"], EndpointSlice, {

@@ -12,6 +12,7 @@ import type {
   GRPCRouteSpec,
   HTTPRouteSpec,
   KubernetesGatewaySpec,
+  ListenerSetSpec,
   ReferenceGrantSpec,
   TCPRouteSpec,
   TLSRouteSpec,
@@ -51,6 +52,7 @@ export interface SpecByKind {
   readonly TCPRoute: TCPRouteSpec
   readonly TLSRoute: TLSRouteSpec
   readonly ReferenceGrant: ReferenceGrantSpec
+  readonly ListenerSet: ListenerSetSpec
   /** Orchestrator kinds: the body is their top-level content (spec/status, subsets, ...). */
   readonly Service: ServiceBody
   readonly Endpoints: EndpointsBody

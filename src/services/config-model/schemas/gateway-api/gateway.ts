@@ -28,7 +28,7 @@ const MAX_TLS_OPTIONS = 16
 const MAX_ROUTE_KINDS = 8
 const MAX_INFRASTRUCTURE_ENTRIES = 8
 
-const GatewayTLSConfig = Schema.Struct({
+export const GatewayTLSConfig = Schema.Struct({
   mode: opt(Enum("Terminate", "Passthrough")),
   certificateRefs: opt(listOf(SecretObjectReference, { max: MAX_CERTIFICATE_REFS })),
   options: opt(boundedMap(MAX_TLS_OPTIONS, labelKeyProblem, annotationValueProblem)),
@@ -47,10 +47,31 @@ const GatewayTLSConfig = Schema.Struct({
   }),
 )
 
-const AllowedRoutes = Schema.Struct({
+export const AllowedRoutes = Schema.Struct({
   namespaces: opt(Schema.Struct({ from: opt(Enum("All", "Same", "Selector")), selector: opt(LabelSelector) })),
   kinds: opt(listOf(RouteGroupKind, { max: MAX_ROUTE_KINDS })),
 })
+
+/** The CEL rules of a listener (a Gateway's, or a ListenerSet's entry). */
+export const listenerFieldProblems = (
+  listener: {
+    readonly protocol: string
+    readonly hostname?: string | undefined
+    readonly tls?: { readonly mode?: string | undefined } | undefined
+  },
+  report: Report,
+) => {
+  const protocol = listener.protocol
+  if ((protocol === "HTTP" || protocol === "TCP" || protocol === "UDP") && listener.tls !== undefined) {
+    report(["tls"], `tls must not be set for protocol ${protocol}`)
+  }
+  if ((protocol === "TCP" || protocol === "UDP") && listener.hostname !== undefined) {
+    report(["hostname"], `hostname must not be set for protocol ${protocol}`)
+  }
+  if (protocol === "HTTPS" && listener.tls?.mode === "Passthrough") {
+    report(["tls", "mode"], "tls mode must be Terminate for protocol HTTPS")
+  }
+}
 
 const Listener = Schema.Struct({
   name: SectionName,
@@ -59,20 +80,7 @@ const Listener = Schema.Struct({
   protocol: ProtocolType,
   tls: opt(GatewayTLSConfig),
   allowedRoutes: opt(AllowedRoutes),
-}).pipe(
-  checked((listener, report) => {
-    const protocol = listener.protocol
-    if ((protocol === "HTTP" || protocol === "TCP" || protocol === "UDP") && listener.tls !== undefined) {
-      report(["tls"], `tls must not be set for protocol ${protocol}`)
-    }
-    if ((protocol === "TCP" || protocol === "UDP") && listener.hostname !== undefined) {
-      report(["hostname"], `hostname must not be set for protocol ${protocol}`)
-    }
-    if (protocol === "HTTPS" && listener.tls?.mode === "Passthrough") {
-      report(["tls", "mode"], "tls mode must be Terminate for protocol HTTPS")
-    }
-  }),
-)
+}).pipe(checked(listenerFieldProblems))
 type Listener = typeof Listener.Type
 
 /** Listener names are unique, and so is each (port, protocol, hostname). */
@@ -129,6 +137,14 @@ export const KubernetesGateway = Schema.Struct({
   // may come from ListenerSets): accepted, with nothing to serve and routes not attached.
   listeners: listOf(Listener, { max: MAX_LISTENERS }).pipe(checked(listenersProblems)),
   addresses: opt(listOf(GatewayAddress, { max: MAX_ADDRESSES }).pipe(checked(addressesProblems))),
+  // Which namespaces' ListenerSets may attach listeners (none when not set).
+  allowedListeners: opt(
+    Schema.Struct({
+      namespaces: opt(
+        Schema.Struct({ from: opt(Enum("All", "Same", "Selector", "None")), selector: opt(LabelSelector) }),
+      ),
+    }),
+  ),
   infrastructure: opt(
     Schema.Struct({
       labels: opt(boundedMap(MAX_INFRASTRUCTURE_ENTRIES, labelKeyProblem, labelValueProblem)),

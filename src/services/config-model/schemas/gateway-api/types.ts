@@ -94,6 +94,10 @@ export interface KubernetesGatewaySpec {
   readonly gatewayClassName: string
   readonly listeners: ReadonlyArray<Listener>
   readonly addresses?: ReadonlyArray<GatewayAddress>
+  /** Which namespaces' ListenerSets may attach listeners; not set: none. */
+  readonly allowedListeners?: {
+    readonly namespaces?: { readonly from?: "All" | "Same" | "Selector" | "None"; readonly selector?: LabelSelector }
+  }
   readonly infrastructure?: {
     readonly labels?: Readonly<Record<string, string>>
     readonly annotations?: Readonly<Record<string, string>>
@@ -227,4 +231,18 @@ export interface TLSRouteSpec {
 export interface ReferenceGrantSpec {
   readonly from: ReadonlyArray<{ readonly group: string; readonly kind: string; readonly namespace: string }>
   readonly to: ReadonlyArray<{ readonly group: string; readonly kind: string; readonly name?: string }>
+}
+
+/** A ListenerSet's listener: a Gateway listener whose port may be left out (HTTP 80, HTTPS 443). */
+export type ListenerEntry = Omit<Listener, "port"> & { readonly port?: number }
+
+/** ListenerSet (v1) and XListenerSet (x-k8s v1alpha1): listeners attached to a parent Gateway. */
+export interface ListenerSetSpec {
+  readonly parentRef: {
+    readonly group?: string
+    readonly kind?: string
+    readonly namespace?: string
+    readonly name: string
+  }
+  readonly listeners: ReadonlyArray<ListenerEntry>
 }
