@@ -19,6 +19,11 @@
  *     revision; else skipped (the reference's webhook is not even called: its object selector
  *     reads labels, so an opt-in annotation alone does not select the pod). A revision other than
  *     `input.revision` (`""` and `default` being the same) → skipped: another control plane injects it.
+ *     Ambient (`mesh.io/dataplane-mode=ambient` on the pod, or on its namespace unless the pod says
+ *     `none`) is not a label of its own here, exactly as in the reference, whose injector and
+ *     webhook selectors never read it: an ambient pod gets no sidecar because nothing selects it
+ *     (the skip reason says the node proxy serves it), and a sidecar label still wins over ambient
+ *     (the reference's documented precedence: its CNI leaves pods with a sidecar out of ambient).
  *  7. Pod opt-in (label, else annotation, y/yes/true/on) → injected.
  *  8. (webhook only) `neverInjectSelector` matches the pod's labels → skipped; else
  *     `alwaysInjectSelector` matches → injected.
@@ -27,11 +32,11 @@
  * Every spelling is also read under the reference's name (`sidecar.istio.io/inject`,
  * `istio-injection`, `istio.io/rev`); a conflicting pair uses the mesh spelling, with a warning.
  */
-import { aliasedReader } from "./aliased-metadata.js"
+import { type AliasedReader, aliasedReader } from "./aliased-metadata.js"
 import type { InjectionInput } from "./contract.js"
 import { asObject, asStringMap } from "./json.js"
 import { firstMatching } from "./label-selector.js"
-import { IGNORED_NAMESPACES, InjectAnnotations, InjectLabels } from "./names.js"
+import { AMBIENT_MODE, IGNORED_NAMESPACES, InjectAnnotations, InjectLabels } from "./names.js"
 import { valuesView } from "./values.js"
 
 export type Decision =
@@ -42,6 +47,14 @@ const TRUE_VALUES = new Set(["y", "yes", "true", "on"])
 
 /** "" and "default" both name the default revision. */
 export const normalRevision = (revision: string): string => (revision === "" ? "default" : revision)
+
+/** What puts a pod in ambient mode (the label naming it), or undefined: the pod's label, else its namespace's. */
+const ambientBy = (pod: AliasedReader, namespace: AliasedReader): string | undefined => {
+  const own = pod.get(InjectLabels.dataplaneMode)
+  if (own !== undefined) return own.value === AMBIENT_MODE ? `pod label ${own.key}=${own.value}` : undefined
+  const inherited = namespace.get(InjectLabels.dataplaneMode)
+  return inherited?.value === AMBIENT_MODE ? `namespace label ${inherited.key}=${inherited.value}` : undefined
+}
 
 export const injectionDecision = (input: InjectionInput): Decision => {
   const metadata = asObject(input.pod.metadata)
@@ -101,6 +114,10 @@ export const injectionDecision = (input: InjectionInput): Decision => {
                 ? { revision: "default", by: "sidecarInjectorWebhook.enableNamespacesByDefault" }
                 : undefined
     if (selected === undefined) {
+      const ambient = ambientBy(labelReader, namespaceReader)
+      if (ambient !== undefined) {
+        return skip(`pod is in ambient mode (${ambient}): the node proxy serves it, no sidecar is injected`)
+      }
       return skip(
         `namespace ${namespace} is not labelled for injection (${InjectLabels.namespaceInjection}=enabled or ${InjectLabels.revision}=<revision>) and the pod has no ${InjectLabels.inject}=true or ${InjectLabels.revision} label`,
       )

@@ -67,6 +67,8 @@ export const InjectLabels = {
   revision: SharedLabels.revision,
   /** Namespace label selecting the default revision (`enabled`) or opting out (`disabled`). */
   namespaceInjection: "mesh-injection",
+  /** Pod or namespace label: `ambient` puts the pod behind the node proxy, `none` keeps it out. */
+  dataplaneMode: `${MESH_DOMAIN}/dataplane-mode`,
   tlsMode: `security.${MESH_DOMAIN}/tlsMode`,
   canonicalName: `service.${MESH_DOMAIN}/canonical-name`,
   canonicalRevision: `service.${MESH_DOMAIN}/canonical-revision`,
@@ -105,6 +107,9 @@ export const MULTUS_MESH_NETWORK = "mesh-cni"
 export const MULTUS_MESH_NETWORK_NAMESPACE = "default"
 
 /** Namespaces the injector never touches (the reference's ignored system namespaces). */
+/** The dataplane-mode value of pods the node proxy serves. */
+export const AMBIENT_MODE = "ambient"
+
 export const IGNORED_NAMESPACES: ReadonlyArray<string> = ["kube-system", "kube-public"]
 
 export const ContainerNames = {

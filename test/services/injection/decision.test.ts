@@ -146,6 +146,38 @@ describe("rule 6: serving revision", () => {
   })
 })
 
+describe("rule 6: ambient pods get no sidecar (the node proxy serves them)", () => {
+  const ambientNs = { "mesh.io/dataplane-mode": "ambient" }
+  it("a pod of an ambient namespace is not injected, and the reason says ambient", () => {
+    expect(reason({ namespaceLabels: ambientNs })).toBe(
+      "pod is in ambient mode (namespace label mesh.io/dataplane-mode=ambient): the node proxy serves it, no sidecar is injected",
+    )
+    expect(reason({ namespaceLabels: { "istio.io/dataplane-mode": "ambient" } })).toContain(
+      "namespace label istio.io/dataplane-mode=ambient",
+    )
+  })
+  it("a pod labelled ambient in an unlabelled namespace is not injected", () => {
+    expect(reason({ namespaceLabels: {}, labels: { app: "web", "mesh.io/dataplane-mode": "ambient" } })).toContain(
+      "pod label mesh.io/dataplane-mode=ambient",
+    )
+  })
+  it("a pod saying none in an ambient namespace is skipped for the usual reason (it is not ambient)", () => {
+    const labels = { app: "web", "mesh.io/dataplane-mode": "none" }
+    expect(reason({ namespaceLabels: ambientNs, labels })).toContain("not labelled for injection")
+  })
+  it("the webhook's own opt-outs still come first (waypoint pods carry sidecar.mesh.io/inject=false)", () => {
+    const labels = { "sidecar.mesh.io/inject": "false", "mesh.io/dataplane-mode": "none" }
+    expect(reason({ namespaceLabels: ambientNs, labels })).toContain("opted out of injection")
+  })
+  it("a sidecar label wins over ambient, as in the reference (its CNI then leaves the pod out of ambient)", () => {
+    expect(tag({ namespaceLabels: { ...ambientNs, "mesh-injection": "enabled" } })).toBe("Inject")
+    expect(tag({ namespaceLabels: { ...ambientNs, "mesh.io/rev": "canary" }, revision: "canary" })).toBe("Inject")
+    expect(tag({ namespaceLabels: ambientNs, labels: { ...optIn, "mesh.io/dataplane-mode": "ambient" } })).toBe(
+      "Inject",
+    )
+  })
+})
+
 describe("rule 7: pod opt-in", () => {
   it("injects under policy disabled and over neverInjectSelector", () => {
     expect(tag({ labels: { app: "web", ...optIn }, config: { policy: "disabled", ...never } })).toBe("Inject")
