@@ -23,7 +23,11 @@ const SETTINGS: InpodSettings = {
 /** `-A` lines per table, in order. */
 const linesByTable = (rules: ReturnType<typeof inpodRules>["v4"]) => {
   const out: Record<string, Array<string>> = {}
-  for (const rule of rules) (out[rule.table] ??= []).push(ruleLine(rule))
+  for (const rule of rules) {
+    const lines = out[rule.table] ?? []
+    lines.push(ruleLine(rule))
+    out[rule.table] = lines
+  }
   return out
 }
 
