@@ -5,6 +5,6 @@
  *   npm run build && node dist/scripts/gen-analyzer-docs.mjs > docs/analyzers.md
  */
 import { renderAnalyzerDocs } from "../src/services/analysis/analyzer-docs.js"
-import { ALL_ANALYZERS } from "../src/services/analysis/analyzers/index.js"
+import { DEFAULT_ANALYZERS, OPT_IN_ANALYZERS } from "../src/services/analysis/analyzers/index.js"
 
-process.stdout.write(renderAnalyzerDocs(ALL_ANALYZERS))
+process.stdout.write(renderAnalyzerDocs(DEFAULT_ANALYZERS, OPT_IN_ANALYZERS))

@@ -20,98 +20,66 @@ export interface Counterpart {
   readonly note?: string
 }
 
-/** The reference's analyzers (its registry order) and ours. */
+/** The reference's analyzers (its `All()` order) and ours, by the same names. */
 export const COUNTERPARTS: ReadonlyArray<Counterpart> = [
-  {
-    reference: "annotations.K8sAnalyzer",
-    ours: [
-      "annotations.UnknownAnnotationAnalyzer",
-      "annotations.MisplacedAnnotationAnalyzer",
-      "annotations.InvalidAnnotationAnalyzer",
-      "annotations.DeprecatedAnnotationAnalyzer",
-      "annotations.AlphaAnnotationAnalyzer",
-    ],
-    note: "one analyzer per finding",
-  },
-  { reference: "authn.BlockedCIDRsAnalyzer", ours: ["authn.BlockedCIDRsAnalyzer"] },
-  { reference: "auth.AuthorizationPoliciesAnalyzer", ours: ["auth.AuthorizationPoliciesAnalyzer"] },
-  { reference: "conditions.ConditionAnalyzer", ours: ["conditions.ConditionAnalyzer"] },
-  {
-    reference: "deployment.ServiceAssociationAnalyzer",
-    ours: [
-      "deployment.ServiceAssociationAnalyzer",
-      "deployment.MultiServiceAnalyzer",
-      "deployment.ConflictingPortsAnalyzer",
-    ],
-    note: "the last two run one half each",
-  },
-  { reference: "applicationUID.Analyzer", ours: ["applicationUID.Analyzer"] },
-  { reference: "destinationrule.CaCertificateAnalyzer", ours: ["destinationrule.CaCertificateAnalyzer"] },
-  { reference: "destinationrule.SubsetSelectPodAnalyzer", ours: ["destinationrule.SubsetSelectPodAnalyzer"] },
-  { reference: "deprecation.DeprecationAnalyzer", ours: ["deprecation.DeprecationAnalyzer"] },
-  { reference: "envoyfilter.EnvoyPatchAnalyzer", ours: ["envoyfilter.EnvoyPatchAnalyzer"] },
-  {
-    reference: "externalcontrolplane.ExternalControlPlaneAnalyzer",
-    ours: ["externalcontrolplane.ExternalControlPlaneAnalyzer"],
-  },
-  { reference: "gateway.IngressGatewayPortAnalyzer", ours: ["gateway.IngressGatewayPortAnalyzer"] },
-  { reference: "gateway.CertificateAnalyzer", ours: ["gateway.CertificateAnalyzer"] },
-  { reference: "gateway.SecretAnalyzer", ours: ["gateway.SecretAnalyzer"] },
-  { reference: "gateway.ConflictingGatewayAnalyzer", ours: ["gateway.ConflictingGatewayAnalyzer"] },
-  {
-    reference: "injection.Analyzer",
-    ours: ["injection.Analyzer", "injection.MultipleLabelsAnalyzer", "injection.PodProxyAnalyzer"],
-    note: "namespaces, their labels and pods are separate analyzers here",
-  },
-  { reference: "injection.ImageAnalyzer", ours: ["injection.ImageMismatchAnalyzer"] },
-  { reference: "injection.ImageAutoAnalyzer", ours: ["injection.ImageAutoAnalyzer"] },
-  { reference: "k8sgateway.SelectorAnalyzer", ours: ["gateway.IneffectiveSelectorAnalyzer"] },
-  { reference: "k8sgateway.CRDVersionAnalyzer", ours: ["k8sgateway.CRDVersionAnalyzer"] },
-  { reference: "meshnetworks.MeshNetworksAnalyzer", ours: ["meshnetworks.MeshNetworksAnalyzer"] },
+  ...[
+    "annotations.K8sAnalyzer",
+    "authn.BlockedCIDRsAnalyzer",
+    "auth.AuthorizationPoliciesAnalyzer",
+    "conditions.ConditionAnalyzer",
+    "deployment.MultiServiceAnalyzer",
+    "applicationUID.Analyzer",
+    "destinationrule.CaCertificateAnalyzer",
+    "destinationrule.SubsetSelectPodAnalyzer",
+    "deprecation.DeprecationAnalyzer",
+    "envoyfilter.EnvoyPatchAnalyzer",
+    "externalcontrolplane.ExternalControlPlaneAnalyzer",
+    "gateway.IngressGatewayPortAnalyzer",
+    "gateway.CertificateAnalyzer",
+    "gateway.SecretAnalyzer",
+    "gateway.ConflictingGatewayAnalyzer",
+    "injection.Analyzer",
+    "injection.ImageAnalyzer",
+    "injection.ImageAutoAnalyzer",
+    "k8sgateway.SelectorAnalyzer",
+    "k8sgateway.CRDVersionAnalyzer",
+    "meshnetworks.MeshNetworksAnalyzer",
+  ].map((name) => ({ reference: name, ours: [name] })),
   {
     reference: "services.MultiClusterServiceAnalyzer",
     ours: [],
     note: "none: `analyze` reads one cluster (`--remote-contexts` is ignored)",
   },
+  ...[
+    "service.PortNameAnalyzer",
+    "sidecar.SelectorAnalyzer",
+    "virtualservice.ConflictingMeshGatewayHostsAnalyzer",
+    "virtualservice.DestinationHostAnalyzer",
+    "virtualservice.DestinationRuleAnalyzer",
+    "virtualservice.GatewayAnalyzer",
+    "virtualservice.JWTClaimRouteAnalyzer",
+    "serviceentry.Analyzer",
+    "serviceentry.ConflictingServiceEntryProtocolAnalyzer",
+    "webhook.Analyzer",
+    "telemetry.ProviderAnalyzer",
+    "telemetry.SelectorAnalyzer",
+    "telemetry.DefaultSelectorAnalyzer",
+    "telemetry.LightstepAnalyzer",
+  ].map((name) => ({ reference: name, ours: [name] })),
   {
-    reference: "service.PortNameAnalyzer",
-    ours: ["service.PortNameAnalyzer", "service.ExternalNameServiceTypeAnalyzer"],
-  },
-  { reference: "sidecar.SelectorAnalyzer", ours: ["sidecar.SelectorAnalyzer"] },
-  {
-    reference: "virtualservice.ConflictingMeshGatewayHostsAnalyzer",
-    ours: ["virtualservice.ConflictingMeshGatewayHostsAnalyzer"],
-  },
-  { reference: "virtualservice.DestinationHostAnalyzer", ours: ["virtualservice.DestinationHostAnalyzer"] },
-  { reference: "virtualservice.DestinationRuleAnalyzer", ours: ["virtualservice.DestinationRuleAnalyzer"] },
-  {
-    reference: "virtualservice.GatewayAnalyzer",
-    ours: ["virtualservice.GatewayAnalyzer", "virtualservice.GatewayHostAnalyzer"],
-  },
-  { reference: "virtualservice.JWTClaimRouteAnalyzer", ours: ["virtualservice.JWTClaimRouteAnalyzer"] },
-  { reference: "serviceentry.Analyzer", ours: ["serviceentry.Analyzer"] },
-  {
-    reference: "serviceentry.ConflictingServiceEntryProtocolAnalyzer",
-    ours: ["serviceentry.ConflictingServiceEntryProtocolAnalyzer"],
-  },
-  { reference: "webhook.Analyzer", ours: ["webhook.Analyzer"] },
-  { reference: "telemetry.ProviderAnalyzer", ours: ["telemetry.ProviderAnalyzer"] },
-  { reference: "telemetry.SelectorAnalyzer", ours: ["telemetry.SelectorAnalyzer"] },
-  { reference: "telemetry.DefaultSelectorAnalyzer", ours: ["telemetry.DefaultSelectorAnalyzer"] },
-  { reference: "telemetry.LightstepAnalyzer", ours: ["telemetry.LightstepAnalyzer"] },
-  {
-    reference: "schema.ValidationAnalyzer (one per kind)",
-    ours: [SCHEMA_VALIDATION],
-    note: "also VirtualService unreachable rules and ineffective matches, analyzers here",
+    reference: "schema.ValidationAnalyzer.<Kind> (one per kind)",
+    ours: [SCHEMA_VALIDATION, "schema.ValidationAnalyzer.VirtualService"],
+    note: "schema errors are reported while reading, whatever `--analyzer` selects; the VirtualService warnings are an analyzer",
   },
   {
-    reference: "(validation warnings of VirtualServices)",
-    ours: ["virtualservice.UnreachableRuleAnalyzer", "virtualservice.IneffectiveMatchAnalyzer"],
+    reference: "annotations.AlphaAnalyzer",
+    ours: ["annotations.AlphaAnalyzer"],
+    note: "opt-in: not in the reference's default set either",
   },
   {
     reference: "(none)",
     ours: ["peerauthentication.IneffectivePolicyAnalyzer"],
-    note: "this mesh only: the reference does not check PeerAuthentication ports",
+    note: "opt-in, this mesh only: the reference does not check PeerAuthentication ports",
   },
 ]
 
@@ -122,7 +90,6 @@ export const CODE_MEANINGS: Readonly<Record<string, string>> = {
   ReferencedResourceNotFound: "a host, subset, gateway, selector, credential or namespace named is not there",
   NamespaceNotInjected: "a namespace says neither yes nor no to sidecar injection",
   PodMissingProxy: "a pod of an injected namespace runs without the mesh proxy",
-  GatewayPortNotOnWorkload: "retired by the reference; not reported",
   SchemaValidationError: "the resource fails its kind's schema or semantic validation",
   MisplacedAnnotation: "a mesh annotation is on a kind it does not apply to",
   UnknownAnnotation: "an annotation of the mesh's domains is not one the mesh knows",
@@ -131,9 +98,7 @@ export const CODE_MEANINGS: Readonly<Record<string, string>> = {
   MultipleSidecarsWithoutWorkloadSelectors: "a namespace has more than one Sidecar without a selector",
   VirtualServiceDestinationPortSelectorRequired: "a destination host serves several ports and names none",
   DeploymentAssociatedToMultipleServices: "Services of one Deployment serve one port over different protocols",
-  DeploymentRequiresServiceAssociated: "retired by the reference; not reported",
   PortNameIsNotUnderNamingConvention: "a Service port name or appProtocol declares no protocol",
-  InvalidRegexp: "a regular expression does not compile (reported as a schema error here)",
   NamespaceMultipleInjectionLabels: "a namespace carries more than one kind of injection label",
   InvalidAnnotation: "a mesh annotation has a value of the wrong form",
   UnknownMeshNetworksServiceRegistry: "mesh networks name a registry that does not exist",
@@ -193,8 +158,9 @@ const codesOf = (names: ReadonlyArray<string>, analyzers: ReadonlyArray<Analyzer
   return [...codes].sort()
 }
 
-/** The page, from the registry given. */
-export const renderAnalyzerDocs = (analyzers: ReadonlyArray<Analyzer>): string => {
+/** The page, from the registry given: the default set and the opt-in analyzers. */
+export const renderAnalyzerDocs = (defaults: ReadonlyArray<Analyzer>, optIn: ReadonlyArray<Analyzer>): string => {
+  const analyzers = [...defaults, ...optIn]
   const types: ReadonlyArray<MessageType> = Object.values(MessageTypes)
   const lines = [
     "# `meshctl analyze`: analyzers and message codes",
@@ -217,9 +183,19 @@ export const renderAnalyzerDocs = (analyzers: ReadonlyArray<Analyzer>): string =
     "",
     "## Analyzers of this mesh",
     "",
-    row(["Analyzer", "Codes", "What it checks"]),
-    row(["---", "---", "---"]),
-    ...analyzers.map((a) => row([`\`${a.name}\``, codesOf([a.name], analyzers).join(", "), a.description])),
+    "Opt-in analyzers run only when named with `--analyzer`; the parts of an analyzer are the finer checks it runs.",
+    "",
+    row(["Analyzer", "Runs", "Codes", "What it checks", "Parts"]),
+    row(["---", "---", "---", "---", "---"]),
+    ...[...defaults, ...optIn].map((a) =>
+      row([
+        `\`${a.name}\``,
+        optIn.includes(a) ? "opt-in" : "default",
+        codesOf([a.name], analyzers).join(", "),
+        a.description,
+        (a.parts ?? []).map((p) => `\`${p.name}\``).join(", "),
+      ]),
+    ),
     "",
     "## Message codes",
     "",

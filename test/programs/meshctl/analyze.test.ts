@@ -13,6 +13,46 @@ import { run } from "../../support/processes.js"
 
 const meshctl = (...args: ReadonlyArray<string>) => run("meshctl", args)
 
+/** The reference mesh's default analyzers (its `All()`), by the names `--analyzer` takes. */
+const REFERENCE_DEFAULT_ANALYZERS = [
+  "annotations.K8sAnalyzer",
+  "authn.BlockedCIDRsAnalyzer",
+  "auth.AuthorizationPoliciesAnalyzer",
+  "conditions.ConditionAnalyzer",
+  "deployment.MultiServiceAnalyzer",
+  "applicationUID.Analyzer",
+  "destinationrule.CaCertificateAnalyzer",
+  "destinationrule.SubsetSelectPodAnalyzer",
+  "deprecation.DeprecationAnalyzer",
+  "envoyfilter.EnvoyPatchAnalyzer",
+  "externalcontrolplane.ExternalControlPlaneAnalyzer",
+  "gateway.IngressGatewayPortAnalyzer",
+  "gateway.CertificateAnalyzer",
+  "gateway.SecretAnalyzer",
+  "gateway.ConflictingGatewayAnalyzer",
+  "injection.Analyzer",
+  "injection.ImageAnalyzer",
+  "injection.ImageAutoAnalyzer",
+  "k8sgateway.SelectorAnalyzer",
+  "k8sgateway.CRDVersionAnalyzer",
+  "meshnetworks.MeshNetworksAnalyzer",
+  "service.PortNameAnalyzer",
+  "sidecar.SelectorAnalyzer",
+  "virtualservice.ConflictingMeshGatewayHostsAnalyzer",
+  "virtualservice.DestinationHostAnalyzer",
+  "virtualservice.DestinationRuleAnalyzer",
+  "virtualservice.GatewayAnalyzer",
+  "virtualservice.JWTClaimRouteAnalyzer",
+  "serviceentry.Analyzer",
+  "serviceentry.ConflictingServiceEntryProtocolAnalyzer",
+  "webhook.Analyzer",
+  "telemetry.ProviderAnalyzer",
+  "telemetry.SelectorAnalyzer",
+  "telemetry.DefaultSelectorAnalyzer",
+  "telemetry.LightstepAnalyzer",
+  "schema.ValidationAnalyzer.VirtualService",
+]
+
 /** Line 13 holds `host: ratings`, line 9 the gateway, line 20 the Service's port name. */
 const ROUTES = `# routes
 apiVersion: networking.mesh.io/v1
@@ -143,6 +183,34 @@ describe("meshctl analyze <file>", () => {
     expect(only.stdout).toContain("MSH0118")
     expect(only.stdout).not.toContain("MSH0101")
     expect((await meshctl("analyze", "--analyzer", "no.SuchAnalyzer", file("routes.yaml", ROUTES))).code).toBe(1)
+  })
+
+  it("runs the reference's default set: opt-in analyzers run only when named", async () => {
+    const list = await meshctl("analyze", "-L")
+    const [defaults = "", optIn = ""] = list.stdout.split("Opt-in analyzers")
+    const names = (text: string) => [...text.matchAll(/^\* (\S+):$/gm)].map((m) => m[1])
+    // The reference's All(), in its order (its analyzer names; the schema validators here are one).
+    expect(names(defaults)).toEqual(REFERENCE_DEFAULT_ANALYZERS)
+    expect(names(optIn)).toEqual(["annotations.AlphaAnalyzer", "peerauthentication.IneffectivePolicyAnalyzer"])
+    const alpha = file(
+      "alpha.yaml",
+      `apiVersion: v1
+kind: Service
+metadata:
+  name: ratings
+  namespace: default
+  annotations: {alpha.mesh.io/kubernetes-serviceaccounts: ratings}
+spec:
+  selector: {app: ratings}
+  ports: [{name: http, port: 9080}]
+`,
+    )
+    const byDefault = await meshctl("analyze", alpha)
+    expect(byDefault.stdout).not.toContain("MSH0136")
+    expect(byDefault.code).toBe(0)
+    const named = await meshctl("analyze", "--analyzer", "annotations.AlphaAnalyzer", alpha)
+    expect(named.stdout).toContain("MSH0136")
+    expect(named.stdout).toContain("(Service default/ratings ")
   })
 
   it("-o json and -o yaml print the message objects", async () => {

@@ -56,14 +56,11 @@ describe("annotation analyzers", () => {
     expect(analyze("annotations.DeprecatedAnnotationAnalyzer", podWith("{sidecar.mesh.io/proxyCPU: 100m}"))).toEqual([])
     expect(
       summary(
-        analyze(
-          "annotations.AlphaAnnotationAnalyzer",
-          serviceWith("{networking.mesh.io/traffic-distribution: PreferClose}"),
-        ),
+        analyze("annotations.AlphaAnalyzer", serviceWith("{networking.mesh.io/traffic-distribution: PreferClose}")),
       ),
     ).toEqual(["MSH0136 Service/default/s"])
     // A beta annotation is not alpha.
-    expect(analyze("annotations.AlphaAnnotationAnalyzer", podWith("{sidecar.mesh.io/inject: 'true'}"))).toEqual([])
+    expect(analyze("annotations.AlphaAnalyzer", podWith("{sidecar.mesh.io/inject: 'true'}"))).toEqual([])
   })
 })
 
@@ -116,13 +113,11 @@ describe("annotation analyzers: the reference's table and rules (issue 35 group 
   })
 
   it("does not report the injector's redirection annotations as alpha on pods without its init container", () => {
-    expect(
-      analyze("annotations.AlphaAnnotationAnalyzer", podWith("{sidecar.mesh.io/interceptionMode: REDIRECT}")),
-    ).toEqual([])
+    expect(analyze("annotations.AlphaAnalyzer", podWith("{sidecar.mesh.io/interceptionMode: REDIRECT}"))).toEqual([])
     const withInit = podWith("{sidecar.mesh.io/interceptionMode: REDIRECT}").replace(
       "spec: {containers",
       "spec: {initContainers: [{name: mesh-init}], containers",
     )
-    expect(summary(analyze("annotations.AlphaAnnotationAnalyzer", withInit))).toEqual(["MSH0136 Pod/default/p"])
+    expect(summary(analyze("annotations.AlphaAnalyzer", withInit))).toEqual(["MSH0136 Pod/default/p"])
   })
 })

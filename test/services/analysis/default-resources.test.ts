@@ -3,7 +3,7 @@
  * and that a Gateway on the default ingress then finds its workload and has its ports checked.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ALL_ANALYZERS } from "../../../src/services/analysis/analyzers/index.js"
+import { DEFAULT_ANALYZERS } from "../../../src/services/analysis/analyzers/index.js"
 import { defaultIngressDocuments } from "../../../src/services/analysis/default-resources.js"
 import { readDocuments } from "../../../src/services/analysis/read-documents.js"
 import { runAnalysis } from "../../../src/services/analysis/run.js"
@@ -22,7 +22,7 @@ const analyzeWithDefaults = (config = defaultMeshConfig(), ...documents: Readonl
   const defaults = readDocuments("internal-ingress", defaultIngressDocuments(config, "mesh-system"), "default")
   const files = readDocuments("f.yaml", documents.join("---\n"), "default")
   return runAnalysis(makeSnapshot([...defaults.entries, ...files.entries]), [], {
-    analyzers: ALL_ANALYZERS,
+    analyzers: DEFAULT_ANALYZERS,
     suppressions: [],
     outputThreshold: "Info",
   }).messages.map((m) => `${m.type.code} ${m.resource?.kind}/${m.resource?.namespace}/${m.resource?.name}`)

@@ -54,7 +54,7 @@ describe("injection analyzers", () => {
   it("ImageMismatchAnalyzer reports pods not running the injector ConfigMap's proxy image", () => {
     const injected = ns("apps", "{mesh-injection: enabled}")
     const found = analyze(
-      "injection.ImageMismatchAnalyzer",
+      "injection.ImageAnalyzer",
       hubTag,
       injected,
       proxied("a", "docker.io/mesh/proxy:1.2"),
@@ -73,17 +73,15 @@ describe("injection analyzers", () => {
       '{"global": {"proxy": {"image": "registry.example/proxy:2"}}}',
       "mesh-sidecar-injector-canary",
     )
-    expect(analyze("injection.ImageMismatchAnalyzer", full, canary, proxied("a", "registry.example/proxy:2"))).toEqual(
-      [],
+    expect(analyze("injection.ImageAnalyzer", full, canary, proxied("a", "registry.example/proxy:2"))).toEqual([])
+    expect(summary(analyze("injection.ImageAnalyzer", full, canary, proxied("a", "registry.example/proxy:1")))).toEqual(
+      ["MSH0158 Namespace//apps"],
     )
-    expect(
-      summary(analyze("injection.ImageMismatchAnalyzer", full, canary, proxied("a", "registry.example/proxy:1"))),
-    ).toEqual(["MSH0158 Namespace//apps"])
     // The distroless variant configured in the mesh config is the same image.
     const distroless = { meshConfig: meshConfigWith({ defaultConfig: { image: { imageType: "distroless" } } }) }
     expect(
       analyzeWith(
-        "injection.ImageMismatchAnalyzer",
+        "injection.ImageAnalyzer",
         distroless,
         hubTag,
         ns("apps", "{mesh-injection: enabled}"),
@@ -92,12 +90,8 @@ describe("injection analyzers", () => {
     ).toEqual([])
     // A pod naming its own image, and namespaces without an injector ConfigMap, are not judged.
     const ownImage = `apiVersion: v1\nkind: Pod\nmetadata: {name: own, namespace: apps, annotations: {sidecar.mesh.io/proxyImage: mine}}\nspec: {containers: [{name: mesh-proxy, image: mine}]}\n`
-    expect(
-      analyze("injection.ImageMismatchAnalyzer", hubTag, ns("apps", "{mesh-injection: enabled}"), ownImage),
-    ).toEqual([])
-    expect(
-      analyze("injection.ImageMismatchAnalyzer", ns("apps", "{mesh-injection: enabled}"), proxied("a", "x:1")),
-    ).toEqual([])
+    expect(analyze("injection.ImageAnalyzer", hubTag, ns("apps", "{mesh-injection: enabled}"), ownImage)).toEqual([])
+    expect(analyze("injection.ImageAnalyzer", ns("apps", "{mesh-injection: enabled}"), proxied("a", "x:1"))).toEqual([])
   })
 
   it("PodProxyAnalyzer counts a native-sidecar proxy (init container)", () => {

@@ -4,7 +4,7 @@
  * object that cannot be decoded at all (a field of the wrong type, an unknown field) stays out.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ALL_ANALYZERS } from "../../../src/services/analysis/analyzers/index.js"
+import { DEFAULT_ANALYZERS } from "../../../src/services/analysis/analyzers/index.js"
 import { readDocuments } from "../../../src/services/analysis/read-documents.js"
 import { runAnalysis } from "../../../src/services/analysis/run.js"
 import { makeSnapshot } from "../../../src/services/analysis/snapshot.js"
@@ -13,7 +13,7 @@ import { mesh } from "./support.js"
 const analyzeAll = (...documents: ReadonlyArray<string>) => {
   const read = readDocuments("f.yaml", documents.join("---\n"), "default")
   return runAnalysis(makeSnapshot(read.entries), read.messages, {
-    analyzers: ALL_ANALYZERS,
+    analyzers: DEFAULT_ANALYZERS,
     suppressions: [],
     outputThreshold: "Info",
   }).messages.map((m) => `${m.type.code} ${m.resource?.kind}/${m.resource?.name}: ${m.text}`)

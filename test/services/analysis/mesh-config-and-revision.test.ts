@@ -55,7 +55,7 @@ describe("analysis mesh config", () => {
     )
     const gatewayPod = bare("gw-0", "prod", "{app: gw, gateway.networking.k8s.io/gateway-name: gw}")
     const run = (meshConfig?: MeshConfig) =>
-      summary(analyzeWith("gateway.IneffectiveSelectorAnalyzer", meshConfig ? { meshConfig } : {}, policy, gatewayPod))
+      summary(analyzeWith("k8sgateway.SelectorAnalyzer", meshConfig ? { meshConfig } : {}, policy, gatewayPod))
     // With the default root (mesh-system) the policy only covers its own namespace.
     expect(run()).toEqual([])
     expect(run(resolved({ file: { file: "mesh.yaml", text: "rootNamespace: config-root\n" } }))).toEqual([

@@ -170,13 +170,13 @@ describe("service entry and policy analyzers", () => {
     expect(
       summary(
         analyze(
-          "gateway.IneffectiveSelectorAnalyzer",
+          "k8sgateway.SelectorAnalyzer",
           pod("gw-0", "{app: gw, gateway.networking.k8s.io/gateway-name: gw}"),
           policy,
         ),
       ),
     ).toEqual(["MSH0166 AuthorizationPolicy/default/p"])
-    expect(analyze("gateway.IneffectiveSelectorAnalyzer", pod("gw-0", "{app: gw}"), policy)).toEqual([])
+    expect(analyze("k8sgateway.SelectorAnalyzer", pod("gw-0", "{app: gw}"), policy)).toEqual([])
   })
 
   it("peerauthentication.IneffectivePolicyAnalyzer reports port-level mTLS on ports the workloads lack", () => {

@@ -46,7 +46,7 @@ describe("service and deployment analyzers", () => {
   })
 
   it("ServiceAssociationAnalyzer no longer reports deployments without a service (MSH0117 is retired)", () => {
-    expect(analyze("deployment.ServiceAssociationAnalyzer", injected, deployment("web", "{app: web}"))).toEqual([])
+    expect(analyze("deployment.MultiServiceAnalyzer", injected, deployment("web", "{app: web}"))).toEqual([])
   })
 
   it("ConflictingPortsAnalyzer reports one target port reached through two ports", () => {
@@ -59,7 +59,7 @@ describe("service and deployment analyzers", () => {
       'This deployment web is associated with multiple services [default/a default/b] using targetPort "8080" but different ports: [80 81].',
     )
     // The reference's analyzer reports both kinds.
-    expect(summary(analyze("deployment.ServiceAssociationAnalyzer", injected, d, a, b))).toEqual([
+    expect(summary(analyze("deployment.MultiServiceAnalyzer", injected, d, a, b))).toEqual([
       "MSH0137 Deployment/default/web",
     ])
     const same = service("b", "{app: web}", "[{name: http, port: 80, targetPort: 9090}]")

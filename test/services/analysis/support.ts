@@ -1,4 +1,5 @@
-/** Runs one analyzer (by name) over YAML documents, as `meshctl analyze` reads them. */
+/** Runs one analyzer (by name, or one of its parts) over YAML documents, as `meshctl analyze` reads them. */
+import { findAnalyzer } from "../../../src/services/analysis/analyzer.js"
 import { ALL_ANALYZERS } from "../../../src/services/analysis/analyzers/index.js"
 import { readDocuments } from "../../../src/services/analysis/read-documents.js"
 import { type Message, makeSnapshot } from "../../../src/services/analysis/snapshot.js"
@@ -12,7 +13,7 @@ export const analyzeWith = (
   options: Parameters<typeof makeSnapshot>[1],
   ...documents: ReadonlyArray<string>
 ): ReadonlyArray<Message> => {
-  const analyzer = ALL_ANALYZERS.find((a) => a.name === name)
+  const analyzer = findAnalyzer(ALL_ANALYZERS, name)
   if (analyzer === undefined) throw new Error(`no analyzer ${name}`)
   const read = readDocuments("test.yaml", documents.join("---\n"), "default")
   if (read.unreadable.length > 0 || read.messages.length > 0)

@@ -62,7 +62,7 @@ describe("virtualservice analyzers", () => {
     expect(analyze("virtualservice.DestinationRuleAnalyzer", dr, route("v1"))).toEqual([])
   })
 
-  it("GatewayAnalyzer reports missing gateways, not mesh or existing ones", () => {
+  it("GatewayAnalyzer reports missing gateways (and, as the reference, their hosts as unserved), not mesh or existing ones", () => {
     const gw = mesh(
       "Gateway",
       "gw",
@@ -76,7 +76,7 @@ describe("virtualservice analyzers", () => {
           vs("{hosts: [reviews], gateways: [nope], http: [{route: [{destination: {host: reviews}}]}]}"),
         ),
       ),
-    ).toEqual(["MSH0101 VirtualService/default/reviews"])
+    ).toEqual(["MSH0101 VirtualService/default/reviews", "MSH0132 VirtualService/default/reviews"])
     expect(
       analyze(
         "virtualservice.GatewayAnalyzer",

@@ -163,9 +163,14 @@ export const annotationAnalyzers: ReadonlyArray<Analyzer> = [
       return `Annotation "${f.key}" has been deprecated${extra} and may not work in future mesh versions.`
     },
   ),
-  analyzer("annotations.AlphaAnnotationAnalyzer", "Reports alpha annotations", MessageTypes.AlphaAnnotation, (f) =>
-    f.info?.alpha === true && !(f.kind === "Pod" && !injectorRedirects(f.entry) && IGNORED_ALPHA_WITHOUT_CNI.has(f.key))
-      ? `Annotation "${f.key}" is part of an alpha-phase feature and may be incompletely supported.`
-      : undefined,
+  analyzer(
+    "annotations.AlphaAnalyzer",
+    "Reports alpha annotations (the reference's maturity analyzer: not run unless named with --analyzer)",
+    MessageTypes.AlphaAnnotation,
+    (f) =>
+      f.info?.alpha === true &&
+      !(f.kind === "Pod" && !injectorRedirects(f.entry) && IGNORED_ALPHA_WITHOUT_CNI.has(f.key))
+        ? `Annotation "${f.key}" is part of an alpha-phase feature and may be incompletely supported.`
+        : undefined,
   ),
 ]

@@ -1,5 +1,10 @@
-/** Every analyzer, in the order `-L` lists them. */
-import type { Analyzer } from "../analyzer.js"
+/**
+ * The analyzer registry. `DEFAULT_ANALYZERS` is the reference's `All()`: the same names, in its
+ * order, each running the finer analyzers of ours that do its work (analyzer.ts `combine`).
+ * `OPT_IN_ANALYZERS` are checks the reference does not run by default (its maturity analyzer) or
+ * does not have: they run only when named with `--analyzer`.
+ */
+import { type Analyzer, combine } from "../analyzer.js"
 import { annotationAnalyzers } from "./annotations.js"
 import { applicationUidAnalyzers } from "./application-uid.js"
 import { authorizationPolicyAnalyzers } from "./authorization-policies.js"
@@ -22,26 +27,105 @@ import { virtualServiceAnalyzers } from "./virtual-services.js"
 import { webhookAnalyzers } from "./webhooks.js"
 import { workloadSelectorAnalyzers } from "./workload-selectors.js"
 
-export const ALL_ANALYZERS: ReadonlyArray<Analyzer> = [
-  ...annotationAnalyzers,
-  ...serviceAnalyzers,
-  ...serviceEntryProtocolAnalyzers,
-  ...destinationRuleAnalyzers,
-  ...destinationRuleSubsetAnalyzers,
-  ...envoyFilterAnalyzers,
-  ...gatewayAnalyzers,
-  ...injectionAnalyzers,
-  ...policyAnalyzers,
-  ...workloadSelectorAnalyzers,
-  ...virtualServiceAnalyzers,
-  ...jwtClaimRouteAnalyzers,
-  ...applicationUidAnalyzers,
-  ...gatewaySecretAnalyzers,
-  ...deprecationAnalyzers,
-  ...meshNetworksAnalyzers,
-  ...authorizationPolicyAnalyzers,
-  ...webhookAnalyzers,
-  ...gatewayApiCrdAnalyzers,
-  ...conditionAnalyzers,
-  ...blockedCidrAnalyzers,
+/** Every analyzer the files above define, by name. */
+const POOL: ReadonlyMap<string, Analyzer> = new Map(
+  [
+    ...annotationAnalyzers,
+    ...applicationUidAnalyzers,
+    ...authorizationPolicyAnalyzers,
+    ...blockedCidrAnalyzers,
+    ...conditionAnalyzers,
+    ...deprecationAnalyzers,
+    ...destinationRuleSubsetAnalyzers,
+    ...destinationRuleAnalyzers,
+    ...envoyFilterAnalyzers,
+    ...gatewayApiCrdAnalyzers,
+    ...gatewaySecretAnalyzers,
+    ...gatewayAnalyzers,
+    ...injectionAnalyzers,
+    ...jwtClaimRouteAnalyzers,
+    ...meshNetworksAnalyzers,
+    ...policyAnalyzers,
+    ...serviceEntryProtocolAnalyzers,
+    ...serviceAnalyzers,
+    ...virtualServiceAnalyzers,
+    ...webhookAnalyzers,
+    ...workloadSelectorAnalyzers,
+  ].map((a) => [a.name, a]),
+)
+
+/** A defined analyzer; a name nothing defines is a programming error caught by every test run. */
+const pick = (name: string): Analyzer => {
+  const found = POOL.get(name)
+  if (found === undefined) throw new Error(`analyzer registry: no analyzer ${name}`)
+  return found
+}
+
+/** The reference's default set (its `All()`), in its order. */
+export const DEFAULT_ANALYZERS: ReadonlyArray<Analyzer> = [
+  combine("annotations.K8sAnalyzer", "Checks for misplaced, invalid, deprecated and unknown mesh annotations", [
+    pick("annotations.UnknownAnnotationAnalyzer"),
+    pick("annotations.MisplacedAnnotationAnalyzer"),
+    pick("annotations.InvalidAnnotationAnalyzer"),
+    pick("annotations.DeprecatedAnnotationAnalyzer"),
+  ]),
+  pick("authn.BlockedCIDRsAnalyzer"),
+  pick("auth.AuthorizationPoliciesAnalyzer"),
+  pick("conditions.ConditionAnalyzer"),
+  pick("deployment.MultiServiceAnalyzer"),
+  pick("applicationUID.Analyzer"),
+  pick("destinationrule.CaCertificateAnalyzer"),
+  pick("destinationrule.SubsetSelectPodAnalyzer"),
+  pick("deprecation.DeprecationAnalyzer"),
+  pick("envoyfilter.EnvoyPatchAnalyzer"),
+  pick("externalcontrolplane.ExternalControlPlaneAnalyzer"),
+  pick("gateway.IngressGatewayPortAnalyzer"),
+  pick("gateway.CertificateAnalyzer"),
+  pick("gateway.SecretAnalyzer"),
+  pick("gateway.ConflictingGatewayAnalyzer"),
+  combine("injection.Analyzer", "Checks namespaces are labelled for injection and their pods run the mesh proxy", [
+    pick("injection.NamespaceLabelAnalyzer"),
+    pick("injection.MultipleLabelsAnalyzer"),
+    pick("injection.PodProxyAnalyzer"),
+  ]),
+  pick("injection.ImageAnalyzer"),
+  pick("injection.ImageAutoAnalyzer"),
+  pick("k8sgateway.SelectorAnalyzer"),
+  pick("k8sgateway.CRDVersionAnalyzer"),
+  pick("meshnetworks.MeshNetworksAnalyzer"),
+  combine("service.PortNameAnalyzer", "Checks the port names associated with each service", [
+    pick("service.PortNameConventionAnalyzer"),
+    pick("service.ExternalNameServiceTypeAnalyzer"),
+  ]),
+  pick("sidecar.SelectorAnalyzer"),
+  pick("virtualservice.ConflictingMeshGatewayHostsAnalyzer"),
+  pick("virtualservice.DestinationHostAnalyzer"),
+  pick("virtualservice.DestinationRuleAnalyzer"),
+  combine("virtualservice.GatewayAnalyzer", "Checks the gateways associated with each virtual service", [
+    pick("virtualservice.GatewayReferenceAnalyzer"),
+    pick("virtualservice.GatewayHostAnalyzer"),
+  ]),
+  pick("virtualservice.JWTClaimRouteAnalyzer"),
+  pick("serviceentry.Analyzer"),
+  pick("serviceentry.ConflictingServiceEntryProtocolAnalyzer"),
+  pick("webhook.Analyzer"),
+  pick("telemetry.ProviderAnalyzer"),
+  pick("telemetry.SelectorAnalyzer"),
+  pick("telemetry.DefaultSelectorAnalyzer"),
+  pick("telemetry.LightstepAnalyzer"),
+  // The reference's validation analyzer of VirtualServices also warns (its schema errors are
+  // reported while reading here, read-documents.ts).
+  combine("schema.ValidationAnalyzer.VirtualService", "Runs schema validation as an analyzer for VirtualService", [
+    pick("virtualservice.UnreachableRuleAnalyzer"),
+    pick("virtualservice.IneffectiveMatchAnalyzer"),
+  ]),
 ]
+
+/** Run only when named with `--analyzer`: the reference does not run these by default. */
+export const OPT_IN_ANALYZERS: ReadonlyArray<Analyzer> = [
+  pick("annotations.AlphaAnalyzer"),
+  pick("peerauthentication.IneffectivePolicyAnalyzer"),
+]
+
+/** What `--analyzer` can name and `-L` lists: the default set, then the opt-in ones. */
+export const ALL_ANALYZERS: ReadonlyArray<Analyzer> = [...DEFAULT_ANALYZERS, ...OPT_IN_ANALYZERS]

@@ -254,7 +254,7 @@ const imageMismatch = (snapshot: Snapshot): ReadonlyArray<Message> => {
 
 export const injectionAnalyzers: ReadonlyArray<Analyzer> = [
   {
-    name: "injection.Analyzer",
+    name: "injection.NamespaceLabelAnalyzer",
     description: "Checks namespaces are labelled for (or against) injection",
     types: [MessageTypes.NamespaceNotInjected, MessageTypes.NamespaceInjectionEnabledByDefault],
     run: notInjected,
@@ -272,7 +272,7 @@ export const injectionAnalyzers: ReadonlyArray<Analyzer> = [
     run: missingProxy,
   },
   {
-    name: "injection.ImageMismatchAnalyzer",
+    name: "injection.ImageAnalyzer",
     description: "Checks the injected pods of a namespace run one proxy image",
     types: [MessageTypes.PodsProxyImageMismatchInNamespace],
     run: imageMismatch,

@@ -139,14 +139,15 @@ export const policyAnalyzers: ReadonlyArray<Analyzer> = [
     run: addressesRequired,
   },
   {
-    name: "gateway.IneffectiveSelectorAnalyzer",
+    name: "k8sgateway.SelectorAnalyzer",
     description: "Checks policies do not select gateway-API gateway pods by label",
     types: [MessageTypes.IneffectiveSelector],
     run: ineffectiveSelectors,
   },
   {
     name: "peerauthentication.IneffectivePolicyAnalyzer",
-    description: "Checks PeerAuthentication port-level settings can apply",
+    description:
+      "Checks PeerAuthentication port-level settings can apply (this mesh only: not run unless named with --analyzer)",
     types: [MessageTypes.IneffectivePolicy],
     run: ineffectivePolicies,
   },

@@ -200,9 +200,36 @@ const conflictingPorts = (associations: DeploymentServices): ReadonlyArray<Messa
   return out
 }
 
+const multipleServicesAnalyzer: Analyzer = {
+  name: "deployment.MultipleServicesAnalyzer",
+  description: "Checks a deployment is not associated with several services using one port with different protocols",
+  types: [MessageTypes.DeploymentAssociatedToMultipleServices],
+  run: (snapshot) => multipleServices(deploymentServices(snapshot)),
+}
+
+const conflictingPortsAnalyzer: Analyzer = {
+  name: "deployment.ConflictingPortsAnalyzer",
+  description: "Checks services of one deployment do not reach one target port through different ports",
+  types: [MessageTypes.DeploymentConflictingPorts],
+  run: (snapshot) => conflictingPorts(deploymentServices(snapshot)),
+}
+
+/** The reference's `deployment.MultiServiceAnalyzer`: both halves over one association pass. */
+const deploymentAnalyzer: Analyzer = {
+  name: "deployment.MultiServiceAnalyzer",
+  description:
+    "Checks the ports of the services associated with each mesh deployment (MSH0116 and MSH0137; the reference retired MSH0117)",
+  types: [MessageTypes.DeploymentAssociatedToMultipleServices, MessageTypes.DeploymentConflictingPorts],
+  run: (snapshot) => {
+    const associations = deploymentServices(snapshot)
+    return [...multipleServices(associations), ...conflictingPorts(associations)]
+  },
+  parts: [multipleServicesAnalyzer, conflictingPortsAnalyzer],
+}
+
 export const serviceAnalyzers: ReadonlyArray<Analyzer> = [
   {
-    name: "service.PortNameAnalyzer",
+    name: "service.PortNameConventionAnalyzer",
     description: "Checks the port names associated with each service",
     types: [MessageTypes.PortNameIsNotUnderNamingConvention],
     run: portNames,
@@ -213,26 +240,5 @@ export const serviceAnalyzers: ReadonlyArray<Analyzer> = [
     types: [MessageTypes.ExternalNameServiceTypeInvalidPortName],
     run: externalNamePorts,
   },
-  {
-    name: "deployment.MultiServiceAnalyzer",
-    description: "Checks a deployment is not associated with several services using one port with different protocols",
-    types: [MessageTypes.DeploymentAssociatedToMultipleServices],
-    run: (snapshot) => multipleServices(deploymentServices(snapshot)),
-  },
-  {
-    name: "deployment.ServiceAssociationAnalyzer",
-    description:
-      "Checks the ports of the services associated with each mesh deployment (the reference's analyzer: MSH0116 and MSH0137; MSH0117 is retired)",
-    types: [MessageTypes.DeploymentAssociatedToMultipleServices, MessageTypes.DeploymentConflictingPorts],
-    run: (snapshot) => {
-      const associations = deploymentServices(snapshot)
-      return [...multipleServices(associations), ...conflictingPorts(associations)]
-    },
-  },
-  {
-    name: "deployment.ConflictingPortsAnalyzer",
-    description: "Checks services of one deployment do not reach one target port through different ports",
-    types: [MessageTypes.DeploymentConflictingPorts],
-    run: (snapshot) => conflictingPorts(deploymentServices(snapshot)),
-  },
+  deploymentAnalyzer,
 ]

@@ -526,7 +526,7 @@ export const virtualServiceAnalyzers: ReadonlyArray<Analyzer> = [
     run: destinationSubsets,
   },
   {
-    name: "virtualservice.GatewayAnalyzer",
+    name: "virtualservice.GatewayReferenceAnalyzer",
     description: "Checks the gateways associated with each virtual service",
     types: [MessageTypes.ReferencedResourceNotFound, MessageTypes.ReferencedInternalGateway],
     run: gatewayReferences,
