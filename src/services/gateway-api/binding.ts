@@ -10,6 +10,8 @@
  *   exist is answered for too (NoMatchingParent): no other controller will.
  * - A Service (kind Service, group core) for mesh routing (GAMMA; HTTPRoute and GRPCRoute):
  *   it must be in the registry; `port` (or `sectionName`, a port name) narrows to one of its ports.
+ * - A ListenerSet (kind ListenerSet) this controller reconciled: its entries, as a Gateway's
+ *   listeners; one that does not exist is NoMatchingParent.
  * - Any other parent (another controller's Gateway, other kinds) is not this controller's.
  */
 import type { ParentReference } from "../config-model/schemas/gateway-api/types.js"
@@ -57,6 +59,9 @@ export interface BindingContext {
   readonly services: ServiceIndex
   readonly namespaceLabels: ReadonlyMap<string, Readonly<Record<string, string>>>
   readonly domainSuffix: string
+  /** Reconciled ListenerSets by `namespace/name` (listener-sets.ts), and every one that exists. */
+  readonly listenerSets?: ReadonlyMap<string, GatewayState>
+  readonly existingListenerSets?: ReadonlySet<string>
 }
 
 const namespaceAllowed = (
@@ -87,6 +92,10 @@ const describeRef = (ref: ParentReference): string =>
     .filter((s) => s !== undefined)
     .join(" and ")
 
+/** `Gateway ns/name`, or `ListenerSet ns/name` for a ListenerSet (whose key carries its kind). */
+const ownerName = (gateway: GatewayState): string =>
+  gateway.resource.kind === "ListenerSet" ? gateway.key.replace("/", " ") : `Gateway ${gateway.key}`
+
 const bindToGateway = (
   route: RouteIdentity,
   ref: ParentReference,
@@ -99,14 +108,14 @@ const bindToGateway = (
     attachments: [],
     problem: { reason, message },
   })
-  if (!gatewayAccepted(gateway)) return unattached(Reason.NoMatchingParent, `Gateway ${gateway.key} is not accepted`)
+  if (!gatewayAccepted(gateway)) return unattached(Reason.NoMatchingParent, `${ownerName(gateway)} is not accepted`)
   const named = gateway.listeners.filter(
     (l) =>
       (ref.sectionName === undefined || l.listener.name === ref.sectionName) &&
       (ref.port === undefined || l.listener.port === ref.port),
   )
   if (named.length === 0) {
-    return unattached(Reason.NoMatchingParent, `no listener of Gateway ${gateway.key} with ${describeRef(ref)}`)
+    return unattached(Reason.NoMatchingParent, `no listener of ${ownerName(gateway)} with ${describeRef(ref)}`)
   }
   const gatewayNamespace = gateway.resource.meta.namespace
   const notAllowed: Array<string> = []
@@ -135,7 +144,7 @@ const bindToGateway = (
   if (attachments.length === 0) {
     return unattached(
       Reason.NoMatchingListenerHostname,
-      `no hostname of the route matches a listener hostname of Gateway ${gateway.key}`,
+      `no hostname of the route matches a listener hostname of ${ownerName(gateway)}`,
     )
   }
   return { type: "gateway", gateway, attachments }
@@ -190,6 +199,14 @@ export const bindParent = (route: RouteIdentity, ref: ParentReference, ctx: Bind
     if (gateway !== undefined) return bindToGateway(route, ref, gateway, ctx)
     if (ctx.existingGateways.has(key)) return { type: "foreign" }
     return { type: "unattached", problem: { reason: Reason.NoMatchingParent, message: `Gateway ${key} not found` } }
+  }
+  if (group === GATEWAY_API_GROUP && kind === "ListenerSet") {
+    // A ListenerSet's entries bind as a Gateway's listeners do (its namespace is their `Same`).
+    const key = `${namespace}/${ref.name}`
+    const listenerSet = ctx.listenerSets?.get(key)
+    if (listenerSet !== undefined) return bindToGateway(route, ref, listenerSet, ctx)
+    if (ctx.existingListenerSets?.has(key)) return { type: "foreign" }
+    return { type: "unattached", problem: { reason: Reason.NoMatchingParent, message: `ListenerSet ${key} not found` } }
   }
   if (group === "" && kind === "Service") return bindToService(route, ref, ctx)
   if (group === MESH_NETWORKING_GROUP && kind === "ServiceEntry") return bindToServiceEntry(route, ref, ctx)

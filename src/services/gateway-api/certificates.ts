@@ -19,6 +19,10 @@ import { caBundleProblem, caOfSecret, certificateSecretProblem, type TlsObjects 
 
 export type ServerTls = NonNullable<GatewaySpec["servers"][number]["tls"]>
 
+/** The kind a ReferenceGrant names as the referrer: a Gateway, or a ListenerSet standing in for one. */
+const ownerKind = (owner: ConfigResource<KubernetesGatewaySpec>): string =>
+  owner.kind === "ListenerSet" ? "ListenerSet" : "Gateway"
+
 /** The credential a certificate reference names, or the problem with it. */
 const credentialOf = (
   ref: SecretObjectReference,
@@ -39,7 +43,7 @@ const credentialOf = (
   }
   const allowed = referenceAllowed(
     grants,
-    { group: GATEWAY_API_GROUP, kind: "Gateway", namespace: gateway.meta.namespace },
+    { group: GATEWAY_API_GROUP, kind: ownerKind(gateway), namespace: gateway.meta.namespace },
     { group: "", kind, namespace, name: ref.name },
   )
   if (!allowed) {
@@ -51,7 +55,12 @@ const credentialOf = (
     }
   }
   return {
-    credential: namespace === gateway.meta.namespace ? ref.name : `kubernetes-gateway://${namespace}/${ref.name}`,
+    // A ListenerSet's listeners are served by its parent's pods, maybe in another namespace: its
+    // credentials always name their namespace.
+    credential:
+      namespace === gateway.meta.namespace && ownerKind(gateway) === "Gateway"
+        ? ref.name
+        : `kubernetes-gateway://${namespace}/${ref.name}`,
   }
 }
 

@@ -163,21 +163,30 @@ const parametersProblems = (gateway: ConfigResource<KubernetesGatewaySpec>, obje
   return []
 }
 
-export const reconcileGateway = (gateway: ConfigResource<KubernetesGatewaySpec>, ctx: GatewayContext): GatewayState => {
-  const claims = new Map<number, Array<PortClaim>>()
-  const servers: Array<Server> = []
-  const listeners = gateway.spec.listeners.map((listener): ListenerState => {
-    const acceptedProblems: Array<Problem> = []
-    const programmedProblems: Array<Problem> = []
-    const resolvedRefsProblems: Array<Problem> = []
-    const listenerClass = classOf(listener)
-    if (listenerClass === undefined) {
-      acceptedProblems.push({
-        reason: Reason.UnsupportedProtocol,
-        message: `protocol ${listener.protocol} is not supported (HTTP, HTTPS, TLS and TCP are)`,
-      })
-      programmedProblems.push({ reason: Reason.Invalid, message: "listener is not accepted" })
-      return {
+/**
+ * One listener checked against its owner (a Gateway, or a ListenerSet standing in for one: its
+ * namespace is where `Same` routes and certificates are looked for) and the listeners claimed
+ * before it on its port (`claims`, extended when it claims its port): its state, and its
+ * server when served.
+ */
+export const reconcileListener = (
+  listener: Listener,
+  owner: ConfigResource<KubernetesGatewaySpec>,
+  claims: Map<number, Array<PortClaim>>,
+  ctx: GatewayContext,
+): { readonly state: ListenerState; readonly server?: Server } => {
+  const acceptedProblems: Array<Problem> = []
+  const programmedProblems: Array<Problem> = []
+  const resolvedRefsProblems: Array<Problem> = []
+  const listenerClass = classOf(listener)
+  if (listenerClass === undefined) {
+    acceptedProblems.push({
+      reason: Reason.UnsupportedProtocol,
+      message: `protocol ${listener.protocol} is not supported (HTTP, HTTPS, TLS and TCP are)`,
+    })
+    programmedProblems.push({ reason: Reason.Invalid, message: "listener is not accepted" })
+    return {
+      state: {
         listener,
         served: false,
         supportedKinds: [],
@@ -185,56 +194,68 @@ export const reconcileGateway = (gateway: ConfigResource<KubernetesGatewaySpec>,
         programmedProblems,
         resolvedRefsProblems,
         attachedRoutes: new Set(),
+      },
+    }
+  }
+  const supportedKinds = supportedKindsOf(listener, listenerClass, resolvedRefsProblems)
+  const portClaims = claims.get(listener.port) ?? []
+  const conflict = conflictWith(portClaims, listener, listenerClass)
+  if (conflict === undefined) {
+    portClaims.push({
+      sharing: PORT_SHARING[listenerClass],
+      hostname: (listener.hostname ?? "").toLowerCase(),
+      name: listener.name,
+    })
+    claims.set(listener.port, portClaims)
+  } else programmedProblems.push({ reason: Reason.Invalid, message: conflict.message })
+  let tls: ServerTls | undefined
+  const hasTls = listener.tls !== undefined
+  if (listenerClass === "https" || listenerClass === "tls-terminate") {
+    if (listenerClass === "https" && listener.tls?.mode === "Passthrough") {
+      programmedProblems.push({ reason: Reason.Invalid, message: "an HTTPS listener must terminate TLS" })
+    } else {
+      const tlsProblems: Array<Problem> = []
+      const caProblems: Array<Problem> = []
+      tls = terminatingTls(listener, owner, ctx.grants, tlsProblems, caProblems, ctx.tlsObjects)
+      const [caProblem] = caProblems
+      if (caProblem !== undefined)
+        acceptedProblems.push({ reason: Reason.NoValidCACertificate, message: caProblem.message })
+      if (tlsProblems.length > 0) {
+        resolvedRefsProblems.push(...tlsProblems)
+        programmedProblems.push({ reason: Reason.Invalid, message: "bad TLS configuration" })
       }
     }
-    const supportedKinds = supportedKindsOf(listener, listenerClass, resolvedRefsProblems)
-    const portClaims = claims.get(listener.port) ?? []
-    const conflict = conflictWith(portClaims, listener, listenerClass)
-    if (conflict === undefined) {
-      portClaims.push({
-        sharing: PORT_SHARING[listenerClass],
-        hostname: (listener.hostname ?? "").toLowerCase(),
-        name: listener.name,
-      })
-      claims.set(listener.port, portClaims)
-    } else programmedProblems.push({ reason: Reason.Invalid, message: conflict.message })
-    let tls: ServerTls | undefined
-    const hasTls = listener.tls !== undefined
-    if (listenerClass === "https" || listenerClass === "tls-terminate") {
-      if (listenerClass === "https" && listener.tls?.mode === "Passthrough") {
-        programmedProblems.push({ reason: Reason.Invalid, message: "an HTTPS listener must terminate TLS" })
-      } else {
-        const tlsProblems: Array<Problem> = []
-        const caProblems: Array<Problem> = []
-        tls = terminatingTls(listener, gateway, ctx.grants, tlsProblems, caProblems, ctx.tlsObjects)
-        const [caProblem] = caProblems
-        if (caProblem !== undefined)
-          acceptedProblems.push({ reason: Reason.NoValidCACertificate, message: caProblem.message })
-        if (tlsProblems.length > 0) {
-          resolvedRefsProblems.push(...tlsProblems)
-          programmedProblems.push({ reason: Reason.Invalid, message: "bad TLS configuration" })
-        }
-      }
-    } else if (listenerClass === "tls-passthrough") tls = { mode: "PASSTHROUGH" }
-    else if (hasTls) {
-      programmedProblems.push({
-        reason: Reason.Invalid,
-        message: `a ${listener.protocol} listener cannot have TLS settings`,
-      })
-    }
-    const served = programmedProblems.length === 0
-    if (served) servers.push(serverOf(listener, listenerClass, gateway, tls, ctx.namespaceLabels ?? new Map()))
-    return {
-      listener,
-      listenerClass,
-      served,
-      supportedKinds,
-      acceptedProblems,
-      programmedProblems,
-      resolvedRefsProblems,
-      ...(conflict !== undefined ? { conflict } : {}),
-      attachedRoutes: new Set(),
-    }
+  } else if (listenerClass === "tls-passthrough") tls = { mode: "PASSTHROUGH" }
+  else if (hasTls) {
+    programmedProblems.push({
+      reason: Reason.Invalid,
+      message: `a ${listener.protocol} listener cannot have TLS settings`,
+    })
+  }
+  const served = programmedProblems.length === 0
+  const state: ListenerState = {
+    listener,
+    listenerClass,
+    served,
+    supportedKinds,
+    acceptedProblems,
+    programmedProblems,
+    resolvedRefsProblems,
+    ...(conflict !== undefined ? { conflict } : {}),
+    attachedRoutes: new Set(),
+  }
+  return served
+    ? { state, server: serverOf(listener, listenerClass, owner, tls, ctx.namespaceLabels ?? new Map()) }
+    : { state }
+}
+
+export const reconcileGateway = (gateway: ConfigResource<KubernetesGatewaySpec>, ctx: GatewayContext): GatewayState => {
+  const claims = new Map<number, Array<PortClaim>>()
+  const servers: Array<Server> = []
+  const listeners = gateway.spec.listeners.map((listener): ListenerState => {
+    const { state, server } = reconcileListener(listener, gateway, claims, ctx)
+    if (server !== undefined) servers.push(server)
+    return state
   })
   const addressProblems: Array<Problem> = []
   const addresses = addressesOf(gateway.spec.addresses, addressProblems)

@@ -22,7 +22,7 @@ import {
   Reason,
 } from "./conditions.js"
 import type { DeployedState } from "./deployment/readiness.js"
-import type { GatewayState } from "./gateways.js"
+import type { GatewayState, ListenerState } from "./gateways.js"
 
 export const gatewayStatus = (
   gateway: GatewayState,
@@ -70,35 +70,32 @@ export const gatewayStatus = (
   return {
     ...(addresses.length > 0 ? { addresses } : {}),
     conditions: [accepted, programmed],
-    listeners: listeners.map((l) => ({
-      name: l.listener.name,
-      supportedKinds: l.supportedKinds,
-      attachedRoutes: l.attachedRoutes.size,
-      conditions: [
-        conditionFrom(ctx, ConditionType.Accepted, l.acceptedProblems, Reason.Accepted, "Listener accepted"),
-        acceptedProblems.length > 0
-          ? condition(ctx, ConditionType.Programmed, false, Reason.Invalid, "the Gateway is not accepted")
-          : conditionFrom(
-              ctx,
-              ConditionType.Programmed,
-              l.programmedProblems,
-              Reason.Programmed,
-              "Listener programmed",
-            ),
-        conditionFrom(
-          ctx,
-          ConditionType.ResolvedRefs,
-          l.resolvedRefsProblems,
-          Reason.ResolvedRefs,
-          "All references resolved",
-        ),
-        l.conflict !== undefined
-          ? condition(ctx, ConditionType.Conflicted, true, l.conflict.reason, l.conflict.message)
-          : condition(ctx, ConditionType.Conflicted, false, Reason.NoConflicts, "No conflicts"),
-      ],
-    })),
+    listeners: listeners.map((l) => listenerStatus(ctx, l, acceptedProblems.length === 0)),
   }
 }
+
+/** One listener's status (a Gateway's or a ListenerSet's); not Programmed while its owner is not accepted. */
+export const listenerStatus = (ctx: ConditionContext, l: ListenerState, ownerAccepted: boolean) => ({
+  name: l.listener.name,
+  supportedKinds: l.supportedKinds,
+  attachedRoutes: l.attachedRoutes.size,
+  conditions: [
+    conditionFrom(ctx, ConditionType.Accepted, l.acceptedProblems, Reason.Accepted, "Listener accepted"),
+    !ownerAccepted
+      ? condition(ctx, ConditionType.Programmed, false, Reason.Invalid, "the Gateway is not accepted")
+      : conditionFrom(ctx, ConditionType.Programmed, l.programmedProblems, Reason.Programmed, "Listener programmed"),
+    conditionFrom(
+      ctx,
+      ConditionType.ResolvedRefs,
+      l.resolvedRefsProblems,
+      Reason.ResolvedRefs,
+      "All references resolved",
+    ),
+    l.conflict !== undefined
+      ? condition(ctx, ConditionType.Conflicted, true, l.conflict.reason, l.conflict.message)
+      : condition(ctx, ConditionType.Conflicted, false, Reason.NoConflicts, "No conflicts"),
+  ],
+})
 
 export interface RouteParentStatus {
   readonly parentRef: ParentReference

@@ -19,9 +19,16 @@ export class GatewayTlsObjects extends Context.Tag("mesh/GatewayTlsObjects")<
   { readonly changes: Stream.Stream<TlsObjects | undefined> }
 >() {}
 
-/** The `namespace/name` of the Secrets and of the ConfigMaps the Gateways' listeners and parameters name. */
+/** What names Secrets and ConfigMaps: a Gateway, or a ListenerSet (listeners, no parameters). */
+export type ListenerOwner = ConfigResource<
+  Pick<KubernetesGatewaySpec, "infrastructure"> & {
+    readonly listeners: ReadonlyArray<Pick<KubernetesGatewaySpec["listeners"][number], "tls">>
+  }
+>
+
+/** The `namespace/name` of the Secrets and of the ConfigMaps the Gateways' (and ListenerSets') listeners and parameters name. */
 export const referencedKeys = (
-  gateways: ReadonlyArray<ConfigResource<KubernetesGatewaySpec>>,
+  gateways: ReadonlyArray<ListenerOwner>,
 ): { readonly secrets: ReadonlySet<string>; readonly configMaps: ReadonlySet<string> } => {
   const secrets = new Set<string>()
   const configMaps = new Set<string>()
@@ -54,10 +61,7 @@ const pick = <V>(all: ReadonlyMap<string, V>, keys: ReadonlySet<string>): Readon
 }
 
 /** The objects of `all` the Gateways reference (absent ones stay absent: they do not exist). */
-export const referencedTlsObjects = (
-  gateways: ReadonlyArray<ConfigResource<KubernetesGatewaySpec>>,
-  all: TlsObjects,
-): TlsObjects => {
+export const referencedTlsObjects = (gateways: ReadonlyArray<ListenerOwner>, all: TlsObjects): TlsObjects => {
   const keys = referencedKeys(gateways)
   return { secrets: pick(all.secrets, keys.secrets), configMaps: pick(all.configMaps, keys.configMaps) }
 }
