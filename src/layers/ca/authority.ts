@@ -32,6 +32,7 @@ import { makeKeyRotation } from "./key-rotation.js"
 import { directoryStore, type KeySources, type SelfSignedStore } from "./key-sources.js"
 import { generateEcKey } from "./keys.js"
 import { type CaMetrics, caMetrics } from "./metrics.js"
+import { directoryPluggedRotationStore, type PluggedRotationStore } from "./plugged-rotation-state.js"
 
 export type { CaSettings, KeySources }
 
@@ -139,6 +140,8 @@ interface PluggedWatch {
   readonly origin: string
   readonly load: Effect.Effect<LoadedMaterial, CaMaterialError>
   readonly changes: Stream.Stream<void>
+  /** Where a change of root in progress, and the roots retained after one, are kept. */
+  readonly rotation: PluggedRotationStore
 }
 
 /**
@@ -259,6 +262,7 @@ export const makeCertificateAuthority = (settings: CaSettings, sources: KeySourc
         origin: settings.rootCaDir,
         load: assemblePlugged(settings.rootCaDir, fromDir.value.files),
         changes: directoryChanges(settings.rootCaDir, settings.reloadDelay ?? Duration.millis(100)),
+        rotation: directoryPluggedRotationStore(settings.stateDir),
       }
     } else if (sources.plugged !== undefined) {
       const source = sources.plugged
@@ -273,21 +277,24 @@ export const makeCertificateAuthority = (settings: CaSettings, sources: KeySourc
               : Effect.fail(new CaMaterialError({ reason: `${source.origin} no longer holds a CA` })),
           ),
           changes: source.changes,
+          rotation: sources.pluggedRotation ?? directoryPluggedRotationStore(settings.stateDir),
         }
       }
     }
     const store = sources.selfSigned ?? directoryStore(settings.stateDir)
     if (initial === undefined) initial = yield* loadOrCreateFrom(settings, store, nowMs)
     const state = yield* SubscriptionRef.make<LoadedMaterial>(initial)
-    updateGauges(metrics, initial, nowMs)
     const lock = yield* Effect.makeSemaphore(1)
+    // A plugged-in CA's change of root in progress (or roots retained after one) is resumed here.
     const keyRotation = yield* makeKeyRotation({
       settings,
       state,
       store: plugged === undefined ? store : undefined,
+      pluggedStore: plugged?.rotation,
       metrics,
       lock,
     })
+    updateGauges(metrics, yield* SubscriptionRef.get(state), nowMs)
     if (plugged !== undefined) {
       yield* Effect.logInfo(`CA: using the plugged-in CA from ${plugged.origin}`)
       yield* Effect.forkScoped(watchPlugged(plugged, state, metrics, keyRotation.pluggedChanged))

@@ -216,9 +216,12 @@ export const STATE_FILES = {
   key: "ca-key.pem",
   retired: "retired-roots.json",
   pending: "key-rotation.json",
+  /** A plugged-in CA's replacement being published, and the roots kept after one (issue 43). */
+  pluggedRotation: "plugged-rotation.json",
 } as const
 
-const writeAtomic = (path: string, text: string, mode: number) =>
+/** Writes `text` to `path` through a temporary file and a rename, with `mode`. */
+export const writeAtomic = (path: string, text: string, mode: number) =>
   Effect.tryPromise({
     try: async () => {
       const tmp = `${path}.tmp-${process.pid}`
@@ -315,18 +318,10 @@ export const selfSignedFromTexts = (
     const key = yield* importPrivateKeyPem(texts.key, origin.key)
     const matches = yield* Effect.promise(() => keyMatchesPublicKey(key, root.publicKey.rawData))
     if (!matches) return yield* fail(`${origin.key} does not match ${origin.cert}`)
-    let retired: Array<RetiredRoot<x509.X509Certificate>> = []
-    if (texts.retired !== undefined && texts.retired.trim() !== "") {
-      const json = texts.retired
-      retired = yield* Effect.try({
-        try: () =>
-          (JSON.parse(json) as Array<{ cert: string; retainUntilMs: number }>).map((r) => ({
-            cert: new x509.X509Certificate(r.cert),
-            retainUntilMs: r.retainUntilMs,
-          })),
-        catch: (e) => new CaMaterialError({ reason: `${origin.retired}: ${(e as Error).message}` }),
-      })
-    }
+    const retired =
+      texts.retired !== undefined && texts.retired.trim() !== ""
+        ? yield* retiredRootsFromJson(texts.retired, origin.retired)
+        : []
     const pending =
       texts.pending !== undefined && texts.pending.trim() !== ""
         ? yield* pendingRootFromJson(texts.pending, origin.pending ?? STATE_FILES.pending)
@@ -335,12 +330,31 @@ export const selfSignedFromTexts = (
   })
 
 /** The retired roots as stored (JSON). */
-export const retiredRootsJson = (loaded: LoadedMaterial): string =>
-  `${JSON.stringify(
-    loaded.retired.map((r) => ({ cert: toPem(r.cert), retainUntilMs: r.retainUntilMs })),
-    null,
-    2,
-  )}\n`
+export const retiredRootsJson = (loaded: Pick<LoadedMaterial, "retired">): string =>
+  `${JSON.stringify(retiredRootsRecord(loaded.retired), null, 2)}\n`
+
+/** The retired roots as a JSON value: PEM and end date of each. */
+export const retiredRootsRecord = (retired: ReadonlyArray<RetiredRoot<x509.X509Certificate>>) =>
+  retired.map((r) => ({ cert: toPem(r.cert), retainUntilMs: r.retainUntilMs }))
+
+/** Reads stored retired roots (a JSON text or an already parsed value); `origin` names them in errors. */
+export const retiredRootsFromJson = (
+  json: string | unknown,
+  origin: string,
+): Effect.Effect<ReadonlyArray<RetiredRoot<x509.X509Certificate>>, CaMaterialError> =>
+  Effect.try({
+    try: () => {
+      const value: unknown = typeof json === "string" ? JSON.parse(json) : json
+      if (!Array.isArray(value)) throw new Error("expected a list of {cert, retainUntilMs}")
+      return value.map((r: { cert?: unknown; retainUntilMs?: unknown }) => {
+        if (typeof r?.cert !== "string" || typeof r.retainUntilMs !== "number") {
+          throw new Error("expected a list of {cert, retainUntilMs}")
+        }
+        return { cert: new x509.X509Certificate(r.cert), retainUntilMs: r.retainUntilMs }
+      })
+    },
+    catch: (e) => new CaMaterialError({ reason: `${origin}: ${(e as Error).message}` }),
+  })
 
 /** A new self-signed root and key. */
 export const createSelfSigned = (settings: Omit<SelfSignedSettings, "stateDir">, nowMs: number) =>

@@ -9,14 +9,16 @@
  *   bundle acknowledged it, the new key signs and the old root becomes a retired root, kept
  *   `MAX_WORKLOAD_CERT_TTL` (phase (c)), then dropped. A restart resumes from what is stored.
  * - plugged-in: a ROOT_CA_DIR / `cacerts` replacement whose root the bundle does not hold goes
- *   through the same phases: `beginPlugged` publishes the union of both bundles while the old
- *   plugged-in CA signs; the switch keeps the old roots as retired roots.
+ *   through the same phases: `pluggedChanged` publishes the union of both bundles while the old
+ *   plugged-in CA signs; the switch keeps the old roots as retired roots. The source already
+ *   holds the new CA, so the old one and the retired roots are stored (`pluggedStore`: the state
+ *   directory, or a Secret beside `cacerts`) and a restart resumes from them.
  *
  * Every change of the material goes through one semaphore, so the root rotator, a trigger and
  * the phase loop never overwrite each other's result.
  */
 import { KeyObject } from "node:crypto"
-import { Clock, Duration, Effect, Ref, Schedule, SubscriptionRef } from "effect"
+import { Clock, Duration, Effect, Option, Ref, Schedule, SubscriptionRef } from "effect"
 import type { KeyRotationShape, KeyRotationStatus } from "../../services/ca/ca.js"
 import { CaMaterialError } from "../../services/ca/errors.js"
 import {
@@ -46,6 +48,7 @@ import { selfSignedMaterial } from "./key-material.js"
 import type { SelfSignedStore } from "./key-sources.js"
 import { generateRsaKey, type KeyPair } from "./keys.js"
 import type { CaMetrics } from "./metrics.js"
+import { ownRoots, type PluggedRotationState, type PluggedRotationStore } from "./plugged-rotation-state.js"
 
 type Cert = x509.X509Certificate
 
@@ -72,26 +75,25 @@ const union = (bundle: ReadonlyArray<Cert>, extra: ReadonlyArray<Cert>): Readonl
 ]
 
 /** A plugged-in CA with `retired` roots kept after its own bundle. */
-const pluggedWithRetired = (loaded: LoadedMaterial, retired: ReadonlyArray<RetiredRoot<Cert>>): LoadedMaterial => {
-  const own = loaded.material.trustBundle.filter((c) => !loaded.retired.some((r) => r.cert.equal(c)))
-  return {
-    ...loaded,
-    material: {
-      ...loaded.material,
-      trustBundle: union(
-        own,
-        retired.map((r) => r.cert),
-      ),
-    },
-    retired,
-  }
-}
+const pluggedWithRetired = (loaded: LoadedMaterial, retired: ReadonlyArray<RetiredRoot<Cert>>): LoadedMaterial => ({
+  ...loaded,
+  material: {
+    ...loaded.material,
+    trustBundle: union(
+      ownRoots(loaded),
+      retired.map((r) => r.cert),
+    ),
+  },
+  retired,
+})
 
 export interface KeyRotationDeps {
   readonly settings: CaSettings
   readonly state: SubscriptionRef.SubscriptionRef<LoadedMaterial>
   /** The self-signed root's store; undefined for a plugged-in CA. */
   readonly store: SelfSignedStore | undefined
+  /** A plugged-in CA's rotation state (resumed on start); undefined for a self-signed CA. */
+  readonly pluggedStore?: PluggedRotationStore | undefined
   readonly metrics: CaMetrics
   /** Serialises every change of `state`. */
   readonly lock: Effect.Semaphore
@@ -111,16 +113,16 @@ export interface KeyRotationControl extends KeyRotationShape {
 
 export const makeKeyRotation = (deps: KeyRotationDeps) =>
   Effect.gen(function* () {
-    const { settings, state, store, metrics, lock } = deps
+    const { settings, state, store, pluggedStore, metrics, lock } = deps
     const rotation = settings.keyRotation ?? DEFAULT_KEY_ROTATION
     const startedMs = yield* Clock.currentTimeMillis
     const watchers = yield* Ref.make<TrustBundleWatchers>(noWatchers)
     const nextId = yield* Ref.make(0)
     const decision = yield* Ref.make<string | undefined>(undefined)
-    /** Plugged-in: the replacement being published, and when. */
-    const pluggedNext = yield* Ref.make<{ readonly next: LoadedMaterial; readonly sinceMs: number } | undefined>(
-      undefined,
-    )
+    /** Plugged-in: the replacement being published, since when, and the CA signing meanwhile. */
+    const pluggedNext = yield* Ref.make<
+      { readonly next: LoadedMaterial; readonly sinceMs: number; readonly previous: LoadedMaterial } | undefined
+    >(undefined)
 
     // The bundle's version, once per material (the phase loop asks at every check). Weakly keyed
     // by the material, which the CA replaces on every change: nothing accumulates.
@@ -149,9 +151,44 @@ export const makeKeyRotation = (deps: KeyRotationDeps) =>
     const persist = (loaded: LoadedMaterial) =>
       store === undefined || loaded.material.source !== "self-signed" ? Effect.void : store.persist(loaded)
 
+    /**
+     * A plugged-in CA's rotation state, stored after each change. A failure is logged, not
+     * raised: the source already holds the new CA, and the overlap in memory is still the safe
+     * path; only a restart would not resume it.
+     */
+    const persistPlugged = (loaded: LoadedMaterial) =>
+      Effect.gen(function* () {
+        if (pluggedStore === undefined || loaded.material.source !== "plugged") return
+        const publishing = yield* Ref.get(pluggedNext)
+        const record: PluggedRotationState | undefined =
+          publishing !== undefined
+            ? {
+                publishing: {
+                  previous: publishing.previous,
+                  nextSigningCert: publishing.next.material.signingCert,
+                  sinceMs: publishing.sinceMs,
+                },
+                retired: loaded.retired,
+              }
+            : loaded.retired.length > 0
+              ? { retired: loaded.retired }
+              : undefined
+        yield* pluggedStore
+          .save(record)
+          .pipe(
+            Effect.catchAll((e) =>
+              Effect.logError(
+                `plugged-in CA: cannot store the rotation state in ${pluggedStore.origin} (a restart would not resume it): ${e.reason}`,
+              ),
+            ),
+          )
+      })
+
     const set = (loaded: LoadedMaterial) =>
       Effect.gen(function* () {
+        // Stored before it is published: what agents see is what a restart resumes.
         yield* persist(loaded)
+        yield* persistPlugged(loaded)
         yield* SubscriptionRef.set(state, loaded)
         yield* updateGauges
       })
@@ -303,8 +340,7 @@ export const makeKeyRotation = (deps: KeyRotationDeps) =>
 
     /** Same signing certificate and same own bundle (retired roots aside). */
     const samePlugged = (a: LoadedMaterial, b: LoadedMaterial) => {
-      const own = (l: LoadedMaterial) => l.material.trustBundle.filter((c) => !l.retired.some((r) => r.cert.equal(c)))
-      const [x, y] = [own(a), own(b)]
+      const [x, y] = [ownRoots(a), ownRoots(b)]
       return (
         a.material.signingCert.equal(b.material.signingCert) &&
         x.length === y.length &&
@@ -312,35 +348,83 @@ export const makeKeyRotation = (deps: KeyRotationDeps) =>
       )
     }
 
+    /**
+     * A plugged-in CA read from its source: adopted at once when the bundle already trusts its
+     * root, otherwise published while the current CA signs (phase (a)), from `sinceMs`.
+     */
+    const adoptPlugged = (next: LoadedMaterial, sinceMs?: number) =>
+      Effect.gen(function* () {
+        const current = yield* SubscriptionRef.get(state)
+        const publishing = yield* Ref.get(pluggedNext)
+        if (publishing !== undefined && samePlugged(publishing.next, next)) return
+        const nowMs = yield* Clock.currentTimeMillis
+        if (publishing === undefined && samePlugged(current, next)) return
+        if (publishing === undefined && bundleHolds(current.material.trustBundle, next.material.root)) {
+          // Same trust (e.g. a new intermediate under a root already trusted): no overlap needed.
+          yield* set(pluggedWithRetired(next, liveRetiredRoots(current.retired, nowMs)))
+          yield* Effect.logInfo(`plugged-in CA reloaded: signing cert ${next.material.signingCert.serialNumber}`)
+          return
+        }
+        yield* Ref.set(pluggedNext, { next, sinceMs: sinceMs ?? nowMs, previous: publishing?.previous ?? current })
+        yield* Ref.set(decision, undefined)
+        yield* set({
+          ...current,
+          material: {
+            ...current.material,
+            trustBundle: union(current.material.trustBundle, next.material.trustBundle),
+          },
+        })
+        yield* Effect.logInfo(
+          `plugged-in CA replaced by one with root ${next.material.root.serialNumber}: its roots are published in the trust bundle; the previous CA keeps signing until every connected agent has the bundle`,
+        )
+      })
+
     const pluggedChanged = (next: LoadedMaterial) =>
       lock.withPermits(1)(
-        Effect.gen(function* () {
-          const current = yield* SubscriptionRef.get(state)
-          const publishing = yield* Ref.get(pluggedNext)
-          if (publishing !== undefined && samePlugged(publishing.next, next)) return
-          const nowMs = yield* Clock.currentTimeMillis
-          if (publishing === undefined && samePlugged(current, next)) return
-          if (publishing === undefined && bundleHolds(current.material.trustBundle, next.material.root)) {
-            // Same trust (e.g. a new intermediate under a root already trusted): no overlap needed.
-            yield* set(pluggedWithRetired(next, liveRetiredRoots(current.retired, nowMs)))
-            yield* Effect.logInfo(`plugged-in CA reloaded: signing cert ${next.material.signingCert.serialNumber}`)
-            return
-          }
-          yield* Ref.set(pluggedNext, { next, sinceMs: nowMs })
-          yield* Ref.set(decision, undefined)
-          yield* SubscriptionRef.set(state, {
-            ...current,
-            material: {
-              ...current.material,
-              trustBundle: union(current.material.trustBundle, next.material.trustBundle),
-            },
-          })
-          yield* updateGauges
-          yield* Effect.logInfo(
-            `plugged-in CA replaced by one with root ${next.material.root.serialNumber}: its roots are published in the trust bundle; the previous CA keeps signing until every connected agent has the bundle`,
-          )
-        }).pipe(Effect.catchAll((e) => Effect.logError(`plugged-in CA change: ${e.reason}`))),
+        adoptPlugged(next).pipe(Effect.catchAll((e) => Effect.logError(`plugged-in CA change: ${e.reason}`))),
       )
+
+    /**
+     * On start, a plugged-in CA's stored rotation: the roots retained after a switch stay in the
+     * bundle; a CA that was being published when the process stopped is published again from
+     * when it began (the previous CA signing meanwhile) if the source still holds it, and a CA
+     * the source holds instead goes through `adoptPlugged` from the previous one.
+     */
+    const resumePlugged = Effect.gen(function* () {
+      const loaded = yield* SubscriptionRef.get(state)
+      if (pluggedStore === undefined || loaded.material.source !== "plugged") return
+      const stored = yield* pluggedStore.load
+      if (Option.isNone(stored)) return
+      const nowMs = yield* Clock.currentTimeMillis
+      const live = liveRetiredRoots(stored.value.retired, nowMs)
+      const publishing = stored.value.publishing
+      if (publishing === undefined) {
+        const kept = live.filter((r) => !bundleHolds(loaded.material.trustBundle, r.cert))
+        yield* set(pluggedWithRetired(loaded, kept))
+        if (kept.length > 0) {
+          yield* Effect.logInfo(
+            `plugged-in CA: ${kept.length} root(s) of an earlier CA stay trusted (stored in ${pluggedStore.origin}) until ${iso(Math.max(...kept.map((r) => r.retainUntilMs)))}`,
+          )
+        }
+        return
+      }
+      const previous = pluggedWithRetired(publishing.previous, live)
+      yield* SubscriptionRef.set(state, previous)
+      const resumes = loaded.material.signingCert.equal(publishing.nextSigningCert)
+      yield* adoptPlugged(loaded, resumes ? publishing.sinceMs : undefined)
+      // Reverted to the previous CA while stopped: nothing is published, and the record says so.
+      yield* persistPlugged(yield* SubscriptionRef.get(state))
+      const now = yield* Ref.get(pluggedNext)
+      yield* Effect.logInfo(
+        now === undefined
+          ? `plugged-in CA: the CA published before the restart (${publishing.nextSigningCert.serialNumber}) is no longer in the source, which holds one the bundle trusts: no overlap is needed`
+          : `plugged-in CA: ${resumes ? "resumed publishing" : "publishing"} root ${loaded.material.root.serialNumber} (since ${iso(now.sinceMs)}); ${previous.material.signingCert.serialNumber} signs until every connected agent has the bundle`,
+      )
+    }).pipe(
+      Effect.catchAll((e) =>
+        Effect.logError(`plugged-in CA: cannot resume the stored rotation, using the CA as read: ${e.reason}`),
+      ),
+    )
 
     const watch = {
       register: (identity: string, peer: string) =>
@@ -375,6 +459,7 @@ export const makeKeyRotation = (deps: KeyRotationDeps) =>
       Effect.asVoid,
     )
 
+    yield* lock.withPermits(1)(resumePlugged)
     yield* updateGauges
     return { status, rotate, watch, step, pluggedChanged, run } satisfies KeyRotationControl
   })

@@ -8,6 +8,7 @@
 import { Effect, type Option, Stream } from "effect"
 import type { CaMaterialError } from "../../services/ca/errors.js"
 import { type LoadedMaterial, loadSelfSignedDir, persistSelfSigned } from "./key-material.js"
+import type { PluggedRotationStore } from "./plugged-rotation-state.js"
 
 /** A plugged-in CA outside ROOT_CA_DIR, hot-reloaded. */
 export interface PluggedSource {
@@ -38,6 +39,8 @@ export interface SelfSignedStore {
 export interface KeySources {
   readonly plugged?: PluggedSource
   readonly selfSigned?: SelfSignedStore
+  /** Where `plugged`'s change of root is kept across restarts (default: the state directory). */
+  readonly pluggedRotation?: PluggedRotationStore
 }
 
 /** The state directory: this instance's own root, kept across restarts. */

@@ -19,7 +19,27 @@ export const CacertsKeys = {
   rootCert: "root-cert.pem",
   /** Not in the reference: the roots kept in the trust bundle after a rotation, with their end dates. */
   retiredRoots: "retired-roots.json",
+  /** Not in the reference: a key rotation's new root and key, published before they sign (issue 43). */
+  keyRotation: "key-rotation.json",
 } as const
+
+/**
+ * The Secret beside `cacerts` that keeps a plugged-in CA's change of root across restarts (issue
+ * 43): `cacerts` is the operator's and already holds the new CA; the previous one, which signs
+ * until every agent has the new root, and the roots retained afterwards live here.
+ */
+export const pluggedRotationSecretName = (cacerts: string): string => `${cacerts}-rotation`
+/** Its type, and the key of its record (JSON). */
+export const PLUGGED_ROTATION_SECRET_TYPE = `${MESH_DOMAIN}/ca-rotation`
+export const PLUGGED_ROTATION_KEY = "plugged-rotation.json"
+
+export const pluggedRotationSecret = (namespace: string, name: string, json: string): OrchSecret => ({
+  apiVersion: "v1",
+  kind: "Secret",
+  metadata: { name, namespace },
+  type: PLUGGED_ROTATION_SECRET_TYPE,
+  data: encodeSecretData({ [PLUGGED_ROTATION_KEY]: json }),
+})
 
 /** The Secret's values as text (undecodable values are dropped). */
 export const decodeSecretData = (secret: OrchSecret): Record<string, string> => {
@@ -77,6 +97,8 @@ export interface SelfSignedSecretTexts {
   /** Every root to trust: the current one first, then retired ones. */
   readonly trustBundlePem: string
   readonly retiredJson: string
+  /** `key-rotation.json`, while a key rotation publishes a new root. */
+  readonly pendingJson?: string | undefined
 }
 
 export const selfSignedSecret = (namespace: string, name: string, texts: SelfSignedSecretTexts): OrchSecret => ({
@@ -90,5 +112,6 @@ export const selfSignedSecret = (namespace: string, name: string, texts: SelfSig
     [CacertsKeys.certChain]: "",
     [CacertsKeys.rootCert]: texts.trustBundlePem,
     [CacertsKeys.retiredRoots]: texts.retiredJson,
+    ...(texts.pendingJson !== undefined ? { [CacertsKeys.keyRotation]: texts.pendingJson } : {}),
   }),
 })

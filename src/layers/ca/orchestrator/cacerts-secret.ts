@@ -21,6 +21,9 @@ import {
   decodeSecretData,
   isSelfSignedStore,
   matchLayout,
+  PLUGGED_ROTATION_KEY,
+  pluggedRotationSecret,
+  pluggedRotationSecretName,
   selfSignedSecret,
 } from "../../../services/ca/cacerts.js"
 import { CaConfig } from "../../../services/ca/config.js"
@@ -30,7 +33,11 @@ import { toPem, trustBundlePem } from "../../../services/ca/material.js"
 import { caSettingsFromConfig } from "../../../services/ca/settings.js"
 import { withScope } from "../../../services/logging/logging.js"
 import type { Metrics } from "../../../services/metrics/metrics.js"
-import { OrchestratorClient, type OrchestratorError } from "../../../services/orchestrator/client.js"
+import {
+  OrchestratorClient,
+  type OrchestratorClientShape,
+  type OrchestratorError,
+} from "../../../services/orchestrator/client.js"
 import { Informers } from "../../../services/orchestrator/informer.js"
 import type { OrchSecret } from "../../../services/orchestrator/objects.js"
 import { Resources } from "../../../services/orchestrator/resources.js"
@@ -39,10 +46,12 @@ import {
   assemblePluggedTexts,
   type LoadedMaterial,
   PLUGGED_LAYOUTS,
+  pendingRootJson,
   retiredRootsJson,
   selfSignedFromTexts,
 } from "../key-material.js"
 import type { KeySources, PluggedSource, SelfSignedStore } from "../key-sources.js"
+import { type PluggedRotationStore, pluggedRotationFromJson, pluggedRotationJson } from "../plugged-rotation-state.js"
 
 export interface CacertsOptions {
   /** The mesh namespace (`--namespace` / `POD_NAMESPACE`). */
@@ -57,6 +66,64 @@ export interface CacertsOptions {
 
 const apiFailure = (what: string, e: OrchestratorError) =>
   new CaMaterialError({ reason: `${what}: HTTP ${e.status} ${e.reason}: ${e.message}` })
+
+/**
+ * A plugged-in CA's change of root, kept in the Secret `name` beside `cacerts` (read once at
+ * start, written on each change, deleted when nothing is pending or retained). Replicas each run
+ * their own phases; the last write wins, and they hold the same previous CA.
+ */
+const pluggedRotationStore = (
+  client: OrchestratorClientShape,
+  namespace: string,
+  name: string,
+): PluggedRotationStore => {
+  const where = `Secret ${namespace}/${name}`
+  const read = client.get<OrchSecret>(Resources.secrets, namespace, name).pipe(
+    Effect.map(Option.some),
+    Effect.catchIf(
+      (e) => e.notFound,
+      () => Effect.succeedNone,
+    ),
+  )
+  const write = (json: string) =>
+    Effect.flatMap(read, (existing) => {
+      const secret = pluggedRotationSecret(namespace, name, json)
+      return Effect.asVoid(
+        Option.isNone(existing)
+          ? client.create(Resources.secrets, secret)
+          : client.replace(Resources.secrets, {
+              ...secret,
+              metadata: { ...secret.metadata, resourceVersion: existing.value.metadata.resourceVersion },
+            }),
+      )
+    })
+  return {
+    origin: where,
+    load: Effect.gen(function* () {
+      const secret = yield* Effect.mapError(read, (e) => apiFailure(`cannot read ${where}`, e))
+      if (Option.isNone(secret)) return Option.none()
+      const json = decodeSecretData(secret.value)[PLUGGED_ROTATION_KEY]
+      if (json === undefined) return Option.none()
+      return Option.some(yield* pluggedRotationFromJson(json, `${where} key ${PLUGGED_ROTATION_KEY}`))
+    }),
+    save: (state) =>
+      (state === undefined
+        ? client.remove(Resources.secrets, namespace, name).pipe(
+            Effect.catchIf(
+              (e) => e.notFound,
+              () => Effect.void,
+            ),
+          )
+        : write(pluggedRotationJson(state)).pipe(
+            // Written by another replica between the read and the write: once more from a fresh read.
+            Effect.catchIf(
+              (e) => e.conflict,
+              () => write(pluggedRotationJson(state)),
+            ),
+          )
+      ).pipe(Effect.mapError((e) => apiFailure(`cannot write ${where}`, e))),
+  }
+}
 
 /**
  * The key sources of the `cacerts` Secret: always a plugged-in source; the self-signed store too
@@ -148,8 +215,14 @@ export const makeCacertsKeySources = (options: CacertsOptions) =>
             cert: data[CacertsKeys.caCert],
             key: data[CacertsKeys.caKey],
             retired: data[CacertsKeys.retiredRoots],
+            pending: data[CacertsKeys.keyRotation],
           },
-          { cert: at(CacertsKeys.caCert), key: at(CacertsKeys.caKey), retired: at(CacertsKeys.retiredRoots) },
+          {
+            cert: at(CacertsKeys.caCert),
+            key: at(CacertsKeys.caKey),
+            retired: at(CacertsKeys.retiredRoots),
+            pending: at(CacertsKeys.keyRotation),
+          },
         )
         yield* Ref.set(storedVersion, secret.metadata.resourceVersion)
         return loaded
@@ -160,6 +233,7 @@ export const makeCacertsKeySources = (options: CacertsOptions) =>
         keyPem: loaded.key.privateKeyPem,
         trustBundlePem: trustBundlePem(loaded.material),
         retiredJson: retiredRootsJson(loaded),
+        pendingJson: loaded.pending !== undefined ? pendingRootJson(loaded.pending) : undefined,
       })
       return resourceVersion === undefined ? secret : { ...secret, metadata: { ...secret.metadata, resourceVersion } }
     }
@@ -200,7 +274,10 @@ export const makeCacertsKeySources = (options: CacertsOptions) =>
         }),
       changes,
     }
-    const sources: KeySources = options.useForSelfSigned ? { plugged, selfSigned } : { plugged }
+    const pluggedRotation = pluggedRotationStore(client, namespace, pluggedRotationSecretName(name))
+    const sources: KeySources = options.useForSelfSigned
+      ? { plugged, selfSigned, pluggedRotation }
+      : { plugged, pluggedRotation }
     return sources
   })
 

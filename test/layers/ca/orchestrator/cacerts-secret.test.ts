@@ -2,11 +2,14 @@
  * The CA's key material from the `cacerts` Secret: a plugged-in CA (openssl intermediates) loaded
  * and hot-reloaded — a broken update never published —, and with USE_CACERTS_FOR_SELF_SIGNED_CA
  * the self-signed root stored in the Secret, read back by a second replica, kept when a creation
- * race is lost, and adopted when another replica rotates it.
+ * race is lost, and adopted when another replica rotates it. A key rotation (issue 43) stopped in
+ * phase (a) resumes from the Secret: the self-signed store keeps the new root in it, a plugged-in
+ * CA's previous CA is kept in the Secret beside it (`cacerts-rotation`). Phases under TestClock.
  */
+import { mkdir } from "node:fs/promises"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Layer, Option, Ref, Stream } from "effect"
+import { Duration, Effect, Fiber, Layer, Option, Ref, Stream, TestClock } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { type CaSettings, makeCertificateAuthority } from "../../../../src/layers/ca/authority.js"
 import { createSelfSigned } from "../../../../src/layers/ca/key-material.js"
@@ -15,7 +18,9 @@ import { layer as metricsLayer } from "../../../../src/layers/metrics.js"
 import type { CertificateAuthorityShape } from "../../../../src/services/ca/ca.js"
 import { decodeSecretData } from "../../../../src/services/ca/cacerts.js"
 import { parseCsr } from "../../../../src/services/ca/csr.js"
+import { DEFAULT_KEY_ROTATION } from "../../../../src/services/ca/key-rotation.js"
 import { type SigningMaterial, toPem } from "../../../../src/services/ca/material.js"
+import { parseCertificates } from "../../../../src/services/ca/x509.js"
 import type { OrchSecret } from "../../../../src/services/orchestrator/objects.js"
 import { type Orchestrator, startOrchestrator } from "../../../support/orchestrator/index.js"
 import { orchestratorLayer } from "../../../support/orchestrator/layers.js"
@@ -26,11 +31,13 @@ const ID = "spiffe://cluster.local/ns/default/sa/sleep"
 
 let server: Orchestrator
 beforeAll(async () => {
-  server = await startOrchestrator({ namespaces: ["default", "mesh-system", "plugged"] })
+  server = await startOrchestrator({
+    namespaces: ["default", "mesh-system", "plugged", "self-keyrot", "plugged-keyrot"],
+  })
 })
 afterAll(() => server.close())
 
-const settings = (work: string): CaSettings => ({
+const settings = (work: string, overrides: Partial<CaSettings> = {}): CaSettings => ({
   trustDomain: "cluster.local",
   rootCaDir: join(work, "no-plugged-ca"),
   stateDir: join(work, "state"),
@@ -38,7 +45,18 @@ const settings = (work: string): CaSettings => ({
   selfSignedTtl: Duration.hours(10),
   rotation: { checkInterval: Duration.hours(1), gracePeriodPercentile: 20, enableJitter: false },
   policy: { defaultTtl: Duration.hours(1), maxTtl: Duration.hours(24) },
+  ...overrides,
 })
+
+/** Phase checks every 10 s, at least 30 s of publishing: driven by TestClock. */
+const keyRotation = {
+  keyRotation: {
+    ...DEFAULT_KEY_ROTATION,
+    checkInterval: Duration.seconds(10),
+    publishMinWait: Duration.seconds(30),
+    publishTimeout: Duration.minutes(10),
+  },
+}
 
 const putSecret = (namespace: string, data: Record<string, string>) =>
   server.put({
@@ -55,16 +73,31 @@ const issue = (ca: CertificateAuthorityShape) =>
     return yield* ca.sign({ csr: yield* parseCsr(csrPem), identities: [ID], requestedTtlSeconds: 600 })
   })
 
+/** Advances TestClock by `by` and waits for the material `done` accepts (its writes are real I/O). */
+const adjustUntil = (
+  ca: CertificateAuthorityShape,
+  by: Duration.DurationInput,
+  done: (m: SigningMaterial) => boolean,
+) =>
+  Effect.gen(function* () {
+    // No timeout here: under TestClock it would fire as the clock moves.
+    const waiting = yield* Effect.fork(
+      ca.changes.pipe(Stream.filter(done), Stream.runHead, Effect.map(Option.getOrThrow)),
+    )
+    yield* TestClock.adjust(by)
+    return yield* Fiber.join(waiting)
+  })
+
 /** The first published material matching `p`. */
 const awaitMaterial = (ca: CertificateAuthorityShape, p: (m: SigningMaterial) => boolean) =>
   ca.changes.pipe(Stream.filter(p), Stream.runHead, Effect.map(Option.getOrThrow), Effect.timeout("10 seconds"))
 
 /** One replica: its own client and informers (living as long as the test's scope), its own CA. */
-const replica = (work: string, namespace: string, useForSelfSigned: boolean) =>
+const replica = (work: string, namespace: string, useForSelfSigned: boolean, overrides: Partial<CaSettings> = {}) =>
   Effect.gen(function* () {
     const orchestrator = yield* Layer.build(orchestratorLayer(server))
     const sources = yield* makeCacertsKeySources({ namespace, useForSelfSigned }).pipe(Effect.provide(orchestrator))
-    const ca = yield* makeCertificateAuthority(settings(work), sources)
+    const ca = yield* makeCertificateAuthority(settings(work, overrides), sources)
     return { ca, sources, orchestrator }
   })
 
@@ -147,6 +180,81 @@ describe("cacerts Secret", () => {
       yield* second.sources.selfSigned!.persist(loser)
       const stale = yield* Effect.flip(third.selfSigned!.persist(rotated))
       expect(stale.reason).toContain("changed by another instance")
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+
+  it.scoped("a key rotation stopped in phase (a) resumes from the self-signed store Secret", () =>
+    Effect.gen(function* () {
+      const work = yield* Effect.promise(() => tempDir("cacerts-keyrot"))
+      yield* TestClock.setTime(Math.floor(Date.now() / 1000) * 1000)
+      const { old, fresh } = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { ca } = yield* replica(join(work, "a"), "self-keyrot", true, keyRotation)
+          const old = (yield* ca.material).root
+          const fresh = (yield* ca.keyRotation!.rotate).pending!.serial
+          return { old, fresh }
+        }),
+      )
+      const stored = decodeSecretData(server.get("v1", "Secret", "self-keyrot", "cacerts") as OrchSecret)
+      expect(JSON.parse(stored["key-rotation.json"]!).key).toContain("PRIVATE KEY")
+      expect(parseCertificates(stored["root-cert.pem"]!).map((c) => c.serialNumber)).toEqual([old.serialNumber, fresh])
+
+      // Another process (here: another replica's state directory) reads the rotation back.
+      const { ca } = yield* replica(join(work, "b"), "self-keyrot", true, keyRotation)
+      const status = yield* ca.keyRotation!.status
+      expect(status.phase).toBe("publishing")
+      expect(status.pending?.serial).toBe(fresh)
+      expect((yield* ca.material).signingCert.equal(old)).toBe(true)
+      yield* TestClock.adjust(Duration.seconds(20))
+      expect((yield* ca.material).signingCert.equal(old)).toBe(true)
+      yield* adjustUntil(ca, Duration.seconds(10), (m) => m.root.serialNumber === fresh)
+      const after = decodeSecretData(server.get("v1", "Secret", "self-keyrot", "cacerts") as OrchSecret)
+      expect(after["key-rotation.json"]).toBeUndefined()
+      expect(parseCertificates(after["ca-cert.pem"]!)[0]!.serialNumber).toBe(fresh)
+      expect(JSON.parse(after["retired-roots.json"]!)).toHaveLength(1)
+    }).pipe(Effect.provide(metricsLayer("test"))),
+  )
+
+  it.scoped("a cacerts replacement under a new root stopped in phase (a) resumes from the Secret beside it", () =>
+    Effect.gen(function* () {
+      const work = yield* Effect.promise(() => tempDir("cacerts-plugged-keyrot"))
+      yield* TestClock.setTime(Math.floor(Date.now() / 1000) * 1000)
+      yield* Effect.promise(() => mkdir(join(work, "b")))
+      const a = yield* Effect.promise(() => opensslIntermediate(work, "int-a"))
+      // Under another root: b's directory makes its own.
+      const b = yield* Effect.promise(() => opensslIntermediate(join(work, "b"), "int-b"))
+      putSecret("plugged-keyrot", a)
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { ca } = yield* replica(join(work, "first"), "plugged-keyrot", false, keyRotation)
+          // An agent that never acknowledges holds phase (a).
+          yield* ca.keyRotation!.watch.register(ID, "ipv4:127.0.0.1:1")
+          const published = yield* Effect.fork(awaitMaterial(ca, (m) => m.trustBundle.length === 2))
+          putSecret("plugged-keyrot", b)
+          expect((yield* Fiber.join(published)).signingCert.subject).toBe("O=test, CN=int-a")
+        }),
+      )
+      const kept = server.get("v1", "Secret", "plugged-keyrot", "cacerts-rotation") as OrchSecret
+      expect(kept.type).toBe("mesh.io/ca-rotation")
+      expect(Object.keys(decodeSecretData(kept))).toEqual(["plugged-rotation.json"])
+
+      const { ca } = yield* replica(join(work, "second"), "plugged-keyrot", false, keyRotation)
+      expect((yield* ca.keyRotation!.status).phase).toBe("publishing")
+      const material = yield* ca.material
+      expect(material.signingCert.subject).toBe("O=test, CN=int-a")
+      expect(material.trustBundle).toHaveLength(2)
+      const chain = yield* issue(ca)
+      expect(yield* Effect.promise(() => opensslVerify(work, chain, a["root-cert.pem"]))).toContain("leaf.pem: OK")
+      const switched = yield* adjustUntil(ca, Duration.seconds(30), (m) => m.signingCert.subject === "O=test, CN=int-b")
+      expect(switched.trustBundle[1]!.equal(material.root)).toBe(true)
+      // Phase (c) is stored too: the Secret now holds the retained root only.
+      const retained = JSON.parse(
+        decodeSecretData(server.get("v1", "Secret", "plugged-keyrot", "cacerts-rotation") as OrchSecret)[
+          "plugged-rotation.json"
+        ]!,
+      )
+      expect(retained.publishing).toBeUndefined()
+      expect(retained.retired).toHaveLength(1)
     }).pipe(Effect.provide(metricsLayer("test"))),
   )
 })
