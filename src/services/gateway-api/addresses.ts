@@ -8,8 +8,11 @@
  * port is missing. As for the reference's default class (whose address type is Hostname) with
  * no load-balancer address known, each Service assigned to is a status address by its host name,
  * and Programmed says which service ports it was assigned to. IPAddress addresses are reported
- * as given.
+ * as given. A Service with load-balancer (or external) addresses gives those instead; a
+ * LoadBalancer Service still waiting for one is not reported, and Programmed is False with
+ * AddressNotAssigned ("address pending"), not AddressNotUsable: nothing is wrong, only not yet.
  */
+import { isIP } from "../config-model/schemas/common.js"
 import type { GatewayAddress } from "../config-model/schemas/gateway-api/types.js"
 import { findService, type ServiceIndex } from "./backends.js"
 import { type Problem, Reason } from "./conditions.js"
@@ -62,7 +65,12 @@ export const resolveGatewayAddresses = (
   )
   const assigned = new Set<string>()
   const named = new Set<string>()
+  const external = new Set<string>()
+  const pending = new Set<string>()
   const warnings: Array<string> = []
+  // A Service found without a port is unusable (AddressNotUsable); one whose load balancer has
+  // no address yet is only not assigned (AddressNotAssigned).
+  let unusable = false
   for (const host of hosts) {
     const service = findService(services, host, namespace)
     if (service === undefined) {
@@ -74,22 +82,50 @@ export const resolveGatewayAddresses = (
           ? `hostname "${host}" not found in namespace "${namespace}", but it was found in namespace(s) ${elsewhere.join(", ")}`
           : `hostname "${host}" not found`,
       )
+      unusable = true
       continue
     }
     for (const port of ports) {
       if (service.ports.some((p) => p.port === port)) {
         assigned.add(`${host}:${port}`)
         named.add(host)
-      } else warnings.push(`port ${port} not found for hostname "${host}"`)
+        for (const address of service.externalAddresses ?? []) external.add(address)
+        if (
+          (service.externalAddresses ?? []).length === 0 &&
+          service.serviceType === "LoadBalancer" &&
+          !pending.has(host)
+        ) {
+          warnings.push(`address pending for hostname "${host}"`)
+          pending.add(host)
+        }
+      } else {
+        warnings.push(`port ${port} not found for hostname "${host}"`)
+        unusable = true
+      }
     }
   }
   warnings.sort(compareStrings)
   const assignedTo = [...assigned].sort(compareStrings)
-  const addresses = [...ips, ...[...named].sort(compareStrings).map((value) => ({ type: "Hostname", value }))]
+  // The load balancers' addresses when there are any, else the Services by host name (not those
+  // whose load balancer is pending).
+  const addresses =
+    external.size > 0
+      ? [...external].sort(compareStrings).map((value) => ({ type: isIP(value) ? "IPAddress" : "Hostname", value }))
+      : [
+          ...ips,
+          ...[...named]
+            .filter((host) => !pending.has(host))
+            .sort(compareStrings)
+            .map((value) => ({ type: "Hostname", value })),
+        ]
   if (warnings.length === 0) return { addresses, assignedTo }
   const message =
     assignedTo.length > 0
       ? `Assigned to service(s) ${humanJoin(assignedTo)}, but failed to assign to all requested addresses: ${warnings.join("; ")}`
       : `Failed to assign to any requested addresses: ${warnings.join("; ")}`
-  return { addresses, assignedTo, problem: { reason: Reason.AddressNotUsable, message } }
+  return {
+    addresses,
+    assignedTo,
+    problem: { reason: unusable ? Reason.AddressNotUsable : Reason.AddressNotAssigned, message },
+  }
 }

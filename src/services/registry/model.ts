@@ -58,6 +58,13 @@ export interface Service {
   readonly source?: string
   /** Creation time (RFC 3339) when the source has one; the older definition of a host wins. */
   readonly creationTimestamp?: string
+  /** `LoadBalancer` for an orchestrator Service of that type (no other type is recorded). */
+  readonly serviceType?: string
+  /**
+   * Addresses outside the cluster: a LoadBalancer's ingress IPs (else host names) from its
+   * `status.loadBalancer`, then `spec.externalIPs`. What a Gateway served by it reports.
+   */
+  readonly externalAddresses?: ReadonlyArray<string>
 }
 
 export type HealthStatus = "HEALTHY" | "UNHEALTHY" | "DRAINING"

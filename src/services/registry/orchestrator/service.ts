@@ -107,6 +107,23 @@ export interface ConvertedService {
  * Converts one Service; `undefined` with a problem when the object cannot be a service at all
  * (no name or namespace). Bad ports are skipped and reported, the rest of the service stays.
  */
+/** A LoadBalancer's ingress addresses (IP, else host name: never resolved here), then `spec.externalIPs`. */
+const externalAddressesOf = (svc: OrchService): ReadonlyArray<string> => {
+  const strings = (values: unknown): ReadonlyArray<string> =>
+    Array.isArray(values) ? values.filter((v): v is string => typeof v === "string" && v !== "") : []
+  const ingress =
+    svc.spec?.type === "LoadBalancer" && Array.isArray(svc.status?.loadBalancer?.ingress)
+      ? svc.status.loadBalancer.ingress.flatMap((i) =>
+          typeof i?.ip === "string" && i.ip !== ""
+            ? [i.ip]
+            : typeof i?.hostname === "string" && i.hostname !== ""
+              ? [i.hostname]
+              : [],
+        )
+      : []
+  return [...new Set([...ingress, ...strings(svc.spec?.externalIPs)])]
+}
+
 export const convertService = (
   svc: OrchService,
   options: ServiceConversionOptions,
@@ -163,6 +180,7 @@ export const convertService = (
     ),
   ]
   const selector = spec.selector !== undefined && spec.selector !== null ? spec.selector : undefined
+  const externalAddresses = externalAddressesOf(svc)
   const service: Service = {
     hostname: serviceHostname(name, namespace, options.domain),
     namespace,
@@ -179,6 +197,8 @@ export const convertService = (
     ...(selector !== undefined ? { selector } : {}),
     source: `Service/${namespace}/${name}`,
     ...(typeof meta?.creationTimestamp === "string" ? { creationTimestamp: meta.creationTimestamp } : {}),
+    ...(spec.type === "LoadBalancer" ? { serviceType: spec.type } : {}),
+    ...(externalAddresses.length > 0 ? { externalAddresses } : {}),
   }
   return { service, namedTargetPorts, ...(externalName !== undefined ? { externalName } : {}), problems }
 }
