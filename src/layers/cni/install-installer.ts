@@ -99,7 +99,13 @@ export const makeInstaller = (
       }),
       {
         onLeft: (e) => Effect.fail(failWith("CREATE_CNI_CONFIG_FAILURE", "cannot configure the plugin")(e)),
-        onRight: Effect.succeed,
+        // Ambient mode: the plugin hands enrolled pods to the node agent in this run directory.
+        onRight: (entry) =>
+          Effect.succeed(
+            settings.ambient === undefined
+              ? entry
+              : { ...entry, ambient_enabled: true, cni_agent_run_dir: settings.ambient.agentRunDir },
+          ),
       },
     )
     if (settings.service.host === "" || settings.service.port === "") {

@@ -60,7 +60,50 @@ const fetchPod = (options: PodLookupOptions, kubeconfig: string, ref: PodRef): E
     }),
   )
 
+/** One GET of a namespace, for its labels (same client, retries and errors as the pod's). */
+const fetchNamespaceLabels = (
+  options: PodLookupOptions,
+  kubeconfig: string,
+  namespace: string,
+): Effect.Effect<Readonly<Record<string, string>>, CniError> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const { makeOrchestratorClient } = yield* Effect.promise(() => import("../orchestrator/client.js"))
+      const client = yield* makeOrchestratorClient({
+        source: { _tag: "file", path: kubeconfig },
+        clusterId: "",
+        qps: 0,
+        burst: 0,
+        requestTimeoutMillis: options.requestTimeoutMillis ?? DEFAULT_REQUEST_TIMEOUT_MILLIS,
+      }).pipe(
+        Effect.mapError(
+          (error) =>
+            new CniError({
+              code: CniErrorCodes.invalidNetworkConfig,
+              msg: "invalid network configuration",
+              details: error.message,
+            }),
+        ),
+      )
+      const object = yield* client
+        .get<{ readonly metadata: { readonly name: string; readonly labels?: Record<string, string> } }>(
+          Resources.namespaces,
+          undefined,
+          namespace,
+        )
+        .pipe(Effect.mapError((error) => podLookupError({ namespace, name: "" }, error.status, error.message)))
+      return object.metadata.labels ?? {}
+    }),
+  ).pipe(
+    Effect.retry({
+      schedule: Schedule.exponential(options.firstRetryDelayMillis ?? DEFAULT_FIRST_RETRY_DELAY_MILLIS),
+      times: options.retries ?? DEFAULT_LOOKUP_RETRIES,
+      while: (error) => error.code === CniErrorCodes.tryAgainLater,
+    }),
+  )
+
 export const makePodLookup = (options: PodLookupOptions = {}): PluginPodSourceShape => ({
+  namespaceLabels: (kubeconfig, namespace) => fetchNamespaceLabels(options, kubeconfig, namespace),
   get: (kubeconfig, ref) =>
     fetchPod(options, kubeconfig, ref).pipe(
       Effect.tapError((error) =>

@@ -12,6 +12,7 @@ import { PLUGIN_LOG_FILE, pluginLogOptions, pluginLogSettings } from "../../serv
 import { cniScopes } from "../../services/logging/scopes.js"
 import { IptablesLive } from "../iptables/iptables.js"
 import { layer as loggingLayer } from "../logging.js"
+import { layer as eventClientLayer } from "./plugin-event-client.js"
 import { layer as podSourceLayer } from "./plugin-pod-source.js"
 
 /** The plugin log file is rotated once it passes this size (one previous file is kept). */
@@ -47,6 +48,7 @@ export const runPlugin = (): void => {
       Effect.provide(
         Layer.mergeAll(
           podSourceLayer(),
+          eventClientLayer,
           IptablesLive,
           loggingLayer(pluginLogSettings(log.level, ["stderr", ...logFileTarget(log.runDir)]), cniScopes),
         ),

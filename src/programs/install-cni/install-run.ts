@@ -1,6 +1,6 @@
 /**
  * What `install-cni` launches (loaded only when the command runs): the installer, the race
- * repair controller, and the readiness, monitoring and introspection listeners, with one
+ * repair controller, with --ambient-enabled the node agent, and the readiness, monitoring and introspection listeners, with one
  * Metrics registry. Besides the spec's flags it reads the pod's service environment for the API
  * server, and three variables the spec leaves unnamed ("variables after REPAIR_ENABLED: not
  * shown"): CNI_READINESS_PORT (default 8000, the reference's fixed port), CNI_PLUGIN_SOURCE (the
@@ -11,6 +11,7 @@ import { dirname, join } from "node:path"
 import { Config, Effect, Layer } from "effect"
 import { layer as installerLayer } from "../../layers/cni/install-installer.js"
 import { layerMonitoring, layerReadiness } from "../../layers/cni/install-server.js"
+import { layer as nodeAgentLayer } from "../../layers/cni/node-agent.js"
 import { runRepairController } from "../../layers/cni/repair-controller.js"
 import * as Introspection from "../../layers/introspection-server.js"
 import { layer as loggingLayer } from "../../layers/logging.js"
@@ -91,6 +92,7 @@ export const runInstallCni = (args: CniArgs, logging: LogSettings) =>
       caFile: args.orchCaFile,
       skipTlsVerify: args.skipTlsVerify,
       kubeconfigMode: args.orchconfigMode,
+      ...(args.ambientEnabled ? { ambient: { agentRunDir: args.cniAgentRunDir } } : {}),
     }
     const repair: RepairSettings = {
       deletePods: args.repairDeletePods,
@@ -123,6 +125,20 @@ export const runInstallCni = (args: CniArgs, logging: LogSettings) =>
         )
       : Layer.empty
 
+    // Ambient mode: the node agent (plugin events in, the node proxy's socket out).
+    const ambientLayer = args.ambientEnabled
+      ? nodeAgentLayer({
+          runDir: args.cniAgentRunDir,
+          nodeProxyAddress: args.nodeProxyUdsAddress,
+          inpod: {
+            dnsCapture: env.AMBIENT_DNS_CAPTURE,
+            ipv6: env.AMBIENT_IPV6,
+            hostProbeSnatV4: env.HOST_PROBE_SNAT_IP,
+            hostProbeSnatV6: env.HOST_PROBE_SNAT_IPV6,
+          },
+        })
+      : Layer.empty
+
     const servers = Layer.mergeAll(
       HeapGrowth.layerFromEnv,
       layerReadiness(readinessPort, "CNI_READINESS_PORT"),
@@ -133,7 +149,7 @@ export const runInstallCni = (args: CniArgs, logging: LogSettings) =>
       }),
     ).pipe(Layer.provide(installerLayer(settings)))
 
-    return yield* Layer.launch(Layer.merge(servers, repairLayer).pipe(Layer.provide(metricsLayer("install-cni")))).pipe(
-      Effect.onInterrupt(() => Effect.logInfo("install-cni stopped")),
-    )
+    return yield* Layer.launch(
+      Layer.mergeAll(ambientLayer, servers, repairLayer).pipe(Layer.provide(metricsLayer("install-cni"))),
+    ).pipe(Effect.onInterrupt(() => Effect.logInfo("install-cni stopped")))
   }).pipe(Effect.provide(loggingLayer(logging, cniScopes)))

@@ -48,6 +48,8 @@ export interface InstallSettings {
   readonly skipTlsVerify: boolean
   /** `--orchconfig-mode`. */
   readonly kubeconfigMode: number
+  /** `--ambient-enabled`: the plugin entry names the node agent's run directory (`--cni-agent-run-dir`). */
+  readonly ambient?: { readonly agentRunDir: string }
 }
 
 /** Start-up cannot go on: the message says what to fix. */

@@ -5,13 +5,16 @@
  * (the namespace and its rules go away with the sandbox); CHECK has nothing of its own to
  * verify; VERSION lists the spec versions. Every failure becomes the CNI error object.
  */
-import { Effect, Either } from "effect"
+import { Effect, Either, Option } from "effect"
 import { Iptables } from "../iptables/service.js"
 import { withScope } from "../logging/logging.js"
+import { redirectionAnnotations } from "./node-agent-events.js"
+import { DEFAULT_AGENT_RUN_DIR, isAmbientPod, NodeAgentClient } from "./plugin-ambient.js"
 import { applyOptionsOf, iptablesConfigOf } from "./plugin-capture.js"
+import type { MeshCniPluginConfig } from "./plugin-config.js"
 import { decide, podToLookUp } from "./plugin-decision.js"
 import { decodeConfig, pluginConfigOf } from "./plugin-network-config.js"
-import { podFacts } from "./plugin-pod.js"
+import { type PluginPod, podFacts } from "./plugin-pod.js"
 import { PluginPodSource } from "./plugin-pod-source.js"
 import {
   addResult,
@@ -19,6 +22,7 @@ import {
   CniErrorCodes,
   type CniInvocation,
   errorObject,
+  K8sArgs,
   parseInvocation,
   resultAddresses,
   versionInfo,
@@ -33,6 +37,7 @@ export interface CommandOutput {
 export type AddOutcome =
   | { readonly _tag: "Skipped"; readonly reason: string }
   | { readonly _tag: "Captured"; readonly actions: ReadonlyArray<string> }
+  | { readonly _tag: "Ambient"; readonly agent: string }
 
 const fromEither = <A, E>(either: Either.Either<A, E>): Effect.Effect<A, E> =>
   Either.match(either, { onLeft: Effect.fail, onRight: Effect.succeed })
@@ -47,6 +52,10 @@ export const addCapture = (invocation: CniInvocation, stdinConfig: Parameters<ty
     if (Either.isLeft(ref)) return { _tag: "Skipped", reason: ref.left.reason } satisfies AddOutcome
     const source = yield* PluginPodSource
     const pod = yield* source.get(config.kubernetes.kubeconfig, ref.right)
+    if (config.ambient_enabled === true) {
+      const ambient = yield* handToNodeAgent(invocation, config, pod)
+      if (ambient !== undefined) return ambient
+    }
     const decision = yield* fromEither(decide(podFacts(pod)))
     if (decision._tag === "Skip") return { _tag: "Skipped", reason: decision.reason } satisfies AddOutcome
     const iptables = yield* Iptables
@@ -72,6 +81,47 @@ export const addCapture = (invocation: CniInvocation, stdinConfig: Parameters<ty
     } satisfies AddOutcome
   })
 
+/** Where the node agent listens for this config. */
+const agentRunDirOf = (raw: Readonly<Record<string, unknown>>): string =>
+  typeof raw.cni_agent_run_dir === "string" && raw.cni_agent_run_dir !== ""
+    ? raw.cni_agent_run_dir
+    : DEFAULT_AGENT_RUN_DIR
+
+const agentClient = Effect.flatMap(Effect.serviceOption(NodeAgentClient), (client) =>
+  Option.match(client, {
+    onNone: () =>
+      Effect.fail(
+        new CniError({ code: CniErrorCodes.internal, msg: "internal error", details: "no node agent client" }),
+      ),
+    onSome: Effect.succeed,
+  }),
+)
+
+/**
+ * Ambient mode, after the pod was read: an enrolled pod goes to the node agent (undefined when
+ * the pod is not enrolled, and the sidecar rules decide as without ambient mode).
+ */
+const handToNodeAgent = (invocation: CniInvocation, config: MeshCniPluginConfig, pod: PluginPod) =>
+  Effect.gen(function* () {
+    const source = yield* PluginPodSource
+    const namespace = pod.metadata.namespace ?? invocation.args[K8sArgs.podNamespace] ?? ""
+    const labels =
+      source.namespaceLabels === undefined ? {} : yield* source.namespaceLabels(config.kubernetes.kubeconfig, namespace)
+    if (!isAmbientPod(pod, labels)) return undefined
+    const client = yield* agentClient
+    const answer = yield* client.add(agentRunDirOf(config), {
+      netns: invocation.netns,
+      containerId: invocation.containerId,
+      podName: pod.metadata.name,
+      podNamespace: namespace,
+      podUid: pod.metadata.uid ?? "",
+      serviceAccount: pod.spec?.serviceAccountName ?? "default",
+      ips: resultAddresses(config.prevResult).slice(0, 16),
+      annotations: redirectionAnnotations(pod.metadata.annotations),
+    })
+    return { _tag: "Ambient", agent: answer } satisfies AddOutcome
+  })
+
 export const runPluginCommand = (
   env: Readonly<Record<string, string | undefined>>,
   stdin: string,
@@ -95,13 +145,35 @@ export const runPluginCommand = (
         yield* Effect.annotateLogs(
           outcome._tag === "Skipped"
             ? Effect.logInfo(`no capture: ${outcome.reason}`)
-            : Effect.logInfo(`capture programmed in ${invocation.netns}: ${outcome.actions.join(", ")}`),
+            : outcome._tag === "Ambient"
+              ? Effect.logInfo(`ambient pod handed to the node agent (${outcome.agent})`)
+              : Effect.logInfo(`capture programmed in ${invocation.netns}: ${outcome.actions.join(", ")}`),
           labels,
         )
         return json(addResult(config.cniVersion, config.raw.prevResult))
       }
       case "DEL":
-        yield* Effect.annotateLogs(Effect.logDebug("DEL: nothing to undo (the rules go with the namespace)"), labels)
+        if (config.raw.ambient_enabled === true) {
+          // The node agent lets the pod go; DEL succeeds whatever it answers (the runtime must be
+          // able to tear the sandbox down).
+          const told = yield* Effect.either(
+            Effect.flatMap(agentClient, (client) =>
+              client.del(agentRunDirOf(config.raw), {
+                containerId: invocation.containerId,
+                podName: invocation.args[K8sArgs.podName] ?? "",
+                podNamespace: invocation.args[K8sArgs.podNamespace] ?? "",
+              }),
+            ),
+          )
+          yield* Effect.annotateLogs(
+            Either.isRight(told)
+              ? Effect.logDebug(`DEL passed to the node agent: ${told.right}`)
+              : Effect.logWarning(`DEL not passed to the node agent: ${told.left.message}`),
+            labels,
+          )
+        } else {
+          yield* Effect.annotateLogs(Effect.logDebug("DEL: nothing to undo (the rules go with the namespace)"), labels)
+        }
         return ""
       case "CHECK":
         return ""

@@ -20,6 +20,10 @@ export interface MeshCniPluginConfig {
     /** Pods of these namespaces are never captured. */
     readonly exclude_namespaces?: ReadonlyArray<string>
   }
+  /** Ambient mode (install-cni `--ambient-enabled`): enrolled pods go to the node agent. */
+  readonly ambient_enabled?: boolean
+  /** The node agent's run directory (its event socket is there). */
+  readonly cni_agent_run_dir?: string
   /** Set by the runtime in a chain: the previous plugin's result, passed through unchanged. */
   readonly prevResult?: unknown
   readonly [key: string]: unknown

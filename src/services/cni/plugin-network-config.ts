@@ -83,6 +83,9 @@ export const pluginConfigOf = (decoded: DecodedConfig): Either.Either<MeshCniPlu
       return Either.left(invalidConfig(`${field} must be a string`))
     }
   }
+  if (raw.ambient_enabled !== undefined && typeof raw.ambient_enabled !== "boolean") {
+    return Either.left(invalidConfig("ambient_enabled must be true or false"))
+  }
   return Either.right({
     ...(raw as Omit<MeshCniPluginConfig, "type" | "kubernetes">),
     type: "mesh-cni",

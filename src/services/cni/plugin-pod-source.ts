@@ -12,6 +12,11 @@ import { CniError, CniErrorCodes } from "./plugin-protocol.js"
 export interface PluginPodSourceShape {
   /** The pod, from the API server the kubeconfig (the config's `kubernetes.kubeconfig`) names. */
   readonly get: (kubeconfig: string, ref: PodRef) => Effect.Effect<PluginPod, CniError>
+  /** The labels of a namespace (ambient mode reads its `mesh.io/dataplane-mode`). */
+  readonly namespaceLabels?: (
+    kubeconfig: string,
+    namespace: string,
+  ) => Effect.Effect<Readonly<Record<string, string>>, CniError>
 }
 
 export class PluginPodSource extends Context.Tag("mesh/CniPluginPodSource")<PluginPodSource, PluginPodSourceShape>() {}

@@ -17,10 +17,13 @@ export interface PluginPod {
   readonly metadata: {
     readonly name: string
     readonly namespace?: string
+    readonly uid?: string
     readonly labels?: Readonly<Record<string, string>>
     readonly annotations?: Readonly<Record<string, string>>
   }
   readonly spec?: {
+    readonly serviceAccountName?: string
+    readonly hostNetwork?: boolean
     readonly containers?: ReadonlyArray<PodContainer>
     readonly initContainers?: ReadonlyArray<PodContainer>
   }

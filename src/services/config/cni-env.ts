@@ -8,7 +8,12 @@ import { tuningEnv } from "./tuning-env.js"
 
 /** install-cni's own variables. */
 export const cniSpecificEnv = {
+  AMBIENT_DNS_CAPTURE: env.bool(
+    true,
+    "Ambient mode: redirect pods' DNS (UDP and TCP port 53) to the node proxy's DNS port 15053; a pod's ambient.mesh.io/dns-capture annotation overrides it",
+  ),
   AMBIENT_ENABLED: env.bool(false, "Ambient controller"),
+  AMBIENT_IPV6: env.bool(true, "Ambient mode: in-pod redirection rules for IPv6 too"),
   AMBIENT_USE_SCOPED_XTABLES_LOCKING: env.bool(true, "Use scoped xtables locking in ambient mode"),
   CHAINED_CNI_PLUGIN: env.bool(true, "Chained or standalone install"),
   CNI_AGENT_RUN_DIR: env.string("/var/run/mesh-cni", "Node agent writable path"),
