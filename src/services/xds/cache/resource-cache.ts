@@ -12,6 +12,7 @@
  * each resource stays (a reconnecting proxy needs it).
  */
 import { Context, type Duration } from "effect"
+import { type LocalSlot, type Locals, makeLocals } from "../model/local-slot.js"
 import { digest } from "../model/push-context.js"
 import type { AnyMessage } from "../protocol/messages.js"
 import { TypeUrl } from "../protocol/type-urls.js"
@@ -67,9 +68,7 @@ export interface CacheStats {
  * A slot for state kept per cache by code that reads through it (the responder's memo tables and
  * generator notice log): the slot object is the key, `make` builds the state on first use.
  */
-export interface CacheLocal<T> {
-  readonly make: () => T
-}
+export type CacheLocal<T> = LocalSlot<T>
 
 export interface ResourceCache {
   readonly resolve: (typeUrl: string, specs: ReadonlyArray<ResourceSpec>) => ReadonlyArray<EncodedResource>
@@ -83,7 +82,7 @@ export interface ResourceCache {
    * This cache's state in `slot`: what is memoised over its entries lives and dies with it, so
    * two servers in one process, each with its own cache, share nothing.
    */
-  readonly local: <T>(slot: CacheLocal<T>) => T
+  readonly local: Locals
 }
 
 interface Entry {
@@ -109,7 +108,7 @@ export const makeResourceCache = (
   let encodedBytes = 0
   let evictions = 0
   const countStats = options.stats === true
-  const locals = new Map<CacheLocal<unknown>, unknown>()
+  const local = makeLocals()
   const resize = (typeUrl: string, by: number) => {
     const n = (sizeByType.get(typeUrl) ?? 0) + by
     sizeByType.set(typeUrl, n)
@@ -195,13 +194,6 @@ export const makeResourceCache = (
       for (const typeUrl of sizeByType.keys()) resize(typeUrl, -(sizeByType.get(typeUrl) ?? 0))
     },
     clearIndex,
-    local: <T>(slot: CacheLocal<T>): T => {
-      let state = locals.get(slot) as T | undefined
-      if (state === undefined) {
-        state = slot.make()
-        locals.set(slot, state)
-      }
-      return state
-    },
+    local,
   }
 }

@@ -8,9 +8,11 @@
  * two servers in one process, each with its own cache, share none of it.
  */
 
+import { generateWorkloadApi, isWorkloadApiType } from "../../ambient/generator.js"
 import { type GeneratorNotice, makeNoticeLog, type NoticeLog } from "../grpcgen/generator-notices.js"
 import { generate, hostClusterNames, missingResource, type Subscription, setDigest } from "../grpcgen/grpc-gen.js"
 import { type ProxyWorkload, proxyWorkload } from "../grpcgen/grpc-inbound.js"
+import { memoOf } from "../model/local-slot.js"
 import { isInboundListenerName, type PushContext, type PushContextInput } from "../model/push-context.js"
 import { type DeltaWatch, planDelta } from "../protocol/delta.js"
 import type {
@@ -36,9 +38,11 @@ export const resourcesFor = (
   sub: Subscription,
   view?: ProxyView,
 ): ReadonlyArray<EncodedResource> => {
-  // Sidecars and gateways get the proxy generators' resources; proxyless gRPC clients the gRPC ones.
-  const generated =
-    view === undefined
+  // The node proxy's workload API depends on no proxy; sidecars and gateways get the proxy
+  // generators' resources; proxyless gRPC clients the gRPC ones.
+  const generated = isWorkloadApiType(typeUrl)
+    ? generateWorkloadApi(push, cache, typeUrl, sub)
+    : view === undefined
       ? generate(push, typeUrl, sub)
       : generateForProxy(push, typeUrl, { wildcard: sub.wildcard, names: sub.names, proxy: view })
   if (generated.warnings.length > 0) stateOf(cache).notices.report(generated.warnings)
@@ -179,16 +183,6 @@ const responderState: CacheLocal<ResponderState> = {
   }),
 }
 const stateOf = (cache: ResourceCache): ResponderState => cache.local(responderState)
-
-/** The value of `key` in `memo`, made on first use. */
-const memoOf = <K extends object, V>(memo: WeakMap<K, V>, key: K, make: () => V): V => {
-  let value = memo.get(key)
-  if (value === undefined) {
-    value = make()
-    memo.set(key, value)
-  }
-  return value
-}
 
 /**
  * Records, in `cache`'s responder state, that `next` is `previous` with the endpoints of `hosts`

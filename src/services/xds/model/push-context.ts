@@ -5,6 +5,7 @@
  * whose inputs did not change between pushes is neither regenerated nor re-encoded.
  */
 import { createHash } from "node:crypto"
+import type { AmbientInput } from "../../ambient/input.js"
 import type { ConfigResource } from "../../config-model/resource.js"
 import type { AuthorizationPolicySpec } from "../../config-model/schemas/authorization-policy.js"
 import type { DestinationRuleSpec } from "../../config-model/schemas/destination-rule.js"
@@ -21,6 +22,7 @@ import { defaultExtensionProviders, type ExtensionProvider } from "../../mesh-co
 import type { Endpoint, Service } from "../../registry/model.js"
 import { type AuthorizationPolicyView, authorizationPolicyView } from "../grpcgen/grpc-rbac.js"
 import type { JwksInput } from "../proxygen/inbound/jwt.js"
+import { type Locals, makeLocals } from "./local-slot.js"
 import { replacedRun } from "./replaced-run.js"
 import { hostsRoutingTo, wildcardCovers } from "./routing-hosts.js"
 import {
@@ -53,6 +55,11 @@ export interface PushContextInput {
    * made only when a key set changed, so it is compared by identity.
    */
   readonly jwks?: JwksInput
+  /**
+   * What the node proxy's workload API reads beyond the above (pods, namespaces, waypoints,
+   * WorkloadEntries): present with `PILOT_ENABLE_AMBIENT` only. A new object on every change.
+   */
+  readonly ambient?: AmbientInput
 }
 
 /** The config kinds only the proxy generators read. */
@@ -189,6 +196,12 @@ export interface PushContext {
   readonly fingerprint: (facet: "service" | "endpoints" | "vs" | "dr", host: string) => string
   /** What this context derived from its inputs, shared with the contexts built from it. */
   readonly memo: PushContextMemo
+  /**
+   * This context's own state in a slot (`local-slot.ts`): the generators' per-push memos (scopes,
+   * plans, indexes) live here and go with the context; a context derived from this one starts
+   * with none.
+   */
+  readonly local: Locals<PushContext>
 }
 
 /**
@@ -207,6 +220,12 @@ export interface PushContextMemo {
   readonly authorizationPolicies: WeakMap<ConfigResource<AuthorizationPolicySpec>, AuthorizationPolicyView>
   /** By source object (a service, a host's endpoint list, a view): a derived context shares them. */
   readonly fingerprints: WeakMap<object, string>
+  /**
+   * The generators' memos over input objects (a Service, a config resource), in slots: shared
+   * like the views, so each value must be a function of its key and of the context's options
+   * only (a lineage of contexts keeps its options).
+   */
+  readonly local: Locals
 }
 
 const makeMemo = (): PushContextMemo => ({
@@ -215,6 +234,7 @@ const makeMemo = (): PushContextMemo => ({
   peerAuthentications: new WeakMap(),
   authorizationPolicies: new WeakMap(),
   fingerprints: new WeakMap(),
+  local: makeLocals(),
 })
 
 export const digest = (text: string | Uint8Array): string =>
@@ -354,7 +374,7 @@ export const makePushContext = (
     destinationRuleByHost,
   )
 
-  return {
+  const context: PushContext = {
     version,
     input,
     options,
@@ -368,7 +388,9 @@ export const makePushContext = (
     proxyConfig,
     fingerprint,
     memo,
+    local: makeLocals(() => context),
   }
+  return context
 }
 
 /** Whether a VirtualService binds the mesh's own workloads: no `gateways`, or `mesh` among them. */
@@ -487,7 +509,15 @@ export const derivePushContext = (
   // of their clusters): taken now, when an endpoint event derives the next context ahead of the
   // push, they are off the push's path.
   for (const host of hosts) fingerprint("endpoints", host)
-  return { ...previous, version, input, endpointsByHost, fingerprint }
+  const context: PushContext = {
+    ...previous,
+    version,
+    input,
+    endpointsByHost,
+    fingerprint,
+    local: makeLocals(() => context),
+  }
+  return context
 }
 
 /**
@@ -546,6 +576,8 @@ export const changedHosts = (before: PushContext, after: PushContext): ReadonlyS
   if (proxyConfigDiffers(before, after)) return undefined
   if (before.input.jwks?.resolved !== after.input.jwks?.resolved || before.input.jwks?.mode !== after.input.jwks?.mode)
     return undefined
+  // The workload API is one wildcard set: any change may touch any of it.
+  if (before.input.ambient !== after.input.ambient) return undefined
   const hosts = new Set<string>([
     ...before.serviceByHost.keys(),
     ...after.serviceByHost.keys(),
