@@ -73,7 +73,7 @@ export const oneofOf = (f: Field): OneOf | undefined => f.partOf ?? undefined
 export const hasPresence = (f: Field): boolean =>
   f.partOf !== null && f.partOf !== undefined ? true : messageTypeOf(f) !== undefined
 
-export const INT64 = new Set(["int64", "uint64", "sint64", "fixed64", "sfixed64"])
-export const INT32 = new Set(["int32", "sint32", "sfixed32"])
-export const UINT32 = new Set(["uint32", "fixed32"])
-export const FLOAT = new Set(["double", "float"])
+export const INT64: ReadonlySet<string> = new Set(["int64", "uint64", "sint64", "fixed64", "sfixed64"])
+export const INT32: ReadonlySet<string> = new Set(["int32", "sint32", "sfixed32"])
+export const UINT32: ReadonlySet<string> = new Set(["uint32", "fixed32"])
+export const FLOAT: ReadonlySet<string> = new Set(["double", "float"])

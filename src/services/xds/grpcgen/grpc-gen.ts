@@ -15,6 +15,7 @@
  */
 import type { Endpoint, Service, ServicePort } from "../../registry/model.js"
 import type { ProtoObject, ResourceSpec } from "../cache/resource-spec.js"
+import { type LocalSlot, memoOf } from "../model/local-slot.js"
 import { workloadMtlsMode } from "../model/mtls-mode.js"
 import {
   destinationServiceOf,
@@ -466,20 +467,15 @@ const transportSocket = (tls: ClusterTls): ProtoObject => ({
 })
 
 /**
- * The notice of a DestinationRule view's ignored fields, built once per view: a push reads it for
- * every cluster of the rule's host. Safe to share between servers: a pure function of an
- * immutable view (which server reports it, and once, is the server's notice log).
+ * The notice of a DestinationRule view's ignored fields, built once per view (in the input memo of
+ * the push, which keeps the views): a push reads it for every cluster of the rule's host.
  */
-const ignoredNotices = new WeakMap<DestinationRuleView, GeneratorNotice | null>()
-const ignoredFieldsOf = (dr: DestinationRuleView): GeneratorNotice | null => {
-  let notice = ignoredNotices.get(dr)
-  if (notice === undefined) {
+const ignoredNotices: LocalSlot<WeakMap<DestinationRuleView, GeneratorNotice | null>> = { make: () => new WeakMap() }
+const ignoredFieldsOf = (push: PushContext, dr: DestinationRuleView): GeneratorNotice | null =>
+  memoOf(push.memo.local(ignoredNotices), dr, () => {
     const message = ignoredFieldsNotice(dr.namespace, dr.name, dr.ignored)
-    notice = message === undefined ? null : { level: "info", scope: "grpcgen", message }
-    ignoredNotices.set(dr, notice)
-  }
-  return notice
-}
+    return message === undefined ? null : { level: "info", scope: "grpcgen", message }
+  })
 
 export const generateClusters = (push: PushContext, sub: Subscription): Generated => {
   let warnings = noNotices
@@ -493,7 +489,7 @@ export const generateClusters = (push: PushContext, sub: Subscription): Generate
     if (parsed.subset !== "" && dr?.subsets.find((s) => s.name === parsed.subset) === undefined) return []
     if (dr !== undefined && dr.ignored.length > 0) {
       // Once per rule here (its clusters share it); once per text is the notice log's.
-      const notice = ignoredFieldsOf(dr)
+      const notice = ignoredFieldsOf(push, dr)
       if (notice !== null && !warnings.includes(notice)) warnings = [...warnings, notice]
     }
     const policy = policyFor(dr, parsed.subset)

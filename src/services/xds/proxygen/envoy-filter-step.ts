@@ -10,7 +10,7 @@ import type { ResourceSpec } from "../cache/resource-spec.js"
 import type { Generated } from "../grpcgen/generator-notices.js"
 import { digest, type PushContext } from "../model/push-context.js"
 import { encodeForeignTypedConfigs } from "./envoy-filter/foreign-types.js"
-import { applyEnvoyFilters, envoyFiltersForProxy, envoyFiltersKey } from "./envoy-filter/index.js"
+import { applyEnvoyFilters, envoyFilterMemo, envoyFiltersForProxy, envoyFiltersKey } from "./envoy-filter/index.js"
 import type { ProxyView } from "./proxy-view.js"
 
 export const applyEnvoyFilterPatches = (
@@ -21,12 +21,14 @@ export const applyEnvoyFilterPatches = (
 ): Generated => {
   const filters = envoyFiltersForProxy(push, proxy)
   if (filters.length === 0) return generated
-  const filtersKey = envoyFiltersKey(filters)
+  const memo = push.memo.local(envoyFilterMemo)
+  const filtersKey = envoyFiltersKey(filters, undefined, memo)
   const patched = applyEnvoyFilters(
     filters,
     proxy,
     typeUrl,
     generated.resources.map((r) => r.build()),
+    { memo },
   )
   const resources = patched.resources.map((patchedResource): ResourceSpec => {
     const resource = encodeForeignTypedConfigs(patchedResource) as typeof patchedResource

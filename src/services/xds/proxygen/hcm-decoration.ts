@@ -7,6 +7,7 @@
  */
 import type { ProtoObject, ResourceSpec } from "../cache/resource-spec.js"
 import type { Generated } from "../grpcgen/generator-notices.js"
+import type { LocalSlot } from "../model/local-slot.js"
 import { digest, type PushContext } from "../model/push-context.js"
 import { placeWasmFilters, wasmFilterRefs } from "./ecds/index.js"
 import type { ProxyView } from "./proxy-view.js"
@@ -91,17 +92,15 @@ const decorateListener = (listener: ProtoObject, decoration: Decoration): ProtoO
 }
 
 /** What the WasmPlugins of a push may add anywhere: empty without any (the common case). */
-const wasmKeys = new WeakMap<PushContext, string>()
-const wasmKeyOf = (push: PushContext): string => {
-  let key = wasmKeys.get(push)
-  if (key === undefined) {
+const wasmKeys: LocalSlot<string, PushContext> = {
+  make: (push) => {
     const plugins = push.proxyConfig.wasmPlugins
-    key =
-      plugins.length === 0 ? "" : digest(JSON.stringify(plugins.map((p) => [p.meta.namespace, p.meta.name, p.spec])))
-    wasmKeys.set(push, key)
-  }
-  return key
+    return plugins.length === 0
+      ? ""
+      : digest(JSON.stringify(plugins.map((p) => [p.meta.namespace, p.meta.name, p.spec])))
+  },
 }
+const wasmKeyOf = (push: PushContext): string => push.local(wasmKeys)
 
 const decorationOf = (push: PushContext, proxy: ProxyView, direction: Direction) => {
   const telemetry = telemetryForProxy(push, proxy, direction)

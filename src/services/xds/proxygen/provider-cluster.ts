@@ -8,6 +8,7 @@
 import { Either } from "effect"
 import type { ProviderService } from "../../mesh-config/extension-providers.js"
 import type { ProtoObject } from "../cache/resource-spec.js"
+import type { LocalSlot } from "../model/local-slot.js"
 import type { PushContext } from "../model/push-context.js"
 import { outboundClusterName } from "./well-known.js"
 
@@ -17,7 +18,7 @@ export interface ProviderCluster {
 }
 
 // Per push: a push resolves the same few providers for every workload.
-const lookups = new WeakMap<PushContext, Map<string, Either.Either<ProviderCluster, string>>>()
+const lookups: LocalSlot<Map<string, Either.Either<ProviderCluster, string>>, PushContext> = { make: () => new Map() }
 
 const resolve = (push: PushContext, { service, port }: ProviderService): Either.Either<ProviderCluster, string> => {
   const slash = service.indexOf("/")
@@ -40,11 +41,7 @@ export const providerCluster = (
   push: PushContext,
   provider: ProviderService,
 ): Either.Either<ProviderCluster, string> => {
-  let byService = lookups.get(push)
-  if (byService === undefined) {
-    byService = new Map()
-    lookups.set(push, byService)
-  }
+  const byService = push.local(lookups)
   const key = `${provider.service}|${provider.port}`
   let result = byService.get(key)
   if (result === undefined) {

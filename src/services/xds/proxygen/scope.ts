@@ -8,6 +8,7 @@
 import type { ConfigResource } from "../../config-model/resource.js"
 import type { SidecarSpec } from "../../config-model/schemas/sidecar.js"
 import type { Service } from "../../registry/model.js"
+import type { LocalSlot } from "../model/local-slot.js"
 import type { PushContext } from "../model/push-context.js"
 import type { ProxyView } from "./proxy-view.js"
 
@@ -102,15 +103,11 @@ export const egressAdmits = (egress: EgressScope, service: Service): boolean =>
       hostMatches(h.host, service.hostname),
   )
 
-const scopes = new WeakMap<PushContext, Map<string, ProxyScope>>()
+const scopes: LocalSlot<Map<string, ProxyScope>, PushContext> = { make: () => new Map() }
 
 /** The scope of `proxy` in `push` (memoised per push and scope key). */
 export const proxyScope = (push: PushContext, proxy: ProxyView): ProxyScope => {
-  let byKey = scopes.get(push)
-  if (byKey === undefined) {
-    byKey = new Map()
-    scopes.set(push, byKey)
-  }
+  const byKey = push.local(scopes)
   const cached = byKey.get(proxy.scopeKey)
   if (cached !== undefined) return cached
   const sidecar = proxy.kind === "sidecar" ? sidecarFor(push, proxy) : undefined

@@ -4,6 +4,7 @@
  * clusters are built from them. Indexed once per PushContext.
  */
 import type { Endpoint, Service, ServicePort } from "../../registry/model.js"
+import type { LocalSlot } from "../model/local-slot.js"
 import type { PushContext } from "../model/push-context.js"
 import type { ProxyView } from "./proxy-view.js"
 
@@ -15,11 +16,9 @@ export interface ServiceInstance {
   readonly endpoint: Endpoint
 }
 
-const byAddress = new WeakMap<PushContext, ReadonlyMap<string, ReadonlyArray<Endpoint>>>()
-
-const addressIndex = (push: PushContext): ReadonlyMap<string, ReadonlyArray<Endpoint>> => {
-  let index = byAddress.get(push)
-  if (index === undefined) {
+/** The push's endpoints by address, built once per push. */
+const byAddress: LocalSlot<ReadonlyMap<string, ReadonlyArray<Endpoint>>, PushContext> = {
+  make: (push) => {
     const built = new Map<string, Array<Endpoint>>()
     for (const list of push.endpointsByHost.values())
       for (const endpoint of list) {
@@ -27,11 +26,11 @@ const addressIndex = (push: PushContext): ReadonlyMap<string, ReadonlyArray<Endp
         if (at === undefined) built.set(endpoint.address, [endpoint])
         else at.push(endpoint)
       }
-    index = built
-    byAddress.set(push, index)
-  }
-  return index
+    return built
+  },
 }
+
+const addressIndex = (push: PushContext): ReadonlyMap<string, ReadonlyArray<Endpoint>> => push.local(byAddress)
 
 /** The proxy's service instances, one per (service, service port), sorted by target port then host. */
 export const serviceInstances = (push: PushContext, proxy: ProxyView): ReadonlyArray<ServiceInstance> => {

@@ -7,6 +7,7 @@
  * as a workload of the service's own namespace sees them). Computed once per push.
  */
 import { SERVICE_ENTRY_REGISTRY } from "../../../registry/service-entry.js"
+import type { LocalSlot } from "../../model/local-slot.js"
 import type { PushContext } from "../../model/push-context.js"
 import { destinationRuleForWorkload, mergedDestinationRules, subsetLabels } from "./destination-rule.js"
 import { selectEndpoints } from "./endpoints.js"
@@ -17,11 +18,7 @@ export interface ClusterConflicts {
   readonly dnsClustersWithoutEndpoints: number
 }
 
-const memo = new WeakMap<PushContext, ClusterConflicts>()
-
-export const clusterConflicts = (push: PushContext): ClusterConflicts => {
-  const cached = memo.get(push)
-  if (cached !== undefined) return cached
+const countConflicts = (push: PushContext): ClusterConflicts => {
   const destruleSubsets = mergedDestinationRules(push).reduce((sum, rule) => sum + rule.duplicateSubsets.length, 0)
 
   const hosts = new Set<string>()
@@ -46,7 +43,10 @@ export const clusterConflicts = (push: PushContext): ClusterConflicts => {
       }
     }
   }
-  const conflicts = { destruleSubsets, duplicateEnvoyClusters, dnsClustersWithoutEndpoints }
-  memo.set(push, conflicts)
-  return conflicts
+  return { destruleSubsets, duplicateEnvoyClusters, dnsClustersWithoutEndpoints }
 }
+
+/** Counted once per push. */
+const conflictsSlot: LocalSlot<ClusterConflicts, PushContext> = { make: countConflicts }
+
+export const clusterConflicts = (push: PushContext): ClusterConflicts => push.local(conflictsSlot)

@@ -10,6 +10,7 @@
  */
 import type { ConfigResource } from "../../../config-model/resource.js"
 import type { DestinationRuleSpec, Subset, TrafficPolicy } from "../../../config-model/schemas/destination-rule.js"
+import type { LocalSlot } from "../../model/local-slot.js"
 import { byAge, digest, type PushContext, resolveHost } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { exportedTo, hostMatches, matchesLabels } from "../scope.js"
@@ -76,11 +77,7 @@ const merge = (resources: ReadonlyArray<ConfigResource<DestinationRuleSpec>>, ho
   }
 }
 
-const indexes = new WeakMap<PushContext, DrIndex>()
-
-const indexOf = (push: PushContext): DrIndex => {
-  const cached = indexes.get(push)
-  if (cached !== undefined) return cached
+const buildIndex = (push: PushContext): DrIndex => {
   const defaults = push.options.proxy.defaultDestinationRuleExportTo
   // Groups in age order; rules of one group share namespace, host and exportTo.
   const pending = new Map<
@@ -124,10 +121,13 @@ const indexOf = (push: PushContext): DrIndex => {
     if (list === undefined) byNamespace.set(g.namespace, [group])
     else list.push(group)
   }
-  const index = { byNamespace, groups, lookups: new Map() }
-  indexes.set(push, index)
-  return index
+  return { byNamespace, groups, lookups: new Map() }
 }
+
+/** Built once per push. */
+const indexSlot: LocalSlot<DrIndex, PushContext> = { make: buildIndex }
+
+const indexOf = (push: PushContext): DrIndex => push.local(indexSlot)
 
 /** Exact host first, then the longest wildcard; the oldest group among equals (groups are in age order). */
 const mostSpecific = (groups: ReadonlyArray<Group>, hostname: string): Group | undefined => {

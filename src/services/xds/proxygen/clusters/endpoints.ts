@@ -11,6 +11,7 @@
 import type { Endpoint, Service, ServicePort } from "../../../registry/model.js"
 import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
 import { parseClusterName } from "../../grpcgen/grpc-gen.js"
+import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import { workloadMtlsMode } from "../../model/mtls-mode.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
@@ -159,17 +160,13 @@ export const mtlsChecker = (push: PushContext, tlsMode: string | undefined): ((e
     workloadMtlsMode(push, entry.endpoint.namespace, entry.endpoint.labels, entry.port) !== "DISABLE"
 }
 
-const paDigests = new WeakMap<object, string>()
+/** By the PeerAuthentication list (shared by the contexts derived from the one that built it). */
+const paDigests: LocalSlot<WeakMap<PushContext["peerAuthentications"], string>> = { make: () => new WeakMap() }
 
-/** Digest of the push's PeerAuthentications (what the mTLS decisions read), once per push. */
+/** Digest of the push's PeerAuthentications (what the mTLS decisions read), once per list. */
 export const peerAuthenticationKey = (push: PushContext): string => {
   const views = push.peerAuthentications
-  let value = paDigests.get(views)
-  if (value === undefined) {
-    value = views.length === 0 ? "-" : digest(JSON.stringify(views))
-    paDigests.set(views, value)
-  }
-  return value
+  return memoOf(push.memo.local(paDigests), views, () => (views.length === 0 ? "-" : digest(JSON.stringify(views))))
 }
 
 /** The locality groups of a cluster, with the rule's locality LB applied for the proxy. */

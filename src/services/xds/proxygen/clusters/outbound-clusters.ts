@@ -18,6 +18,7 @@
 import type { Service, ServicePort } from "../../../registry/model.js"
 import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
 import { type Generated, type GeneratorNotice, noNotices } from "../../grpcgen/generator-notices.js"
+import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { proxyScope } from "../scope.js"
@@ -81,14 +82,14 @@ const shortName = (push: PushContext, service: Service): string => {
   return service.hostname.endsWith(suffix) ? service.hostname.slice(0, -suffix.length) : service.hostname
 }
 
-const optionKeys = new WeakMap<object, string>()
+/** By options object (a lineage of contexts keeps one). */
+const optionKeys: LocalSlot<WeakMap<PushContext["options"], string>> = { make: () => new WeakMap() }
 
 /** Digest of the options the cluster bytes read, once per options object. */
-const optionsKey = (push: PushContext): string => {
-  let value = optionKeys.get(push.options)
-  if (value === undefined) {
+const optionsKey = (push: PushContext): string =>
+  memoOf(push.memo.local(optionKeys), push.options, () => {
     const o = push.options
-    value = digest(
+    return digest(
       JSON.stringify([
         o.proxy.connectTimeoutMs,
         o.enableAutoMtls,
@@ -99,10 +100,7 @@ const optionsKey = (push: PushContext): string => {
         o.drainingLabel,
       ]),
     )
-    optionKeys.set(push.options, value)
-  }
-  return value
-}
+  })
 
 interface ClusterTarget {
   readonly push: PushContext
@@ -258,7 +256,7 @@ const wellKnownClusters = (push: PushContext, proxy: ProxyView): ReadonlyArray<R
 
 const notice = (message: string): GeneratorNotice => ({ level: "warning", scope: "model", message })
 
-const memo = new WeakMap<PushContext, Map<string, Generated>>()
+const memo: LocalSlot<Map<string, Generated>, PushContext> = { make: () => new Map() }
 
 /**
  * The outbound clusters of `proxy`: its scope's services (only `hosts` when given — gateways
@@ -270,9 +268,9 @@ export const generateOutboundClusters = (
   hosts?: ReadonlySet<string>,
 ): Generated => {
   const memoKey = hosts === undefined ? `${proxy.scopeKey}|${dnsFamily(proxy)}` : undefined
-  let byKey = memo.get(push)
+  const byKey = push.local(memo)
   if (memoKey !== undefined) {
-    const cached = byKey?.get(memoKey)
+    const cached = byKey.get(memoKey)
     if (cached !== undefined) return cached
   }
   const sidecar = proxy.kind === "sidecar"
@@ -307,13 +305,7 @@ export const generateOutboundClusters = (
   }
   resources.push(...wellKnownClusters(push, proxy))
   const generated: Generated = { resources, warnings: warnings.length > 0 ? warnings : noNotices }
-  if (memoKey !== undefined) {
-    if (byKey === undefined) {
-      byKey = new Map()
-      memo.set(push, byKey)
-    }
-    byKey.set(memoKey, generated)
-  }
+  if (memoKey !== undefined) byKey.set(memoKey, generated)
   return generated
 }
 

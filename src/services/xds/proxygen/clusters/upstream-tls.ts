@@ -14,10 +14,11 @@
  *   `auto_san_validation` when the rule names no SANs) for SIMPLE/MUTUAL.
  */
 import type { ClientTLSSettings } from "../../../config-model/schemas/destination-rule.js"
-import type { Service } from "../../../registry/model.js"
+import type { Endpoint, Service } from "../../../registry/model.js"
 import { isWildcardHost } from "../../../registry/model.js"
 import { SERVICE_ENTRY_REGISTRY } from "../../../registry/service-entry.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
+import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import { workloadMtlsMode } from "../../model/mtls-mode.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 import { MESH_ALPN_TCP, SDS_CREDENTIAL_PREFIX, SDS_DEFAULT, SDS_ROOT, TypedConfig } from "../well-known.js"
@@ -45,7 +46,8 @@ export const spiffeOf = (trustDomain: string, namespace: string, serviceAccount:
     ? serviceAccount
     : `spiffe://${trustDomain}/ns/${namespace}/sa/${serviceAccount}`
 
-const identities = new WeakMap<object, ReadonlyArray<string>>()
+/** By endpoint list; they read the options' trust domain, which a lineage of contexts keeps. */
+const identities: LocalSlot<WeakMap<ReadonlyArray<Endpoint>, ReadonlyArray<string>>> = { make: () => new WeakMap() }
 
 /**
  * The identities a client expects of `service`: its endpoints' SPIFFE ids and the service's own
@@ -54,34 +56,30 @@ const identities = new WeakMap<object, ReadonlyArray<string>>()
  */
 export const serviceIdentities = (push: PushContext, service: Service): ReadonlyArray<string> => {
   const endpoints = push.endpointsByHost.get(service.hostname) ?? []
-  let fromEndpoints = identities.get(endpoints)
-  if (fromEndpoints === undefined) {
-    fromEndpoints = [
-      ...new Set(
-        endpoints.flatMap((e) =>
-          e.serviceAccount === "" ? [] : [spiffeOf(push.options.trustDomain, e.namespace, e.serviceAccount)],
-        ),
+  const fromEndpoints = memoOf(push.memo.local(identities), endpoints, () => [
+    ...new Set(
+      endpoints.flatMap((e) =>
+        e.serviceAccount === "" ? [] : [spiffeOf(push.options.trustDomain, e.namespace, e.serviceAccount)],
       ),
-    ]
-    identities.set(endpoints, fromEndpoints)
-  }
+    ),
+  ])
   const own = service.serviceAccounts ?? []
   return own.length === 0 ? [...fromEndpoints].sort() : [...new Set([...fromEndpoints, ...own])].sort()
 }
 
-const identityKeys = new WeakMap<
-  Service,
-  { readonly endpoints: object; readonly trustDomain: string; readonly key: string }
->()
+const identityKeys: LocalSlot<
+  WeakMap<Service, { readonly endpoints: object; readonly trustDomain: string; readonly key: string }>
+> = { make: () => new WeakMap() }
 
 /** Digest of `serviceIdentities` (cluster keys read it for every proxy: remembered per service and endpoint list). */
 export const serviceIdentitiesKey = (push: PushContext, service: Service): string => {
   const endpoints = push.endpointsByHost.get(service.hostname) ?? NO_ENDPOINTS
-  const cached = identityKeys.get(service)
+  const keys = push.memo.local(identityKeys)
+  const cached = keys.get(service)
   const trustDomain = push.options.trustDomain
   if (cached !== undefined && cached.endpoints === endpoints && cached.trustDomain === trustDomain) return cached.key
   const key = digest(serviceIdentities(push, service).join(","))
-  identityKeys.set(service, { endpoints, trustDomain, key })
+  keys.set(service, { endpoints, trustDomain, key })
   return key
 }
 

@@ -17,6 +17,7 @@ import {
 } from "../../../credentials/credential.js"
 import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
 import type { Generated, GeneratorNotice } from "../../grpcgen/generator-notices.js"
+import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import type { PushContext } from "../../model/push-context.js"
 import { credentialResourceName, gatewaysForProxy } from "../gateway/index.js"
 import type { ProxyView } from "../proxy-view.js"
@@ -24,15 +25,12 @@ import type { ProxyView } from "../proxy-view.js"
 const credentialKey = (namespace: string, name: string) => `${namespace}/${name}`
 
 /** The credentials of the push by `namespace/name` (built once per push). */
-const byName = new WeakMap<ReadonlyArray<Credential>, ReadonlyMap<string, Credential>>()
+const byName: LocalSlot<WeakMap<ReadonlyArray<Credential>, ReadonlyMap<string, Credential>>> = {
+  make: () => new WeakMap(),
+}
 const credentialsOf = (push: PushContext): ReadonlyMap<string, Credential> => {
   const list = push.proxyConfig.credentials ?? []
-  let map = byName.get(list)
-  if (map === undefined) {
-    map = new Map(list.map((c) => [credentialKey(c.namespace, c.name), c]))
-    byName.set(list, map)
-  }
-  return map
+  return memoOf(push.memo.local(byName), list, () => new Map(list.map((c) => [credentialKey(c.namespace, c.name), c])))
 }
 
 /** Credential names the proxy's Gateways name (any scheme), as SDS resource names. */

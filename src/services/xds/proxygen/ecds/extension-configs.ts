@@ -5,24 +5,20 @@
  */
 import type { ResourceSpec } from "../../cache/resource-spec.js"
 import type { Generated, GeneratorNotice } from "../../grpcgen/generator-notices.js"
+import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 import type { ProxySubscription } from "../contract.js"
 import type { ProxyView } from "../proxy-view.js"
 import { wasmFilterConfig, wasmResourceName } from "./wasm-config.js"
 import { networkPluginsForProxy, type WasmPluginResource, wasmPluginsForProxy } from "./wasm-plugins.js"
 
-const digests = new WeakMap<WasmPluginResource, string>()
+/** By resource (shared by a lineage of contexts, like the views). */
+const digests: LocalSlot<WeakMap<WasmPluginResource, string>> = { make: () => new WeakMap() }
 
-const pluginDigest = (plugin: WasmPluginResource): string => {
-  let d = digests.get(plugin)
-  if (d === undefined) {
-    d = digest(
-      JSON.stringify([plugin.meta.namespace, plugin.meta.name, plugin.meta.resourceVersion ?? "", plugin.spec]),
-    )
-    digests.set(plugin, d)
-  }
-  return d
-}
+const pluginDigest = (push: PushContext, plugin: WasmPluginResource): string =>
+  memoOf(push.memo.local(digests), plugin, () =>
+    digest(JSON.stringify([plugin.meta.namespace, plugin.meta.name, plugin.meta.resourceVersion ?? "", plugin.spec])),
+  )
 
 const label = (plugin: WasmPluginResource): string => `WasmPlugin ${plugin.meta.namespace}/${plugin.meta.name}`
 
@@ -66,7 +62,7 @@ export const generateExtensionConfigs = (
     const typedConfig = built.config
     resources.push({
       name,
-      key: `ecds|${pluginDigest(plugin)}`,
+      key: `ecds|${pluginDigest(push, plugin)}`,
       build: () => ({ name, typed_config: typedConfig }),
     })
   }

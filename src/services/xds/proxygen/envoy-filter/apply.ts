@@ -16,6 +16,7 @@ import { TypedConfig } from "../well-known.js"
 import { patchClusters } from "./clusters.js"
 import { patchListeners } from "./listeners.js"
 import { addUnique, collectPatches, patchesOf, patchValue, warn } from "./patch-set.js"
+import type { EnvoyFilterMemo } from "./patches.js"
 import { patchRouteConfiguration, routeConfigurationContext } from "./routes.js"
 
 const T = "type.googleapis.com/"
@@ -30,6 +31,8 @@ export interface EnvoyFilterPatchOptions {
    * for `match.cluster.service` (the reference uses the proxy's service instances at that port).
    */
   readonly inboundHosts?: (port: number) => ReadonlyArray<string>
+  /** Where the filters' compiled patches are remembered (the push's `envoyFilterMemo`); else compiled per call. */
+  readonly memo?: EnvoyFilterMemo
 }
 
 export interface Patched {
@@ -48,7 +51,7 @@ export const applyEnvoyFilters = (
   options: EnvoyFilterPatchOptions = {},
 ): Patched => {
   if (filters.length === 0) return { resources, warnings: noNotices }
-  const set = collectPatches(filters, proxy)
+  const set = collectPatches(filters, proxy, options.memo)
   try {
     switch (typeUrl) {
       case LISTENER_TYPE:

@@ -8,4 +8,5 @@ export {
   type Patched,
   ROUTE_CONFIGURATION_TYPE,
 } from "./apply.js"
+export { type EnvoyFilterMemo, envoyFilterMemo } from "./patches.js"
 export { envoyFiltersForProxy, envoyFiltersKey } from "./select.js"

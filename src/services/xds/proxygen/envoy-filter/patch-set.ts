@@ -10,7 +10,7 @@ import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import type { ProxyView } from "../proxy-view.js"
 import { obj, proxyMatch, str } from "./match.js"
-import { type ApplyTo, type CompiledPatch, compileEnvoyFilter, VALUE_TYPES } from "./patches.js"
+import { type ApplyTo, type CompiledPatch, compileEnvoyFilter, type EnvoyFilterMemo, VALUE_TYPES } from "./patches.js"
 import { clone, mergeMessage } from "./proto-merge.js"
 import { type MessageType, messageType } from "./proto-types.js"
 
@@ -23,11 +23,15 @@ export interface PatchSet {
 export const patchesOf = (set: PatchSet, applyTo: ApplyTo): ReadonlyArray<CompiledPatch> =>
   set.byApplyTo.get(applyTo) ?? []
 
-export const collectPatches = (filters: ReadonlyArray<ConfigResource<EnvoyFilterSpec>>, proxy: ProxyView): PatchSet => {
+export const collectPatches = (
+  filters: ReadonlyArray<ConfigResource<EnvoyFilterSpec>>,
+  proxy: ProxyView,
+  memo?: EnvoyFilterMemo,
+): PatchSet => {
   const warnings: Array<GeneratorNotice> = []
   const byApplyTo = new Map<ApplyTo, Array<CompiledPatch>>()
   for (const filter of filters) {
-    const compiled = compileEnvoyFilter(filter)
+    const compiled = compileEnvoyFilter(filter, memo)
     warnings.push(...compiled.warnings)
     for (const patch of compiled.patches) {
       if (!proxyMatch(proxy, patch)) continue

@@ -9,6 +9,7 @@ import type { ConfigResource } from "../../../config-model/resource.js"
 import type { EnvoyFilterSpec } from "../../../config-model/schemas/envoy-filter.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
+import type { LocalSlot } from "../../model/local-slot.js"
 import { type Problems, protoFromJson } from "./proto-json.js"
 import { messageType } from "./proto-types.js"
 
@@ -67,7 +68,18 @@ const SUPPORTED: Partial<Record<ApplyTo, ReadonlyArray<Operation>>> = {
 
 const warning = (message: string): GeneratorNotice => ({ level: "warning", scope: "model", message })
 
-const compiled = new WeakMap<ConfigResource<EnvoyFilterSpec>, CompiledFilter>()
+/**
+ * What is remembered per EnvoyFilter resource object: a PushContext's input memo holds one
+ * (`push.memo.local(envoyFilterMemo)`), shared like the views by the contexts built from it.
+ */
+export interface EnvoyFilterMemo {
+  readonly compiled: WeakMap<ConfigResource<EnvoyFilterSpec>, CompiledFilter>
+  readonly digests: WeakMap<ConfigResource<EnvoyFilterSpec>, string>
+}
+
+export const envoyFilterMemo: LocalSlot<EnvoyFilterMemo> = {
+  make: () => ({ compiled: new WeakMap(), digests: new WeakMap() }),
+}
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v)
@@ -142,9 +154,9 @@ const compilePatch = (
   }
 }
 
-/** The compiled patches of one EnvoyFilter (remembered per resource object). */
-export const compileEnvoyFilter = (filter: ConfigResource<EnvoyFilterSpec>): CompiledFilter => {
-  const cached = compiled.get(filter)
+/** The compiled patches of one EnvoyFilter (remembered per resource object in `memo` when given). */
+export const compileEnvoyFilter = (filter: ConfigResource<EnvoyFilterSpec>, memo?: EnvoyFilterMemo): CompiledFilter => {
+  const cached = memo?.compiled.get(filter)
   if (cached !== undefined) return cached
   const warnings: Array<GeneratorNotice> = []
   const patches: Array<CompiledPatch> = []
@@ -161,6 +173,6 @@ export const compileEnvoyFilter = (filter: ConfigResource<EnvoyFilterSpec>): Com
     }
   })
   const result = { patches, warnings }
-  compiled.set(filter, result)
+  memo?.compiled.set(filter, result)
   return result
 }

@@ -40,13 +40,24 @@ const includeDirs = (): ReadonlyArray<string> => {
   return dirs
 }
 
+/**
+ * What this module keeps for the process (the one module-level state of proxygen, see
+ * test/structure/module-state.test.ts): a protobufjs Root filled on demand from the proto files
+ * on disk, which are constant, so every server of the process reads the same types. Names come
+ * from EnvoyFilters (config), so what is remembered about names that are NOT types (a miss) is
+ * bounded: after `MAX_REMEMBERED_MISSES` misses a miss is looked up again each time instead.
+ */
 interface Loader {
   readonly root: protobuf.Root
   readonly dirs: ReadonlyArray<string>
   /** Package folders already parsed (or found missing). */
   readonly loadedPackages: Set<string>
   readonly types: Map<string, MessageType | undefined>
+  /** Misses remembered in `loadedPackages`, `types` and the codec's type table. */
+  misses: number
 }
+
+const MAX_REMEMBERED_MISSES = 1024
 
 let loader: Loader | undefined
 
@@ -63,10 +74,17 @@ const newRoot = (dirs: ReadonlyArray<string>): protobuf.Root => {
   return root
 }
 
+/** Whether a miss (a name that is not a type, or a folder that is not there) may be remembered; counts it. */
+const rememberMiss = (l: Loader): boolean => {
+  if (l.misses >= MAX_REMEMBERED_MISSES) return false
+  l.misses++
+  return true
+}
+
 const getLoader = (): Loader => {
   if (loader !== undefined) return loader
   const dirs = includeDirs()
-  loader = { root: newRoot(dirs), dirs, loadedPackages: new Set(), types: new Map() }
+  loader = { root: newRoot(dirs), dirs, loadedPackages: new Set(), types: new Map(), misses: 0 }
   return loader
 }
 
@@ -95,7 +113,7 @@ export const codecKnowsType = (typeUrl: string): boolean => {
   } catch {
     found = false
   }
-  codecTypes.set(typeUrl, found)
+  if (found || rememberMiss(getLoader())) codecTypes.set(typeUrl, found)
   return found
 }
 
@@ -131,11 +149,11 @@ const packageFolder = (fullName: string): string => {
 
 const loadPackage = (l: Loader, folder: string): void => {
   if (l.loadedPackages.has(folder)) return
-  l.loadedPackages.add(folder)
+  const present = l.dirs.filter((dir) => existsSync(join(dir, folder)))
+  if (present.length > 0 || rememberMiss(l)) l.loadedPackages.add(folder)
   const files: Array<string> = []
-  for (const dir of l.dirs) {
+  for (const dir of present) {
     const path = join(dir, folder)
-    if (!existsSync(path)) continue
     try {
       for (const entry of readdirSync(path).sort()) if (entry.endsWith(".proto")) files.push(join(folder, entry))
     } catch {
@@ -183,7 +201,7 @@ export const messageType = (fullName: string): MessageType | undefined => {
     loadPackage(l, packageFolder(fullName))
     found = lookup()
   }
-  l.types.set(fullName, found)
+  if (found !== undefined || rememberMiss(l)) l.types.set(fullName, found)
   return found
 }
 

@@ -12,10 +12,11 @@
 import { createHash } from "node:crypto"
 import type { ConfigResource } from "../../../config-model/resource.js"
 import type { EnvoyFilterSpec } from "../../../config-model/schemas/envoy-filter.js"
+import type { LocalSlot } from "../../model/local-slot.js"
 import type { PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { matchesLabels } from "../scope.js"
-import { compileEnvoyFilter } from "./patches.js"
+import { compileEnvoyFilter, type EnvoyFilterMemo } from "./patches.js"
 
 type EnvoyFilter = ConfigResource<EnvoyFilterSpec>
 
@@ -52,17 +53,13 @@ const byAge = (a: EnvoyFilter, b: EnvoyFilter): number => {
   return na < nb ? -1 : na > nb ? 1 : 0
 }
 
-const selections = new WeakMap<PushContext, Map<string, ReadonlyArray<EnvoyFilter>>>()
+const selections: LocalSlot<Map<string, ReadonlyArray<EnvoyFilter>>, PushContext> = { make: () => new Map() }
 
 /** The EnvoyFilters that apply to `proxy`, in patch order (memoised per push, namespace and labels). */
 export const envoyFiltersForProxy = (push: PushContext, proxy: ProxyView): ReadonlyArray<EnvoyFilter> => {
   const all = push.proxyConfig.envoyFilters
   if (all.length === 0) return []
-  let byKey = selections.get(push)
-  if (byKey === undefined) {
-    byKey = new Map()
-    selections.set(push, byKey)
-  }
+  const byKey = push.local(selections)
   const labels = Object.entries(proxy.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
   const key = JSON.stringify([proxy.namespace, labels])
   const cached = byKey.get(key)
@@ -77,17 +74,14 @@ export const envoyFiltersForProxy = (push: PushContext, proxy: ProxyView): Reado
   return selected
 }
 
-const digests = new WeakMap<EnvoyFilter, string>()
-
-const digestOf = (filter: EnvoyFilter): string => {
-  let d = digests.get(filter)
-  if (d === undefined) {
-    d = createHash("sha1")
-      .update(JSON.stringify([filter.meta.namespace, filter.meta.name, filter.spec]))
-      .digest("base64url")
-      .slice(0, 16)
-    digests.set(filter, d)
-  }
+const digestOf = (filter: EnvoyFilter, memo: EnvoyFilterMemo | undefined): string => {
+  const cached = memo?.digests.get(filter)
+  if (cached !== undefined) return cached
+  const d = createHash("sha1")
+    .update(JSON.stringify([filter.meta.namespace, filter.meta.name, filter.spec]))
+    .digest("base64url")
+    .slice(0, 16)
+  memo?.digests.set(filter, d)
   return d
 }
 
@@ -96,15 +90,20 @@ const digestOf = (filter: EnvoyFilter): string => {
  * may patch: empty when there are none (keys of unpatched proxies stay as they are). Patches can
  * also match the proxy's version and metadata, which a ProxyView's `scopeKey` does not cover:
  * pass the proxy and, when a patch looks at them, the values it reads are part of the digest.
+ * `memo` (the push's `envoyFilterMemo`) remembers each filter's digest and patches.
  */
-export const envoyFiltersKey = (filters: ReadonlyArray<EnvoyFilter>, proxy?: ProxyView): string => {
+export const envoyFiltersKey = (
+  filters: ReadonlyArray<EnvoyFilter>,
+  proxy?: ProxyView,
+  memo?: EnvoyFilterMemo,
+): string => {
   if (filters.length === 0) return ""
-  const parts: Array<string> = filters.map(digestOf)
+  const parts: Array<string> = filters.map((filter) => digestOf(filter, memo))
   if (proxy !== undefined) {
     const read = new Set<string>()
     let version = false
     for (const filter of filters)
-      for (const patch of compileEnvoyFilter(filter).patches) {
+      for (const patch of compileEnvoyFilter(filter, memo).patches) {
         if (patch.proxyVersion !== undefined) version = true
         for (const k of Object.keys(patch.match.proxy?.metadata ?? {})) read.add(k)
       }

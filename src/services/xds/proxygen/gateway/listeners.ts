@@ -19,6 +19,7 @@
  */
 import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
 import type { Generated, GeneratorNotice } from "../../grpcgen/generator-notices.js"
+import type { LocalSlot } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { hostMatches, proxyScope } from "../scope.js"
@@ -174,17 +175,13 @@ const listenerFor = (
   }
 }
 
-const built = new WeakMap<PushContext, Map<string, Generated>>()
+const built: LocalSlot<Map<string, Generated>, PushContext> = { make: () => new Map() }
 
 /** The router's listeners: one per merged Gateway server port. */
 export const generateGatewayListeners = (push: PushContext, proxy: ProxyView): Generated => {
   const merged = gatewaysForProxy(push, proxy)
   const memoKey = `${merged.key}|${proxy.scopeKey}`
-  let byKey = built.get(push)
-  if (byKey === undefined) {
-    byKey = new Map()
-    built.set(push, byKey)
-  }
+  const byKey = push.local(built)
   const cached = byKey.get(memoKey)
   if (cached !== undefined) return cached
   const warnings: Array<GeneratorNotice> = [...merged.warnings]

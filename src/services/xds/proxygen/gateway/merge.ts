@@ -19,6 +19,7 @@ import type { ConfigResource } from "../../../config-model/resource.js"
 import type { GatewaySpec } from "../../../config-model/schemas/gateway.js"
 import { Annotations } from "../../../constants.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
+import type { LocalSlot } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { matchesLabels } from "../scope.js"
@@ -202,7 +203,7 @@ const notice = (gateway: string, message: string): GeneratorNotice => ({
 
 const portKey = (port: number, bind: string) => `${bind}|${port}`
 
-const merged = new WeakMap<PushContext, Map<string, MergedGateway>>()
+const merged: LocalSlot<Map<string, MergedGateway>, PushContext> = { make: () => new Map() }
 
 /**
  * The Gateways selecting `proxy` and their servers merged per listener (memoised per push for
@@ -211,11 +212,7 @@ const merged = new WeakMap<PushContext, Map<string, MergedGateway>>()
 export const gatewaysForProxy = (push: PushContext, proxy: ProxyView): MergedGateway => {
   const instances = serviceInstances(push, proxy)
   const memoKey = `${proxy.scopeKey}|${instanceKey(instances)}`
-  let byKey = merged.get(push)
-  if (byKey === undefined) {
-    byKey = new Map()
-    merged.set(push, byKey)
-  }
+  const byKey = push.local(merged)
   const cached = byKey.get(memoKey)
   if (cached !== undefined) return cached
   const result = mergeGateways(gatewayBindings(push, proxy, instances))

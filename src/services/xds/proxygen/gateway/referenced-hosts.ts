@@ -5,6 +5,8 @@
  * forward to (their hosts matched against the services it sees), and the mesh config's SDS
  * provider when a server names an `sds://` credential.
  */
+
+import type { LocalSlot } from "../../model/local-slot.js"
 import { type PushContext, resolveHost } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { hostMatches, proxyScope } from "../scope.js"
@@ -22,17 +24,13 @@ const destinationsOf = (vs: VirtualServiceResource): ReadonlyArray<string> => [
   ...(vs.spec.tls ?? []).flatMap((t) => (t.route ?? []).map((r) => r.destination.host)),
 ]
 
-const memo = new WeakMap<PushContext, Map<string, ReadonlySet<string>>>()
+const memo: LocalSlot<Map<string, ReadonlySet<string>>, PushContext> = { make: () => new Map() }
 
 /** The hostnames of the services the router's gateways route to. */
 export const gatewayReferencedHosts = (push: PushContext, proxy: ProxyView): ReadonlySet<string> => {
   const merged = gatewaysForProxy(push, proxy)
   const memoKey = `${merged.key}|${proxy.scopeKey}`
-  let byKey = memo.get(push)
-  if (byKey === undefined) {
-    byKey = new Map()
-    memo.set(push, byKey)
-  }
+  const byKey = push.local(memo)
   const cached = byKey.get(memoKey)
   if (cached !== undefined) return cached
   const hosts = new Set<string>()

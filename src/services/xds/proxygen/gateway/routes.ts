@@ -12,6 +12,7 @@
  */
 import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
 import type { Generated, GeneratorNotice } from "../../grpcgen/generator-notices.js"
+import type { LocalSlot } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { httpRoutesFor } from "../routes/index.js"
@@ -163,10 +164,10 @@ const routeConfiguration = (
   }
 }
 
-const built = new WeakMap<
-  PushContext,
-  Map<string, { readonly spec: ResourceSpec; readonly warnings: ReadonlyArray<GeneratorNotice> }>
->()
+const built: LocalSlot<
+  Map<string, { readonly spec: ResourceSpec; readonly warnings: ReadonlyArray<GeneratorNotice> }>,
+  PushContext
+> = { make: () => new Map() }
 
 const routeSpec = (
   push: PushContext,
@@ -174,11 +175,7 @@ const routeSpec = (
   merged: MergedGateway,
   name: string,
 ): { readonly spec: ResourceSpec; readonly warnings: ReadonlyArray<GeneratorNotice> } => {
-  let byKey = built.get(push)
-  if (byKey === undefined) {
-    byKey = new Map()
-    built.set(push, byKey)
-  }
+  const byKey = push.local(built)
   const memoKey = `${merged.key}|${proxy.scopeKey}|${name}`
   const cached = byKey.get(memoKey)
   if (cached !== undefined) return cached

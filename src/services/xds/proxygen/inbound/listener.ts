@@ -15,6 +15,7 @@
  */
 import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
 import type { Generated, GeneratorNotice } from "../../grpcgen/generator-notices.js"
+import type { LocalSlot } from "../../model/local-slot.js"
 import { workloadMtlsMode, workloadMtlsPorts } from "../../model/mtls-mode.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
@@ -145,15 +146,11 @@ const plan = (push: PushContext, proxy: ProxyView): Planned => {
   return { plan: body, key: `inbound|${digest(JSON.stringify(body))}`, warnings }
 }
 
-const plans = new WeakMap<PushContext, Map<string, Planned>>()
+const plans: LocalSlot<Map<string, Planned>, PushContext> = { make: () => new Map() }
 
 /** The plan of a workload, shared by its replicas within a push. */
 const plannedFor = (push: PushContext, proxy: ProxyView): Planned => {
-  let byKey = plans.get(push)
-  if (byKey === undefined) {
-    byKey = new Map()
-    plans.set(push, byKey)
-  }
+  const byKey = push.local(plans)
   const ports = inboundPorts(push, proxy)
   // Sidecar ingress chains are named by the proxy's address: not shared between replicas.
   const address = ports.ports.some((p) => p.sidecarIngress !== undefined) ? (unicastAddress(proxy) ?? "") : ""

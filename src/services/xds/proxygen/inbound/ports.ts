@@ -12,6 +12,7 @@ import type { ConfigResource } from "../../../config-model/resource.js"
 import type { ServerTLSSettings } from "../../../config-model/schemas/gateway.js"
 import type { SidecarSpec } from "../../../config-model/schemas/sidecar.js"
 import { type Protocol, parseProtocol } from "../../../registry/model.js"
+import type { LocalSlot } from "../../model/local-slot.js"
 import type { PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { proxyScope } from "../scope.js"
@@ -138,7 +139,7 @@ const fromIngress = (sidecar: ConfigResource<SidecarSpec>): InboundPorts => {
   }
 }
 
-const memo = new WeakMap<PushContext, Map<string, InboundPorts>>()
+const memo: LocalSlot<Map<string, InboundPorts>, PushContext> = { make: () => new Map() }
 
 /** The inbound ports of a sidecar (memoised per push, scope and instances). */
 export const inboundPorts = (push: PushContext, proxy: ProxyView): InboundPorts => {
@@ -146,11 +147,7 @@ export const inboundPorts = (push: PushContext, proxy: ProxyView): InboundPorts 
   if (sidecar !== undefined && (sidecar.spec.ingress?.length ?? 0) > 0) return fromIngress(sidecar)
   const instances = serviceInstances(push, proxy)
   const key = instancesKey(instances)
-  let byKey = memo.get(push)
-  if (byKey === undefined) {
-    byKey = new Map()
-    memo.set(push, byKey)
-  }
+  const byKey = push.local(memo)
   const cached = byKey.get(key)
   if (cached !== undefined) return cached
   const ports: Array<InboundPort> = []

@@ -25,6 +25,7 @@ import { isWildcardHost, type Service } from "../../../registry/model.js"
 import { ORCHESTRATOR_REGISTRY } from "../../../registry/orchestrator/service.js"
 import type { ResourceSpec } from "../../cache/resource-spec.js"
 import { type Generated, noNotices } from "../../grpcgen/generator-notices.js"
+import type { LocalSlot } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 import type { ProxySubscription } from "../contract.js"
 import type { ProxyView } from "../proxy-view.js"
@@ -62,22 +63,19 @@ const usableIp = (address: string): boolean => isIP(address) !== 0 && address !=
 const sameOrEmpty = (a: string, b: string): boolean => a === "" || b === "" || a === b
 
 // Per push: the definitions of each host by cluster, for cluster-specific VIPs.
-const definitions = new WeakMap<PushContext, ReadonlyMap<string, ReadonlyArray<Service>>>()
-
-const definitionsOf = (push: PushContext): ReadonlyMap<string, ReadonlyArray<Service>> => {
-  let byHost = definitions.get(push)
-  if (byHost === undefined) {
-    const map = new Map<string, Array<Service>>()
+const definitions: LocalSlot<ReadonlyMap<string, ReadonlyArray<Service>>, PushContext> = {
+  make: (push) => {
+    const byHost = new Map<string, Array<Service>>()
     for (const service of push.input.services) {
-      const list = map.get(service.hostname)
-      if (list === undefined) map.set(service.hostname, [service])
+      const list = byHost.get(service.hostname)
+      if (list === undefined) byHost.set(service.hostname, [service])
       else list.push(service)
     }
-    byHost = map
-    definitions.set(push, byHost)
-  }
-  return byHost
+    return byHost
+  },
 }
+
+const definitionsOf = (push: PushContext): ReadonlyMap<string, ReadonlyArray<Service>> => push.local(definitions)
 
 /**
  * The addresses the service's own definition gives: the registry puts mesh-allocated addresses
@@ -155,16 +153,14 @@ export const buildNameTable = (push: PushContext, proxy: ProxyView): NameTable =
 }
 
 // Per push, per (scope, network, cluster, auto allocation): the table and its digest.
-const tables = new WeakMap<PushContext, Map<string, { readonly table: NameTable; readonly key: string }>>()
+const tables: LocalSlot<Map<string, { readonly table: NameTable; readonly key: string }>, PushContext> = {
+  make: () => new Map(),
+}
 
 /** The NDS resource for `proxy`: none unless it is a sidecar capturing DNS. */
 export const generateNameTable = (push: PushContext, proxy: ProxyView): Generated => {
   if (proxy.kind !== "sidecar" || !proxy.dnsCapture) return { resources: [], warnings: noNotices }
-  let byScope = tables.get(push)
-  if (byScope === undefined) {
-    byScope = new Map()
-    tables.set(push, byScope)
-  }
+  const byScope = push.local(tables)
   const memoKey = JSON.stringify([
     proxyScope(push, proxy).key,
     proxy.network,

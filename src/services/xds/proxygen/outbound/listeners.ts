@@ -17,6 +17,7 @@
  */
 import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
 import { type Generated, noNotices } from "../../grpcgen/generator-notices.js"
+import type { LocalSlot } from "../../model/local-slot.js"
 import type { PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { proxyScope } from "../scope.js"
@@ -167,7 +168,8 @@ export const buildVirtualOutbound = (policy: TrafficPolicy, transparent: boolean
   traffic_direction: "OUTBOUND",
 })
 
-const generated = new WeakMap<OutboundPlan, Generated>()
+/** Per push, per plan (the push's own plans): proxies of one plan share one result. */
+const generated: LocalSlot<WeakMap<OutboundPlan, Generated>, PushContext> = { make: () => new WeakMap() }
 
 /**
  * The sidecar's outbound listeners. Each key is the scope key, the options the bytes read and the
@@ -177,7 +179,8 @@ const generated = new WeakMap<OutboundPlan, Generated>()
  */
 export const generateOutboundListeners = (push: PushContext, proxy: ProxyView): Generated => {
   const plan = outboundPlan(push, proxy)
-  const cached = generated.get(plan)
+  const byPlan = push.local(generated)
+  const cached = byPlan.get(plan)
   if (cached !== undefined) return cached
   const scopeKey = proxyScope(push, proxy).key
   const policy = plan.trafficPolicy
@@ -200,7 +203,7 @@ export const generateOutboundListeners = (push: PushContext, proxy: ProxyView): 
       build: () => buildOutboundListener(listener, policy, timeout, http10),
     })
   const result = { resources, warnings: plan.warnings.length > 0 ? plan.warnings : noNotices }
-  generated.set(plan, result)
+  byPlan.set(plan, result)
   return result
 }
 

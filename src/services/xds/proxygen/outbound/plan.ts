@@ -13,6 +13,7 @@
 import type { Protocol, Service } from "../../../registry/model.js"
 import { parseProtocol } from "../../../registry/model.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
+import type { LocalSlot } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { tcpRouteCluster, tlsRoutes, virtualServiceKey } from "../routes/index.js"
@@ -141,7 +142,7 @@ const egressGroups = (push: PushContext, proxy: ProxyView): ReadonlyArray<Egress
 export const trafficPolicyOf = (push: PushContext, proxy: ProxyView): TrafficPolicy =>
   proxyScope(push, proxy).sidecar?.spec.outboundTrafficPolicy?.mode ?? push.options.proxy.outboundTrafficPolicy
 
-const plans = new WeakMap<PushContext, Map<string, OutboundPlan>>()
+const plans: LocalSlot<Map<string, OutboundPlan>, PushContext> = { make: () => new Map() }
 
 /**
  * What a plan depends on besides the push: the scope, the namespace (VirtualService visibility,
@@ -155,11 +156,7 @@ const planKey = (push: PushContext, proxy: ProxyView, index: VirtualServiceIndex
 
 /** The outbound plan of `proxy` (memoised per push and plan key). */
 export const outboundPlan = (push: PushContext, proxy: ProxyView): OutboundPlan => {
-  let byKey = plans.get(push)
-  if (byKey === undefined) {
-    byKey = new Map()
-    plans.set(push, byKey)
-  }
+  const byKey = push.local(plans)
   const index = virtualServiceIndex(push, proxy)
   const key = planKey(push, proxy, index)
   const cached = byKey.get(key)
@@ -338,26 +335,19 @@ const listenAddresses = (
   return [...addresses].sort()
 }
 
-const listenerDigests = new WeakMap<ListenerPlan, string>()
-
 /**
- * A digest of the plan of one listener (once per plan entry): its address, chains and targets and
- * the fingerprints of the services and VirtualServices they came from.
+ * A digest of the plan of one listener: its address, chains and targets and the fingerprints of
+ * the services and VirtualServices they came from. Not memoised: its one caller runs once per
+ * plan (`generateOutboundListeners`), and a plan's listeners are its own.
  */
-export const listenerPlanDigest = (listener: ListenerPlan): string => {
-  let value = listenerDigests.get(listener)
-  if (value === undefined) {
-    value = digest(
-      JSON.stringify([
-        listener.name,
-        listener.bindToPort,
-        listener.httpRoute ?? "",
-        listener.tls,
-        listener.tcp ?? null,
-        [...listener.deps].sort(),
-      ]),
-    )
-    listenerDigests.set(listener, value)
-  }
-  return value
-}
+export const listenerPlanDigest = (listener: ListenerPlan): string =>
+  digest(
+    JSON.stringify([
+      listener.name,
+      listener.bindToPort,
+      listener.httpRoute ?? "",
+      listener.tls,
+      listener.tcp ?? null,
+      [...listener.deps].sort(),
+    ]),
+  )

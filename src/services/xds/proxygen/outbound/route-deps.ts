@@ -4,6 +4,7 @@
  * of a service port.
  */
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
+import type { LocalSlot } from "../../model/local-slot.js"
 import { type PushContext, resolveHost } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { type VirtualServiceResource, virtualServicesForProxy } from "../routes/index.js"
@@ -45,7 +46,7 @@ export const usesSourceLabels = (vs: VirtualServiceResource): boolean =>
     (route.match ?? []).some((m) => m.sourceLabels !== undefined && Object.keys(m.sourceLabels).length > 0),
   )
 
-const indexes = new WeakMap<PushContext, Map<string, VirtualServiceIndex>>()
+const indexes: LocalSlot<Map<string, VirtualServiceIndex>, PushContext> = { make: () => new Map() }
 
 /** Whether two host names can name the same host (either may be a wildcard). */
 export const hostsOverlap = (a: string, b: string): boolean => hostMatches(a, b) || hostMatches(b, a)
@@ -70,11 +71,7 @@ const imports = (egress: ReadonlyArray<EgressScope>, vs: VirtualServiceResource,
  * Sidecar's egress hosts (memoised per push, namespace and scope).
  */
 export const virtualServiceIndex = (push: PushContext, proxy: ProxyView): VirtualServiceIndex => {
-  let byNamespace = indexes.get(push)
-  if (byNamespace === undefined) {
-    byNamespace = new Map()
-    indexes.set(push, byNamespace)
-  }
+  const byNamespace = push.local(indexes)
   const scope = proxyScope(push, proxy)
   const memoKey = `${proxy.namespace}\u0000${scope.key}`
   const cached = byNamespace.get(memoKey)

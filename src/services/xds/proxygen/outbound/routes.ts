@@ -10,6 +10,7 @@
  */
 import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
 import { type Generated, type GeneratorNotice, noNotices } from "../../grpcgen/generator-notices.js"
+import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 import { destinationRuleWorkloadKey } from "../clusters/destination-rule.js"
 import type { ProxyView } from "../proxy-view.js"
@@ -105,7 +106,8 @@ const virtualServiceOnlyHosts = (
   return out
 }
 
-const entries = new WeakMap<OutboundPlan, Map<string, RouteEntry>>()
+/** Per push, per plan (the push's own plans) and route name. */
+const entries: LocalSlot<WeakMap<OutboundPlan, Map<string, RouteEntry>>, PushContext> = { make: () => new WeakMap() }
 
 const routeEntry = (push: PushContext, proxy: ProxyView, plan: OutboundPlan, route: RoutePlan): RouteEntry => {
   const port = route.port
@@ -192,11 +194,7 @@ export const generateOutboundRoutes = (
   names: ReadonlyArray<string>,
 ): Generated => {
   const plan = outboundPlan(push, proxy)
-  let byName = entries.get(plan)
-  if (byName === undefined) {
-    byName = new Map()
-    entries.set(plan, byName)
-  }
+  const byName = memoOf(push.local(entries), plan, () => new Map<string, RouteEntry>())
   const resources: Array<ResourceSpec> = []
   let warnings: ReadonlyArray<GeneratorNotice> = noNotices
   // Proxies of one plan apply the same DestinationRules unless a rule selects workloads by label.

@@ -12,6 +12,7 @@ import type { ConfigResource } from "../../../config-model/resource.js"
 import type { DestinationRuleSpec, TrafficPolicy } from "../../../config-model/schemas/destination-rule.js"
 import type { Service } from "../../../registry/model.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
+import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import type { PushContext } from "../../model/push-context.js"
 import { clusterPolicy, destinationRuleForWorkload } from "../clusters/destination-rule.js"
 import { durationOf, nanosOf } from "./proto-values.js"
@@ -73,7 +74,9 @@ const usesHash = (policy: TrafficPolicy | undefined): boolean =>
   (policy.loadBalancer?.consistentHash !== undefined ||
     (policy.portLevelSettings ?? []).some((p) => p.loadBalancer?.consistentHash !== undefined))
 
-const hashing = new WeakMap<ReadonlyArray<ConfigResource<DestinationRuleSpec>>, boolean>()
+const hashing: LocalSlot<WeakMap<ReadonlyArray<ConfigResource<DestinationRuleSpec>>, boolean>> = {
+  make: () => new WeakMap(),
+}
 
 /**
  * Whether any DestinationRule of the push hashes (memoised per rule list): most meshes have
@@ -81,14 +84,11 @@ const hashing = new WeakMap<ReadonlyArray<ConfigResource<DestinationRuleSpec>>, 
  */
 export const anyConsistentHash = (push: PushContext): boolean => {
   const rules = push.input.destinationRules
-  let value = hashing.get(rules)
-  if (value === undefined) {
-    value = rules.some(
+  return memoOf(push.memo.local(hashing), rules, () =>
+    rules.some(
       (r) => usesHash(r.spec?.trafficPolicy) || (r.spec?.subsets ?? []).some((s) => usesHash(s.trafficPolicy)),
-    )
-    hashing.set(rules, value)
-  }
-  return value
+    ),
+  )
 }
 
 /**

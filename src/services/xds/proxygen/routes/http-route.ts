@@ -12,6 +12,7 @@
 import type { HTTPRoute } from "../../../config-model/schemas/virtual-service.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
+import type { LocalSlot } from "../../model/local-slot.js"
 import type { PushContext } from "../../model/push-context.js"
 import { Filter, outboundClusterName, TypedConfig } from "../well-known.js"
 import type { HttpMatch } from "./delegate.js"
@@ -296,7 +297,9 @@ const translate = (
   return { routes, warnings, hashKey: hashes.key }
 }
 
-const routesByPush = new WeakMap<PushContext, WeakMap<VirtualServiceResource, Map<string, HttpRoutes>>>()
+const routesByPush: LocalSlot<WeakMap<VirtualServiceResource, Map<string, HttpRoutes>>, PushContext> = {
+  make: () => new WeakMap(),
+}
 
 /** Whether any match of the VirtualService depends on who asks (labels, namespace). */
 const readsSource = (vs: VirtualServiceResource): boolean =>
@@ -310,11 +313,7 @@ const readsSource = (vs: VirtualServiceResource): boolean =>
  * that, and the hashes of the destinations as the asking proxy's DestinationRules set them).
  */
 export const httpRoutesFor = (push: PushContext, vs: VirtualServiceResource, target: RouteTarget): HttpRoutes => {
-  let byVs = routesByPush.get(push)
-  if (byVs === undefined) {
-    byVs = new WeakMap()
-    routesByPush.set(push, byVs)
-  }
+  const byVs = push.local(routesByPush)
   let byTarget = byVs.get(vs)
   if (byTarget === undefined) {
     byTarget = new Map()

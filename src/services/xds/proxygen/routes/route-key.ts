@@ -4,10 +4,12 @@
  * (the cluster port defaults to a service's only port). The destinations' hash keys depend on
  * the asking proxy's DestinationRules too: those are `HttpRoutes.hashKey`, keyed beside this.
  */
+
+import type { LocalSlot } from "../../model/local-slot.js"
 import { digest, type PushContext, resolveHost } from "../../model/push-context.js"
 import type { VirtualServiceResource } from "./virtual-services.js"
 
-const keys = new WeakMap<PushContext, WeakMap<VirtualServiceResource, string>>()
+const keys: LocalSlot<WeakMap<VirtualServiceResource, string>, PushContext> = { make: () => new WeakMap() }
 
 /** The destination hosts (FQDN) the VirtualService's http, tcp and tls routes and mirrors name, sorted. */
 export const destinationHosts = (push: PushContext, vs: VirtualServiceResource): ReadonlyArray<string> => {
@@ -25,11 +27,7 @@ export const destinationHosts = (push: PushContext, vs: VirtualServiceResource):
 
 /** A digest of everything `httpRoutesFor` / `tcpRouteCluster` / `tlsRoutes` read of `vs` (memoised per push). */
 export const virtualServiceKey = (push: PushContext, vs: VirtualServiceResource): string => {
-  let byVs = keys.get(push)
-  if (byVs === undefined) {
-    byVs = new WeakMap()
-    keys.set(push, byVs)
-  }
+  const byVs = push.local(keys)
   let key = byVs.get(vs)
   if (key === undefined) {
     const services = destinationHosts(push, vs).map((host) => {

@@ -9,6 +9,7 @@
 import type { ConfigResource } from "../../../config-model/resource.js"
 import type { HTTPRoute, VirtualServiceSpec } from "../../../config-model/schemas/virtual-service.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
+import type { LocalSlot } from "../../model/local-slot.js"
 import { byAge, type PushContext, resolveHost } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { exportedTo } from "../scope.js"
@@ -47,11 +48,9 @@ interface Resolved {
   /** Root VirtualServices (those with hosts), oldest first, delegates merged in. */
   readonly roots: ReadonlyArray<VirtualServiceResource>
   readonly warnings: ReadonlyArray<GeneratorNotice>
+  /** The delegates merged into a root: by the merged object (one of `roots`). */
+  readonly delegates: WeakMap<VirtualServiceResource, ReadonlyArray<VirtualServiceResource>>
 }
-
-const resolvedByPush = new WeakMap<PushContext, Resolved>()
-/** The delegates merged into a root (for dependency keys): by the merged object. */
-const delegatesOfMerged = new WeakMap<VirtualServiceResource, ReadonlyArray<VirtualServiceResource>>()
 
 /** Delegate routes are written relative to the delegate's namespace: made absolute before merging. */
 const absoluteRoute = (route: HTTPRoute, namespace: string, domainSuffix: string): HTTPRoute => {
@@ -71,9 +70,7 @@ const absoluteRoute = (route: HTTPRoute, namespace: string, domainSuffix: string
   return out as HTTPRoute
 }
 
-const resolveDelegates = (push: PushContext): Resolved => {
-  const cached = resolvedByPush.get(push)
-  if (cached !== undefined) return cached
+const resolveDelegatesOf = (push: PushContext): Resolved => {
   const all = [...push.input.virtualServices].sort(byAge)
   const defaults = push.options.proxy.defaultVirtualServiceExportTo
   const suffix = push.options.domainSuffix
@@ -85,6 +82,7 @@ const resolveDelegates = (push: PushContext): Resolved => {
       if (!delegates.has(key)) delegates.set(key, vs)
     }
   const warnings: Array<GeneratorNotice> = []
+  const delegatesOfMerged = new WeakMap<VirtualServiceResource, ReadonlyArray<VirtualServiceResource>>()
   const roots = all
     .filter((vs) => (vs.spec.hosts ?? []).length > 0)
     .map((root) => {
@@ -131,34 +129,35 @@ const resolveDelegates = (push: PushContext): Resolved => {
       delegatesOfMerged.set(result, used)
       return result
     })
-  const resolved = { roots, warnings }
-  resolvedByPush.set(push, resolved)
-  return resolved
+  return { roots, warnings, delegates: delegatesOfMerged }
 }
+
+/** Resolved once per push. */
+const resolvedSlot: LocalSlot<Resolved, PushContext> = { make: resolveDelegatesOf }
+
+const resolveDelegates = (push: PushContext): Resolved => push.local(resolvedSlot)
 
 /** What resolving delegate VirtualServices noticed (missing delegates, dropped routes). */
 export const virtualServiceWarnings = (push: PushContext): ReadonlyArray<GeneratorNotice> =>
   resolveDelegates(push).warnings
 
-/** The delegate VirtualServices merged into `vs` (a result of the functions below); empty for most. */
-export const delegatesOf = (vs: VirtualServiceResource): ReadonlyArray<VirtualServiceResource> =>
-  delegatesOfMerged.get(vs) ?? []
+/** The delegate VirtualServices merged into `vs` (a result of the functions below for `push`); empty for most. */
+export const delegatesOf = (push: PushContext, vs: VirtualServiceResource): ReadonlyArray<VirtualServiceResource> =>
+  resolveDelegates(push).delegates.get(vs) ?? []
 
 // ---------------------------------------------------------------------------------------------
 // Visibility
 
-const visibleByPush = new WeakMap<PushContext, Map<string, ReadonlyArray<VirtualServiceResource>>>()
+const visibleByPush: LocalSlot<Map<string, ReadonlyArray<VirtualServiceResource>>, PushContext> = {
+  make: () => new Map(),
+}
 
 const memoised = (
   push: PushContext,
   key: string,
   compute: () => ReadonlyArray<VirtualServiceResource>,
 ): ReadonlyArray<VirtualServiceResource> => {
-  let byKey = visibleByPush.get(push)
-  if (byKey === undefined) {
-    byKey = new Map()
-    visibleByPush.set(push, byKey)
-  }
+  const byKey = push.local(visibleByPush)
   let value = byKey.get(key)
   if (value === undefined) {
     value = compute()

@@ -11,6 +11,7 @@
  */
 import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
+import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 import { providerCluster } from "../provider-cluster.js"
 import type { ProxyView } from "../proxy-view.js"
@@ -33,17 +34,12 @@ export interface TelemetryConfig {
 }
 
 // Per push, per proxy scope key and direction: every replica of a workload reads one result.
-const memo = new WeakMap<PushContext, Map<string, TelemetryConfig>>()
-const specDigests = new WeakMap<TelemetryResource, string>()
+const memo: LocalSlot<Map<string, TelemetryConfig>, PushContext> = { make: () => new Map() }
+/** By resource (shared by a lineage of contexts, like the views). */
+const specDigests: LocalSlot<WeakMap<TelemetryResource, string>> = { make: () => new WeakMap() }
 
-const specDigest = (t: TelemetryResource): string => {
-  let d = specDigests.get(t)
-  if (d === undefined) {
-    d = digest(JSON.stringify([t.meta.namespace, t.meta.name, t.spec]))
-    specDigests.set(t, d)
-  }
-  return d
-}
+const specDigest = (push: PushContext, t: TelemetryResource): string =>
+  memoOf(push.memo.local(specDigests), t, () => digest(JSON.stringify([t.meta.namespace, t.meta.name, t.spec])))
 
 const metricsNotices = (telemetries: ReadonlyArray<TelemetryResource>): ReadonlyArray<GeneratorNotice> =>
   telemetries
@@ -72,7 +68,7 @@ const compute = (push: PushContext, proxy: ProxyView, direction: Direction): Tel
   const key = digest(
     JSON.stringify([
       direction,
-      telemetries.map(specDigest),
+      telemetries.map((t) => specDigest(push, t)),
       options.accessLogFile,
       options.accessLogEncoding,
       options.enableTracing,
@@ -94,11 +90,7 @@ const compute = (push: PushContext, proxy: ProxyView, direction: Direction): Tel
 
 /** The access logs and tracing of `proxy`'s listeners of one direction. */
 export const telemetryForProxy = (push: PushContext, proxy: ProxyView, direction: Direction): TelemetryConfig => {
-  let byScope = memo.get(push)
-  if (byScope === undefined) {
-    byScope = new Map()
-    memo.set(push, byScope)
-  }
+  const byScope = push.local(memo)
   const memoKey = `${proxy.scopeKey}|${direction}`
   let config = byScope.get(memoKey)
   if (config === undefined) {

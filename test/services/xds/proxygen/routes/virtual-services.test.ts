@@ -94,7 +94,7 @@ describe("virtualServicesForProxy", () => {
       }),
     )
     const [root] = virtualServicesForProxy(push, { namespace: "default" })
-    expect(names(delegatesOf(root!))).toEqual(["team/reviews-delegate"])
+    expect(names(delegatesOf(push, root!))).toEqual(["team/reviews-delegate"])
     expect(root!.spec.http).toEqual([
       {
         name: "reviews-v2",
