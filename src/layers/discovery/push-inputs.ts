@@ -9,6 +9,7 @@
  * settings select (with a MeshWatcher), are converted into Gateways and VirtualServices here.
  */
 import { Effect, Option, Stream } from "effect"
+import { type AmbientInput, type AmbientPod, AmbientPods, type AmbientSettings } from "../../services/ambient/input.js"
 import { ConfigStore } from "../../services/config-store/config-store.js"
 import type { ConfigSnapshot } from "../../services/config-store/snapshot.js"
 import { type Credential, CredentialSource } from "../../services/credentials/credential.js"
@@ -43,6 +44,8 @@ export interface PushExtras {
   readonly jwks?: JwksInput
   readonly gatewayApi?: GatewayApiResources
   readonly ingress?: IngressResources
+  /** With PILOT_ENABLE_AMBIENT: what the node proxy's workload API reads beyond the rest. */
+  readonly ambient?: AmbientInput
 }
 
 /** The input of one moment: a config snapshot, a registry snapshot and the extras (pure). */
@@ -63,6 +66,7 @@ export const pushContextInput = (
       : [...own, ...(more ?? []), ...(evenMore ?? [])]
   return {
     ...(extras.jwks !== undefined ? { jwks: extras.jwks } : {}),
+    ...(extras.ambient !== undefined ? { ambient: extras.ambient } : {}),
     services: registry.services,
     endpoints: [...registry.endpointsByKey.values()].flat(),
     virtualServices: withConverted(config.list("VirtualService"), converted?.virtualServices, ingress?.virtualServices),
@@ -99,6 +103,35 @@ const makeNamespaceLabels = () => {
   }
 }
 
+/**
+ * The ambient input, kept while its sources are the same objects: a new one is a push to every
+ * node proxy, so a change elsewhere (an endpoint) must not make one.
+ */
+const makeAmbientInput = () => {
+  let last: AmbientInput | undefined
+  return (
+    settings: AmbientSettings,
+    config: ConfigSnapshot,
+    pods: ReadonlyArray<AmbientPod>,
+    namespaceLabels: NamespaceLabelMap,
+  ): AmbientInput => {
+    const next: AmbientInput = {
+      settings,
+      pods,
+      namespaceLabels,
+      gateways: config.list("KubernetesGateway"),
+      gatewayClasses: config.list("GatewayClass"),
+      workloadEntries: config.list("WorkloadEntry"),
+    }
+    if (
+      last === undefined ||
+      (Object.keys(next) as ReadonlyArray<keyof AmbientInput>).some((key) => next[key] !== last?.[key])
+    )
+      last = next
+    return last
+  }
+}
+
 export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigStore | ServiceRegistry> =
   Stream.unwrapScoped(
     Effect.gen(function* () {
@@ -123,6 +156,13 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
         onNone: () => Stream.succeed<TlsObjects | undefined>(undefined),
         onSome: (source) => source.changes,
       })
+      // The node proxy's workload API reads the pods only with PILOT_ENABLE_AMBIENT (the source's layer).
+      const ambientSource = yield* Effect.serviceOption(AmbientPods)
+      const ambientPods = Option.match(ambientSource, {
+        onNone: () => Stream.succeed<ReadonlyArray<AmbientPod> | undefined>(undefined),
+        onSome: (source) => source.changes,
+      })
+      const ambientInputOf = makeAmbientInput()
       // Ingresses are served only with a mesh config to say which (tests without one serve none).
       const meshWatcher = yield* Effect.serviceOption(MeshWatcher)
       const ingressSettings = Option.match(meshWatcher, {
@@ -161,6 +201,7 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
         namespaceLabels,
         ingressSettings,
         tlsObjects,
+        ambientPods,
       ).pipe(
         // What the Ingress conversion leaves out is logged when it is (re)done.
         Stream.tap(([c, r, , , mesh]) =>
@@ -189,8 +230,12 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
         labels: NamespaceLabelMap,
         mesh: IngressSettings | undefined,
         tls: TlsObjects | undefined,
+        pods: ReadonlyArray<AmbientPod> | undefined,
       ): PushExtras => ({
         credentials: credentialSet,
+        ...(pods !== undefined && Option.isSome(ambientSource)
+          ? { ambient: ambientInputOf(ambientSource.value.settings, c, pods, namespaceLabelsOf(c, labels)) }
+          : {}),
         ...(mesh !== undefined ? { ingress: ingressOf(c, r, mesh) } : {}),
         gatewayApi: gatewayApiView(
           {
@@ -211,7 +256,9 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
       // are kept fetched, and each new resolved map is a new input.
       const jwksResolver = yield* Effect.serviceOption(JwksResolver)
       if (Option.isNone(jwksResolver))
-        return inputs.pipe(Stream.map(([c, r, cs, ls, m, t]) => pushContextInput(c, r, extrasOf(c, r, cs, ls, m, t))))
+        return inputs.pipe(
+          Stream.map(([c, r, cs, ls, m, t, p]) => pushContextInput(c, r, extrasOf(c, r, cs, ls, m, t, p))),
+        )
       const resolver = jwksResolver.value
       const needed = inputs.pipe(
         Stream.tap(([c, r]) =>
@@ -226,8 +273,8 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
         ),
       )
       return Stream.zipLatest(needed, resolver.changes).pipe(
-        Stream.map(([[c, r, cs, ls, m, t], resolved]) =>
-          pushContextInput(c, r, { ...extrasOf(c, r, cs, ls, m, t), jwks: { mode: resolver.mode, resolved } }),
+        Stream.map(([[c, r, cs, ls, m, t, p], resolved]) =>
+          pushContextInput(c, r, { ...extrasOf(c, r, cs, ls, m, t, p), jwks: { mode: resolver.mode, resolved } }),
         ),
       )
     }),

@@ -23,6 +23,7 @@ import type { Metrics } from "../../services/metrics/metrics.js"
 import { LocalCluster, layerAccess, withCluster } from "../../services/orchestrator/local-cluster.js"
 import type { MockRegistry } from "../../services/registry/mock.js"
 import type { OrchestratorNotConfiguredError, ServiceRegistry } from "../../services/registry/registry.js"
+import { layer as ambientPodsLayer } from "../ambient/pod-source.js"
 import { layerFile as configStoreFile } from "../config-store/file-store.js"
 import { layerWithKinds as orchestratorConfigStore } from "../config-store/orchestrator-store.js"
 import {
@@ -70,6 +71,9 @@ export interface DiscoveryInputsOptions {
     readonly PILOT_REMOTE_CLUSTER_TIMEOUT?: Duration.Duration
     readonly PILOT_ENABLE_GATEWAY_API?: boolean
     readonly PILOT_ENABLE_ALPHA_GATEWAY_API?: boolean
+    /** The node proxy's workload API reads the cluster's pods (the ambient index). */
+    readonly PILOT_ENABLE_AMBIENT?: boolean
+    readonly PILOT_AUTO_ALLOW_WAYPOINT_POLICY?: boolean
   }
   /** The shared mesh config as a file (embedders, tests); `SHARED_MESH_CONFIG` itself names an orchestrator ConfigMap. */
   readonly sharedMeshConfigPath?: string
@@ -150,6 +154,13 @@ export const layer = (
               credentialsFromOrchestrator({ watchNamespace }),
               namespaceLabelsLayer,
               watchNamespace === "" ? gatewayTlsObjectsLayer : Layer.empty,
+              env.PILOT_ENABLE_AMBIENT === true
+                ? ambientPodsLayer({
+                    clusterId: env.CLUSTER_ID,
+                    autoAllowWaypointPolicy: env.PILOT_AUTO_ALLOW_WAYPOINT_POLICY ?? false,
+                    systemNamespace: options.namespace ?? "mesh-system",
+                  })
+                : Layer.empty,
             ).pipe(Layer.provide(access))
           : noCredentials
       const meshFileExists = options.meshConfig !== "" && fs.existsSync(options.meshConfig)

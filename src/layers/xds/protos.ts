@@ -10,6 +10,7 @@ import type { ServiceDefinition } from "@grpc/grpc-js"
 import type * as protoLoader from "@grpc/proto-loader"
 import { Effect, Layer } from "effect"
 import protobuf from "protobufjs"
+import { WORKLOAD_API_PROTO_FILES } from "../../services/ambient/proto-files.js"
 import { XdsCodec, type XdsCodecShape } from "../../services/xds/cache/resource-cache.js"
 import type { ProtoObject } from "../../services/xds/cache/resource-spec.js"
 import { sharingResourceEncoding } from "../../services/xds/cache/response-encoding.js"
@@ -24,6 +25,8 @@ export const xdsProtoFiles = [
   ...XDS_API_PROTO_FILES,
   // NDS resources: the agent's DNS name table (proto/).
   NDS_PROTO_FILE,
+  // The node proxy's workload API and L4 authorizations (proto/).
+  ...WORKLOAD_API_PROTO_FILES,
 ]
 
 /** How the xDS protos are loaded (field names as in the protos, 64-bit numbers as strings). */

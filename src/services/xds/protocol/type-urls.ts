@@ -17,11 +17,15 @@ export const TypeUrl = {
   ExtensionConfig: "type.googleapis.com/envoy.config.core.v3.TypedExtensionConfig",
   /** NDS: the DNS name table of the agent's DNS proxy (proto/mesh/networking/nds/v1). */
   NameTable: "type.googleapis.com/mesh.networking.nds.v1.NameTable",
+  /** Workload discovery for the node proxy (ambient): workloads and services by address (proto/mesh/workload). */
+  Address: "type.googleapis.com/mesh.workload.Address",
+  /** The node proxy's L4 authorizations (proto/mesh/security). */
+  Authorization: "type.googleapis.com/mesh.security.Authorization",
 } as const
 
 export type TypeUrl = (typeof TypeUrl)[keyof typeof TypeUrl]
 
-/** Push order: CDS, EDS, LDS, RDS, SDS, ECDS, NDS. */
+/** Push order: CDS, EDS, LDS, RDS, SDS, ECDS, NDS, then the node proxy's addresses and authorizations. */
 export const PUSH_ORDER: ReadonlyArray<TypeUrl> = [
   TypeUrl.Cluster,
   TypeUrl.Endpoint,
@@ -30,6 +34,8 @@ export const PUSH_ORDER: ReadonlyArray<TypeUrl> = [
   TypeUrl.Secret,
   TypeUrl.ExtensionConfig,
   TypeUrl.NameTable,
+  TypeUrl.Address,
+  TypeUrl.Authorization,
 ]
 
 const SHORT: Record<string, string> = {
@@ -40,16 +46,22 @@ const SHORT: Record<string, string> = {
   [TypeUrl.Secret]: "sds",
   [TypeUrl.ExtensionConfig]: "ecds",
   [TypeUrl.NameTable]: "nds",
+  [TypeUrl.Address]: "wds",
+  [TypeUrl.Authorization]: "authz",
 }
 
-/** `cds`, `eds`, `lds`, `rds`, `sds`, `ecds`, `nds` (metric labels, logs); other type URLs keep their last segment. */
+/** `cds`, `eds`, `lds`, `rds`, `sds`, `ecds`, `nds`, `wds`, `authz` (metric labels, logs); other type URLs keep their last segment. */
 export const shortType = (typeUrl: string): string => SHORT[typeUrl] ?? typeUrl.slice(typeUrl.lastIndexOf(".") + 1)
 
 export const isKnownType = (typeUrl: string): typeUrl is TypeUrl => typeUrl in SHORT
 
 /** Types whose empty subscription means "everything" (state-of-the-world wildcard). */
 export const isWildcardType = (typeUrl: string): boolean =>
-  typeUrl === TypeUrl.Cluster || typeUrl === TypeUrl.Listener || typeUrl === TypeUrl.NameTable
+  typeUrl === TypeUrl.Cluster ||
+  typeUrl === TypeUrl.Listener ||
+  typeUrl === TypeUrl.NameTable ||
+  typeUrl === TypeUrl.Address ||
+  typeUrl === TypeUrl.Authorization
 
 /** Position of a type in the push order (unknown types last). */
 export const pushRank = (typeUrl: string): number => {

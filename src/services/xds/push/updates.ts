@@ -194,6 +194,7 @@ export const diffInputs = (before: PushContextInput, after: PushContextInput, no
     ...ap.map((k) => splitKey("AuthorizationPolicy", k)),
     ...proxyConfigChanges(before, after),
     ...jwksChanges(before, after),
+    ...(before.ambient !== after.ambient ? [{ kind: "Pod", namespace: "", name: "ambient" }] : []),
   ]
   if (configs.length === 0 && endpoints.length === 0) return undefined
   // A headless service's endpoints are listeners of their own (outbound/plan.ts): a full push.
