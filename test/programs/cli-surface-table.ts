@@ -237,7 +237,7 @@ export const SURFACE: Readonly<Record<"mesh-discovery" | "mesh-agent" | "install
     aliases: {},
     groupFlags: {},
   },
-  // Part 3 §4.1–4.3, §9. node-proxy-config (ambient mode) is not built yet: filed with ambient.
+  // Part 3 §4.1–4.3, §9.
   meshctl: {
     every: [...MESHCTL_GLOBAL, ...LOGGING],
     commands: {
@@ -588,6 +588,28 @@ export const SURFACE: Readonly<Record<"mesh-discovery" | "mesh-agent" | "install
         "--verbose bool=true",
       ],
       "proxy-config rootca-compare": ["--output/-o choice(short|json|yaml)=short", "--proxy-admin-port int=15000"],
+      "node-proxy-config": GROUP,
+      "node-proxy-config all": [
+        "--file/-f string=",
+        "--node string=",
+        "--output/-o choice(short|json|yaml)=short",
+        "--proxy-admin-port int=15000",
+      ],
+      "node-proxy-config certificate": [
+        "--file/-f string=",
+        "--node string=",
+        "--output/-o choice(short|json|yaml)=short",
+        "--proxy-admin-port int=15000",
+      ],
+      "node-proxy-config connections": [
+        "--file/-f string=",
+        "--node string=",
+        "--output/-o choice(short|json|yaml)=short",
+        "--proxy-admin-port int=15000",
+        "--direction string=",
+        "--raw bool=false",
+        "--workload-namespace string=",
+      ],
       dashboard: GROUP,
       "dashboard controlz": [
         "--address string=localhost",
@@ -706,6 +728,8 @@ export const SURFACE: Readonly<Record<"mesh-discovery" | "mesh-agent" | "install
       "experimental proxy-status": ["ps"],
       install: ["apply"],
       "manifest install": ["apply"],
+      "node-proxy-config certificate": ["certificates", "certs", "cert"],
+      "node-proxy-config connections": ["cons"],
       "proxy-config": ["pc"],
       "proxy-config log": ["o"],
       "proxy-config rootca-compare": ["rc"],
@@ -726,6 +750,7 @@ export const SURFACE: Readonly<Record<"mesh-discovery" | "mesh-agent" | "install
       "": MESHCTL_GLOBAL.map((row) => row.split(/[ /]/)[0]!).concat("--vklog"),
       admin: ["--selector"],
       manifest: ["--dry-run"],
+      "node-proxy-config": ["--file", "--node", "--output", "--proxy-admin-port"],
       "proxy-config": ["--output", "--proxy-admin-port"],
       waypoint: ["--name"],
     },

@@ -12,6 +12,7 @@ import { experimentalAliasCommand, experimentalCommand } from "./experimental-co
 import { globalOptions } from "./global-options.js"
 import { installCommands } from "./install-command.js"
 import { manifestCommand } from "./manifest-command.js"
+import { nodeProxyConfigCommand } from "./node-proxy-config-command.js"
 import { optionsCommand } from "./options-command.js"
 import { orchInjectCommand } from "./orch-inject-command.js"
 import { proxyConfigCommands } from "./proxy-config-command.js"
@@ -53,6 +54,7 @@ export const root = Command.make(PROGRAM).pipe(
     uninstallCommand(logging),
     verifyInstallCommand(logging),
     ...proxyConfigCommands(logging),
+    nodeProxyConfigCommand(logging),
     ...dashboardCommands(logging),
     validateCommand(logging),
     validateAliasCommand(logging),

@@ -42,8 +42,14 @@ const podIp = (pod: OrchPod): string | undefined => pod.status?.podIP ?? pod.sta
 
 const hostOf = (ip: string) => (ip.includes(":") ? `[${ip}]` : ip)
 
-/** One admin request to the proxy at `ip`; non-2xx answers are errors carrying the body. */
-const adminRequest = (ip: string, port: number, method: "GET" | "POST", path: string, timeout: Duration.Duration) =>
+/** One admin request to the proxy at `ip`; non-2xx answers are errors carrying the body (node-proxy-config uses it too). */
+export const adminRequest = (
+  ip: string,
+  port: number,
+  method: "GET" | "POST",
+  path: string,
+  timeout: Duration.Duration,
+) =>
   Effect.tryPromise({
     try: async (signal) => {
       const response = await fetch(`http://${hostOf(ip)}:${port}${path}`, {
