@@ -41,5 +41,7 @@ export const XDS_API_PROTO_FILES: ReadonlyArray<string> = [
   "envoy/extensions/filters/network/wasm/v3/wasm.proto",
   "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",
   "envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer.proto",
+  // Waypoints reach their internal listeners through internal upstream connections.
+  "envoy/extensions/transport_sockets/internal_upstream/v3/internal_upstream.proto",
   "envoy/config/core/v3/extension.proto",
 ]

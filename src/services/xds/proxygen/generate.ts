@@ -11,6 +11,10 @@
  * | ECDS | WasmPlugin filter configs                         | same                             |
  * | NDS  | the DNS name table (DNS capture only)             | —                                |
  *
+ * A router serving a `mesh-waypoint` Gateway (or a node of type `waypoint`) is a waypoint and
+ * gets the waypoint generator's listeners and clusters instead (waypoint/); its other types are
+ * a router's.
+ *
  * Then, in order: Telemetry (access log, tracing) and WasmPlugin filter references go into
  * every HTTP connection manager, and EnvoyFilter patches apply. Both keep the specs lazy and
  * fold what they add into each spec's key, so proxies they treat alike still share encodings.
@@ -38,6 +42,7 @@ import { generateOutboundListeners, generateOutboundRoutes } from "./outbound/in
 import type { ProxyView } from "./proxy-view.js"
 import { virtualServiceWarnings } from "./routes/index.js"
 import { instancesKey, serviceInstances } from "./service-instances.js"
+import { generateWaypointClusters, generateWaypointListeners, waypointOf } from "./waypoint/index.js"
 
 const merge = (...parts: ReadonlyArray<Generated>): Generated => {
   const resources: Array<ResourceSpec> = []
@@ -55,6 +60,11 @@ const only = (resources: ReadonlyArray<ResourceSpec>): Generated => ({ resources
 const generateAll = (push: PushContext, typeUrl: string, sub: ProxySubscription): Generated => {
   const { proxy } = sub
   const sidecar = proxy.kind === "sidecar"
+  if (!sidecar && waypointOf(proxy) !== undefined) {
+    if (typeUrl === TypeUrl.Listener) return decorateListeners(push, proxy, generateWaypointListeners(push, proxy))
+    if (typeUrl === TypeUrl.Cluster) return generateWaypointClusters(push, proxy)
+    if (typeUrl === TypeUrl.Route) return only([])
+  }
   switch (typeUrl) {
     case TypeUrl.Cluster:
       return sidecar

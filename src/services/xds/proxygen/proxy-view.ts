@@ -59,7 +59,8 @@ const interceptionOf = (value: unknown): InterceptionMode => {
 }
 
 /**
- * The view of a sidecar or router node; undefined for other node types (the caller serves them
+ * The view of a sidecar or router node (a `waypoint` node is a router: the waypoint generator
+ * recognises it by its id and labels); undefined for other node types (the caller serves them
  * with the gRPC generators).
  */
 export const proxyView = (
@@ -69,7 +70,7 @@ export const proxyView = (
 ): ProxyView | undefined => {
   const parts = id.split("~")
   const type = parts[0]
-  if (type !== "sidecar" && type !== "router") return undefined
+  if (type !== "sidecar" && type !== "router" && type !== "waypoint") return undefined
   const podAndNamespace = parts[2] ?? ""
   const dot = podAndNamespace.indexOf(".")
   const idName = dot < 0 ? podAndNamespace : podAndNamespace.slice(0, dot)
@@ -85,7 +86,7 @@ export const proxyView = (
   const zone = locality?.zone || stringOf(metadata.ZONE)
   const subzone = locality?.sub_zone || stringOf(metadata.SUBZONE)
   const view = {
-    kind: type,
+    kind: type === "sidecar" ? "sidecar" : "router",
     locality: region === "" && zone === "" && subzone === "" ? "" : `${region}/${zone}/${subzone}`,
     id,
     ips,
@@ -105,6 +106,8 @@ export const proxyView = (
     .update(
       JSON.stringify([
         view.kind,
+        // A waypoint node gets other resources than a router with the same labels.
+        type === "waypoint",
         view.namespace,
         Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)),
         view.serviceAccount,
