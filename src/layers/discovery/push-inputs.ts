@@ -246,6 +246,7 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
             tcpRoutes: c.list("TCPRoute"),
             tlsRoutes: c.list("TLSRoute"),
             referenceGrants: c.list("ReferenceGrant"),
+            listenerSets: c.list("ListenerSet"),
           },
           r.services,
           namespaceLabelsOf(c, labels),

@@ -52,6 +52,8 @@ export interface GatewayDeploymentOptions {
   readonly controllerName: string
   /** `PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME`; default `mesh`. */
   readonly defaultClassName?: string
+  /** `AMBIENT_ENABLE_MULTI_NETWORK`: the built-in east-west class exists too. */
+  readonly eastWestClass?: boolean
   /** The (group, kind, version) the orchestrator config store watches. */
   readonly watched: Effect.Effect<ReadonlyArray<WatchedKind>>
   /** `MESH_WATCH_NAMESPACE`; empty: every namespace. */

@@ -43,6 +43,8 @@ export interface GatewayApiStatusOptions {
   readonly controllerName: string
   /** `PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME`; default `mesh`. */
   readonly defaultClassName?: string
+  /** `AMBIENT_ENABLE_MULTI_NETWORK`: the built-in east-west class exists too. */
+  readonly eastWestClass?: boolean
   /** `--domain`; default cluster.local. */
   readonly domainSuffix?: string
   /** The longest time between rounds. */
@@ -107,6 +109,7 @@ const writer = (
       controllerName: options.controllerName,
       domainSuffix: options.domainSuffix ?? "cluster.local",
       defaultClassName: options.defaultClassName ?? DEFAULT_GATEWAY_CLASS_NAME,
+      eastWestClass: options.eastWestClass ?? false,
     }
 
     // Subscribed before the first round reads anything, so no change is missed.
@@ -173,6 +176,7 @@ const writer = (
         tcpRoutes: snapshot.list("TCPRoute"),
         tlsRoutes: snapshot.list("TLSRoute"),
         referenceGrants: snapshot.list("ReferenceGrant"),
+        listenerSets: snapshot.list("ListenerSet"),
         services,
         namespaceLabels: namespaceLabels(),
       }

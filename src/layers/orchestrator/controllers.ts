@@ -78,6 +78,8 @@ export interface ControllersSettings {
     readonly controllerName: string
     readonly defaultClassName: string
     readonly domain: string
+    /** `AMBIENT_ENABLE_MULTI_NETWORK`: the built-in east-west class exists too. */
+    readonly eastWestClass?: boolean
   }
   /**
    * `PILOT_ENABLE_GATEWAY_API` and `PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER`: Gateways of
@@ -160,6 +162,7 @@ export const layerControllers = (
           runGatewayDeployments({
             controllerName: gatewayApi.controllerName,
             defaultClassName: gatewayApi.defaultClassName,
+            ...(gatewayApi.eastWestClass !== undefined ? { eastWestClass: gatewayApi.eastWestClass } : {}),
             watched: yield* WatchedConfigKinds,
             watchNamespace: settings.watchNamespace,
             injection: yield* makeInjectionSources.pipe(Effect.provideService(LocalCluster, local)),
@@ -177,6 +180,7 @@ export const layerControllers = (
           runGatewayApiStatus({
             controllerName: gatewayApi.controllerName,
             defaultClassName: gatewayApi.defaultClassName,
+            ...(gatewayApi.eastWestClass !== undefined ? { eastWestClass: gatewayApi.eastWestClass } : {}),
             domainSuffix: gatewayApi.domain,
             interval: GATEWAY_API_STATUS_INTERVAL,
             watched: yield* WatchedConfigKinds,

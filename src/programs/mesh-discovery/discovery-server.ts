@@ -74,6 +74,7 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
         controllerName: env.PILOT_GATEWAY_API_CONTROLLER_NAME,
         defaultClassName: env.PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME,
         domain: args.domain,
+        eastWestClass: env.AMBIENT_ENABLE_MULTI_NETWORK,
       },
       gatewayApiDeployment: {
         enabled: env.PILOT_ENABLE_GATEWAY_API && env.PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER,
@@ -103,6 +104,7 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
           controllerName: env.PILOT_GATEWAY_API_CONTROLLER_NAME,
           defaultClassName: env.PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME,
           domainSuffix: args.domain,
+          eastWestClass: env.AMBIENT_ENABLE_MULTI_NETWORK,
         }),
       ),
       // Gateways generated for Ingresses go to the control plane's namespace.

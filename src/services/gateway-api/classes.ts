@@ -5,6 +5,9 @@
  * controller); here that class is taken to exist, owned by this controller, so Gateways naming it
  * work before (or without) the object being written.
  *
+ * A class of the east-west controller (`mesh.io/eastwest-controller`; the built-in `mesh-east-west`
+ * with AMBIENT_ENABLE_MULTI_NETWORK) is reconciled too, its listeners checked as east-west.ts says.
+ *
  * A class of the unmanaged-gateway controller (`mesh.io/unmanaged-gateway`, the reference's
  * remote class) is accepted too, but its Gateways are remote to this cluster: they get a status
  * and nothing is generated for them (see remote-gateways.ts).
@@ -13,6 +16,7 @@ import type { ConfigResource } from "../config-model/resource.js"
 import type { GatewayClassSpec } from "../config-model/schemas/gateway-api/types.js"
 import { MESH_DOMAIN } from "../constants.js"
 import { ConditionType, condition, Reason } from "./conditions.js"
+import { EAST_WEST_CLASS_NAME, EAST_WEST_CONTROLLER_NAME } from "./deployment/names.js"
 import { byAge, GatewayApiKind, type GatewayApiOptions, type ResourceStatus } from "./model.js"
 
 /** The controller of remote Gateways (the reference's `istio.io/unmanaged-gateway`). */
@@ -23,6 +27,8 @@ export interface OwnedClasses {
   readonly names: ReadonlySet<string>
   /** The classes of remote Gateways (unmanaged-gateway controller): status only. */
   readonly remoteNames: ReadonlySet<string>
+  /** The east-west classes (among `names`): their listeners are checked as east-west.ts says. */
+  readonly eastWestNames: ReadonlySet<string>
   readonly statuses: ReadonlyArray<ResourceStatus>
 }
 
@@ -32,12 +38,16 @@ export const reconcileGatewayClasses = (
 ): OwnedClasses => {
   const names = new Set<string>()
   const remoteNames = new Set<string>()
+  const eastWestNames = new Set<string>()
   const statuses: Array<ResourceStatus> = []
   for (const gatewayClass of [...classes].sort(byAge)) {
     const controller = gatewayClass.spec.controllerName
     if (controller === UNMANAGED_GATEWAY_CONTROLLER) remoteNames.add(gatewayClass.meta.name)
     else if (controller === options.controllerName) names.add(gatewayClass.meta.name)
-    else continue
+    else if (controller === EAST_WEST_CONTROLLER_NAME) {
+      names.add(gatewayClass.meta.name)
+      eastWestNames.add(gatewayClass.meta.name)
+    } else continue
     const ctx = { generation: gatewayClass.meta.generation, now: options.now }
     statuses.push({
       kind: GatewayApiKind.GatewayClass,
@@ -51,5 +61,10 @@ export const reconcileGatewayClasses = (
   }
   const builtIn = options.defaultClassName
   if (builtIn !== undefined && builtIn !== "" && !classes.some((c) => c.meta.name === builtIn)) names.add(builtIn)
-  return { names, remoteNames, statuses }
+  // With ambient multi-network the built-in east-west class exists as well.
+  if (options.eastWestClass === true && !classes.some((c) => c.meta.name === EAST_WEST_CLASS_NAME)) {
+    names.add(EAST_WEST_CLASS_NAME)
+    eastWestNames.add(EAST_WEST_CLASS_NAME)
+  }
+  return { names, remoteNames, eastWestNames, statuses }
 }

@@ -20,6 +20,7 @@ import { convertGrpcRoute } from "./grpc-routes.js"
 import { type ConvertedHttpRoutes, convertHttpRoute } from "./http-routes.js"
 import { allowedByIsolation, isolatingHostnames } from "./isolation.js"
 import { convertL4Rules, type L4Rules } from "./l4-routes.js"
+import { reconcileListenerSets } from "./listener-sets.js"
 import {
   byAge,
   compareStrings,
@@ -82,18 +83,26 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
       gateways.set(
         keyOf(gateway),
         reconcileGateway(gateway, {
+          ...(classes.eastWestNames.has(gateway.spec.gatewayClassName) ? { eastWest: true } : {}),
           grants,
           namespaceLabels: input.namespaceLabels,
           ...(input.tlsObjects !== undefined ? { tlsObjects: input.tlsObjects } : {}),
         }),
       )
   }
+  const listenerSets = reconcileListenerSets(input.listenerSets ?? [], input.gateways, gateways, classes, {
+    grants,
+    namespaceLabels: input.namespaceLabels,
+    ...(input.tlsObjects !== undefined ? { tlsObjects: input.tlsObjects } : {}),
+  })
   const bindingContext: BindingContext = {
     gateways,
     existingGateways: new Set(input.gateways.map(keyOf)),
     services,
     namespaceLabels: input.namespaceLabels,
     domainSuffix: options.domainSuffix,
+    listenerSets: listenerSets.bound,
+    existingListenerSets: listenerSets.existing,
   }
   const assembly = new VirtualServiceAssembly()
 
@@ -188,11 +197,21 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
 
   // A Gateway the deployment controller deploys takes its addresses from what it deployed; any
   // other from the Services its addresses name (addresses.ts).
+  // Its ListenerSets' served entries are served by its address too, and counted.
   const gatewayStatusOf = (gateway: GatewayState) => {
     const deployed = options.deployedGateways?.get(gateway.key)
-    return deployed !== undefined
-      ? gatewayStatus(gateway, options.now, deployed)
-      : gatewayStatus(gateway, options.now, undefined, resolveGatewayAddresses(gateway, services, options.domainSuffix))
+    const sets = listenerSets.attachedTo(gateway.key)
+    const withSets = { ...gateway, listeners: [...gateway.listeners, ...sets.listeners] }
+    const status =
+      deployed !== undefined
+        ? gatewayStatus(gateway, options.now, deployed)
+        : gatewayStatus(
+            gateway,
+            options.now,
+            undefined,
+            resolveGatewayAddresses(withSets, services, options.domainSuffix),
+          )
+    return sets.count > 0 ? { ...(status as object), attachedListenerSets: sets.count } : status
   }
   // Gateway status last: it counts the routes attached to each listener.
   for (const gateway of gateways.values()) {
@@ -206,9 +225,12 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
     })
   }
 
-  const meshGateways = [...gateways.values()]
-    .flatMap((g) => (g.meshGateway !== undefined ? [g.meshGateway] : []))
-    .sort((a, b) => compareStrings(keyOf(a), keyOf(b)))
+  statuses.push(...listenerSets.statuses(options.now, services, options.domainSuffix, options.deployedGateways))
+
+  const meshGateways = [
+    ...[...gateways.values()].flatMap((g) => (g.meshGateway !== undefined ? [g.meshGateway] : [])),
+    ...listenerSets.meshGateways,
+  ].sort((a, b) => compareStrings(keyOf(a), keyOf(b)))
   return {
     gateways: meshGateways,
     virtualServices: assembly.build(),

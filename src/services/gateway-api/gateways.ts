@@ -21,6 +21,7 @@ import type { GatewaySpec } from "../config-model/schemas/gateway.js"
 import type { GatewayAddress, KubernetesGatewaySpec, Listener } from "../config-model/schemas/gateway-api/types.js"
 import { type ServerTls, terminatingTls } from "./certificates.js"
 import { type Problem, Reason } from "./conditions.js"
+import { eastWestListener, eastWestListenerProblem } from "./east-west.js"
 import {
   classOf,
   conflictWith,
@@ -82,6 +83,8 @@ export interface GatewayState {
 }
 
 export interface GatewayContext {
+  /** A Gateway of an east-west class (east-west.ts): its listeners are checked as such. */
+  readonly eastWest?: boolean
   readonly grants: ReferenceGrants
   /** The Secrets and ConfigMaps listeners may reference; absent: their contents are not checked. */
   readonly tlsObjects?: TlsObjects
@@ -178,6 +181,12 @@ export const reconcileListener = (
   const acceptedProblems: Array<Problem> = []
   const programmedProblems: Array<Problem> = []
   const resolvedRefsProblems: Array<Problem> = []
+  if (ctx.eastWest === true) {
+    const eastWest = eastWestListener(listener)
+    if (eastWest !== undefined) return { state: eastWest }
+    const problem = eastWestListenerProblem(listener)
+    if (problem !== undefined) acceptedProblems.push(problem)
+  }
   const listenerClass = classOf(listener)
   if (listenerClass === undefined) {
     acceptedProblems.push({

@@ -12,6 +12,7 @@ import type {
   GRPCRouteSpec,
   HTTPRouteSpec,
   KubernetesGatewaySpec,
+  ListenerSetSpec,
   ReferenceGrantSpec,
   TCPRouteSpec,
   TLSRouteSpec,
@@ -64,6 +65,8 @@ export interface GatewayApiInput {
   readonly tcpRoutes: ReadonlyArray<ConfigResource<TCPRouteSpec>>
   readonly tlsRoutes: ReadonlyArray<ConfigResource<TLSRouteSpec>>
   readonly referenceGrants: ReadonlyArray<ConfigResource<ReferenceGrantSpec>>
+  /** Listeners attached to Gateways from other objects (listener-sets.ts); absent: none. */
+  readonly listenerSets?: ReadonlyArray<ConfigResource<ListenerSetSpec>>
   /** For backend existence, Service parents (GAMMA) and their ports. */
   readonly services: ReadonlyArray<Service>
   /** Labels of each namespace, for `allowedRoutes.namespaces.selector`. */
@@ -83,6 +86,8 @@ export interface GatewayApiOptions {
   readonly domainSuffix: string
   /** PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME. */
   readonly defaultClassName?: string
+  /** AMBIENT_ENABLE_MULTI_NETWORK: the built-in east-west class exists too; default false. */
+  readonly eastWestClass?: boolean
   /**
    * The time written as `lastTransitionTime` of every condition (RFC 3339). Given by the caller
    * so the conversion stays pure; a status writer keeps the previous time of a condition whose

@@ -23,6 +23,8 @@ export interface GatewayApiSettingsShape {
   readonly controllerName: string
   readonly defaultClassName: string
   readonly domainSuffix: string
+  /** `AMBIENT_ENABLE_MULTI_NETWORK`: the built-in east-west class exists too. */
+  readonly eastWestClass?: boolean
 }
 
 export class GatewayApiSettings extends Context.Tag("mesh/GatewayApiSettings")<
@@ -63,7 +65,10 @@ export const makeGatewayApiView = (settings: GatewayApiSettingsShape) => {
   ): GatewayApiResources => {
     if (!settings.enabled) return NONE
     // Only the objects the Gateways name, kept as the same object while those are unchanged.
-    const picked = allTlsObjects === undefined ? undefined : referencedTlsObjects(lists.gateways, allTlsObjects)
+    const picked =
+      allTlsObjects === undefined
+        ? undefined
+        : referencedTlsObjects([...lists.gateways, ...(lists.listenerSets ?? [])], allTlsObjects)
     const tlsObjects =
       last !== undefined && sameTlsObjects(last.input.tlsObjects, picked) ? last.input.tlsObjects : picked
     const input: GatewayApiInput = {
@@ -81,6 +86,7 @@ export const makeGatewayApiView = (settings: GatewayApiSettingsShape) => {
           controllerName: settings.controllerName,
           defaultClassName: settings.defaultClassName,
           domainSuffix: settings.domainSuffix,
+          ...(settings.eastWestClass === true ? { eastWestClass: true } : {}),
           // Statuses are the status writer's; the served resources do not depend on the time.
           now: new Date(0).toISOString(),
         })

@@ -108,12 +108,22 @@ const merge = (kind: string, desired: Json, current: Json, controllerName: strin
     return parents.length === 0 && current.parents === undefined ? current : { ...current, parents }
   }
   if (kind === GatewayApiKind.KubernetesGateway) {
-    const { addresses: _, ...rest } = current
+    const { addresses: _, attachedListenerSets: __, ...rest } = current
     return {
       ...rest,
       ...(desired.addresses !== undefined ? { addresses: desired.addresses } : {}),
+      ...(desired.attachedListenerSets !== undefined ? { attachedListenerSets: desired.attachedListenerSets } : {}),
       conditions: mergeConditions(desired.conditions, current.conditions),
       listeners: mergeListeners(desired.listeners, current.listeners),
+    }
+  }
+  if (kind === "ListenerSet") {
+    // A ListenerSet refused by its parent lists no listeners (as the reference clears them).
+    const { listeners: _, ...rest } = current
+    return {
+      ...rest,
+      conditions: mergeConditions(desired.conditions, current.conditions),
+      ...(desired.listeners !== undefined ? { listeners: mergeListeners(desired.listeners, current.listeners) } : {}),
     }
   }
   // GatewayClass, and any other kind: the desired fields, conditions keeping their times.

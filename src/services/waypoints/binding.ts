@@ -38,7 +38,7 @@ export const BindingLabels = {
 } as const
 
 /** What the east-west gateway controller writes on its gateways' Services. */
-export const EAST_WEST_CONTROLLER = `${MESH_DOMAIN}-east-west-controller`
+export const EAST_WEST_CONTROLLER = MANAGED_BY["east-west"]
 
 /** The metadata the rules read. */
 export interface Meta {

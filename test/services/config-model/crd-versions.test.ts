@@ -57,7 +57,16 @@ describe("crdSources", () => {
       crdSources(options)
         .filter((s) => s.group === GATEWAY)
         .map((s) => `${sourceApiKind(s)}${s.upstream ? " upstream" : ""}`)
-    const all = ["GatewayClass", "Gateway", "HTTPRoute", "GRPCRoute", "TCPRoute", "TLSRoute", "ReferenceGrant"]
+    const all = [
+      "GatewayClass",
+      "Gateway",
+      "HTTPRoute",
+      "GRPCRoute",
+      "TCPRoute",
+      "TLSRoute",
+      "ReferenceGrant",
+      "ListenerSet",
+    ]
     expect(gatewayKinds(undefined)).toEqual(all)
     expect(gatewayKinds({ gatewayApi: true, alphaGatewayApi: false })).toEqual(all)
     expect(gatewayKinds({ alphaGatewayApi: true })).toEqual(all)
@@ -146,8 +155,8 @@ describe("planGroup", () => {
       expect(plan.watch.find((w) => sourceApiKind(w.source) === "Gateway")?.source.info.kind).toBe("KubernetesGateway")
       expect(plan.watch.find((w) => w.source.info.kind === "GatewayClass")?.source.info.namespaced).toBe(false)
       expect(plan.unknownVersions).toEqual([])
-      // A v1.2 standard channel has no TCPRoute or TLSRoute CRD.
-      expect(plan.absent.map(sourceApiKind)).toEqual(["TCPRoute", "TLSRoute"])
+      // A v1.2 standard channel has no TCPRoute, TLSRoute or ListenerSet CRD.
+      expect(plan.absent.map(sourceApiKind)).toEqual(["TCPRoute", "TLSRoute", "ListenerSet"])
     })
 
     it("an experimental channel of Gateway API v1.5 (TCPRoute and TLSRoute alpha only) is watched at its alpha versions", () => {
@@ -182,7 +191,13 @@ describe("planGroup", () => {
       expect(plan.onlyUnknown.map((o) => `${sourceApiKind(o.source)} ${o.versions.join(",")}`)).toEqual([
         "HTTPRoute v2",
       ])
-      expect(plan.absent.map(sourceApiKind)).toEqual(["GRPCRoute", "TCPRoute", "TLSRoute", "ReferenceGrant"])
+      expect(plan.absent.map(sourceApiKind)).toEqual([
+        "GRPCRoute",
+        "TCPRoute",
+        "TLSRoute",
+        "ReferenceGrant",
+        "ListenerSet",
+      ])
     })
 
     it("a kind served only at a version other kinds of the group know, but it does not, is not watched", () => {

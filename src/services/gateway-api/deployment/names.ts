@@ -14,8 +14,16 @@ export const WAYPOINT_CONTROLLER_NAME = `${MESH_DOMAIN}/mesh-controller`
 /** The built-in waypoint class (the reference's `istio-waypoint`). */
 export const WAYPOINT_CLASS_NAME = "mesh-waypoint"
 
+/**
+ * The controller of east-west gateway classes (the reference's `istio.io/eastwest-controller`):
+ * ambient multi-network gateways, deployed as waypoints are but behind a load balancer.
+ */
+export const EAST_WEST_CONTROLLER_NAME = `${MESH_DOMAIN}/eastwest-controller`
+/** The built-in east-west class (the reference's `istio-east-west`), with AMBIENT_ENABLE_MULTI_NETWORK. */
+export const EAST_WEST_CLASS_NAME = "mesh-east-west"
+
 /** The kind of proxy a class deploys. */
-export type ManagedKind = "gateway" | "waypoint"
+export type ManagedKind = "gateway" | "waypoint" | "east-west"
 
 export const DeploymentLabels = {
   /** Deployment and pods: who manages them (value per kind below). */
@@ -25,6 +33,8 @@ export const DeploymentLabels = {
 export const MANAGED_BY: Readonly<Record<ManagedKind, string>> = {
   gateway: `${MESH_DOMAIN}-gateway-controller`,
   waypoint: `${MESH_DOMAIN}-mesh-controller`,
+  // Waypoint binding never captures a Service managed so (waypoints/binding.ts).
+  "east-west": `${MESH_DOMAIN}-east-west-controller`,
 }
 
 /** Annotations a user sets on the Gateway to steer its deployment. */
@@ -71,6 +81,8 @@ export interface ClassOptions {
   readonly controllerName?: string
   /** PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME. */
   readonly defaultClassName?: string
+  /** AMBIENT_ENABLE_MULTI_NETWORK: the built-in east-west class exists too; default false. */
+  readonly eastWestClass?: boolean
 }
 
 /**
@@ -88,10 +100,12 @@ export const managedClasses = (
   for (const c of classes) {
     if (c.controllerName === controller) out.set(c.name, "gateway")
     else if (c.controllerName === WAYPOINT_CONTROLLER_NAME) out.set(c.name, "waypoint")
+    else if (c.controllerName === EAST_WEST_CONTROLLER_NAME) out.set(c.name, "east-west")
   }
   const builtIn: ReadonlyArray<readonly [string, ManagedKind]> = [
     [options.defaultClassName ?? DEFAULT_GATEWAY_CLASS_NAME, "gateway"],
     [WAYPOINT_CLASS_NAME, "waypoint"],
+    ...(options.eastWestClass === true ? [[EAST_WEST_CLASS_NAME, "east-west"] as const] : []),
   ]
   for (const [name, kind] of builtIn)
     if (name !== "" && !classes.some((c) => c.name === name) && !out.has(name)) out.set(name, kind)
@@ -117,9 +131,9 @@ export const managedByNewerController = (annotations: Readonly<Record<string, st
   return Number.isFinite(version) && version > CONTROLLER_VERSION
 }
 
-/** `<gateway>-<class>` for gateways; a waypoint takes the Gateway's own name. */
+/** `<gateway>-<class>` for gateways; a waypoint or an east-west gateway takes the Gateway's own name. */
 export const defaultObjectName = (gatewayName: string, className: string, kind: ManagedKind): string =>
-  kind === "waypoint" ? gatewayName : `${gatewayName}-${className}`
+  kind === "gateway" ? `${gatewayName}-${className}` : gatewayName
 
 export interface ObjectNames {
   /** The Deployment's and the Service's. */
