@@ -148,20 +148,21 @@ const makeNodeAgent = (settings: NodeAgentSettings): Effect.Effect<void, Seqpack
       const answer = (status: number, body: string) => {
         response.writeHead(status, { "content-type": "text/plain; charset=utf-8" }).end(body)
       }
-      if (request.method !== "POST") return answer(405, "POST only")
-      if (Number(request.headers["content-length"] ?? 0) > MAX_EVENT_BYTES) {
-        answer(413, `over ${MAX_EVENT_BYTES} bytes`)
-        return request.destroy()
+      /** Over the bound: answer, stop reading, and close the connection once the answer is out. */
+      const refuse = () => {
+        request.removeAllListeners("data")
+        request.pause()
+        response
+          .writeHead(413, { "content-type": "text/plain; charset=utf-8", connection: "close" })
+          .end(`over ${MAX_EVENT_BYTES} bytes`, () => request.socket.destroy())
       }
+      if (request.method !== "POST") return answer(405, "POST only")
+      if (Number(request.headers["content-length"] ?? 0) > MAX_EVENT_BYTES) return refuse()
       const chunks: Array<Buffer> = []
       let size = 0
       request.on("data", (chunk: Buffer) => {
         size += chunk.length
-        if (size > MAX_EVENT_BYTES) {
-          answer(413, `over ${MAX_EVENT_BYTES} bytes`)
-          request.destroy()
-          return
-        }
+        if (size > MAX_EVENT_BYTES) return refuse()
         chunks.push(chunk)
       })
       request.on("end", () => {

@@ -19,8 +19,10 @@
  * accepted and closed at once).
  */
 import { closeSync, mkdirSync, rmSync } from "node:fs"
+import { createRequire } from "node:module"
 import { dirname } from "node:path"
 import { Data, Effect, type Scope } from "effect"
+import type Koffi from "koffi"
 
 export class SeqpacketError extends Data.TaggedError("SeqpacketError")<{ readonly message: string }> {}
 
@@ -64,9 +66,12 @@ const EAGAIN = 11
 const EINTR = 4
 const SUN_PATH_MAX = 107
 
-/** The C library calls, bound through koffi (loaded only when a server is made). */
+/**
+ * The C library calls, bound through koffi (loaded only when a server is made). Through
+ * `require`: the bundles run in a vm.Script, which has no dynamic import.
+ */
 const bindLibc = async () => {
-  const koffi = (await import("koffi")).default
+  const koffi = createRequire(import.meta.url)("koffi") as typeof Koffi
   const libc = koffi.load("libc.so.6")
   return {
     koffi,
