@@ -120,7 +120,9 @@ const pod = async (name: string, node: string, serviceAccount: string, ip: strin
 
 const counter = async (name: string): Promise<number> => {
   const text = await (await fetch(`http://${monitoring}/metrics`)).text()
-  const line = text.split("\n").find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`))
+  const line = text
+    .split("\n")
+    .find((l) => l.startsWith(`${name} `) || l.startsWith(name.includes("{") ? name : `${name}{`))
   return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(" ") + 1))
 }
 
@@ -317,6 +319,7 @@ describe.skipIf(skip)("the node proxy's workload API and certificates on the rea
       new RegExp(`impersonation of ${beta.replaceAll("/", "\\/")} refused: no pod of ${ns}/beta runs on node node-1`),
     )
     expect(await counter("meshca_server_authentication_failure_count")).toBe(failuresBefore + 1)
+    expect(await counter('meshca_server_node_authorization_refused_count{reason="not_on_node"}')).toBe(1)
     // Its own identity needs no impersonation; another node proxy's token cannot ask for alpha.
     const own = await createCertificateCall(
       securePort,

@@ -71,6 +71,7 @@ export type CaServerTls = ListenerTls
 export class CaGrpcServer extends Context.Tag("mesh/CaGrpcServer")<CaGrpcServer, CaGrpcServerShape>() {}
 
 const countRefusal = (metrics: CaMetrics, refusal: CaRefusal) => {
+  if (refusal.nodeRefusal !== undefined) metrics.nodeRefusals.inc({ reason: refusal.nodeRefusal })
   switch (refusal.metric) {
     case "authentication_failure":
       return metrics.authnError.inc()

@@ -5,6 +5,11 @@ export const caMetrics = (metrics: MetricsShape) => ({
   csr: metrics.counter("meshca_server_csr_count", "CSRs received"),
   success: metrics.counter("meshca_server_success_cert_issuance_count", "Successful issuances"),
   authnError: metrics.counter("meshca_server_authentication_failure_count", "Authentication failures"),
+  nodeRefusals: metrics.counter(
+    "meshca_server_node_authorization_refused_count",
+    "Impersonations refused by node authorization (CA_TRUSTED_NODE_ACCOUNTS), by reason; also counted as authentication failures",
+    ["reason"],
+  ),
   csrParsingError: metrics.counter("meshca_server_csr_parsing_err_count", "CSR parse errors"),
   idExtractionError: metrics.counter("meshca_server_id_extraction_err_count", "Errors extracting the ID from a CSR"),
   signError: metrics.counter("meshca_server_csr_sign_err_count", "CSR signing errors", ["error_type"]),

@@ -10,7 +10,7 @@ import { Context, Effect, Either, type Stream } from "effect"
 import { type AuthContext, type Authenticator, authenticateWith } from "./authenticate.js"
 import { decodeCsr, type ParsedCsr } from "./csr.js"
 import { type CaMaterialError, CaRefusal, GrpcCode, type SignError, signErrorCode } from "./errors.js"
-import { checkCsrIdentities, IMPERSONATED_IDENTITY_KEY, type NodeAuthorizer } from "./identity.js"
+import { checkCsrIdentities, IMPERSONATED_IDENTITY_KEY, type NodeAuthorizer, type NodeRefusalKind } from "./identity.js"
 import type { KeyRotationPhase } from "./key-rotation.js"
 import type { SigningMaterial } from "./material.js"
 import type { TtlPolicy } from "./ttl.js"
@@ -117,19 +117,22 @@ export const createCertificate = (
     let identities = caller.identities
     const impersonated = request.metadata[IMPERSONATED_IDENTITY_KEY] ?? ""
     if (impersonated !== "") {
-      // The caller learns only that impersonation failed; the reason is logged.
-      const refusal = new CaRefusal({
-        code: GrpcCode.UNAUTHENTICATED,
-        reason: IMPERSONATION_FAILURE,
-        metric: "authentication_failure",
-      })
+      // The caller learns only that impersonation failed (as the reference: which pods run on
+      // which node is not the caller's to learn); the reason is logged and counted by kind.
+      const refusal = (kind: NodeRefusalKind) =>
+        new CaRefusal({
+          code: GrpcCode.UNAUTHENTICATED,
+          reason: IMPERSONATION_FAILURE,
+          metric: "authentication_failure",
+          nodeRefusal: kind,
+        })
       if (deps.nodeAuthorizer === undefined) {
         yield* Effect.logWarning("impersonation refused: CA_TRUSTED_NODE_ACCOUNTS is not configured")
-        return yield* refusal
+        return yield* refusal("not_configured")
       }
       yield* deps.nodeAuthorizer.authorize(caller.orchestrator, impersonated).pipe(
-        Effect.tapError((reason) => Effect.logWarning(`impersonation of ${impersonated} refused: ${reason}`)),
-        Effect.mapError(() => refusal),
+        Effect.tapError((why) => Effect.logWarning(`impersonation of ${impersonated} refused: ${why.message}`)),
+        Effect.mapError((why) => refusal(why.kind)),
       )
       identities = [impersonated]
     }

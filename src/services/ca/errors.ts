@@ -3,6 +3,7 @@
  * `CaRefusal`: a gRPC status code, a message for the caller and the metric that counts it.
  */
 import { Data } from "effect"
+import type { NodeRefusalKind } from "./identity.js"
 
 /** gRPC status codes used by the CA (numbers as in the gRPC spec; no grpc import in services). */
 export const GrpcCode = {
@@ -65,6 +66,8 @@ export class CaRefusal extends Data.TaggedError("CaRefusal")<{
   readonly metric: RefusalMetric
   /** For `csr_sign_err`: the reference's error type label. */
   readonly errorType?: SignErrorType
+  /** A refused impersonation (node authorization): why, for its own counter. */
+  readonly nodeRefusal?: NodeRefusalKind
 }> {
   override get message() {
     return this.reason

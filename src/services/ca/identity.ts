@@ -116,10 +116,26 @@ export const noPodLocator: PodLocator = {
   hasPodOnNode: () => Effect.succeed(false),
 }
 
-export interface NodeAuthorizer {
-  /** Succeeds when `caller` may act as `impersonated`; fails with the (logged, not returned) reason. */
-  readonly authorize: (caller: OrchestratorInfo | undefined, impersonated: string) => Effect.Effect<void, string>
+/** Why a node agent may not act for an identity: a metric label (a fixed set) and the reason logged. */
+export type NodeRefusalKind =
+  | "not_configured"
+  | "no_orchestrator_identity"
+  | "untrusted_account"
+  | "invalid_identity"
+  | "caller_node_unknown"
+  | "not_on_node"
+
+export interface NodeRefusal {
+  readonly kind: NodeRefusalKind
+  readonly message: string
 }
+
+export interface NodeAuthorizer {
+  /** Succeeds when `caller` may act as `impersonated`; fails with why (logged, not returned to the caller). */
+  readonly authorize: (caller: OrchestratorInfo | undefined, impersonated: string) => Effect.Effect<void, NodeRefusal>
+}
+
+const refuse = (kind: NodeRefusalKind, message: string) => Effect.fail<NodeRefusal>({ kind, message })
 
 export const makeNodeAuthorizer = (
   trusted: ReadonlyArray<NodeAccount>,
@@ -129,14 +145,23 @@ export const makeNodeAuthorizer = (
   authorize: (caller, impersonated) =>
     Effect.gen(function* () {
       if (caller === undefined)
-        return yield* Effect.fail("the caller has no orchestrator identity (pod and service account)")
+        return yield* refuse(
+          "no_orchestrator_identity",
+          "the caller has no orchestrator identity (pod and service account)",
+        )
       if (!trusted.some((a) => a.namespace === caller.namespace && a.serviceAccount === caller.serviceAccount)) {
-        return yield* Effect.fail(`${caller.namespace}/${caller.serviceAccount} is not in CA_TRUSTED_NODE_ACCOUNTS`)
+        return yield* refuse(
+          "untrusted_account",
+          `${caller.namespace}/${caller.serviceAccount} is not in CA_TRUSTED_NODE_ACCOUNTS`,
+        )
       }
       const target = parseSpiffeId(impersonated)
-      if (Either.isLeft(target)) return yield* Effect.fail(target.left)
+      if (Either.isLeft(target)) return yield* refuse("invalid_identity", target.left)
       if (target.right.trustDomain !== trustDomain) {
-        return yield* Effect.fail(`impersonated identity ${impersonated} is not in trust domain ${trustDomain}`)
+        return yield* refuse(
+          "invalid_identity",
+          `impersonated identity ${impersonated} is not in trust domain ${trustDomain}`,
+        )
       }
       let node = caller.nodeName
       if (node === undefined && caller.podName !== undefined) {
@@ -146,10 +171,11 @@ export const makeNodeAuthorizer = (
         }
         node = Option.getOrUndefined(yield* locator.nodeOfPod(caller.namespace, caller.podName, expected))
       }
-      if (node === undefined) return yield* Effect.fail("the node of the caller's pod is unknown")
+      if (node === undefined) return yield* refuse("caller_node_unknown", "the node of the caller's pod is unknown")
       const present = yield* locator.hasPodOnNode(node, target.right.namespace, target.right.serviceAccount)
       if (!present) {
-        return yield* Effect.fail(
+        return yield* refuse(
+          "not_on_node",
           `no pod of ${target.right.namespace}/${target.right.serviceAccount} runs on node ${node}`,
         )
       }

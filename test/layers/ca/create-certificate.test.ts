@@ -90,6 +90,8 @@ describe("CreateCertificate logic", () => {
           code: GrpcCode.UNAUTHENTICATED,
           reason: "request impersonation authentication failure",
           metric: "authentication_failure",
+          // Counted by why (meshca_server_node_authorization_refused_count), never told to the caller.
+          nodeRefusal: "not_on_node",
         })
 
         // Without impersonation metadata the CSR must name the caller itself.
