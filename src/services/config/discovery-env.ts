@@ -259,12 +259,15 @@ export const discoveryEnv = {
   ),
   PILOT_AUTO_ALLOW_WAYPOINT_POLICY: env.bool(
     false,
-    "Synthetic allow policies so node-proxy accepts only waypoint traffic",
+    "Synthetic allow policies so node-proxy accepts only waypoint traffic: with PILOT_ENABLE_AMBIENT, each waypoint with known pods gets an ALLOW authorization `mesh_allow_waypoint_<ns>_<name>` of its identities, named by every workload bound to it",
   ),
   PILOT_DISABLE_MX_ALPN: env.bool(false, "Omit the peer-exchange ALPN in TLS handshakes"),
   PILOT_ENABLE_ALPHA_GATEWAY_API: env.bool(false, "Alpha gateway-API support (CRDs required)"),
   PILOT_ENABLE_ALPN_FILTER: env.bool(true, "ALPN filters needed for protocol sniffing"),
-  PILOT_ENABLE_AMBIENT: env.bool(false, "Master switch for ambient mode"),
+  PILOT_ENABLE_AMBIENT: env.bool(
+    false,
+    "Master switch for ambient mode: mesh-discovery watches the cluster's pods and serves the node proxy's workload API (mesh.workload.Address, mesh.security.Authorization over delta ADS)",
+  ),
   PILOT_ENABLE_AMBIENT_WAYPOINTS: env.bool(false, "Run ambient controllers"),
   PILOT_ENABLE_ANALYSIS: env.bool(false, "Run analyzers and write errors to resource Status"),
   PILOT_ENABLE_CROSS_CLUSTER_WORKLOAD_ENTRY: env.bool(true, "Read WorkloadEntry from other clusters"),

@@ -7,7 +7,7 @@ const CDS = TypeUrl.Cluster
 const EDS = TypeUrl.Endpoint
 
 describe("type URLs", () => {
-  it("pushes CDS, EDS, LDS, RDS, SDS in that order, then ECDS and NDS", () => {
+  it("pushes CDS, EDS, LDS, RDS, SDS in that order, then ECDS and NDS, then the node proxy's addresses and authorizations", () => {
     expect(PUSH_ORDER).toEqual([
       TypeUrl.Cluster,
       TypeUrl.Endpoint,
@@ -16,6 +16,8 @@ describe("type URLs", () => {
       TypeUrl.Secret,
       TypeUrl.ExtensionConfig,
       TypeUrl.NameTable,
+      TypeUrl.Address,
+      TypeUrl.Authorization,
     ])
   })
 })
