@@ -22,6 +22,7 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Data, Duration, Effect, Option } from "effect"
+import type { Entry } from "../../services/analysis/snapshot.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import type { OrchConfigMap } from "../../services/orchestrator/objects.js"
 import { boolFlag, durationFlag, listFlag, textFlag } from "../shared/options.js"
@@ -91,7 +92,7 @@ const options = {
   ),
   remoteContexts: listFlag("remote-contexts").pipe(
     Options.withDescription(
-      "Orchestrator contexts of remote clusters (multi-cluster analysis is not supported; ignored)",
+      "Orchestrator configuration contexts for remote clusters to be used in multi-cluster analysis. Not to be confused with '--context'. If unspecified, contexts are read from the remote secrets in the cluster.",
     ),
   ),
   revision: textFlag("revision", "default").pipe(
@@ -140,80 +141,6 @@ const expandPaths = (paths: ReadonlyArray<string>) =>
     return expanded.files
   })
 
-/** The cluster's objects the analyzers read, listed through the orchestrator client. */
-const listCluster = (global: GlobalOptions) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const [{ orchestratorClient }, { Resources }, { allKinds, isMeshKind }] = yield* Effect.promise(() =>
-        Promise.all([
-          import("./orchestrator-access.js"),
-          import("../../services/orchestrator/resources.js"),
-          import("../../services/config-model/kinds.js"),
-        ]),
-      )
-      const client = yield* orchestratorClient(global).pipe(Effect.mapError((e) => fail(e.message)))
-      const refs = [
-        Resources.services,
-        Resources.pods,
-        Resources.namespaces,
-        Resources.nodes,
-        // The analyzers of the injector and webhooks, Gateway credentials, remote clusters and CRD versions.
-        Resources.configMaps,
-        Resources.secrets,
-        Resources.mutatingWebhookConfigurations,
-        Resources.validatingWebhookConfigurations,
-        {
-          group: "apiextensions.k8s.io",
-          version: "v1",
-          plural: "customresourcedefinitions",
-          kind: "CustomResourceDefinition",
-          namespaced: false,
-        },
-        { group: "apps", version: "v1", plural: "deployments", kind: "Deployment", namespaced: true },
-        ...allKinds()
-          .filter((k) => isMeshKind(k))
-          .map((k) => ({
-            group: k.group,
-            version: k.version,
-            plural: k.plural,
-            kind: k.kind,
-            namespaced: k.namespaced,
-          })),
-      ]
-      const lists = yield* Effect.forEach(
-        refs,
-        (ref) =>
-          Effect.gen(function* () {
-            const items: Array<unknown> = []
-            let next: string | undefined
-            do {
-              const page = yield* client.list(ref, { limit: 500, ...(next !== undefined ? { continue: next } : {}) })
-              // List items carry neither apiVersion nor kind: the analyzers need both.
-              for (const item of page.items)
-                items.push({
-                  ...(item as object),
-                  apiVersion: ref.group === "" ? ref.version : `${ref.group}/${ref.version}`,
-                  kind: ref.kind,
-                })
-              next = page.continue
-            } while (next !== undefined && next !== "")
-            return items
-          }).pipe(
-            // A kind the cluster does not serve (CRD not installed) has nothing to analyze.
-            Effect.catchAll((error) =>
-              (error as { status?: number }).status === 404
-                ? Effect.succeed([] as Array<unknown>)
-                : Effect.fail(
-                    fail(`cannot list ${ref.kind}: ${(error as { message?: string }).message ?? String(error)}`),
-                  ),
-            ),
-          ),
-        { concurrency: 8 },
-      )
-      return lists.flat()
-    }),
-  )
-
 /**
  * The text of the revision's mesh ConfigMap (`mesh`, or `mesh-<revision>`) in `-i`; undefined
  * when it does not exist (the defaults apply, as for a cluster without the mesh).
@@ -245,6 +172,26 @@ const readClusterMeshConfig = (global: GlobalOptions, revision: string) =>
       )
     }),
   )
+
+/**
+ * The remote clusters of a multi-cluster analysis: the contexts of `--remote-contexts` (each must
+ * be in the kubeconfig, as the reference requires), else the clusters of the primary's remote
+ * secrets among its listed objects.
+ */
+const remoteSources = (args: AnalyzeArgs, primaryObjects: ReadonlyArray<unknown>) =>
+  Effect.gen(function* () {
+    const [clusters, remote] = yield* Effect.promise(() =>
+      Promise.all([import("./analyze-clusters.js"), import("../../services/analysis/remote-clusters.js")]),
+    )
+    if (args.remoteContexts.length === 0)
+      return remote
+        .remoteSecretClusters(primaryObjects, args.global.meshNamespace)
+        .map((c) => ({ _tag: "secret" as const, ...c }))
+    const kubeconfig = yield* clusters.readKubeconfig(args.global).pipe(Effect.mapError((e) => fail(e.message)))
+    const [missing] = remote.missingContexts(kubeconfig, args.remoteContexts)
+    if (missing !== undefined) return yield* fail(`context "${missing}" not found`)
+    return [...new Set(args.remoteContexts)].map((context) => ({ _tag: "context" as const, context }))
+  })
 
 const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string, InputError>) =>
   Effect.gen(function* () {
@@ -297,8 +244,6 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string, InputErr
     // The reference's default set unless analyzers are named; only a name selects an opt-in one.
     const analyzers =
       args.analyzer.length === 0 ? DEFAULT_ANALYZERS : ALL_ANALYZERS.filter((a) => args.analyzer.includes(a.name))
-    if (args.remoteContexts.length > 0)
-      yield* Console.error("Warning: --remote-contexts is ignored: multi-cluster analysis is not supported")
 
     const revision = config.normalizeRevision(args.revision)
     const meshConfigFile =
@@ -349,13 +294,28 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string, InputErr
       unreadable.push(...read.unreadable)
     }
     for (const e of entries) fileKeys.add(`${e.group}/${e.kind}/${e.namespace}/${e.name}`)
+    const remotes: Array<{ readonly cluster: string; readonly entries: ReadonlyArray<Entry> }> = []
     if (useCluster) {
-      const objects = yield* listCluster(args.global)
+      const clusters = yield* Effect.promise(() => import("./analyze-clusters.js"))
+      const objects = yield* clusters.listPrimary(args.global).pipe(Effect.mapError((e) => fail(e.message)))
       const read = reader.readObjects(objects, namespace)
       // A file's object replaces the cluster's of the same name: the files are what would be applied.
       entries.push(...read.entries.filter((e) => !fileKeys.has(`${e.group}/${e.kind}/${e.namespace}/${e.name}`)))
       messages.push(...read.messages)
-    }
+      // Remote clusters (multi-cluster analysis): the contexts named, else the primary's remote secrets.
+      const sources = yield* remoteSources(args, objects)
+      const listed = yield* Effect.forEach(
+        sources,
+        (source) => clusters.listRemote(args.global, source).pipe(Effect.mapError((e) => fail(e.message))),
+        { concurrency: 4 },
+      )
+      for (const remote of listed) {
+        const remoteRead = reader.readObjects(remote.objects, namespace)
+        remotes.push({ cluster: remote.cluster, entries: remoteRead.entries })
+        messages.push(...remoteRead.messages)
+      }
+    } else if (args.remoteContexts.length > 0)
+      yield* Console.error("Warning: --remote-contexts is ignored when analyzing files alone (add --use-orch)")
     if (!useCluster) {
       // Files alone: the installation's default ingress objects are assumed, as the reference does.
       const { defaultIngressDocuments, DEFAULT_RESOURCES_ORIGIN } = yield* Effect.promise(
@@ -366,15 +326,22 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string, InputErr
       entries.push(...read.entries.filter((e) => !fileKeys.has(`${e.group}/${e.kind}/${e.namespace}/${e.name}`)))
     }
     if (meshNetworks !== undefined) entries.push(meshNetworks.right.entry)
+    const analyzedEntries =
+      remotes.length === 0
+        ? entries
+        : (yield* Effect.promise(() => import("../../services/analysis/remote-clusters.js"))).mergeClusters(
+            entries,
+            remotes,
+          )
     if (args.verbose)
       yield* Console.error(
-        `Analyzing ${entries.length} resources with ${analyzers.length} analyzers${useCluster ? " (files and cluster)" : ""}`,
+        `Analyzing ${analyzedEntries.length} resources with ${analyzers.length} analyzers${useCluster ? ` (files and ${remotes.length + 1} cluster${remotes.length === 0 ? "" : "s"})` : ""}`,
       )
     if (!args.ignoreUnknown) for (const line of unreadable) yield* Console.error(`Error: ${line}`)
 
     // Scoped to one namespace with the cluster (unless -A) or an explicit -n; files alone: all of them.
     const scoped = !args.allNamespaces && (useCluster || args.global.namespace !== "")
-    const analyzed = entries.filter((e) => config.inRevision(e, revision))
+    const analyzed = analyzedEntries.filter((e) => config.inRevision(e, revision))
     const result = runAnalysis(makeSnapshot(analyzed, { meshConfig: resolved.right.value, revision }), messages, {
       analyzers,
       suppressions,

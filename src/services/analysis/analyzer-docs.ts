@@ -44,13 +44,7 @@ export const COUNTERPARTS: ReadonlyArray<Counterpart> = [
     "k8sgateway.SelectorAnalyzer",
     "k8sgateway.CRDVersionAnalyzer",
     "meshnetworks.MeshNetworksAnalyzer",
-  ].map((name) => ({ reference: name, ours: [name] })),
-  {
-    reference: "services.MultiClusterServiceAnalyzer",
-    ours: [],
-    note: "none: `analyze` reads one cluster (`--remote-contexts` is ignored)",
-  },
-  ...[
+    "services.MultiClusterServiceAnalyzer",
     "service.PortNameAnalyzer",
     "sidecar.SelectorAnalyzer",
     "virtualservice.ConflictingMeshGatewayHostsAnalyzer",
@@ -139,6 +133,7 @@ export const CODE_MEANINGS: Readonly<Record<string, string>> = {
   ReferencedInternalGateway: "a VirtualService names a gateway generated from a Gateway-API Gateway",
   IneffectiveSelector: "a policy selects Gateway-API gateway pods by label instead of targetRef",
   IneffectivePolicy: "a policy or Sidecar cannot take effect where it applies",
+  MultiClusterInconsistentService: "a Service is defined differently in the clusters analyzed together",
   NegativeConditionStatus: "a status condition reports a problem",
   DestinationRuleSubsetNotSelectPods: "a DestinationRule subset selects no pod",
   UnknownDestinationRuleHost: "a DestinationRule's host is no known service",

@@ -89,6 +89,7 @@ export const MessageTypes = {
   ReferencedInternalGateway: type("0165", "ReferencedInternalGateway", "Warning"),
   IneffectiveSelector: type("0166", "IneffectiveSelector", "Warning"),
   IneffectivePolicy: type("0167", "IneffectivePolicy", "Warning"),
+  MultiClusterInconsistentService: type("0170", "MultiClusterInconsistentService", "Warning"),
   NegativeConditionStatus: type("0171", "NegativeConditionStatus", "Warning"),
   DestinationRuleSubsetNotSelectPods: type("0173", "DestinationRuleSubsetNotSelectPods", "Error"),
   UnknownDestinationRuleHost: type("0174", "UnknownDestinationRuleHost", "Warning"),

@@ -32,10 +32,17 @@ const reference = (message: Message): string => {
 const COLORS: Readonly<Record<Level, string>> = { Error: "\u001b[1;31m", Warning: "\u001b[33m", Info: "\u001b[36m" }
 const RESET = "\u001b[0m"
 
+/** A multi-cluster analysis names the cluster of each resource, as the reference's `[cluster-<id>]`. */
+const clusterOf = (message: Message): string | undefined => {
+  const cluster = message.resource?.cluster
+  return cluster === undefined || cluster === "" ? undefined : cluster
+}
+
 export const formatLog = (message: Message, color: boolean): string => {
   const level = color ? `${COLORS[message.level]}${message.level}${RESET}` : message.level
   const ref = reference(message)
-  return `${level} [${message.type.code}]${ref === "" ? "" : ` (${ref})`} ${message.text}`
+  const cluster = clusterOf(message)
+  return `${level} [${message.type.code}]${cluster === undefined ? "" : ` [cluster-${cluster}]`}${ref === "" ? "" : ` (${ref})`} ${message.text}`
 }
 
 /** The reference's JSON/YAML message object. */
@@ -54,6 +61,7 @@ export const messageObject = (message: Message) => {
       : {}),
     ...(where !== undefined ? { reference: where } : {}),
     ...(message.path !== undefined ? { path: renderFieldPath(message.path) } : {}),
+    ...(clusterOf(message) !== undefined ? { cluster: clusterOf(message) } : {}),
   }
 }
 

@@ -49,7 +49,7 @@ export interface RunResult {
 }
 
 const origin = (m: Message) =>
-  `${m.resource?.origin?.file ?? ""}\u0000${String(m.resource?.origin?.documentIndex ?? 0).padStart(8, "0")}`
+  `${m.resource?.cluster ?? ""}\u0000${m.resource?.origin?.file ?? ""}\u0000${String(m.resource?.origin?.documentIndex ?? 0).padStart(8, "0")}`
 
 export const runAnalysis = (snapshot: Snapshot, extra: ReadonlyArray<Message>, options: RunOptions): RunResult => {
   const raw = [...extra]
@@ -65,7 +65,8 @@ export const runAnalysis = (snapshot: Snapshot, extra: ReadonlyArray<Message>, o
       return false
     const name = suppressionName(m)
     if (options.suppressions.some((s) => s.code === m.type.code && s.resource.test(name))) return false
-    const key = `${m.type.code}|${m.resource === undefined ? "" : resourceName(m.resource)}|${m.text}`
+    // The same resource in two clusters is two findings.
+    const key = `${m.type.code}|${m.resource?.cluster ?? ""}|${m.resource === undefined ? "" : resourceName(m.resource)}|${m.text}`
     if (seen.has(key)) return false
     seen.add(key)
     return true

@@ -32,6 +32,12 @@ export interface Entry {
   /** The mesh kinds' `status` (the orchestrator kinds keep theirs in `body`). */
   readonly status?: Readonly<Record<string, unknown>>
   readonly origin?: Origin
+  /**
+   * The cluster the object was read from, in a multi-cluster analysis only (`--remote-contexts`
+   * or remote secrets): a remote context's cluster, or `default` for the primary cluster and the
+   * files (the reference's ID for the cluster it analyzes).
+   */
+  readonly cluster?: string
 }
 
 export type FieldPath = ReadonlyArray<string | number>

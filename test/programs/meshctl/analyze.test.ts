@@ -36,6 +36,7 @@ const REFERENCE_DEFAULT_ANALYZERS = [
   "k8sgateway.SelectorAnalyzer",
   "k8sgateway.CRDVersionAnalyzer",
   "meshnetworks.MeshNetworksAnalyzer",
+  "services.MultiClusterServiceAnalyzer",
   "service.PortNameAnalyzer",
   "sidecar.SelectorAnalyzer",
   "virtualservice.ConflictingMeshGatewayHostsAnalyzer",

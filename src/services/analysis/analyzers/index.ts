@@ -20,6 +20,7 @@ import { gatewayAnalyzers } from "./gateways.js"
 import { injectionAnalyzers } from "./injection.js"
 import { jwtClaimRouteAnalyzers } from "./jwt-claim-routes.js"
 import { meshNetworksAnalyzers } from "./mesh-networks.js"
+import { multiClusterAnalyzers } from "./multi-cluster.js"
 import { policyAnalyzers } from "./policies.js"
 import { serviceEntryProtocolAnalyzers } from "./service-entry-protocols.js"
 import { serviceAnalyzers } from "./services.js"
@@ -45,6 +46,7 @@ const POOL: ReadonlyMap<string, Analyzer> = new Map(
     ...injectionAnalyzers,
     ...jwtClaimRouteAnalyzers,
     ...meshNetworksAnalyzers,
+    ...multiClusterAnalyzers,
     ...policyAnalyzers,
     ...serviceEntryProtocolAnalyzers,
     ...serviceAnalyzers,
@@ -93,6 +95,7 @@ export const DEFAULT_ANALYZERS: ReadonlyArray<Analyzer> = [
   pick("k8sgateway.SelectorAnalyzer"),
   pick("k8sgateway.CRDVersionAnalyzer"),
   pick("meshnetworks.MeshNetworksAnalyzer"),
+  pick("services.MultiClusterServiceAnalyzer"),
   combine("service.PortNameAnalyzer", "Checks the port names associated with each service", [
     pick("service.PortNameConventionAnalyzer"),
     pick("service.ExternalNameServiceTypeAnalyzer"),
