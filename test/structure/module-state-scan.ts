@@ -172,6 +172,6 @@ const sourceFiles = (dir: string): ReadonlyArray<string> =>
 
 /** What module scope holds in every `.ts` file under `dir` (paths relative to `root`). */
 export const scanTree = (root: string, dir: string): ReadonlyArray<ModuleState> =>
-  sourceFiles(join(root, dir))
+  [...sourceFiles(join(root, dir))]
     .sort()
     .flatMap((path) => scanModuleState(relative(root, path).split("\\").join("/"), readFileSync(path, "utf8")))
