@@ -72,7 +72,7 @@ if (skipReason !== undefined) {
  * snapshot and reports whether the agent hung up.
  */
 const NODE_PROXY = String.raw`
-import json, os, socket, subprocess, sys, time
+import json, os, select, socket, subprocess, sys, time
 path, mode = sys.argv[1], sys.argv[2]
 def out(obj):
     sys.stdout.write(json.dumps(obj) + "\n"); sys.stdout.flush()
@@ -94,6 +94,32 @@ def fields(b):
             raise ValueError("wire type %d" % wt)
         f[num] = v
     return f
+def eof_within(sock, seconds):
+    sock.settimeout(seconds)
+    try:
+        return sock.recv(4096) == b""
+    except (socket.timeout, BlockingIOError):
+        return False
+    except OSError:
+        return True
+if mode == "big":  # a hello over the agent's 1,024-byte message bound
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.connect(path)
+    s.send(b"\x08\x01" + b"\x00" * 2046)
+    out({"type": "after-big", "eof": eof_within(s, 10)}); sys.exit(0)
+if mode == "flood":  # more connections than the agent serves, none saying hello
+    socks = []
+    for i in range(10):
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); c.connect(path); socks.append(c)
+    start = time.time()
+    closed_at = {}
+    while len(closed_at) < len(socks) and time.time() - start < 15:
+        ready, _, _ = select.select([c for c in socks if c not in closed_at], [], [], 0.1)
+        for c in ready:
+            if eof_within(c, 0.1):
+                closed_at[c] = time.time() - start
+    at_once = sum(1 for t in closed_at.values() if t < 1)
+    out({"type": "flood", "closedAtOnce": at_once, "allClosedAfter": max(closed_at.values()) if len(closed_at) == len(socks) else -1})
+    sys.exit(0)
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 s.connect(path)
 out({"type": "connected", "sotype": s.getsockopt(socket.SOL_SOCKET, socket.SO_TYPE)})
@@ -147,6 +173,8 @@ interface NodeProxyLine {
   readonly rules?: string
   readonly sotype?: number
   readonly eof?: boolean
+  readonly closedAtOnce?: number
+  readonly allClosedAfter?: number
 }
 
 interface StandIn {
@@ -156,7 +184,7 @@ interface StandIn {
   readonly stderr: () => string
 }
 
-const startNodeProxy = (socketPath: string, mode: "polite" | "rude" = "polite"): StandIn => {
+const startNodeProxy = (socketPath: string, mode: "polite" | "rude" | "big" | "flood" = "polite"): StandIn => {
   const child = spawn("python3", ["-c", NODE_PROXY, socketPath, mode], { stdio: ["ignore", "pipe", "pipe"] })
   const lines: Array<NodeProxyLine> = []
   let taken = 0
@@ -406,6 +434,24 @@ describe.skipIf(skipReason !== undefined)("install-cni ambient mode", () => {
     await standIn.next("connected")
     expect((await standIn.next("add")).uid).toBe("uid-early-1")
   })
+
+  it("bounds: a message over 1,024 bytes ends its connection; a node proxy that never says hello is closed after 5 s; past 8 connections the rest are closed at once", async () => {
+    const big = startNodeProxy(nodeProxySocket, "big")
+    standIns.push(big)
+    expect((await big.next("after-big")).eof).toBe(true)
+    await daemon.waitFor(/disconnected: a message over 1024 bytes/)
+    // Two polite stand-ins are connected (the reconnected one and the one after the rude one).
+    const open = standIns.filter((s) => s.child.exitCode === null && s.child.signalCode === null && s !== big).length
+    expect(open).toBe(2)
+    const flood = startNodeProxy(nodeProxySocket, "flood")
+    standIns.push(flood)
+    const result = await flood.next("flood", 30_000)
+    expect(result.closedAtOnce).toBe(10 - (8 - open))
+    // The others waited for their hello deadline (5 s, measured under load), then were closed.
+    expect(result.allClosedAfter).toBeGreaterThan(3.5)
+    expect(result.allClosedAfter).toBeLessThan(12)
+    await daemon.waitFor(/disconnected: no hello within 5s/)
+  }, 60_000)
 
   it("the plugin event socket refuses bodies over 64 KiB and invalid events", async () => {
     const socketPath = join(runDir, "pluginevent.sock")
