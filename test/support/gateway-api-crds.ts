@@ -4,12 +4,13 @@
  * check the mesh's controllers, not the Gateway API's own validation.
  */
 import { crdSources } from "../../src/services/config-model/crd-versions.js"
-import { apiKindOf, GATEWAY_API_GROUP } from "../../src/services/config-model/kinds.js"
+import { apiKindOf, GATEWAY_API_GROUP, GATEWAY_API_X_GROUP } from "../../src/services/config-model/kinds.js"
 
 // biome-ignore lint/suspicious/noExplicitAny: plain API objects
 export const gatewayApiCrds = (): Array<{ metadata: { name: string } } & Record<string, any>> =>
-  crdSources({ gatewayApi: true })
-    .filter((s) => s.group === GATEWAY_API_GROUP)
+  // The experimental kinds too, as the experimental channel's install serves them.
+  crdSources({ gatewayApi: true, alphaGatewayApi: true })
+    .filter((s) => s.group === GATEWAY_API_GROUP || s.group === GATEWAY_API_X_GROUP)
     .map((s) => {
       const kind = apiKindOf(s.info)
       return {

@@ -14,6 +14,7 @@ import {
   apiKindOf,
   deprecationWarningOf,
   GATEWAY_API_GROUP,
+  GATEWAY_API_X_GROUP,
   isMeshKind,
   type KindInfo,
   ORCH_NETWORKING_GROUP,
@@ -42,7 +43,8 @@ export interface CrdSourceOptions {
   readonly ingress?: boolean
 }
 
-const isGatewayApiKind = (info: KindInfo): boolean => info.group === GATEWAY_API_GROUP
+const isGatewayApiKind = (info: KindInfo): boolean =>
+  info.group === GATEWAY_API_GROUP || info.group === GATEWAY_API_X_GROUP
 const isDeprecated = (info: KindInfo, version: string): boolean => deprecationWarningOf(info, version) !== undefined
 /** A kind with no version beyond alpha (v1alpha2, ...): experimental upstream. */
 const isAlphaOnly = (info: KindInfo): boolean => info.versions.every((v) => /alpha/.test(v))

@@ -13,6 +13,7 @@ import { DestinationRule } from "./schemas/destination-rule.js"
 import { EnvoyFilter } from "./schemas/envoy-filter.js"
 import { Gateway, gatewayNameProblem, noNamespaceGatewayHostProblems } from "./schemas/gateway.js"
 import { KubernetesGateway } from "./schemas/gateway-api/gateway.js"
+import { BackendTLSPolicy, XBackendTrafficPolicy } from "./schemas/gateway-api/backend-policies.js"
 import { GatewayClass } from "./schemas/gateway-api/gateway-class.js"
 import { GRPCRoute } from "./schemas/gateway-api/grpc-route.js"
 import { HTTPRoute } from "./schemas/gateway-api/http-route.js"
@@ -41,6 +42,8 @@ export const DISCOVERY_GROUP = "discovery.k8s.io"
 /** The orchestrator's `networking.k8s.io` group (Ingress, IngressClass). */
 export const ORCH_NETWORKING_GROUP = "networking.k8s.io"
 export const GATEWAY_API_GROUP = "gateway.networking.k8s.io"
+/** The Gateway API's experimental kinds (`X...`), watched like its own group. */
+export const GATEWAY_API_X_GROUP = "gateway.networking.x-k8s.io"
 
 /** Versions accepted for the networking kinds; resources are normalised to the first. */
 export const MESH_VERSIONS = ["v1", "v1beta1", "v1alpha3"] as const
@@ -215,9 +218,10 @@ const gatewayApiKind = <K extends KnownKind>(
     readonly apiKind?: string
     readonly namespaced?: boolean
     readonly deprecatedVersions?: Readonly<Record<string, string>>
+    readonly group?: string
   } = {},
 ): KindInfo => ({
-  group: GATEWAY_API_GROUP,
+  group: options.group ?? GATEWAY_API_GROUP,
   kind,
   ...(options.apiKind !== undefined ? { apiKind: options.apiKind } : {}),
   plural,
@@ -301,6 +305,14 @@ const kindInfos: Array<KindInfo> = [
   }),
   // ListenerSet is v1 since Gateway API v1.5 (the reference reads only that version).
   gatewayApiKind("ListenerSet", "listenersets", ["v1"], ListenerSet),
+  // BackendTLSPolicy is v1 since Gateway API v1.4; the experimental channel still serves v1alpha3.
+  gatewayApiKind("BackendTLSPolicy", "backendtlspolicies", ["v1", "v1alpha3"], BackendTLSPolicy, {
+    deprecatedVersions: gatewayApiDeprecation("BackendTLSPolicy", "v1alpha3", "v1"),
+  }),
+  // Experimental (alpha only): watched with PILOT_ENABLE_ALPHA_GATEWAY_API, as the reference does.
+  gatewayApiKind("XBackendTrafficPolicy", "xbackendtrafficpolicies", ["v1alpha1"], XBackendTrafficPolicy, {
+    group: GATEWAY_API_X_GROUP,
+  }),
   orchestratorKind("Service", "services", ["spec", "status"], Service),
   orchestratorKind("Endpoints", "endpoints", ["subsets"], Endpoints),
   orchestratorKind("EndpointSlice", "endpointslices", ["addressType", "endpoints", "ports"], EndpointSlice, {

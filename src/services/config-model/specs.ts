@@ -7,6 +7,7 @@ import type { AuthorizationPolicySpec } from "./schemas/authorization-policy.js"
 import type { DestinationRuleSpec } from "./schemas/destination-rule.js"
 import type { EnvoyFilterSpec } from "./schemas/envoy-filter.js"
 import type { GatewaySpec } from "./schemas/gateway.js"
+import type { BackendTLSPolicySpec, XBackendTrafficPolicySpec } from "./schemas/gateway-api/backend-policies.js"
 import type {
   GatewayClassSpec,
   GRPCRouteSpec,
@@ -52,6 +53,8 @@ export interface SpecByKind {
   readonly TCPRoute: TCPRouteSpec
   readonly TLSRoute: TLSRouteSpec
   readonly ReferenceGrant: ReferenceGrantSpec
+  readonly BackendTLSPolicy: BackendTLSPolicySpec
+  readonly XBackendTrafficPolicy: XBackendTrafficPolicySpec
   readonly ListenerSet: ListenerSetSpec
   /** Orchestrator kinds: the body is their top-level content (spec/status, subsets, ...). */
   readonly Service: ServiceBody

@@ -66,6 +66,7 @@ describe("crdSources", () => {
       "TLSRoute",
       "ReferenceGrant",
       "ListenerSet",
+      "BackendTLSPolicy",
     ]
     expect(gatewayKinds(undefined)).toEqual(all)
     expect(gatewayKinds({ gatewayApi: true, alphaGatewayApi: false })).toEqual(all)
@@ -73,6 +74,13 @@ describe("crdSources", () => {
     expect(gatewayKinds({ gatewayApi: false, alphaGatewayApi: true })).toEqual([])
     // The mesh kinds are there whatever the options.
     expect(crdSources({ gatewayApi: false }).length).toBe(crdSources().length - all.length)
+    // The experimental group's kinds are alpha only: watched with the alpha switch.
+    const experimental = (options: Parameters<typeof crdSources>[0]) =>
+      crdSources(options)
+        .filter((s) => s.group === "gateway.networking.x-k8s.io")
+        .map(sourceApiKind)
+    expect(experimental(undefined)).toEqual([])
+    expect(experimental({ alphaGatewayApi: true })).toEqual(["XBackendTrafficPolicy"])
   })
 })
 
@@ -155,8 +163,8 @@ describe("planGroup", () => {
       expect(plan.watch.find((w) => sourceApiKind(w.source) === "Gateway")?.source.info.kind).toBe("KubernetesGateway")
       expect(plan.watch.find((w) => w.source.info.kind === "GatewayClass")?.source.info.namespaced).toBe(false)
       expect(plan.unknownVersions).toEqual([])
-      // A v1.2 standard channel has no TCPRoute, TLSRoute or ListenerSet CRD.
-      expect(plan.absent.map(sourceApiKind)).toEqual(["TCPRoute", "TLSRoute", "ListenerSet"])
+      // A v1.2 standard channel has no TCPRoute, TLSRoute, ListenerSet or BackendTLSPolicy CRD.
+      expect(plan.absent.map(sourceApiKind)).toEqual(["TCPRoute", "TLSRoute", "ListenerSet", "BackendTLSPolicy"])
     })
 
     it("an experimental channel of Gateway API v1.5 (TCPRoute and TLSRoute alpha only) is watched at its alpha versions", () => {
@@ -197,6 +205,7 @@ describe("planGroup", () => {
         "TLSRoute",
         "ReferenceGrant",
         "ListenerSet",
+        "BackendTLSPolicy",
       ])
     })
 

@@ -3,7 +3,7 @@
  * kind under its mesh.io group (and, with `upstream`, the istio.io alias groups), every version.
  */
 import { crdSources } from "../../../src/services/config-model/crd-versions.js"
-import { apiKindOf, GATEWAY_API_GROUP } from "../../../src/services/config-model/kinds.js"
+import { apiKindOf, GATEWAY_API_GROUP, GATEWAY_API_X_GROUP } from "../../../src/services/config-model/kinds.js"
 import type { CustomResource } from "./resources.js"
 
 export const meshCustomResources = (options: { upstream?: boolean } = {}): Array<CustomResource> =>
@@ -20,8 +20,9 @@ export const meshCustomResources = (options: { upstream?: boolean } = {}): Array
 
 /** The Gateway-API CRDs as a cluster's own install serves them (kind as the API names it). */
 export const gatewayApiCustomResources = (): Array<CustomResource> =>
-  crdSources({ gatewayApi: true })
-    .filter((s) => s.group === GATEWAY_API_GROUP)
+  // The experimental kinds too, as the experimental channel's install serves them.
+  crdSources({ gatewayApi: true, alphaGatewayApi: true })
+    .filter((s) => s.group === GATEWAY_API_GROUP || s.group === GATEWAY_API_X_GROUP)
     .map((s) => ({
       group: s.group,
       versions: [s.info.version, ...s.info.versions.filter((v) => v !== s.info.version)],

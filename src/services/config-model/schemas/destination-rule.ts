@@ -314,7 +314,13 @@ export const TrafficPolicy = Schema.Struct({
   tunnel: opt(TunnelSettings),
   proxyProtocol: opt(Schema.Struct({ version: opt(Enum("V1", "V2")) })),
   retryBudget: opt(
-    Schema.Struct({ percent: opt(Schema.Struct({ value: opt(Schema.Number) })), minRetryConcurrency: opt(UInt) }),
+    Schema.Struct({
+      percent: opt(Schema.Struct({ value: opt(Schema.Number) })),
+      minRetryConcurrency: opt(UInt),
+      // The newer API's window for the budget (XBackendTrafficPolicy writes it); the proxy API
+      // served here has no field for it.
+      budgetInterval: opt(Duration),
+    }),
   ),
 }).pipe(
   checked((tp, report) => {
