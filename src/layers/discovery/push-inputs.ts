@@ -70,7 +70,7 @@ export const pushContextInput = (
     services: registry.services,
     endpoints: [...registry.endpointsByKey.values()].flat(),
     virtualServices: withConverted(config.list("VirtualService"), converted?.virtualServices, ingress?.virtualServices),
-    destinationRules: config.list("DestinationRule"),
+    destinationRules: withConverted(config.list("DestinationRule"), converted?.destinationRules),
     peerAuthentications: config.list("PeerAuthentication"),
     authorizationPolicies: config.list("AuthorizationPolicy"),
     proxyConfig: {
@@ -247,6 +247,8 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
             tlsRoutes: c.list("TLSRoute"),
             referenceGrants: c.list("ReferenceGrant"),
             listenerSets: c.list("ListenerSet"),
+            backendTlsPolicies: c.list("BackendTLSPolicy"),
+            backendTrafficPolicies: c.list("XBackendTrafficPolicy"),
           },
           r.services,
           namespaceLabelsOf(c, labels),

@@ -177,6 +177,8 @@ const writer = (
         tlsRoutes: snapshot.list("TLSRoute"),
         referenceGrants: snapshot.list("ReferenceGrant"),
         listenerSets: snapshot.list("ListenerSet"),
+        backendTlsPolicies: snapshot.list("BackendTLSPolicy"),
+        backendTrafficPolicies: snapshot.list("XBackendTrafficPolicy"),
         services,
         namespaceLabels: namespaceLabels(),
       }

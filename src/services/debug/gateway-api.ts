@@ -3,14 +3,22 @@
  * mesh Gateways and VirtualServices the conversion generated (services/gateway-api/), each with
  * the objects it came from (`KubernetesGateway/ns/name`, `HTTPRoute/ns/name`, ...), so a user
  * can see which listener was served and which route landed where. Read from the push context,
- * so it is what proxies are given, not a second conversion. (The conversion generates no
- * DestinationRules.)
+ * so it is what proxies are given, not a second conversion. DestinationRules come from the
+ * backend policies (BackendTLSPolicy, XBackendTrafficPolicy).
  */
 import type { ConfigResource } from "../config-model/resource.js"
 import { MESH_NETWORKING_GROUP, PARENTS_ANNOTATION } from "../gateway-api/model.js"
 import type { PushContext } from "../xds/model/push-context.js"
 
-const GATEWAY_API_SOURCES = ["KubernetesGateway/", "HTTPRoute/", "GRPCRoute/", "TCPRoute/", "TLSRoute/"]
+const GATEWAY_API_SOURCES = [
+  "KubernetesGateway/",
+  "HTTPRoute/",
+  "GRPCRoute/",
+  "TCPRoute/",
+  "TLSRoute/",
+  "BackendTLSPolicy/",
+  "XBackendTrafficPolicy/",
+]
 
 /** The Gateway-API objects a generated resource came from; empty for any other resource. */
 const sourcesOf = (resource: ConfigResource): ReadonlyArray<string> => {
@@ -37,4 +45,5 @@ const generated = (kind: string, resources: ReadonlyArray<ConfigResource>) =>
 export const gatewayApiz = (push: PushContext) => ({
   gateways: generated("Gateway", push.input.proxyConfig?.gateways ?? []),
   virtualServices: generated("VirtualService", push.input.virtualServices),
+  destinationRules: generated("DestinationRule", push.input.destinationRules),
 })

@@ -6,11 +6,13 @@
  * Gateways of a class this controller owns (see classes.ts) become mesh Gateways (gateways.ts);
  * each route's parentRefs are bound to their listeners or Services (binding.ts); the rules of
  * every bound route become VirtualService routes (http-routes.ts, grpc-routes.ts,
- * l4-routes.ts), assembled per Gateway and hostname (virtual-services.ts).
+ * l4-routes.ts), assembled per Gateway and hostname (virtual-services.ts). The backend policies
+ * (BackendTLSPolicy, XBackendTrafficPolicy) become DestinationRules (backend-policies.ts).
  */
 import type { ConfigResource } from "../config-model/resource.js"
 import type { ParentReference } from "../config-model/schemas/gateway-api/types.js"
 import { resolveGatewayAddresses } from "./addresses.js"
+import { convertBackendPolicies } from "./backend-policies.js"
 import { type BackendContext, indexServices } from "./backends.js"
 import { type BindingContext, bindParent, type ParentBinding, type RouteIdentity } from "./binding.js"
 import { reconcileGatewayClasses } from "./classes.js"
@@ -231,9 +233,12 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
     ...[...gateways.values()].flatMap((g) => (g.meshGateway !== undefined ? [g.meshGateway] : [])),
     ...listenerSets.meshGateways,
   ].sort((a, b) => compareStrings(keyOf(a), keyOf(b)))
+  const backendPolicies = convertBackendPolicies(input, options, services)
+  statuses.push(...backendPolicies.statuses)
   return {
     gateways: meshGateways,
     virtualServices: assembly.build(),
+    destinationRules: backendPolicies.destinationRules,
     statuses: statuses.sort(
       (a, b) =>
         compareStrings(a.kind, b.kind) || compareStrings(a.namespace, b.namespace) || compareStrings(a.name, b.name),

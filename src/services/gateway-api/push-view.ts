@@ -8,12 +8,14 @@
  */
 import { Context } from "effect"
 import type { ConfigResource } from "../config-model/resource.js"
+import type { DestinationRuleSpec } from "../config-model/schemas/destination-rule.js"
 import type { GatewaySpec } from "../config-model/schemas/gateway.js"
 import type { VirtualServiceSpec } from "../config-model/schemas/virtual-service.js"
 import { GATEWAY_CONTROLLER_NAME } from "../constants.js"
 import type { Service } from "../registry/model.js"
 import { convertGatewayApi, type GatewayApiInput } from "./convert.js"
 import { DEFAULT_GATEWAY_CLASS_NAME } from "./model.js"
+import { withPolicyTlsObjects } from "./policy-targets.js"
 import type { TlsObjects } from "./tls-objects.js"
 import { referencedTlsObjects, sameTlsObjects } from "./tls-source.js"
 
@@ -44,9 +46,11 @@ export const defaultGatewayApiSettings: GatewayApiSettingsShape = {
 export interface GatewayApiResources {
   readonly gateways: ReadonlyArray<ConfigResource<GatewaySpec>>
   readonly virtualServices: ReadonlyArray<ConfigResource<VirtualServiceSpec>>
+  /** From BackendTLSPolicy and XBackendTrafficPolicy. */
+  readonly destinationRules: ReadonlyArray<ConfigResource<DestinationRuleSpec>>
 }
 
-const NONE: GatewayApiResources = { gateways: [], virtualServices: [] }
+const NONE: GatewayApiResources = { gateways: [], virtualServices: [], destinationRules: [] }
 
 type Lists = Omit<GatewayApiInput, "services" | "namespaceLabels" | "tlsObjects">
 
@@ -68,7 +72,11 @@ export const makeGatewayApiView = (settings: GatewayApiSettingsShape) => {
     const picked =
       allTlsObjects === undefined
         ? undefined
-        : referencedTlsObjects([...lists.gateways, ...(lists.listenerSets ?? [])], allTlsObjects)
+        : withPolicyTlsObjects(
+            referencedTlsObjects([...lists.gateways, ...(lists.listenerSets ?? [])], allTlsObjects),
+            lists.backendTlsPolicies ?? [],
+            allTlsObjects,
+          )
     const tlsObjects =
       last !== undefined && sameTlsObjects(last.input.tlsObjects, picked) ? last.input.tlsObjects : picked
     const input: GatewayApiInput = {
@@ -79,7 +87,7 @@ export const makeGatewayApiView = (settings: GatewayApiSettingsShape) => {
     }
     if (last !== undefined && sameInputs(last.input, input)) return last.output
     // Nothing to convert: no Gateway-API objects at all (the common case without the CRDs).
-    const empty = Object.values(lists).every((list) => list.length === 0)
+    const empty = Object.values(lists).every((list) => list === undefined || list.length === 0)
     const converted = empty
       ? NONE
       : convertGatewayApi(input, {
@@ -90,7 +98,11 @@ export const makeGatewayApiView = (settings: GatewayApiSettingsShape) => {
           // Statuses are the status writer's; the served resources do not depend on the time.
           now: new Date(0).toISOString(),
         })
-    const output = { gateways: converted.gateways, virtualServices: converted.virtualServices }
+    const output = {
+      gateways: converted.gateways,
+      virtualServices: converted.virtualServices,
+      destinationRules: converted.destinationRules,
+    }
     last = { input, output }
     return output
   }

@@ -10,12 +10,15 @@
  * - A route's `status.parents` is shared with other controllers: their entries are kept as they
  *   are, ours are replaced by the desired ones (matched by parentRef) and dropped once their
  *   parent is no longer ours to answer for.
+ * - A policy's `status.ancestors` is shared the same way (matched by ancestorRef; ours are the
+ *   gateway controller's and the mesh controller's), at most 16.
  * - A Gateway's `listeners` and `addresses` are replaced (an address no longer wanted is
  *   removed); a GatewayClass's `conditions` are merged. Fields this controller does not write
  *   are left as they are.
  */
 import { deepEqual } from "../config-store/snapshot.js"
 import { GATEWAY_API_GROUP, GatewayApiKind } from "./model.js"
+import { MESH_CONTROLLER_NAME } from "./policy-targets.js"
 
 type Json = Record<string, unknown>
 
@@ -75,6 +78,43 @@ const mergeParents = (desired: unknown, current: unknown, controllerName: string
   return out
 }
 
+/** The identity of a policy's ancestorRef: its fields as written (the reference compares them so). */
+const ancestorKey = (ref: unknown): string => {
+  const r = asRecord(ref)
+  return JSON.stringify([r.group, r.kind, r.namespace, r.name, r.sectionName, r.port])
+}
+
+/**
+ * Policy ancestors: entries of controllers other than ours (the gateway controller and the mesh
+ * controller) kept where they were, ours replaced in place or dropped, new ones appended; at
+ * most 16 in all.
+ */
+const mergeAncestors = (desired: unknown, current: unknown, ours: ReadonlySet<string>): ReadonlyArray<unknown> => {
+  const wanted = asArray(desired).map(asRecord)
+  const placed = new Set<number>()
+  const out: Array<unknown> = []
+  for (const entry of asArray(current)) {
+    const existing = asRecord(entry)
+    if (!ours.has(String(existing.controllerName))) {
+      out.push(entry)
+      continue
+    }
+    const i = wanted.findIndex(
+      (w, j) => !placed.has(j) && ancestorKey(w.ancestorRef) === ancestorKey(existing.ancestorRef),
+    )
+    if (i === -1) continue
+    placed.add(i)
+    out.push({ ...wanted[i]!, conditions: mergeConditions(wanted[i]!.conditions, existing.conditions) })
+  }
+  wanted.forEach((w, j) => {
+    if (!placed.has(j)) out.push(w)
+  })
+  return out.slice(0, 16)
+}
+
+const isPolicyKind = (kind: string): boolean =>
+  kind === GatewayApiKind.BackendTLSPolicy || kind === GatewayApiKind.XBackendTrafficPolicy
+
 const mergeListeners = (desired: unknown, current: unknown): ReadonlyArray<unknown> => {
   const before = asArray(current).map(asRecord)
   return asArray(desired).map((value) => {
@@ -106,6 +146,10 @@ const merge = (kind: string, desired: Json, current: Json, controllerName: strin
     const parents = mergeParents(desired.parents, current.parents, controllerName)
     // A route nobody has answered for yet gets no empty list written.
     return parents.length === 0 && current.parents === undefined ? current : { ...current, parents }
+  }
+  if (isPolicyKind(kind)) {
+    const ours = new Set([controllerName, MESH_CONTROLLER_NAME])
+    return { ...current, ancestors: mergeAncestors(desired.ancestors, current.ancestors, ours) }
   }
   if (kind === GatewayApiKind.KubernetesGateway) {
     const { addresses: _, attachedListenerSets: __, ...rest } = current

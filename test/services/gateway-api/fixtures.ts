@@ -227,7 +227,7 @@ export const vsForHost = (
 
 /** Every generated resource through the mesh's own document validation: the problems found. */
 export const schemaProblems = (output: GatewayApiOutput): ReadonlyArray<string> =>
-  [...output.gateways, ...output.virtualServices].flatMap((r, i) => {
+  [...output.gateways, ...output.virtualServices, ...output.destinationRules].flatMap((r, i) => {
     const document = {
       apiVersion: `${r.group}/${r.version}`,
       kind: r.kind,

@@ -40,10 +40,12 @@ describe("the Gateway-API push view", () => {
     expect(makeGatewayApiView({ ...defaultGatewayApiSettings, enabled: false })(lists, services, new Map())).toEqual({
       gateways: [],
       virtualServices: [],
+      destinationRules: [],
     })
     expect(makeGatewayApiView(defaultGatewayApiSettings)(noLists, services, new Map())).toEqual({
       gateways: [],
       virtualServices: [],
+      destinationRules: [],
     })
   })
 
