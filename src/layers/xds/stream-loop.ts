@@ -167,6 +167,7 @@ export const serveStream = <
         for (const w of protocol.watches(state).values())
           if (
             (request.full || w.typeUrl === TypeUrl.Endpoint) &&
+            (request.onlyTypes === undefined || request.onlyTypes.has(w.typeUrl)) &&
             (touches(env.hosts, push, request, protocol.names(w), w.wildcard) || protocol.due(w))
           )
             return true
@@ -189,6 +190,7 @@ export const serveStream = <
         }
         for (const typeUrl of PUSH_ORDER) {
           if (!request.full && typeUrl !== TypeUrl.Endpoint) continue
+          if (request.onlyTypes !== undefined && !request.onlyTypes.has(typeUrl)) continue
           const watch = protocol.watches(state).get(typeUrl)
           if (watch === undefined || !touches(env.hosts, push, request, protocol.names(watch), watch.wildcard)) continue
           outstanding++

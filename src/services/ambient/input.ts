@@ -8,7 +8,7 @@ import type { ConfigResource } from "../config-model/resource.js"
 import type { GatewayClassSpec, KubernetesGatewaySpec } from "../config-model/schemas/gateway-api/types.js"
 import type { WorkloadEntrySpec } from "../config-model/schemas/workload-entry.js"
 import type { OrchPod } from "../orchestrator/objects.js"
-import { podAddresses, podIsReady, podLocality } from "../registry/orchestrator/workload.js"
+import { podAddresses, podIsReady, podLocality, podPortsByName } from "../registry/orchestrator/workload.js"
 
 /** The facts of one pod the workload API and waypoint binding read. */
 export interface AmbientPod {
@@ -62,13 +62,6 @@ export class AmbientPods extends Context.Tag("mesh/AmbientPods")<
   }
 >() {}
 
-const namedPortsOf = (pod: OrchPod): Readonly<Record<string, number>> => {
-  const out: Record<string, number> = {}
-  for (const c of pod.spec?.containers ?? [])
-    for (const p of c.ports ?? []) if (p.name !== undefined && p.name !== "") out[p.name] = p.containerPort
-  return out
-}
-
 /** The facts of a pod; undefined for a pod without a name or namespace. */
 export const ambientPod = (pod: OrchPod): AmbientPod | undefined => {
   const name = pod.metadata.name ?? ""
@@ -89,7 +82,7 @@ export const ambientPod = (pod: OrchPod): AmbientPod | undefined => {
     hostNetwork: pod.spec?.hostNetwork === true,
     ready: podIsReady(pod),
     locality: podLocality(pod, undefined),
-    namedPorts: namedPortsOf(pod),
+    namedPorts: Object.fromEntries(podPortsByName(pod)),
     ...(owner?.kind !== undefined && owner.name !== undefined ? { owner: { kind: owner.kind, name: owner.name } } : {}),
   }
 }

@@ -4,6 +4,9 @@
  * arrive while one waits are merged into it.
  */
 import { HashMap, HashSet, Option } from "effect"
+import { TypeUrl } from "../protocol/type-urls.js"
+
+const ENDPOINT_TYPE: string = TypeUrl.Endpoint
 
 export type TriggerReason =
   | "config"
@@ -34,6 +37,11 @@ export interface PushRequest {
   readonly start: number
   /** Hosts whose resources may have changed (set when the push is built); absent = any host. */
   readonly changedHosts?: ReadonlySet<string>
+  /**
+   * The only type URLs the change can affect; absent = any. A change of the pods alone touches
+   * only the node proxy's workload API, so sidecars and gateways are not pushed for it.
+   */
+  readonly onlyTypes?: ReadonlySet<string>
 }
 
 export const makePushRequest = (options: {
@@ -41,7 +49,9 @@ export const makePushRequest = (options: {
   readonly configsUpdated?: Iterable<ConfigKey>
   readonly reason: TriggerReason
   readonly start: number
+  readonly onlyTypes?: ReadonlySet<string>
 }): PushRequest => ({
+  ...(options.onlyTypes !== undefined ? { onlyTypes: options.onlyTypes } : {}),
   full: options.full,
   configsUpdated: HashSet.fromIterable([...(options.configsUpdated ?? [])].map(configKeyString)),
   reasons: HashMap.make([options.reason, 1]),
@@ -53,6 +63,14 @@ export const mergePushRequest = (a: PushRequest, b: PushRequest): PushRequest =>
   ...(a.changedHosts !== undefined && b.changedHosts !== undefined
     ? { changedHosts: new Set([...a.changedHosts, ...b.changedHosts]) }
     : {}),
+  // An endpoint-only request (not full) may affect EDS, which a types restriction must keep.
+  ...(a.onlyTypes !== undefined && b.onlyTypes !== undefined
+    ? { onlyTypes: new Set([...a.onlyTypes, ...b.onlyTypes]) }
+    : a.onlyTypes !== undefined && !b.full
+      ? { onlyTypes: new Set([...a.onlyTypes, ENDPOINT_TYPE]) }
+      : b.onlyTypes !== undefined && !a.full
+        ? { onlyTypes: new Set([...b.onlyTypes, ENDPOINT_TYPE]) }
+        : {}),
   full: a.full || b.full,
   configsUpdated: HashSet.union(a.configsUpdated, b.configsUpdated),
   reasons: HashMap.reduce(b.reasons, a.reasons, (acc, count, reason) =>

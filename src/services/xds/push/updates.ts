@@ -9,7 +9,10 @@ import type { Credential } from "../../credentials/credential.js"
 import type { Endpoint, Service } from "../../registry/model.js"
 import { emptyProxyConfigInput, type PushContextInput } from "../model/push-context.js"
 import { replacedRun } from "../model/replaced-run.js"
+import { TypeUrl } from "../protocol/type-urls.js"
 import { type ConfigKey, makePushRequest, type PushRequest } from "./push-request.js"
+
+const WORKLOAD_API_TYPES: ReadonlySet<string> = new Set([TypeUrl.Address, TypeUrl.Authorization])
 
 /**
  * A key function remembered per item: inputs are immutable snapshots (an unchanged item is
@@ -194,8 +197,20 @@ export const diffInputs = (before: PushContextInput, after: PushContextInput, no
     ...ap.map((k) => splitKey("AuthorizationPolicy", k)),
     ...proxyConfigChanges(before, after),
     ...jwksChanges(before, after),
-    ...(before.ambient !== after.ambient ? [{ kind: "Pod", namespace: "", name: "ambient" }] : []),
   ]
+  if (before.ambient !== after.ambient) {
+    const pods: ConfigKey = { kind: "Pod", namespace: "", name: "ambient" }
+    // The pods (and what else the ambient input holds) reach only the node proxy's workload API.
+    if (configs.length === 0 && endpoints.length === 0)
+      return makePushRequest({
+        full: true,
+        configsUpdated: [pods],
+        reason: "config",
+        start: now,
+        onlyTypes: WORKLOAD_API_TYPES,
+      })
+    configs.push(pods)
+  }
   if (configs.length === 0 && endpoints.length === 0) return undefined
   // A headless service's endpoints are listeners of their own (outbound/plan.ts): a full push.
   if (configs.length === 0 && !endpoints.some((key) => headlessKeys(after.services).has(key))) {
