@@ -4,6 +4,7 @@
  * primary named by `--context` and the other by `--remote-contexts`. A Service defined alike in
  * both clusters passes; ports or headless mode that differ are reported (MSH0170) on the
  * primary's Service, with the clusters named; a context the kubeconfig lacks fails the command.
+ * Without the flag, the remote secrets of the primary's mesh namespace name the remote clusters.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -107,6 +108,39 @@ describe.skipIf(primary.skip || west.skip)("meshctl analyze --remote-contexts on
     expect(alone.stdout).toBe("")
     expect(alone.stderr).toContain("No validation issues found")
     expect(alone.code).toBe(0)
+  }, 60_000)
+
+  it("without --remote-contexts, takes the remote clusters from the primary's remote secrets", async () => {
+    const orch = primary.get()
+    const meshNs = "remote-secrets"
+    await orch.ok("POST", "/api/v1/namespaces", {
+      body: { apiVersion: "v1", kind: "Namespace", metadata: { name: meshNs } },
+    })
+    // The remote's admin kubeconfig, its cluster named as the remote secret of `meshctl create-remote-secret` names it.
+    const remote = renamed(west.get(), "west-cluster")
+    const remoteKubeconfig = stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [remote.cluster],
+      users: [remote.user],
+      contexts: [remote.context],
+      "current-context": "west-cluster",
+    })
+    await orch.ok("POST", `/api/v1/namespaces/${meshNs}/secrets`, {
+      body: {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "mesh-remote-secret-west", labels: { "mesh/multiCluster": "true" } },
+        data: { west: Buffer.from(remoteKubeconfig).toString("base64") },
+      },
+    })
+    const found = await analyze("-i", meshNs, "--analyzer", "services.MultiClusterServiceAnalyzer", "-o", "json")
+    const messages = JSON.parse(found.stdout) as Array<Record<string, string>>
+    expect(messages.map((m) => `${m.code} ${m.origin}`)).toEqual([
+      `MSH0170 Service ${NS}/api`,
+      `MSH0170 Service ${NS}/db`,
+    ])
+    expect(messages[0]?.message).toContain('across clusters ["default" "west-cluster"]')
   }, 60_000)
 
   it("fails on a context the kubeconfig does not have", async () => {
