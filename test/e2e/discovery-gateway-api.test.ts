@@ -13,10 +13,10 @@
 import { networkInterfaces } from "node:os"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { selfSigned } from "../services/gateway-api/tls-fixtures.js"
-import { discoveryArgs } from "../support/discovery.js"
+import { startOrchestratorDiscovery } from "../support/discovery.js"
 import { type Orchestrator, startOrchestrator } from "../support/orchestrator/index.js"
 import { gatewayApiCustomResources, meshCustomResources } from "../support/orchestrator/mesh-crds.js"
-import { type Daemon, startDaemon } from "../support/processes.js"
+import type { Daemon } from "../support/processes.js"
 
 const NS = "edge"
 let server: Orchestrator
@@ -121,14 +121,10 @@ beforeAll(async () => {
     },
   })
   // Every address, so that a non-loopback caller can be refused.
-  const args = discoveryArgs("", {
-    "--registries": "Orchestrator",
-    "--orchconfig": server.kubeconfig(),
+  ;({ daemon: discovery, httpAddr } = await startOrchestratorDiscovery(server.kubeconfig(), "meshd-gw", {
     "--httpAddr": "0.0.0.0:0",
-  }).filter((a, i, all) => a !== "--configDir" && all[i - 1] !== "--configDir")
-  discovery = startDaemon("mesh-discovery", args, { POD_NAME: "meshd-gw" })
-  httpAddr = `127.0.0.1:${(await discovery.waitFor(/http listening on [\d.]+:(\d+)/, 30_000))[1]!}`
-}, 60_000)
+  }))
+}, 180_000)
 
 afterAll(async () => {
   await discovery?.stop()

@@ -5,7 +5,7 @@
 import { cpSync, mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { ROOT } from "./processes.js"
+import { type Daemon, ROOT, startDaemon } from "./processes.js"
 
 /** `discovery` with the Mock registry and its listeners on 127.0.0.1:0; `flags` override or add. */
 export const discoveryArgs = (configDir: string, flags: Readonly<Record<string, string>> = {}): Array<string> => {
@@ -22,6 +22,31 @@ export const discoveryArgs = (configDir: string, flags: Readonly<Record<string, 
     ...flags,
   }
   return ["discovery", ...Object.entries(all).flat()]
+}
+
+/** `discovery` on the orchestrator of `kubeconfig` (its CRs as config source: no `--configDir`). */
+export const orchestratorDiscoveryArgs = (
+  kubeconfig: string,
+  flags: Readonly<Record<string, string>> = {},
+): Array<string> =>
+  discoveryArgs("", { "--registries": "Orchestrator", "--orchconfig": kubeconfig, ...flags }).filter(
+    (a, i, all) => a !== "--configDir" && all[i - 1] !== "--configDir",
+  )
+
+/**
+ * The built `mesh-discovery` on the orchestrator of `kubeconfig` as pod `podName`, once its
+ * debug listener is up (slow on a loaded machine: the orchestrator syncs first); its loopback
+ * `host:port` too.
+ */
+export const startOrchestratorDiscovery = async (
+  kubeconfig: string,
+  podName: string,
+  flags: Readonly<Record<string, string>> = {},
+  timeoutMillis = 120_000,
+): Promise<{ readonly daemon: Daemon; readonly httpAddr: string }> => {
+  const daemon = startDaemon("mesh-discovery", orchestratorDiscoveryArgs(kubeconfig, flags), { POD_NAME: podName })
+  const port = (await daemon.waitFor(/http listening on [\d.]+:(\d+)/, timeoutMillis))[1]!
+  return { daemon, httpAddr: `127.0.0.1:${port}` }
 }
 
 /** A new temporary working directory holding a copy of `examples/mesh` in `mesh/`. */

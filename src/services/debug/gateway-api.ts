@@ -16,6 +16,7 @@ const GATEWAY_API_SOURCES = [
   "GRPCRoute/",
   "TCPRoute/",
   "TLSRoute/",
+  "ListenerSet/",
   "BackendTLSPolicy/",
   "XBackendTrafficPolicy/",
 ]
