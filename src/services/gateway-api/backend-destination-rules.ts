@@ -1,8 +1,8 @@
 /**
  * The backend policies' settings merged into one DestinationRule per target and host, as the
  * reference: policies oldest first (then namespace/name); the first service-wide TLS, load
- * balancer and retry budget win; a port-level TLS setting per port (the first for each port),
- * sorted by port. Named after the target (and, for a ServiceEntry, the host), in the target's
+ * balancer and retry budget win (a policy losing one adds nothing more and is not a parent); a
+ * port-level TLS setting per port (the first for each port), sorted by port. Named after the target (and, for a ServiceEntry, the host), in the target's
  * namespace, with the policies it came from in the parents annotation.
  */
 import type { ConfigResource } from "../config-model/resource.js"
@@ -31,13 +31,22 @@ const mergeOne = (group: ReadonlyArray<BackendPolicy>): ConfigResource<Destinati
   const ports = new Map<number, PortLevel>()
   const parents: Array<string> = []
   for (const p of group) {
+    // As the reference: a policy whose service-wide setting lost to an older one's adds nothing
+    // after it and is not named a parent.
     if (p.tls !== undefined) {
       if (p.port !== undefined) {
         if (!ports.has(p.port)) ports.set(p.port, { port: { number: p.port }, tls: p.tls })
-      } else policy.tls ??= p.tls
+      } else if (policy.tls !== undefined) continue
+      else policy.tls = p.tls
     }
-    if (p.loadBalancer !== undefined) policy.loadBalancer ??= p.loadBalancer
-    if (p.retryBudget !== undefined) policy.retryBudget ??= p.retryBudget
+    if (p.loadBalancer !== undefined) {
+      if (policy.loadBalancer !== undefined) continue
+      policy.loadBalancer = p.loadBalancer
+    }
+    if (p.retryBudget !== undefined) {
+      if (policy.retryBudget !== undefined) continue
+      policy.retryBudget = p.retryBudget
+    }
     const parent = `${p.source.kind}/${p.source.namespace}/${p.source.name}`
     if (!parents.includes(parent)) parents.push(parent)
   }
