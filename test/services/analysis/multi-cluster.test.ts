@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { DEFAULT_ANALYZERS } from "../../../src/services/analysis/analyzers/index.js"
+import { formatLog, messageObject } from "../../../src/services/analysis/output.js"
 import { readDocuments } from "../../../src/services/analysis/read-documents.js"
 import {
   kubeconfigContexts,
@@ -12,8 +13,9 @@ import {
   missingContexts,
   remoteSecretClusters,
 } from "../../../src/services/analysis/remote-clusters.js"
+import { runAnalysis } from "../../../src/services/analysis/run.js"
 import { type Entry, makeSnapshot } from "../../../src/services/analysis/snapshot.js"
-import { mesh, service, summary } from "./support.js"
+import { mesh, ns, service, summary } from "./support.js"
 
 const NAME = "services.MultiClusterServiceAnalyzer"
 const analyzer = DEFAULT_ANALYZERS.find((a) => a.name === NAME)!
@@ -194,5 +196,33 @@ describe("multi-cluster inputs", () => {
     ])
     // The primary's VirtualService (first read) stands.
     expect(merged.find((e) => e.kind === "VirtualService")?.body.hosts).toEqual(["web"])
+  })
+})
+
+describe("a multi-cluster run", () => {
+  it("keeps a finding per cluster for a resource in two clusters and names the cluster in its output", () => {
+    const namespaces = [...read("default", ns("shop")), ...read("west", ns("shop"))]
+    const result = runAnalysis(makeSnapshot(namespaces), [], {
+      analyzers: DEFAULT_ANALYZERS.filter((a) => a.name === "injection.Analyzer"),
+      suppressions: [],
+      outputThreshold: "Info",
+    })
+    expect(result.messages.map((m) => `${m.type.code} ${m.resource?.cluster}`)).toEqual([
+      "MSH0102 default",
+      "MSH0102 west",
+    ])
+    const [first] = result.messages
+    expect(formatLog(first!, false)).toMatch(
+      /^Info \[MSH0102\] \[cluster-default\] \(Namespace shop default\.yaml:\d+\) /,
+    )
+    expect(messageObject(first!)).toMatchObject({ code: "MSH0102", cluster: "default" })
+    // Without clusters (one cluster, or files), neither is printed.
+    const alone = runAnalysis(makeSnapshot(read(undefined, ns("shop"))), [], {
+      analyzers: DEFAULT_ANALYZERS.filter((a) => a.name === "injection.Analyzer"),
+      suppressions: [],
+      outputThreshold: "Info",
+    }).messages
+    expect(formatLog(alone[0]!, false)).toMatch(/^Info \[MSH0102\] \(Namespace shop files\.yaml:\d+\) /)
+    expect(messageObject(alone[0]!)).not.toHaveProperty("cluster")
   })
 })

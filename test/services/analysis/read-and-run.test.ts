@@ -1,6 +1,6 @@
 /** Reading files into entries with their lines, and one run's suppression, scope and thresholds. */
 import { describe, expect, it } from "@effect/vitest"
-import { ALL_ANALYZERS } from "../../../src/services/analysis/analyzers/index.js"
+import { DEFAULT_ANALYZERS } from "../../../src/services/analysis/analyzers/index.js"
 import { messageOrigin } from "../../../src/services/analysis/output.js"
 import { documentSpans, readDocuments } from "../../../src/services/analysis/read-documents.js"
 import { parseSuppression, runAnalysis, type Suppression } from "../../../src/services/analysis/run.js"
@@ -35,7 +35,7 @@ describe("readDocuments", () => {
   it("places a message on its field's line", () => {
     const read = readDocuments("f.yaml", TEXT, "team")
     const result = runAnalysis(makeSnapshot(read.entries), [], {
-      analyzers: ALL_ANALYZERS.filter((a) => a.name === "service.PortNameAnalyzer"),
+      analyzers: DEFAULT_ANALYZERS.filter((a) => a.name === "service.PortNameAnalyzer"),
       suppressions: [],
       outputThreshold: "Info",
     })
@@ -57,7 +57,7 @@ describe("runAnalysis", () => {
   const read = readDocuments("f.yaml", TEXT, "team")
   const run = (suppressions: ReadonlyArray<Suppression>, namespace?: string) =>
     runAnalysis(makeSnapshot(read.entries), [], {
-      analyzers: ALL_ANALYZERS,
+      analyzers: DEFAULT_ANALYZERS,
       suppressions,
       outputThreshold: "Info",
       ...(namespace !== undefined ? { namespace } : {}),
