@@ -13,6 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { meshCrds } from "../../src/services/install/crds.js"
 import { discoveryArgs } from "../support/discovery.js"
+import { until as waitUntil } from "../support/dns-mesh.js"
 import { gatewayApiCrds } from "../support/gateway-api-crds.js"
 import { type Daemon, startDaemon } from "../support/processes.js"
 import { evaluateRouteConfig, httpConnectionManager, selectFilterChain } from "../support/proxygen/evaluator.js"
@@ -29,28 +30,26 @@ let meshd: Daemon | undefined
 let ns = ""
 let clusterIp = ""
 
-const until = async <A>(what: string, check: () => Promise<A | undefined>, timeoutMillis = 60_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMillis
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}\n--- meshd ---\n${meshd?.output().slice(-4_000) ?? ""}`)
-    await new Promise((r) => setTimeout(r, 200))
-  }
-}
+/** The shared wait, with meshd's last output in the error to say why. */
+const until = <A>(what: string, check: () => Promise<A | undefined>, timeoutMillis = 60_000): Promise<A> =>
+  waitUntil(what, check, timeoutMillis).catch((e: Error) => {
+    throw new Error(`${e.message}\n--- meshd ---\n${meshd?.output().slice(-4_000) ?? ""}`)
+  })
 
 beforeAll(async () => {
   if (real.skip) return
   const orch = real.get()
   const meshKinds = new Set(["VirtualService", "DestinationRule", "AuthorizationPolicy"])
-  const crds = [
-    ...gatewayApiCrds(),
-    ...meshCrds({}).filter((c: { spec: { names: { kind: string } } }) => meshKinds.has(c.spec.names.kind)),
-  ]
-  for (const crd of crds)
+  // A CRD as the API server takes it: its name, and its kind for picking the mesh ones.
+  type Crd = {
+    readonly metadata: { readonly name: string }
+    readonly spec: { readonly names: { readonly kind: string } }
+  }
+  const crds = [...gatewayApiCrds(), ...meshCrds({})] as ReadonlyArray<unknown> as ReadonlyArray<Crd>
+  const wanted = crds.filter((c) => c.metadata.name.includes("gateway.networking") || meshKinds.has(c.spec.names.kind))
+  for (const crd of wanted)
     await orch.ok("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", { body: crd })
-  for (const crd of crds)
+  for (const crd of wanted)
     await until(`${crd.metadata.name} established`, async () => {
       const got = await orch.ok("GET", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`)
       return got.status?.conditions?.some(
