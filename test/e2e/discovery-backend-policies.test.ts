@@ -12,10 +12,10 @@
 import * as grpc from "@grpc/grpc-js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadXdsProtos } from "../../src/layers/xds/protos.js"
-import { discoveryArgs } from "../support/discovery.js"
+import { startOrchestratorDiscovery } from "../support/discovery.js"
 import { type Orchestrator, startOrchestrator } from "../support/orchestrator/index.js"
 import { gatewayApiCustomResources, meshCustomResources } from "../support/orchestrator/mesh-crds.js"
-import { type Daemon, startDaemon } from "../support/processes.js"
+import type { Daemon } from "../support/processes.js"
 
 const NS = "edge"
 const CLUSTER = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
@@ -143,14 +143,13 @@ beforeAll(async () => {
       retryConstraint: { budget: { percent: 30 }, minRetryRate: { count: 5 } },
     },
   })
-  const args = discoveryArgs("", { "--registries": "Orchestrator", "--orchconfig": server.kubeconfig() }).filter(
-    (a, i, all) => a !== "--configDir" && all[i - 1] !== "--configDir",
-  )
-  discovery = startDaemon("mesh-discovery", args, {
-    POD_NAME: "meshd-policies",
-    PILOT_ENABLE_ALPHA_GATEWAY_API: "true",
-  })
-  httpAddr = `127.0.0.1:${(await discovery.waitFor(/http listening on [\d.]+:(\d+)/, 90_000))[1]!}`
+  ;({ daemon: discovery, httpAddr } = await startOrchestratorDiscovery(
+    server.kubeconfig(),
+    "meshd-policies",
+    {},
+    120_000,
+    { PILOT_ENABLE_ALPHA_GATEWAY_API: "true" },
+  ))
   xdsAddr = (await discovery.waitFor(/ADS server listening on ([\d.]+:\d+)/, 90_000))[1]!
 }, 200_000)
 

@@ -36,15 +36,19 @@ export const orchestratorDiscoveryArgs = (
 /**
  * The built `mesh-discovery` on the orchestrator of `kubeconfig` as pod `podName`, once its
  * debug listener is up (slow on a loaded machine: the orchestrator syncs first); its loopback
- * `host:port` too.
+ * `host:port` too. `env` adds to its environment.
  */
 export const startOrchestratorDiscovery = async (
   kubeconfig: string,
   podName: string,
   flags: Readonly<Record<string, string>> = {},
   timeoutMillis = 120_000,
+  env: Readonly<Record<string, string>> = {},
 ): Promise<{ readonly daemon: Daemon; readonly httpAddr: string }> => {
-  const daemon = startDaemon("mesh-discovery", orchestratorDiscoveryArgs(kubeconfig, flags), { POD_NAME: podName })
+  const daemon = startDaemon("mesh-discovery", orchestratorDiscoveryArgs(kubeconfig, flags), {
+    POD_NAME: podName,
+    ...env,
+  })
   const port = (await daemon.waitFor(/http listening on [\d.]+:(\d+)/, timeoutMillis))[1]!
   return { daemon, httpAddr: `127.0.0.1:${port}` }
 }
