@@ -19,10 +19,16 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as grpc from "@grpc/grpc-js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { caClientConstructor } from "../../src/layers/ca/proto.js"
 import type { KeyRotationStatus } from "../../src/services/ca/ca.js"
 import { parseCertificates } from "../../src/services/ca/x509.js"
-import { createCertificateCall, execFileAsync, makeCsr, startIssuer, type TestIssuer } from "../layers/ca/helpers.js"
+import {
+  createCertificateCall,
+  execFileAsync,
+  makeCsr,
+  openTrustBundleStream,
+  startIssuer,
+  type TestIssuer,
+} from "../layers/ca/helpers.js"
 import { discoveryArgs } from "../support/discovery.js"
 import { opensslConnect, opensslServerCert } from "../support/openssl.js"
 import { freePort, freePorts } from "../support/ports.js"
@@ -376,21 +382,13 @@ describe("root key rotation under proxyless mTLS workloads", () => {
   }, 120_000)
 
   it("refuses a trust bundle stream past MESHCA_TRUST_BUNDLE_MAX_WATCHERS with RESOURCE_EXHAUSTED", async () => {
-    const Client = caClientConstructor()
-    const client = new Client(
-      `127.0.0.1:${securePort}`,
-      grpc.credentials.createSsl(Buffer.from(readFileSync(sleep.rootFile, "utf8"))),
-      { "grpc.ssl_target_name_override": SERVER_NAME, "grpc.default_authority": SERVER_NAME },
+    const stream = openTrustBundleStream(
+      securePort,
+      readFileSync(sleep.rootFile, "utf8"),
+      await issuer.token({ sub: "system:serviceaccount:demo:sleep" }),
     )
-    const metadata = new grpc.Metadata()
-    metadata.set("authorization", `Bearer ${await issuer.token({ sub: "system:serviceaccount:demo:sleep" })}`)
-    const call = (
-      client as unknown as { WatchTrustBundle: (m: grpc.Metadata) => grpc.ClientDuplexStream<unknown, unknown> }
-    ).WatchTrustBundle(metadata)
-    call.on("error", () => {})
-    call.on("data", () => {})
-    const status = await new Promise<grpc.StatusObject>((resolve) => call.on("status", resolve))
-    client.close()
+    const status = await stream.status
+    stream.close()
     expect(status.code).toBe(grpc.status.RESOURCE_EXHAUSTED)
     expect(status.details).toContain("MESHCA_TRUST_BUNDLE_MAX_WATCHERS")
     // The agents' own streams are untouched.

@@ -15,12 +15,17 @@
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as grpc from "@grpc/grpc-js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { caClientConstructor } from "../../src/layers/ca/proto.js"
 import type { KeyRotationStatus } from "../../src/services/ca/ca.js"
 import { parseCertificates } from "../../src/services/ca/x509.js"
-import { createCertificateCall, execFileAsync, makeCsr, startIssuer, type TestIssuer } from "../layers/ca/helpers.js"
+import {
+  createCertificateCall,
+  execFileAsync,
+  makeCsr,
+  openTrustBundleStream,
+  startIssuer,
+  type TestIssuer,
+} from "../layers/ca/helpers.js"
 import { opensslIntermediate } from "../layers/ca/orchestrator/helpers.js"
 import { discoveryArgs } from "../support/discovery.js"
 import { freePorts } from "../support/ports.js"
@@ -112,23 +117,6 @@ const plug = (ca: Record<string, string>) => {
   }
 }
 
-/** A trust bundle stream that never acknowledges: an agent that has not applied the bundle. */
-const lagging = async () => {
-  const Client = caClientConstructor()
-  const client = new Client(`127.0.0.1:${securePort}`, grpc.credentials.createSsl(Buffer.from(a["root-cert.pem"]!)), {
-    "grpc.ssl_target_name_override": "meshd.mesh-system.svc",
-    "grpc.default_authority": "meshd.mesh-system.svc",
-  })
-  const metadata = new grpc.Metadata()
-  metadata.set("authorization", `Bearer ${await issuer.token({ sub: "system:serviceaccount:demo:sleep" })}`)
-  const call = (
-    client as unknown as { WatchTrustBundle: (m: grpc.Metadata) => grpc.ClientDuplexStream<unknown, unknown> }
-  ).WatchTrustBundle(metadata)
-  call.on("error", () => {})
-  call.on("data", () => {})
-  return client
-}
-
 /** `openssl verify` of [leaf, intermediate] against a bundle, a second into the leaf's lifetime. */
 const verify = async (bundle: string, chain: ReadonlyArray<string>) => {
   const n = Math.random().toString(36).slice(2)
@@ -183,8 +171,12 @@ describe("plugged-in CA change of root across SIGKILL restarts", () => {
     expect((await issueDirect()).signer).toBe("O=test, CN=int-a")
     const oldChain = (await issueDirect()).chain
 
-    // (a) int-b replaces int-a; the lagging stream holds the overlap.
-    const stream = await lagging()
+    // (a) int-b replaces int-a; a stream that never acknowledges holds the overlap.
+    const stream = openTrustBundleStream(
+      securePort,
+      a["root-cert.pem"]!,
+      await issuer.token({ sub: "system:serviceaccount:demo:sleep" }),
+    )
     await until("the lagging stream counted", async () =>
       (await rotationStatus()).watchers.total === 1 ? true : undefined,
     )

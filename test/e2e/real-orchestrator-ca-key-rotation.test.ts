@@ -12,11 +12,10 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as grpc from "@grpc/grpc-js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { caClientConstructor } from "../../src/layers/ca/proto.js"
 import type { KeyRotationStatus } from "../../src/services/ca/ca.js"
 import { parseCertificates } from "../../src/services/ca/x509.js"
+import { openTrustBundleStream } from "../layers/ca/helpers.js"
 import { discoveryArgs } from "../support/discovery.js"
 import { freePorts } from "../support/ports.js"
 import { type Daemon, startDaemon } from "../support/processes.js"
@@ -96,30 +95,14 @@ const webhook = (name: string) => ({
   admissionReviewVersions: ["v1"],
 })
 
-/** A trust bundle stream of `apps/sleep` that never acknowledges: an agent that has not applied the bundle. */
+/** A trust bundle stream of `apps/default` (a real bound token) that never acknowledges. */
 const laggingStream = async (rootPem: string) => {
   const token = (
     await real.get().ok("POST", `/api/v1/namespaces/${apps}/serviceaccounts/default/token`, {
       body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { audiences: ["mesh-ca"] } },
     })
   ).status.token as string
-  const Client = caClientConstructor()
-  const client = new Client(`127.0.0.1:${securePort}`, grpc.credentials.createSsl(Buffer.from(rootPem)), {
-    "grpc.ssl_target_name_override": "meshd.mesh-system.svc",
-    "grpc.default_authority": "meshd.mesh-system.svc",
-  })
-  const metadata = new grpc.Metadata()
-  metadata.set("authorization", `Bearer ${token}`)
-  const call = (
-    client as unknown as { WatchTrustBundle: (m: grpc.Metadata) => grpc.ClientDuplexStream<unknown, unknown> }
-  ).WatchTrustBundle(metadata)
-  call.on("error", () => {})
-  call.on("data", () => {})
-  // Closing a client leaves its calls running: the stream is cancelled first.
-  return () => {
-    call.cancel()
-    client.close()
-  }
+  return openTrustBundleStream(securePort, rootPem, token)
 }
 
 const step = (what: string) => console.log(`${new Date().toISOString()} real-orchestrator-ca-key-rotation: ${what}`)
@@ -190,7 +173,7 @@ describe.skipIf(real.skip)("root key rotation: the orchestrator delivery points"
     const rootPem = (await real.get().ok("GET", `/api/v1/namespaces/${apps}/configmaps/mesh-ca-root-cert`)).data[
       "root-cert.pem"
     ] as string
-    const closeStream = await laggingStream(rootPem)
+    const stream = await laggingStream(rootPem)
     await until("the lagging stream counted", async () =>
       (await rotationStatus()).watchers.total === 1 ? true : undefined,
     )
@@ -214,7 +197,7 @@ describe.skipIf(real.skip)("root key rotation: the orchestrator delivery points"
     step(`phase (a): both roots at ${Object.keys(published).length} delivery points after ${publishedMs} ms`)
 
     // (b) the stream gone, the new key signs; the old root is still everywhere, after the new one.
-    closeStream()
+    stream.close()
     await until("the new key signing", async () => {
       const s = await rotationStatus()
       return s.phase === "retaining" && s.root.serial === newSerial ? s : undefined

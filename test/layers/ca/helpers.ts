@@ -7,9 +7,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import * as grpc from "@grpc/grpc-js"
+import { Duration, Effect, Fiber, Option, Stream, TestClock } from "effect"
 import * as jose from "jose"
 import type { Registry } from "prom-client"
+import type { CaSettings } from "../../../src/layers/ca/authority.js"
 import { caClientConstructor } from "../../../src/layers/ca/proto.js"
+import type { CertificateAuthorityShape } from "../../../src/services/ca/ca.js"
+import { DEFAULT_KEY_ROTATION } from "../../../src/services/ca/key-rotation.js"
+import type { SigningMaterial } from "../../../src/services/ca/material.js"
 import { subtle, x509 } from "../../../src/services/ca/x509.js"
 
 export const execFileAsync = promisify(execFile)
@@ -154,6 +159,83 @@ export const createCertificateCall = (
 }
 
 /** Current value of a counter (optionally one label set) in a registry. */
+/**
+ * A `WatchTrustBundle` stream authenticated with `token`, reading what it is sent and never
+ * acknowledging (an agent that has not applied the bundle). `close` cancels the call first:
+ * closing a grpc-js client leaves its calls running.
+ */
+export const openTrustBundleStream = (port: number, rootPem: string, token: string) => {
+  const Client = caClientConstructor()
+  const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createSsl(Buffer.from(rootPem)), {
+    "grpc.ssl_target_name_override": "meshd.mesh-system.svc",
+    "grpc.default_authority": "meshd.mesh-system.svc",
+  })
+  const metadata = new grpc.Metadata()
+  metadata.set("authorization", `Bearer ${token}`)
+  const call = (
+    client as unknown as { WatchTrustBundle: (m: grpc.Metadata) => grpc.ClientDuplexStream<unknown, unknown> }
+  ).WatchTrustBundle(metadata)
+  call.on("error", () => {})
+  call.on("data", () => {})
+  /** The call's final status. */
+  const status = new Promise<grpc.StatusObject>((resolve) => call.on("status", resolve))
+  return {
+    status,
+    close: () => {
+      call.cancel()
+      client.close()
+    },
+  }
+}
+
+/**
+ * CA settings for key rotation tests under TestClock: a self-signed root in `stateDir` (no
+ * ROOT_CA_DIR), no root rotation, workload certificates of at most 2 h (phase (c)), phase
+ * checks every 10 s, at least 30 s of publishing, a 10 min publish timeout.
+ */
+export const keyRotationTestSettings = (stateDir: string, overrides: Partial<CaSettings> = {}): CaSettings => ({
+  trustDomain: "cluster.local",
+  rootCaDir: join(stateDir, "no-plugged-ca"),
+  stateDir,
+  rsaKeySize: 2048,
+  selfSignedTtl: Duration.hours(1000),
+  rotation: { checkInterval: Duration.zero, gracePeriodPercentile: 20, enableJitter: false },
+  policy: { defaultTtl: Duration.hours(1), maxTtl: Duration.hours(2) },
+  keyRotation: {
+    ...DEFAULT_KEY_ROTATION,
+    checkInterval: Duration.seconds(10),
+    publishMinWait: Duration.seconds(30),
+    publishTimeout: Duration.minutes(10),
+  },
+  ...overrides,
+})
+
+/**
+ * Runs `change` (a clock adjustment, a change of the CA's source) and waits for the material
+ * `done` accepts: a phase change writes its state (real I/O) after the clock moved, so a test
+ * waits for its result, not for the clock. No timeout: under TestClock it would fire as the
+ * clock moves.
+ */
+export const changeUntil = <E, R>(
+  ca: CertificateAuthorityShape,
+  change: Effect.Effect<unknown, E, R>,
+  done: (m: SigningMaterial) => boolean,
+) =>
+  Effect.gen(function* () {
+    const waiting = yield* Effect.fork(
+      ca.changes.pipe(Stream.filter(done), Stream.runHead, Effect.map(Option.getOrThrow)),
+    )
+    yield* change
+    return yield* Fiber.join(waiting)
+  })
+
+/** `changeUntil` with TestClock advanced by `by`. */
+export const adjustUntil = (
+  ca: CertificateAuthorityShape,
+  by: Duration.DurationInput,
+  done: (m: SigningMaterial) => boolean,
+) => changeUntil(ca, TestClock.adjust(by), done)
+
 export const counterValue = async (registry: Registry, name: string, labels: Record<string, string> = {}) => {
   const metric = registry.getSingleMetric(name)
   if (metric === undefined) return 0

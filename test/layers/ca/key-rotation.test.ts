@@ -8,35 +8,20 @@
 import { existsSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Option, Stream, TestClock } from "effect"
-import { type CaSettings, makeCertificateAuthority } from "../../../src/layers/ca/authority.js"
+import { Duration, Effect, Exit, TestClock } from "effect"
+import { makeCertificateAuthority } from "../../../src/layers/ca/authority.js"
 import { STATE_FILES } from "../../../src/layers/ca/key-material.js"
 import { layer as metricsLayer } from "../../../src/layers/metrics.js"
 import type { CertificateAuthorityShape, KeyRotationShape } from "../../../src/services/ca/ca.js"
 import { parseCsr } from "../../../src/services/ca/csr.js"
 import { bundleVersion, DEFAULT_KEY_ROTATION } from "../../../src/services/ca/key-rotation.js"
-import { type SigningMaterial, trustBundlePem } from "../../../src/services/ca/material.js"
+import { trustBundlePem } from "../../../src/services/ca/material.js"
 import { Metrics } from "../../../src/services/metrics/metrics.js"
-import { counterValue, makeCsr, opensslVerifyAt, tempDir } from "./helpers.js"
+import { adjustUntil, counterValue, keyRotationTestSettings, makeCsr, opensslVerifyAt, tempDir } from "./helpers.js"
 
 const ID = "spiffe://cluster.local/ns/default/sa/sleep"
 
-const settings = (stateDir: string, overrides: Partial<CaSettings> = {}): CaSettings => ({
-  trustDomain: "cluster.local",
-  rootCaDir: join(stateDir, "no-plugged-ca"),
-  stateDir,
-  rsaKeySize: 2048,
-  selfSignedTtl: Duration.hours(1000),
-  rotation: { checkInterval: Duration.zero, gracePeriodPercentile: 20, enableJitter: false },
-  policy: { defaultTtl: Duration.hours(1), maxTtl: Duration.hours(2) },
-  keyRotation: {
-    ...DEFAULT_KEY_ROTATION,
-    checkInterval: Duration.seconds(10),
-    publishMinWait: Duration.seconds(30),
-    publishTimeout: Duration.minutes(10),
-  },
-  ...overrides,
-})
+const settings = keyRotationTestSettings
 
 const issue = (ca: CertificateAuthorityShape) =>
   Effect.gen(function* () {
@@ -54,23 +39,6 @@ const rotationOf = (ca: CertificateAuthorityShape): KeyRotationShape => {
 
 const currentVersion = (ca: CertificateAuthorityShape) =>
   Effect.map(ca.material, (m) => bundleVersion(trustBundlePem(m)))
-
-/**
- * Advances the clock by `by` and waits for the material `done` accepts: a phase change writes
- * files (real I/O) after the clock moved, so the test waits for its result, not for the clock.
- */
-const adjustUntil = (
-  ca: CertificateAuthorityShape,
-  by: Duration.DurationInput,
-  done: (m: SigningMaterial) => boolean,
-) =>
-  Effect.gen(function* () {
-    const waiting = yield* Effect.fork(
-      ca.changes.pipe(Stream.filter(done), Stream.runHead, Effect.map(Option.getOrThrow)),
-    )
-    yield* TestClock.adjust(by)
-    return yield* Fiber.join(waiting)
-  })
 
 const gauge = (name: string) => Effect.flatMap(Metrics, (m) => Effect.promise(() => counterValue(m.registry, name)))
 

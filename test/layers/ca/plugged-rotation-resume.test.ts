@@ -9,8 +9,8 @@
 import { existsSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Option, Queue, Ref, Stream, TestClock } from "effect"
-import { type CaSettings, makeCertificateAuthority } from "../../../src/layers/ca/authority.js"
+import { Duration, Effect, Option, Queue, Ref, Stream, TestClock } from "effect"
+import { makeCertificateAuthority } from "../../../src/layers/ca/authority.js"
 import {
   assemblePluggedTexts,
   createSelfSigned,
@@ -21,27 +21,12 @@ import type { PluggedSource } from "../../../src/layers/ca/key-sources.js"
 import { layer as metricsLayer } from "../../../src/layers/metrics.js"
 import type { CertificateAuthorityShape } from "../../../src/services/ca/ca.js"
 import { parseCsr } from "../../../src/services/ca/csr.js"
-import { DEFAULT_KEY_ROTATION } from "../../../src/services/ca/key-rotation.js"
 import { type SigningMaterial, toPem, trustBundlePem } from "../../../src/services/ca/material.js"
-import { makeCsr, opensslVerifyAt, tempDir } from "./helpers.js"
+import { changeUntil, keyRotationTestSettings, makeCsr, opensslVerifyAt, tempDir } from "./helpers.js"
 
 const ID = "spiffe://cluster.local/ns/default/sa/sleep"
 
-const settings = (stateDir: string): CaSettings => ({
-  trustDomain: "cluster.local",
-  rootCaDir: join(stateDir, "no-plugged-ca"),
-  stateDir,
-  rsaKeySize: 2048,
-  selfSignedTtl: Duration.hours(1000),
-  rotation: { checkInterval: Duration.zero, gracePeriodPercentile: 20, enableJitter: false },
-  policy: { defaultTtl: Duration.hours(1), maxTtl: Duration.hours(2) },
-  keyRotation: {
-    ...DEFAULT_KEY_ROTATION,
-    checkInterval: Duration.seconds(10),
-    publishMinWait: Duration.seconds(30),
-    publishTimeout: Duration.minutes(10),
-  },
-})
+const settings = (stateDir: string) => keyRotationTestSettings(stateDir)
 
 /** A plugged-in CA whose signing certificate is its own root (a CA in ROOT_CA_DIR's layout). */
 const pluggedCa = (nowMs: number) =>
@@ -68,20 +53,6 @@ const issueLeaf = (ca: CertificateAuthorityShape) =>
   Effect.gen(function* () {
     const { csrPem } = yield* Effect.promise(() => makeCsr([ID]))
     return (yield* ca.sign({ csr: yield* parseCsr(csrPem), identities: [ID], requestedTtlSeconds: 0 }))[0]!
-  })
-
-/** Runs `change` (a clock adjustment, a source change) and waits for the material `done` accepts. */
-const changeUntil = <E>(
-  ca: CertificateAuthorityShape,
-  change: Effect.Effect<unknown, E>,
-  done: (m: SigningMaterial) => boolean,
-) =>
-  Effect.gen(function* () {
-    const waiting = yield* Effect.fork(
-      ca.changes.pipe(Stream.filter(done), Stream.runHead, Effect.map(Option.getOrThrow)),
-    )
-    yield* change
-    return yield* Fiber.join(waiting)
   })
 
 const serialsOf = (m: SigningMaterial) => m.trustBundle.map((c) => c.serialNumber)

@@ -24,7 +24,7 @@ import { parseCertificates } from "../../../../src/services/ca/x509.js"
 import type { OrchSecret } from "../../../../src/services/orchestrator/objects.js"
 import { type Orchestrator, startOrchestrator } from "../../../support/orchestrator/index.js"
 import { orchestratorLayer } from "../../../support/orchestrator/layers.js"
-import { makeCsr, opensslVerify, tempDir } from "../helpers.js"
+import { adjustUntil, makeCsr, opensslVerify, tempDir } from "../helpers.js"
 import { base64, opensslIntermediate } from "./helpers.js"
 
 const ID = "spiffe://cluster.local/ns/default/sa/sleep"
@@ -71,21 +71,6 @@ const issue = (ca: CertificateAuthorityShape) =>
   Effect.gen(function* () {
     const { csrPem } = yield* Effect.promise(() => makeCsr([ID]))
     return yield* ca.sign({ csr: yield* parseCsr(csrPem), identities: [ID], requestedTtlSeconds: 600 })
-  })
-
-/** Advances TestClock by `by` and waits for the material `done` accepts (its writes are real I/O). */
-const adjustUntil = (
-  ca: CertificateAuthorityShape,
-  by: Duration.DurationInput,
-  done: (m: SigningMaterial) => boolean,
-) =>
-  Effect.gen(function* () {
-    // No timeout here: under TestClock it would fire as the clock moves.
-    const waiting = yield* Effect.fork(
-      ca.changes.pipe(Stream.filter(done), Stream.runHead, Effect.map(Option.getOrThrow)),
-    )
-    yield* TestClock.adjust(by)
-    return yield* Fiber.join(waiting)
   })
 
 /** The first published material matching `p`. */
