@@ -9,13 +9,8 @@ import { convertService } from "../../../src/services/registry/orchestrator/serv
 import { convert, gateway, gatewayStatusOf, httpListener, service } from "./fixtures.js"
 
 const HOST = "edge-proxy.infra.svc.cluster.local"
-const gw = gateway(
-  "gw",
-  { listeners: [httpListener()], addresses: [{ type: "Hostname", value: "edge-proxy" }] },
-  {
-    namespace: "infra",
-  },
-)
+const ADDRESSES = [{ type: "Hostname", value: "edge-proxy" }]
+const gw = gateway("gw", { listeners: [httpListener()], addresses: ADDRESSES }, { namespace: "infra" })
 const edge = (extra: Parameters<typeof service>[3]) => service("edge-proxy", "infra", [["http", 80, "HTTP"]], extra)
 
 const programmed = (svc: ReturnType<typeof service>) => {
@@ -54,7 +49,7 @@ describe("Gateway addresses from a load balancer", () => {
         gateways: [
           gateway(
             "gw",
-            { listeners: [httpListener(), httpListener("admin", { port: 8080 })], addresses: gw.spec.addresses },
+            { listeners: [httpListener(), httpListener("admin", { port: 8080 })], addresses: ADDRESSES },
             { namespace: "infra" },
           ),
         ],
