@@ -60,6 +60,7 @@ export interface DiscoveryInputsOptions {
     readonly CLUSTER_ID: string
     readonly PILOT_ENABLE_IP_AUTOALLOCATE: boolean
     readonly ORCHESTRATOR_SERVICE_HOST: string
+    readonly ORCHESTRATOR_SERVICE_PORT?: string
     readonly SHARED_MESH_CONFIG: string
     readonly MESH_WATCH_NAMESPACE?: string
     readonly REVISION?: string
@@ -118,7 +119,7 @@ export const layer = (
     enabled: options.registries.includes("Orchestrator"),
     orchconfig: options.orchconfig,
     serviceHost: env.ORCHESTRATOR_SERVICE_HOST,
-    servicePort: process.env.ORCHESTRATOR_SERVICE_PORT ?? "443",
+    servicePort: env.ORCHESTRATOR_SERVICE_PORT ?? "443",
     clusterId: env.CLUSTER_ID,
     qps: options.orchestratorApiQPS ?? 80,
     burst: options.orchestratorApiBurst ?? 160,

@@ -97,6 +97,8 @@ export const discoveryEnv = {
   REVISION: env.string("", "Control-plane revision"),
   SERVERLESS_REVISION: env.string("", "Set when running in a serverless revision"),
   ORCHESTRATOR_SERVICE_HOST: env.string("", "Set automatically in-cluster"),
+  // Not in the spec's printed table: the in-cluster API server's port, set beside the host.
+  ORCHESTRATOR_SERVICE_PORT: env.string("443", "Port of the in-cluster API server; set automatically in-cluster"),
   ORCH_INGRESS_NS: env.string("mesh-system", "Namespace of the ingress controller"),
   MESH_WATCH_NAMESPACE: env.string("", "Limit watches to one namespace (only one allowed)"),
   LOCAL_CLUSTER_SECRET_WATCHER: env.bool(
