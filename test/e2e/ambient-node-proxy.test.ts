@@ -46,7 +46,8 @@ interface DeltaResponse {
 }
 
 /** The stand-in node proxy: one delta ADS stream, every response kept and acknowledged. */
-const nodeProxy = (address: string) => {
+/** A delta ADS client as `nodeId` (the stand-in node proxy by default, or a sidecar). */
+const nodeProxy = (address: string, nodeId = NODE_ID) => {
   const client = new AdsClient(address, grpc.credentials.createInsecure())
   const stream = (
     client as unknown as Record<string, () => grpc.ClientDuplexStream<object, DeltaResponse>>
@@ -66,7 +67,7 @@ const nodeProxy = (address: string) => {
     error: () => error,
     subscribe: (typeUrl: string, names: ReadonlyArray<string> = []) => {
       stream.write({
-        ...(first ? { node: { id: NODE_ID } } : {}),
+        ...(first ? { node: { id: nodeId } } : {}),
         type_url: typeUrl,
         resource_names_subscribe: names,
       })
@@ -256,10 +257,35 @@ describe.skipIf(skip)("the node proxy's workload API and certificates on the rea
           `${proxy.held(TypeUrl.Authorization).size} authorizations (${proxy.bytes(TypeUrl.Authorization)} bytes)`,
       )
 
-      // A pod that goes away is removed from the node proxy.
+      // A pod that goes away is removed from the node proxy, and the push is the node proxy's
+      // alone: a sidecar connected meanwhile is not pushed (each push observes the convergence
+      // time once per connection it reaches, and the debounce time once).
+      const sidecar = nodeProxy(ads, `sidecar~10.2.0.1~web-1.${ns}~${ns}.svc.cluster.local`)
+      sidecar.subscribe(TypeUrl.Cluster)
+      await until(
+        "the sidecar's clusters",
+        async () => (sidecar.held(TypeUrl.Cluster).size > 0 ? true : undefined),
+        30_000,
+      )
+      const pushes = async () => ({
+        pushes: await counter("pilot_debounce_time_count"),
+        reached: await counter("pilot_proxy_convergence_time_count"),
+      })
+      const before = await pushes()
       await real.get().ok("DELETE", `/api/v1/namespaces/${ns}/pods/web-2?gracePeriodSeconds=0`)
       await until("web-2 removed", async () => (proxy.held(TypeUrl.Address).has(web2) ? undefined : true), 30_000)
       expect(proxy.responses.some((r) => (r.removed_resources ?? []).includes(web2))).toBe(true)
+      const after = await until(
+        "the pushes' convergence observed",
+        async () => {
+          const now = await pushes()
+          return now.reached - before.reached >= now.pushes - before.pushes ? now : undefined
+        },
+        10_000,
+      )
+      expect(after.pushes - before.pushes).toBeGreaterThanOrEqual(1)
+      expect(after.reached - before.reached).toBe(after.pushes - before.pushes)
+      sidecar.close()
     } finally {
       proxy.close()
     }
