@@ -30,7 +30,7 @@ import { request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { runPlugin, type Sandbox } from "../layers/cni/plugin-driver.js"
+import { namespaceIptablesUnusable, runPlugin, type Sandbox } from "../layers/cni/plugin-driver.js"
 import { type Orchestrator, startOrchestrator } from "../support/orchestrator/index.js"
 import { freePorts } from "../support/ports.js"
 import { binary, type Daemon, startDaemon } from "../support/processes.js"
@@ -42,16 +42,7 @@ const unusableBecause = (): string | undefined => {
   if (process.getuid?.() !== 0) return "not root"
   for (const name of ["ip", "iptables", "iptables-save", "iptables-restore", "ip6tables-restore", "nsenter", "python3"])
     if (!which(name)) return `${name} is not installed`
-  const name = `mesh-amb-check-${randomBytes(3).toString("hex")}`
-  const add = spawnSync("ip", ["netns", "add", name])
-  if (add.status !== 0) return `ip netns add failed: ${add.stderr.toString().trim()}`
-  try {
-    const save = spawnSync("nsenter", [`--net=/var/run/netns/${name}`, "--", "iptables-save"])
-    if (save.status !== 0) return `iptables-save in a namespace failed: ${save.stderr.toString().trim()}`
-  } finally {
-    spawnSync("ip", ["netns", "del", name])
-  }
-  return undefined
+  return namespaceIptablesUnusable("mesh-amb-check")
 }
 
 const skipReason = unusableBecause()

@@ -26,6 +26,36 @@ export const DEFAULT_LOOKUP_RETRIES = 5
 export const DEFAULT_FIRST_RETRY_DELAY_MILLIS = 100
 export const DEFAULT_REQUEST_TIMEOUT_MILLIS = 2000
 
+/** The orchestrator client of the config's kubeconfig (loaded only when a lookup is needed). */
+const clientFor = (options: PodLookupOptions, kubeconfig: string) =>
+  Effect.gen(function* () {
+    const { makeOrchestratorClient } = yield* Effect.promise(() => import("../orchestrator/client.js"))
+    return yield* makeOrchestratorClient({
+      source: { _tag: "file", path: kubeconfig },
+      clusterId: "",
+      qps: 0,
+      burst: 0,
+      requestTimeoutMillis: options.requestTimeoutMillis ?? DEFAULT_REQUEST_TIMEOUT_MILLIS,
+    }).pipe(
+      Effect.mapError(
+        (error) =>
+          new CniError({
+            code: CniErrorCodes.invalidNetworkConfig,
+            msg: "invalid network configuration",
+            details: error.message,
+          }),
+      ),
+    )
+  })
+
+/** Retried while the API server is unreachable or overloaded. */
+const retryingTransient = <A>(effect: Effect.Effect<A, CniError>, options: PodLookupOptions) =>
+  Effect.retry(effect, {
+    schedule: Schedule.exponential(options.firstRetryDelayMillis ?? DEFAULT_FIRST_RETRY_DELAY_MILLIS),
+    times: options.retries ?? DEFAULT_LOOKUP_RETRIES,
+    while: (error) => error.code === CniErrorCodes.tryAgainLater,
+  })
+
 const fetchPod = (options: PodLookupOptions, kubeconfig: string, ref: PodRef): Effect.Effect<PluginPod, CniError> =>
   Effect.scoped(
     Effect.gen(function* () {
@@ -37,23 +67,7 @@ const fetchPod = (options: PodLookupOptions, kubeconfig: string, ref: PodRef): E
           details: kubeconfig,
         })
       }
-      const { makeOrchestratorClient } = yield* Effect.promise(() => import("../orchestrator/client.js"))
-      const client = yield* makeOrchestratorClient({
-        source: { _tag: "file", path: kubeconfig },
-        clusterId: "",
-        qps: 0,
-        burst: 0,
-        requestTimeoutMillis: options.requestTimeoutMillis ?? DEFAULT_REQUEST_TIMEOUT_MILLIS,
-      }).pipe(
-        Effect.mapError(
-          (error) =>
-            new CniError({
-              code: CniErrorCodes.invalidNetworkConfig,
-              msg: "invalid network configuration",
-              details: error.message,
-            }),
-        ),
-      )
+      const client = yield* clientFor(options, kubeconfig)
       return yield* client
         .get<PluginPod & { readonly metadata: { readonly name: string } }>(Resources.pods, ref.namespace, ref.name)
         .pipe(Effect.mapError((error) => podLookupError(ref, error.status, error.message)))
@@ -68,23 +82,7 @@ const fetchNamespaceLabels = (
 ): Effect.Effect<Readonly<Record<string, string>>, CniError> =>
   Effect.scoped(
     Effect.gen(function* () {
-      const { makeOrchestratorClient } = yield* Effect.promise(() => import("../orchestrator/client.js"))
-      const client = yield* makeOrchestratorClient({
-        source: { _tag: "file", path: kubeconfig },
-        clusterId: "",
-        qps: 0,
-        burst: 0,
-        requestTimeoutMillis: options.requestTimeoutMillis ?? DEFAULT_REQUEST_TIMEOUT_MILLIS,
-      }).pipe(
-        Effect.mapError(
-          (error) =>
-            new CniError({
-              code: CniErrorCodes.invalidNetworkConfig,
-              msg: "invalid network configuration",
-              details: error.message,
-            }),
-        ),
-      )
+      const client = yield* clientFor(options, kubeconfig)
       const object = yield* client
         .get<{ readonly metadata: { readonly name: string; readonly labels?: Record<string, string> } }>(
           Resources.namespaces,
@@ -94,13 +92,7 @@ const fetchNamespaceLabels = (
         .pipe(Effect.mapError((error) => podLookupError({ namespace, name: "" }, error.status, error.message)))
       return object.metadata.labels ?? {}
     }),
-  ).pipe(
-    Effect.retry({
-      schedule: Schedule.exponential(options.firstRetryDelayMillis ?? DEFAULT_FIRST_RETRY_DELAY_MILLIS),
-      times: options.retries ?? DEFAULT_LOOKUP_RETRIES,
-      while: (error) => error.code === CniErrorCodes.tryAgainLater,
-    }),
-  )
+  ).pipe((effect) => retryingTransient(effect, options))
 
 export const makePodLookup = (options: PodLookupOptions = {}): PluginPodSourceShape => ({
   namespaceLabels: (kubeconfig, namespace) => fetchNamespaceLabels(options, kubeconfig, namespace),
@@ -111,11 +103,7 @@ export const makePodLookup = (options: PodLookupOptions = {}): PluginPodSourceSh
           ? Effect.logDebug(`pod lookup failed: ${error.message}`)
           : Effect.void,
       ),
-      Effect.retry({
-        schedule: Schedule.exponential(options.firstRetryDelayMillis ?? DEFAULT_FIRST_RETRY_DELAY_MILLIS),
-        times: options.retries ?? DEFAULT_LOOKUP_RETRIES,
-        while: (error) => error.code === CniErrorCodes.tryAgainLater,
-      }),
+      (effect) => retryingTransient(effect, options),
       Effect.withSpan("CniPlugin.getPod", { attributes: { pod: `${ref.namespace}/${ref.name}` } }),
     ),
 })

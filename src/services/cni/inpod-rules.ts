@@ -30,6 +30,11 @@ export const InpodMarks = {
 const hex = (n: number) => `0x${n.toString(16)}`
 const MARK = `${hex(InpodMarks.mark)}/${hex(InpodMarks.mask)}`
 const TPROXY_MARK = `${hex(InpodMarks.tproxyMark)}/${hex(InpodMarks.tproxyMask)}`
+/** Packets the node proxy sent (it marks its sockets), and all others. */
+const marked = ["-m", "mark", "--mark", MARK]
+const unmarked = ["-m", "mark", "!", "--mark", MARK]
+/** The reference writes `--to-port` for UDP DNS and `--to-ports` elsewhere (the same option). */
+const redirectTo = (port: number, option = "--to-ports") => ["-j", "REDIRECT", option, String(port)]
 
 export interface InpodSettings {
   /** Node-wide DNS capture (AMBIENT_DNS_CAPTURE); a pod's annotation overrides it. */
@@ -89,7 +94,7 @@ export const inpodRules = (settings: InpodSettings, pod: PodOverrides = NO_OVERR
   const build = (family: 4 | 6): ReadonlyArray<Rule> => {
     const rules: Array<Rule> = []
     const add = (table: Table, chain: string, ...params: Array<string>) => rules.push({ table, chain, params })
-    const loopback = family === 4 ? "127.0.0.1/32" : "::1/128"
+    const notTo = ["!", "-d", family === 4 ? "127.0.0.1/32" : "::1/128"]
     const probeSource = family === 4 ? settings.hostProbeSnatV4 : settings.hostProbeSnatV6
     const { prerouting, output } = InpodChains
 
@@ -105,160 +110,35 @@ export const inpodRules = (settings: InpodSettings, pod: PodOverrides = NO_OVERR
 
     // Virtual interfaces first: their inbound TCP goes to the outbound listener.
     for (const nic of pod.virtualInterfaces) {
-      add("nat", prerouting, "-i", nic, "-p", "tcp", "-j", "REDIRECT", "--to-ports", String(Ports.outboundCapture))
+      add("nat", prerouting, "-i", nic, "-p", "tcp", ...redirectTo(Ports.outboundCapture))
       add("nat", prerouting, "-i", nic, "-p", "tcp", "-j", "RETURN")
     }
     // Packets the node proxy marked: remember it on the connection.
-    add("mangle", prerouting, "-m", "mark", "--mark", MARK, "-j", "CONNMARK", "--set-xmark", TPROXY_MARK)
+    add("mangle", prerouting, ...marked, "-j", "CONNMARK", "--set-xmark", TPROXY_MARK)
     // Host probes (SNAT-ed on the node to the probe address) reach the application directly.
     if (!pod.ingressMode) add("nat", prerouting, "-s", probeSource, "-p", "tcp", "-m", "tcp", "-j", "ACCEPT")
     add("nat", output, "-d", probeSource, "-p", "tcp", "-m", "tcp", "-j", "ACCEPT")
     // Inbound TCP (not to loopback, not HBONE, not from the node proxy) to the plaintext listener.
-    if (!pod.ingressMode) {
-      add(
-        "nat",
-        prerouting,
-        "!",
-        "-d",
-        loopback,
-        "-p",
-        "tcp",
-        "!",
-        "--dport",
-        String(Ports.inboundTunnel),
-        "-m",
-        "mark",
-        "!",
-        "--mark",
-        MARK,
-        "-j",
-        "REDIRECT",
-        "--to-ports",
-        String(Ports.inboundCapture),
-      )
-    }
-    add(
-      "mangle",
-      output,
-      "-m",
-      "connmark",
-      "--mark",
-      TPROXY_MARK,
-      "-j",
-      "CONNMARK",
-      "--restore-mark",
-      "--nfmask",
-      hex(InpodMarks.restoreMask),
-      "--ctmask",
-      hex(InpodMarks.restoreMask),
-    )
+    const inbound = [...notTo, "-p", "tcp", "!", "--dport", String(Ports.inboundTunnel), ...unmarked]
+    if (!pod.ingressMode) add("nat", prerouting, ...inbound, ...redirectTo(Ports.inboundCapture))
+    const restoreMask = hex(InpodMarks.restoreMask)
+    const restore = ["-j", "CONNMARK", "--restore-mark", "--nfmask", restoreMask, "--ctmask", restoreMask]
+    add("mangle", output, "-m", "connmark", "--mark", TPROXY_MARK, ...restore)
     if (dns) {
-      const dnsPort = String(Ports.dnsProxy)
-      add(
-        "nat",
-        output,
-        "!",
-        "-o",
-        "lo",
-        "-p",
-        "udp",
-        "-m",
-        "mark",
-        "!",
-        "--mark",
-        MARK,
-        "-m",
-        "udp",
-        "--dport",
-        "53",
-        "-j",
-        "REDIRECT",
-        "--to-port",
-        dnsPort,
-      )
-      add(
-        "nat",
-        output,
-        "!",
-        "-d",
-        loopback,
-        "-p",
-        "tcp",
-        "--dport",
-        "53",
-        "-m",
-        "mark",
-        "!",
-        "--mark",
-        MARK,
-        "-j",
-        "REDIRECT",
-        "--to-ports",
-        dnsPort,
-      )
+      const udpDns = ["!", "-o", "lo", "-p", "udp", ...unmarked, "-m", "udp", "--dport", "53"]
+      add("nat", output, ...udpDns, ...redirectTo(Ports.dnsProxy, "--to-port"))
+      add("nat", output, ...notTo, "-p", "tcp", "--dport", "53", ...unmarked, ...redirectTo(Ports.dnsProxy))
       // The node proxy's queries upstream and their answers get their own conntrack zone, so they
       // cannot collide with the application's queries on the same ports.
-      add(
-        "raw",
-        output,
-        "-p",
-        "udp",
-        "-m",
-        "mark",
-        "--mark",
-        MARK,
-        "-m",
-        "udp",
-        "--dport",
-        "53",
-        "-j",
-        "CT",
-        "--zone",
-        "1",
-      )
-      add(
-        "raw",
-        prerouting,
-        "-p",
-        "udp",
-        "-m",
-        "mark",
-        "!",
-        "--mark",
-        MARK,
-        "-m",
-        "udp",
-        "--sport",
-        "53",
-        "-j",
-        "CT",
-        "--zone",
-        "1",
-      )
+      add("raw", output, "-p", "udp", ...marked, "-m", "udp", "--dport", "53", "-j", "CT", "--zone", "1")
+      add("raw", prerouting, "-p", "udp", ...unmarked, "-m", "udp", "--sport", "53", "-j", "CT", "--zone", "1")
     }
     // Connections the node proxy owns leave as they are; so does the application calling itself
     // on its own address over loopback.
     add("nat", output, "-p", "tcp", "-m", "mark", "--mark", TPROXY_MARK, "-j", "ACCEPT")
-    add("nat", output, "!", "-d", loopback, "-o", "lo", "-j", "ACCEPT")
+    add("nat", output, ...notTo, "-o", "lo", "-j", "ACCEPT")
     // Everything else outbound (TCP, not loopback, not the node proxy's) to the outbound listener.
-    add(
-      "nat",
-      output,
-      "!",
-      "-d",
-      loopback,
-      "-p",
-      "tcp",
-      "-m",
-      "mark",
-      "!",
-      "--mark",
-      MARK,
-      "-j",
-      "REDIRECT",
-      "--to-ports",
-      String(Ports.outboundCapture),
-    )
+    add("nat", output, ...notTo, "-p", "tcp", ...unmarked, ...redirectTo(Ports.outboundCapture))
     return rules
   }
   return { v4: build(4), v6: settings.ipv6 ? build(6) : [], dnsCapture: dns }

@@ -17,7 +17,13 @@ import { injectedPod } from "../../services/cni/plugin-fixtures.js"
 import { type Orchestrator, startOrchestrator, writeKubeconfig } from "../../support/orchestrator/index.js"
 import { freePort } from "../../support/ports.js"
 import { binary } from "../../support/processes.js"
-import { addNetworkList, type ConfList, delNetworkList, type Sandbox } from "./plugin-driver.js"
+import {
+  addNetworkList,
+  type ConfList,
+  delNetworkList,
+  namespaceIptablesUnusable,
+  type Sandbox,
+} from "./plugin-driver.js"
 
 const REFERENCE_PLUGINS = "/usr/lib/cni"
 
@@ -33,16 +39,7 @@ const unusableBecause = (): string | undefined => {
     if (!existsSync(join(REFERENCE_PLUGINS, plugin)))
       return `${REFERENCE_PLUGINS}/${plugin} is missing (containernetworking-plugins)`
   }
-  const name = `mesh-cni-check-${randomBytes(3).toString("hex")}`
-  const add = spawnSync("ip", ["netns", "add", name])
-  if (add.status !== 0) return `ip netns add failed: ${add.stderr.toString().trim()}`
-  try {
-    const save = spawnSync("nsenter", [`--net=/var/run/netns/${name}`, "--", "iptables-save"])
-    if (save.status !== 0) return `iptables-save in a namespace failed: ${save.stderr.toString().trim()}`
-  } finally {
-    spawnSync("ip", ["netns", "del", name])
-  }
-  return undefined
+  return namespaceIptablesUnusable("mesh-cni-check")
 }
 
 const skipReason = unusableBecause()

@@ -4,7 +4,8 @@
  * (the list's name and cniVersion added) and, on ADD, hands each plugin's result to the next as
  * `prevResult`; DEL runs the plugins in reverse with the cached ADD result.
  */
-import { spawn } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { join } from "node:path"
 
 export interface ConfList {
@@ -111,4 +112,18 @@ export const delNetworkList = async (
     if (run.exitCode !== 0) return { ok: false, runs, output: parse(run.stdout) }
   }
   return { ok: true, runs, output: undefined }
+}
+
+/** Why iptables cannot be used inside a throw-away network namespace here (undefined when it can). */
+export const namespaceIptablesUnusable = (prefix: string): string | undefined => {
+  const name = `${prefix}-${randomBytes(3).toString("hex")}`
+  const add = spawnSync("ip", ["netns", "add", name])
+  if (add.status !== 0) return `ip netns add failed: ${add.stderr.toString().trim()}`
+  try {
+    const save = spawnSync("nsenter", [`--net=/var/run/netns/${name}`, "--", "iptables-save"])
+    if (save.status !== 0) return `iptables-save in a namespace failed: ${save.stderr.toString().trim()}`
+  } finally {
+    spawnSync("ip", ["netns", "del", name])
+  }
+  return undefined
 }
