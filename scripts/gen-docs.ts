@@ -43,7 +43,7 @@ const binaries = [
   ["mesh-agent", commandModel(meshAgent), envTables["mesh-agent"]],
   ["install-cni", commandModel(installCni), envTables["install-cni"]],
   // As meshctl prints it: aliases beside their command, group flags in the group's help.
-  ["meshctl", commandModel(meshctl, meshctlTreeNotes), undefined],
+  ["meshctl", commandModel(meshctl, meshctlTreeNotes), envTables.meshctl],
 ] as const
 
 const page = [

@@ -23,6 +23,8 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Data, Duration, Effect, Option } from "effect"
 import type { Entry } from "../../services/analysis/snapshot.js"
+import { MeshctlEnv } from "../../services/config/meshctl-env.js"
+import { colorAllowed } from "../../services/config/terminal-env.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import type { OrchConfigMap } from "../../services/orchestrator/objects.js"
 import { boolFlag, durationFlag, listFlag, textFlag } from "../shared/options.js"
@@ -349,8 +351,7 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string, InputErr
       ...(scoped ? { namespace } : {}),
     })
     const target = args.allNamespaces ? "all namespaces" : `namespace: ${namespace}`
-    const color =
-      args.color && process.env.TERM !== "dumb" && process.env.NO_COLOR === undefined && process.stdout.isTTY === true
+    const color = args.color && colorAllowed(yield* MeshctlEnv, process.stdout.isTTY === true)
     if (args.output === "json") yield* Effect.sync(() => process.stdout.write(output.formatJson(result.messages)))
     else if (args.output === "yaml") yield* Effect.sync(() => process.stdout.write(output.formatYaml(result.messages)))
     else if (result.messages.length === 0) {

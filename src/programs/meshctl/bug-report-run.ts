@@ -24,6 +24,7 @@ import {
   trimAfter,
 } from "../../services/bug-report/settings.js"
 import { buildInfo } from "../../services/build-info.js"
+import { MeshctlEnv } from "../../services/config/meshctl-env.js"
 import { allKinds, isMeshKind } from "../../services/config-model/kinds.js"
 import { PROXY_CONTAINER_NAMES } from "../../services/injection/names.js"
 import type { OrchestratorClientShape } from "../../services/orchestrator/client.js"
@@ -46,10 +47,8 @@ const PROXY_ADMIN_PORT = 15000
 /** The control-plane pods' label (`app=meshd`), as proxy-status finds them. */
 const [CONTROL_PLANE_LABEL_KEY = "app", CONTROL_PLANE_LABEL_VALUE = "meshd"] = DEFAULT_CONTROL_PLANE_LABEL.split("=")
 
-const proxyAdminPort = (): number => {
-  const fromEnv = Number(process.env.MESHCTL_PROXY_ADMIN_PORT ?? "")
-  return Number.isInteger(fromEnv) && fromEnv > 0 && fromEnv < 65536 ? fromEnv : PROXY_ADMIN_PORT
-}
+/** `MESHCTL_PROXY_ADMIN_PORT` when it is a port, else the proxies' default admin port. */
+const proxyAdminPort = (fromEnv: number): number => (fromEnv > 0 && fromEnv < 65536 ? fromEnv : PROXY_ADMIN_PORT)
 
 const toYaml = (value: unknown) => dump(value, { lineWidth: -1, noRefs: true })
 
@@ -213,7 +212,7 @@ export const runBugReport = (args: BugReportArgs) =>
     const tempDir = settings.dir !== "" ? settings.dir : mkdtempSync(join(tmpdir(), "bug-report-"))
     const artifacts = new Artifacts(tempDir)
     const ranked: Array<RankedLog> = []
-    const port = proxyAdminPort()
+    const port = proxyAdminPort((yield* MeshctlEnv).MESHCTL_PROXY_ADMIN_PORT)
     const concurrency = { concurrency: settings.concurrency }
 
     const collect = Effect.gen(function* () {

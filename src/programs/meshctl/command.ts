@@ -1,5 +1,6 @@
 /** meshctl's command tree (the operator CLI). */
 import { Command } from "@effect/cli"
+import { MeshctlEnv } from "../../services/config/meshctl-env.js"
 import { meshctlScopes } from "../../services/logging/scopes.js"
 import { makeCompletionCommand } from "../shared/completion-command.js"
 import { loggingOptions } from "../shared/logging-options.js"
@@ -62,4 +63,6 @@ export const root = Command.make(PROGRAM).pipe(
     waypointCommand(logging),
     completion,
   ]),
+  // meshctl's environment variables, read once when a command runs (an invalid one fails it).
+  Command.provide(MeshctlEnv.layerFromEnv()),
 )

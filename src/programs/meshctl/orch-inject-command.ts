@@ -14,6 +14,7 @@
 import { Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import { Console, Data, Effect, Either, Option } from "effect"
+import { MeshctlEnv } from "../../services/config/meshctl-env.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { boolFlag, durationFlag, textFlag, uint16Flag, withNote } from "../shared/options.js"
 import { globalOptions } from "./global-options.js"
@@ -130,7 +131,8 @@ const runOrchInject = (args: OrchInjectArgs, readStdin: Effect.Effect<string, In
         import("../../services/injection/native-sidecars.js"),
       ]),
     )
-    const nativeMode = parseNativeSidecarMode(process.env.ENABLE_NATIVE_SIDECARS)
+    const environment = yield* MeshctlEnv
+    const nativeMode = parseNativeSidecarMode(environment.ENABLE_NATIVE_SIDECARS)
     if (nativeMode.warning !== undefined) yield* Console.error(`Warning: ${nativeMode.warning}`)
     const cluster = needsCluster(args)
       ? yield* Effect.flatMap(
@@ -190,7 +192,7 @@ const runOrchInject = (args: OrchInjectArgs, readStdin: Effect.Effect<string, In
       revision: args.revision,
       nativeSidecars: (nodeName) => nativeSidecarDefault(nativeMode.mode, nodes, nodeName),
       // As the reference's kube-inject, the injector's compliance policy is read from the environment.
-      compliancePolicy: process.env.COMPLIANCE_POLICY ?? "",
+      compliancePolicy: environment.COMPLIANCE_POLICY,
     })
     const source = args.filename === STDIN ? "stdin" : args.filename
     if (Either.isLeft(injected)) {

@@ -14,7 +14,8 @@ import { buildInfo } from "../../services/build-info.js"
 import { checkArgv } from "../../services/cli/argv.js"
 import type { TreeNotes } from "../../services/cli/command-model.js"
 import { renderHelp } from "../../services/cli/help.js"
-import { describeConfigError } from "../../services/config/env.js"
+import { describeConfigError, envTableConfig } from "../../services/config/env.js"
+import { colorAllowed, terminalEnv } from "../../services/config/terminal-env.js"
 import { makeShutdownDeadline, type ShutdownDeadlineShape } from "../../services/lifecycle/shutdown-deadline.js"
 import { ListenError } from "../../services/net/listen-error.js"
 import { commandModel } from "./cli-model.js"
@@ -35,12 +36,16 @@ const cliEnvironment = Layer.mergeAll(
   CliConfig.layer({ showBuiltIns: false, isCaseSensitive: true }),
 )
 
-/** Help goes to a terminal with bold headings, anywhere else (or with NO_COLOR) as plain text. */
+/**
+ * Help goes to a terminal with bold headings, anywhere else (or with NO_COLOR, TERM=dumb) as plain
+ * text. Read once, for the one help page, through the table (a bad value cannot occur: both are strings).
+ */
 const helpStyle = () => {
   const tty = process.stdout.isTTY === true
+  const terminal = Effect.runSync(envTableConfig(terminalEnv))
   return {
     width: tty ? Math.max(40, Math.min(process.stdout.columns ?? 80, 100)) : 80,
-    color: tty && (process.env.NO_COLOR ?? "") === "",
+    color: colorAllowed(terminal, tty),
   }
 }
 
