@@ -9,8 +9,8 @@ import { grpcOptions } from "../../layers/xds/ads-server.js"
 import { CaConfig } from "../../services/ca/config.js"
 import { acceptedAudiences } from "../../services/ca/jwt.js"
 import { MonitoringConfig, WebhookConfig } from "../../services/config/discovery-config.js"
-import { discoveryEnv } from "../../services/config/discovery-env.js"
-import { envTableConfig } from "../../services/config/env.js"
+import type { discoveryEnv } from "../../services/config/discovery-env.js"
+import type { EnvValues } from "../../services/config/env.js"
 import { InjectionWebhookConfig } from "../../services/injection/webhook-config.js"
 import { proxyMeshOf } from "../../services/mesh-config/proxy-mesh.js"
 import { MeshWatcher } from "../../services/mesh-config/watcher.js"
@@ -20,7 +20,11 @@ import type { DiscoveryArgs } from "./discovery-flags.js"
 
 const meshConfig = Effect.flatMap(MeshWatcher, (watcher) => watcher.config)
 
-export const discoveryConfigLayer = (args: DiscoveryArgs) => {
+/** `env`: the whole table as start-up parsed it (read once; not parsed again here). */
+export const discoveryConfigLayer = (
+  args: DiscoveryArgs,
+  env: Pick<EnvValues<typeof discoveryEnv>, "TOKEN_AUDIENCES" | "AUDIENCE" | "MESH_WATCH_NAMESPACE">,
+) => {
   // The generators read the mesh config's auto mTLS switch, trust domain and root namespace.
   const xds = XdsConfig.layerFromEnv(
     Effect.map(meshConfig, (mesh) => ({
@@ -46,7 +50,6 @@ export const discoveryConfigLayer = (args: DiscoveryArgs) => {
       // agents may act for pods on their node (CA_TRUSTED_NODE_ACCOUNTS).
       const orchestrator = Option.isSome(local)
         ? yield* Effect.gen(function* () {
-            const env = yield* envTableConfig(discoveryEnv)
             return {
               extraAuthenticators: [
                 yield* makeTokenReviewAuthenticator({

@@ -105,13 +105,14 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
           defaultClassName: env.PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME,
           domainSuffix: args.domain,
           eastWestClass: env.AMBIENT_ENABLE_MULTI_NETWORK,
+          inferenceExtension: env.ENABLE_GATEWAY_API_INFERENCE_EXTENSION,
         }),
       ),
       // Gateways generated for Ingresses go to the control plane's namespace.
       Layer.provide(Layer.succeed(IngressPushSettings, { systemNamespace: args.namespace, domainSuffix: args.domain })),
       // RequestAuthentication key sets fetched by the control plane (PILOT_JWT_ENABLE_REMOTE_JWKS).
       Layer.provide(jwksResolverLayer.pipe(Layer.provide(JwksConfig.layerFromEnv()))),
-      Layer.provide(discoveryConfigLayer(args)),
+      Layer.provide(discoveryConfigLayer(args, env)),
       Layer.provide(
         discoveryInputsLayer({
           configDir: args.configDir,
