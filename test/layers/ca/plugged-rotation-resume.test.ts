@@ -161,7 +161,9 @@ describe("plugged-in CA change of root across restarts", () => {
       )
       expect(existsSync(join(dir, STATE_FILES.pluggedRotation))).toBe(true)
       yield* Ref.set(held, a)
-      const ca = yield* makeCertificateAuthority(settings(dir), { plugged: sourceOf(held, yield* Queue.unbounded()) })
+      const ca = yield* makeCertificateAuthority(settings(dir), {
+        plugged: sourceOf(held, yield* Queue.unbounded<void>()),
+      })
       expect((yield* ca.keyRotation!.status).phase).toBe("idle")
       const material = yield* ca.material
       expect(material.signingCert.equal(a.material.root)).toBe(true)

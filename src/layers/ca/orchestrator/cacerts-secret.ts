@@ -88,13 +88,14 @@ const pluggedRotationStore = (
   const write = (json: string) =>
     Effect.flatMap(read, (existing) => {
       const secret = pluggedRotationSecret(namespace, name, json)
+      if (Option.isNone(existing)) return Effect.asVoid(client.create(Resources.secrets, secret))
+      // Replaced only as read: a write by another replica meanwhile is a conflict, not lost.
+      const resourceVersion = existing.value.metadata.resourceVersion
       return Effect.asVoid(
-        Option.isNone(existing)
-          ? client.create(Resources.secrets, secret)
-          : client.replace(Resources.secrets, {
-              ...secret,
-              metadata: { ...secret.metadata, resourceVersion: existing.value.metadata.resourceVersion },
-            }),
+        client.replace(
+          Resources.secrets,
+          resourceVersion === undefined ? secret : { ...secret, metadata: { ...secret.metadata, resourceVersion } },
+        ),
       )
     })
   return {
