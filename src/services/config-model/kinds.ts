@@ -12,11 +12,12 @@ import { AuthorizationPolicy } from "./schemas/authorization-policy.js"
 import { DestinationRule } from "./schemas/destination-rule.js"
 import { EnvoyFilter } from "./schemas/envoy-filter.js"
 import { Gateway, gatewayNameProblem, noNamespaceGatewayHostProblems } from "./schemas/gateway.js"
-import { KubernetesGateway } from "./schemas/gateway-api/gateway.js"
 import { BackendTLSPolicy, XBackendTrafficPolicy } from "./schemas/gateway-api/backend-policies.js"
+import { KubernetesGateway } from "./schemas/gateway-api/gateway.js"
 import { GatewayClass } from "./schemas/gateway-api/gateway-class.js"
 import { GRPCRoute } from "./schemas/gateway-api/grpc-route.js"
 import { HTTPRoute } from "./schemas/gateway-api/http-route.js"
+import { InferencePool } from "./schemas/gateway-api/inference-pool.js"
 import { ListenerSet } from "./schemas/gateway-api/listener-set.js"
 import { ReferenceGrant } from "./schemas/gateway-api/reference-grant.js"
 import { TCPRoute, TLSRoute } from "./schemas/gateway-api/stream-routes.js"
@@ -44,6 +45,8 @@ export const ORCH_NETWORKING_GROUP = "networking.k8s.io"
 export const GATEWAY_API_GROUP = "gateway.networking.k8s.io"
 /** The Gateway API's experimental kinds (`X...`), watched like its own group. */
 export const GATEWAY_API_X_GROUP = "gateway.networking.x-k8s.io"
+/** The Gateway-API inference extension's group (InferencePool). */
+export const INFERENCE_GROUP = "inference.networking.k8s.io"
 
 /** Versions accepted for the networking kinds; resources are normalised to the first. */
 export const MESH_VERSIONS = ["v1", "v1beta1", "v1alpha3"] as const
@@ -313,6 +316,9 @@ const kindInfos: Array<KindInfo> = [
   gatewayApiKind("XBackendTrafficPolicy", "xbackendtrafficpolicies", ["v1alpha1"], XBackendTrafficPolicy, {
     group: GATEWAY_API_X_GROUP,
   }),
+  // The inference extension's pool (its own group; the reference reads only v1). Read from files;
+  // the orchestrator watch does not list it yet.
+  gatewayApiKind("InferencePool", "inferencepools", ["v1"], InferencePool, { group: INFERENCE_GROUP }),
   orchestratorKind("Service", "services", ["spec", "status"], Service),
   orchestratorKind("Endpoints", "endpoints", ["subsets"], Endpoints),
   orchestratorKind("EndpointSlice", "endpointslices", ["addressType", "endpoints", "ports"], EndpointSlice, {

@@ -8,6 +8,7 @@ import type { DestinationRuleSpec } from "./schemas/destination-rule.js"
 import type { EnvoyFilterSpec } from "./schemas/envoy-filter.js"
 import type { GatewaySpec } from "./schemas/gateway.js"
 import type { BackendTLSPolicySpec, XBackendTrafficPolicySpec } from "./schemas/gateway-api/backend-policies.js"
+import type { InferencePoolSpec } from "./schemas/gateway-api/inference-pool.js"
 import type {
   GatewayClassSpec,
   GRPCRouteSpec,
@@ -56,6 +57,7 @@ export interface SpecByKind {
   readonly BackendTLSPolicy: BackendTLSPolicySpec
   readonly XBackendTrafficPolicy: XBackendTrafficPolicySpec
   readonly ListenerSet: ListenerSetSpec
+  readonly InferencePool: InferencePoolSpec
   /** Orchestrator kinds: the body is their top-level content (spec/status, subsets, ...). */
   readonly Service: ServiceBody
   readonly Endpoints: EndpointsBody
