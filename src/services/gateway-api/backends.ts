@@ -9,6 +9,7 @@ import type { BackendRef } from "../config-model/schemas/gateway-api/types.js"
 import type { Service } from "../registry/model.js"
 import type { Problem } from "./conditions.js"
 import { Reason } from "./conditions.js"
+import { INFERENCE_GROUP, type InferencePools, isInferencePoolRef, resolveInferencePool } from "./inference-pools.js"
 import { GATEWAY_API_GROUP, MESH_NETWORKING_GROUP, type RouteKind, serviceHost } from "./model.js"
 import { normaliseGroup, type ReferenceGrants, referenceAllowed } from "./references.js"
 
@@ -65,6 +66,8 @@ export interface BackendContext {
   readonly routeNamespace: string
   /** Whether a backend in another namespace needs a ReferenceGrant (not for a Service parent's routes). */
   readonly enforceGrants?: boolean
+  /** InferencePools and whether the extension is on (inference-pools.ts); absent: off. */
+  readonly inferencePools?: InferencePools
 }
 
 export interface Destination {
@@ -147,6 +150,20 @@ export const resolveBackend = (ref: BackendRef, ctx: BackendContext): ResolvedBa
         `backend ${what} has ${hosts.length} hosts; a backend must have exactly one`,
       )
     return withPort(hosts[0]!)
+  }
+  if (isInferencePoolRef({ group, kind })) {
+    if (!grantedFor(INFERENCE_GROUP))
+      return problem(
+        Reason.RefNotPermitted,
+        `backendRef ${what} not accessible to a ${ctx.routeKind} in namespace "${ctx.routeNamespace}" (missing a ReferenceGrant?)`,
+      )
+    return resolveInferencePool(
+      ref,
+      namespace,
+      ctx.inferencePools,
+      (host) => findService(ctx.services, host, namespace),
+      ctx.domainSuffix,
+    )
   }
   return problem(Reason.InvalidKind, `referencing unsupported backendRef: group "${group}" kind "${kind}"`)
 }

@@ -20,6 +20,12 @@ import type { Problem } from "./conditions.js"
 import { type GatewayState, reconcileGateway } from "./gateways.js"
 import { convertGrpcRoute } from "./grpc-routes.js"
 import { type ConvertedHttpRoutes, convertHttpRoute } from "./http-routes.js"
+import {
+  indexInferencePools,
+  inferencePoolStatuses,
+  pickersByShadowHost,
+  withEndpointPickers,
+} from "./inference-pools.js"
 import { allowedByIsolation, isolatingHostnames } from "./isolation.js"
 import { convertL4Rules, type L4Rules } from "./l4-routes.js"
 import { reconcileListenerSets } from "./listener-sets.js"
@@ -77,6 +83,7 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
   const classes = reconcileGatewayClasses(input.gatewayClasses, options)
   const grants = indexReferenceGrants(input.referenceGrants)
   const services = indexServices(input.services)
+  const inferencePools = indexInferencePools(input.inferencePools ?? [], options.inferenceExtension ?? false)
   const gateways = new Map<string, GatewayState>()
   const statuses: Array<ResourceStatus> = [...classes.statuses]
   for (const gateway of [...input.gateways].sort(byAge)) {
@@ -131,6 +138,7 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
       routeNamespace: route.meta.namespace,
       // As the reference: routes on a Service (mesh) need no ReferenceGrant to reach backends.
       enforceGrants: !mesh,
+      inferencePools,
     })
     const hasGateway = bindings.some(({ binding }) => binding.type !== "service")
     // Converted for the Gateway parents, and (only when different) for the Service parents.
@@ -235,9 +243,14 @@ export const convertGatewayApi = (input: GatewayApiInput, options: GatewayApiOpt
   ].sort((a, b) => compareStrings(keyOf(a), keyOf(b)))
   const backendPolicies = convertBackendPolicies(input, options, services)
   statuses.push(...backendPolicies.statuses)
+  if (inferencePools.enabled)
+    statuses.push(
+      ...inferencePoolStatuses(input.inferencePools ?? [], input.httpRoutes, statuses, input.services, options),
+    )
+  const pickers = pickersByShadowHost(inferencePools, options.domainSuffix)
   return {
     gateways: meshGateways,
-    virtualServices: assembly.build(),
+    virtualServices: assembly.build().map((vs) => withEndpointPickers(vs, pickers)),
     destinationRules: backendPolicies.destinationRules,
     statuses: statuses.sort(
       (a, b) =>

@@ -12,6 +12,7 @@ import type {
   BackendTLSPolicySpec,
   XBackendTrafficPolicySpec,
 } from "../config-model/schemas/gateway-api/backend-policies.js"
+import type { InferencePoolSpec } from "../config-model/schemas/gateway-api/inference-pool.js"
 import type {
   GatewayClassSpec,
   GRPCRouteSpec,
@@ -77,6 +78,8 @@ export interface GatewayApiInput {
   readonly backendTrafficPolicies?: ReadonlyArray<ConfigResource<XBackendTrafficPolicySpec>>
   /** Listeners attached to Gateways from other objects (listener-sets.ts); absent: none. */
   readonly listenerSets?: ReadonlyArray<ConfigResource<ListenerSetSpec>>
+  /** Backends of the inference extension (inference-pools.ts); absent: none. */
+  readonly inferencePools?: ReadonlyArray<ConfigResource<InferencePoolSpec>>
   /** For backend existence, Service parents (GAMMA) and their ports. */
   readonly services: ReadonlyArray<Service>
   /** Labels of each namespace, for `allowedRoutes.namespaces.selector`. */
@@ -98,6 +101,8 @@ export interface GatewayApiOptions {
   readonly defaultClassName?: string
   /** AMBIENT_ENABLE_MULTI_NETWORK: the built-in east-west class exists too; default false. */
   readonly eastWestClass?: boolean
+  /** ENABLE_GATEWAY_API_INFERENCE_EXTENSION: InferencePool backends are served; default false. */
+  readonly inferenceExtension?: boolean
   /**
    * The time written as `lastTransitionTime` of every condition (RFC 3339). Given by the caller
    * so the conversion stays pure; a status writer keeps the previous time of a condition whose

@@ -22,6 +22,7 @@ const LISTS: Record<string, keyof GatewayApiInput> = {
   ReferenceGrant: "referenceGrants",
   BackendTLSPolicy: "backendTlsPolicies",
   XBackendTrafficPolicy: "backendTrafficPolicies",
+  InferencePool: "inferencePools",
 }
 
 /** The documents of `yaml` as conversion input; fails the test on any parse issue. */

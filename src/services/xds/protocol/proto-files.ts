@@ -29,6 +29,8 @@ export const XDS_API_PROTO_FILES: ReadonlyArray<string> = [
   "envoy/extensions/filters/http/jwt_authn/v3/config.proto",
   "envoy/extensions/filters/http/wasm/v3/wasm.proto",
   "envoy/extensions/filters/http/ext_authz/v3/ext_authz.proto",
+  // InferencePool routes ask their endpoint picker over ext_proc (routes/ext-proc.ts).
+  "envoy/extensions/filters/http/ext_proc/v3/ext_proc.proto",
   "envoy/extensions/filters/network/ext_authz/v3/ext_authz.proto",
   "envoy/extensions/access_loggers/grpc/v3/als.proto",
   "envoy/config/trace/v3/zipkin.proto",

@@ -7,9 +7,16 @@
  * tracing and Wasm filters are added later for every HCM (hcm-decoration.ts).
  */
 import type { ProtoObject } from "../../cache/resource-spec.js"
+import { extProcListenerFilter } from "../routes/ext-proc.js"
 import { Filter, TypedConfig } from "../well-known.js"
 
-export const httpConnectionManager = (statPrefix: string, routeConfigName: string, http10 = false): ProtoObject => ({
+/** `extProc`: a route behind this gateway goes to an InferencePool, whose picker is asked over ext_proc. */
+export const httpConnectionManager = (
+  statPrefix: string,
+  routeConfigName: string,
+  http10 = false,
+  extProc = false,
+): ProtoObject => ({
   name: Filter.httpConnectionManager,
   typed_config: {
     "@type": TypedConfig.httpConnectionManager,
@@ -20,6 +27,7 @@ export const httpConnectionManager = (statPrefix: string, routeConfigName: strin
       route_config_name: routeConfigName,
     },
     http_filters: [
+      ...(extProc ? [extProcListenerFilter()] : []),
       { name: Filter.fault, typed_config: { "@type": TypedConfig.fault } },
       { name: Filter.cors, typed_config: { "@type": TypedConfig.cors } },
       { name: Filter.router, typed_config: { "@type": TypedConfig.router } },

@@ -17,11 +17,13 @@
  * same gateways; each one's key is the digest of its content, so replicas and unchanged
  * listeners share one encoding.
  */
+import { INFERENCE_ROUTES_ANNOTATION } from "../../../gateway-api/inference-pools.js"
 import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
 import type { Generated, GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import type { LocalSlot } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
+import { gatewayVirtualServices } from "../routes/index.js"
 import { hostMatches, proxyScope } from "../scope.js"
 import { Filter, MESH_ALPN_HTTP, MESH_ALPN_TCP, TypedConfig } from "../well-known.js"
 import { credentialSecret } from "./external-sds.js"
@@ -144,9 +146,15 @@ const listenerFor = (
   const defaultStatPrefix = `outbound_${name}`
   const first = port.servers[0]!
   const http10 = push.options.proxy.http10 || proxy.http10
+  // As the reference: the ext_proc filter only on gateways with a route to an InferencePool.
+  const extProc = gatewayVirtualServices(
+    push,
+    port.servers.map((s) => s.gateway),
+    proxy.namespace,
+  ).some((vs) => vs.meta.annotations[INFERENCE_ROUTES_ANNOTATION] !== undefined)
   const chains: Array<ChainPlan> = []
   if (isHttpProtocol(first.protocol)) {
-    chains.push({ sniHosts: [], filters: [httpConnectionManager(defaultStatPrefix, first.routeName, http10)] })
+    chains.push({ sniHosts: [], filters: [httpConnectionManager(defaultStatPrefix, first.routeName, http10, extProc)] })
   } else {
     for (const server of port.servers) {
       if (isHttpsTerminating(server)) {
@@ -154,7 +162,12 @@ const listenerFor = (
           sniHosts: server.sniHosts,
           tls: downstreamTlsContext(server.tls!, false, secrets(push, warnings)),
           filters: [
-            httpConnectionManager(server.name !== "" ? server.name : defaultStatPrefix, server.routeName, http10),
+            httpConnectionManager(
+              server.name !== "" ? server.name : defaultStatPrefix,
+              server.routeName,
+              http10,
+              extProc,
+            ),
           ],
         })
       } else chains.push(...tcpChains(push, proxy, server, knownSni, warnings))

@@ -10,6 +10,7 @@
  * carries the hash key (hash-policy.ts): without it the cluster hashes nothing.
  */
 import type { HTTPRoute } from "../../../config-model/schemas/virtual-service.js"
+import { endpointPickersOf } from "../../../gateway-api/inference-pools.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import type { LocalSlot } from "../../model/local-slot.js"
@@ -17,6 +18,7 @@ import type { PushContext } from "../../model/push-context.js"
 import { Filter, outboundClusterName, TypedConfig } from "../well-known.js"
 import type { HttpMatch } from "./delegate.js"
 import { type DestinationHashes, type DestinationSpec, destinationCluster, destinationHashes } from "./destinations.js"
+import { EXT_PROC_FILTER, extProcListenerFilter, extProcPerRoute } from "./ext-proc.js"
 import { type DestinationHash, NO_HASH } from "./hash-policy.js"
 import { isCatchAll, matchApplies, type RouteTarget, routeMatch } from "./http-match.js"
 import { headerFields, headerMutations, percentPerHundred, percentPerMillion } from "./proto-values.js"
@@ -149,6 +151,10 @@ const buildAction = (
     else warn(`field http[${index}].fault: no delay or abort the proxy supports; fault ignored`)
   }
   if (http.corsPolicy !== undefined) perFilter[Filter.cors] = corsConfig(http.corsPolicy)
+  // A route to an InferencePool asks the pool's endpoint picker which pod to use.
+  const picker = http.name !== undefined ? endpointPickersOf(vs.meta.annotations).get(http.name) : undefined
+  if (picker !== undefined && http.redirect === undefined && http.directResponse === undefined)
+    perFilter[EXT_PROC_FILTER] = extProcPerRoute(picker)
 
   if (http.redirect !== undefined) body.redirect = redirectAction(http.redirect, target.port)
   else if (http.directResponse !== undefined) body.direct_response = directResponseAction(http.directResponse)
@@ -349,11 +355,11 @@ export const httpFilterNamesNeeded = (routes: ReadonlyArray<ProtoObject>): Reado
       ?.weighted_clusters?.clusters
     for (const c of clusters ?? []) scan(c.typed_per_filter_config)
   }
-  return [Filter.fault, Filter.cors].filter((name) => used.has(name))
+  return [EXT_PROC_FILTER, Filter.fault, Filter.cors].filter((name) => used.has(name))
 }
 
 /** The HttpFilter entry of an optional filter named by `httpFilterNamesNeeded` (placed before the router). */
-export const optionalHttpFilter = (name: string): ProtoObject => ({
-  name,
-  typed_config: { "@type": name === Filter.cors ? TypedConfig.cors : TypedConfig.fault },
-})
+export const optionalHttpFilter = (name: string): ProtoObject =>
+  name === EXT_PROC_FILTER
+    ? extProcListenerFilter()
+    : { name, typed_config: { "@type": name === Filter.cors ? TypedConfig.cors : TypedConfig.fault } }
