@@ -26,6 +26,9 @@ const putSecret = (namespace: string, name: string, type: string, data: Record<s
     data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
   })
 
+const putConfigMap = (namespace: string, name: string, data: Record<string, string>) =>
+  server.put({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace }, data })
+
 const names = (set: ReadonlyArray<Credential>) => set.map((c) => `${c.namespace}/${c.name}`)
 
 describe("credentials from the orchestrator's Secrets", () => {
@@ -65,6 +68,50 @@ describe("credentials from the orchestrator's Secrets", () => {
     for (let i = 1; i < seen.length; i++) expect(JSON.stringify(seen[i])).not.toBe(JSON.stringify(seen[i - 1]))
     expect(seen.flatMap(names)).not.toContain("default/db-password")
     expect(names(seen.at(-2)!)).toEqual(expect.arrayContaining(["default/ca"]))
+    expect(seen.at(-1)).toEqual([])
+  })
+})
+
+describe("credentials from the orchestrator's ConfigMaps", () => {
+  it("follows ConfigMaps holding a CA bundle (as ConfigMap credentials, apart from a Secret of the same name), and ignores the rest", async () => {
+    putSecret("default", "backend-ca", "Opaque", { cacert: "SECRET-CA" })
+    putConfigMap("default", "backend-ca", { "ca.crt": "CA1" })
+    putConfigMap("default", "settings", { "config.yaml": "a: 1" })
+    const seen = await Effect.runPromise(
+      Effect.gen(function* () {
+        const source = yield* CredentialSource
+        const sets: Array<ReadonlyArray<Credential>> = []
+        const fiber = yield* source.changes.pipe(
+          Stream.tap((set) => Effect.sync(() => sets.push(set))),
+          Stream.takeUntil((set) => set.length === 0 && sets.length > 1),
+          Stream.runCollect,
+          Effect.fork,
+        )
+        const fromConfigMap = (set: ReadonlyArray<Credential>) => set.filter((c) => c.source === "ConfigMap")
+        const waitFor = (check: () => boolean) =>
+          Effect.gen(function* () {
+            const deadline = Date.now() + 5000
+            while (!check()) {
+              if (Date.now() > deadline) return yield* Effect.die(new Error(`not seen: ${JSON.stringify(sets)}`))
+              yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+            }
+          })
+        yield* waitFor(() => sets.some((s) => fromConfigMap(s).some((c) => c.caCertificates === "CA1")))
+        putConfigMap("default", "settings", { "config.yaml": "a: 2" }) // no change of credentials
+        putConfigMap("default", "backend-ca", { "ca.crt": "CA2", cacert: "GENERIC" })
+        yield* waitFor(() => sets.some((s) => fromConfigMap(s).some((c) => c.caCertificates === "GENERIC")))
+        server.remove("v1", "ConfigMap", "default", "backend-ca")
+        server.remove("v1", "Secret", "default", "backend-ca")
+        return Chunk.toReadonlyArray(yield* Fiber.join(fiber))
+      }).pipe(Effect.provide(layerOrchestrator().pipe(Layer.provide(orchestratorLayer(server)))), Effect.scoped),
+    )
+    for (let i = 1; i < seen.length; i++) expect(JSON.stringify(seen[i])).not.toBe(JSON.stringify(seen[i - 1]))
+    expect(seen.flatMap(names)).not.toContain("default/settings")
+    const both = seen.find((s) => s.some((c) => c.caCertificates === "CA1"))!
+    expect(both).toEqual([
+      { namespace: "default", name: "backend-ca", caCertificates: "SECRET-CA" },
+      { namespace: "default", name: "backend-ca", caCertificates: "CA1", source: "ConfigMap" },
+    ])
     expect(seen.at(-1)).toEqual([])
   })
 })

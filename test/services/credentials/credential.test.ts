@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest"
-import { credentialOfSecret, parseCredentialName } from "../../../src/services/credentials/credential.js"
+import {
+  credentialOfConfigMap,
+  credentialOfSecret,
+  parseCredentialName,
+} from "../../../src/services/credentials/credential.js"
 
 const b64 = (text: string) => Buffer.from(text).toString("base64")
 const secret = (type: string, data: Record<string, string>) => ({
@@ -50,6 +54,39 @@ describe("credentials from Secrets", () => {
   })
 })
 
+describe("CA bundles from ConfigMaps", () => {
+  const configMap = (data: Record<string, string>) => ({ metadata: { namespace: "backend", name: "ca" }, data })
+  it("reads ca.crt (with ca.crl) as plain text", () => {
+    expect(credentialOfConfigMap(configMap({ "ca.crt": "CA", "ca.crl": "CRL" }))).toEqual({
+      namespace: "backend",
+      name: "ca",
+      caCertificates: "CA",
+      crl: "CRL",
+      source: "ConfigMap",
+    })
+  })
+
+  it("prefers the generic cacert key (with crl) over ca.crt, as the reference", () => {
+    expect(
+      credentialOfConfigMap(configMap({ cacert: "GENERIC", crl: "G-CRL", "ca.crt": "CA", "ca.crl": "CRL" })),
+    ).toEqual({
+      namespace: "backend",
+      name: "ca",
+      caCertificates: "GENERIC",
+      crl: "G-CRL",
+      source: "ConfigMap",
+    })
+    // An empty cacert does not hide ca.crt.
+    expect(credentialOfConfigMap(configMap({ cacert: " ", "ca.crt": "CA" }))?.caCertificates).toBe("CA")
+  })
+
+  it("ConfigMaps without a CA bundle, or without a name, hold none", () => {
+    expect(credentialOfConfigMap(configMap({ "config.yaml": "a: 1" }))).toBeUndefined()
+    expect(credentialOfConfigMap(configMap({ "ca.crt": "" }))).toBeUndefined()
+    expect(credentialOfConfigMap({ data: { "ca.crt": "CA" } })).toBeUndefined()
+  })
+})
+
 describe("credential resource names", () => {
   it.each([
     ["kubernetes://web", { scheme: "kubernetes", name: "web", caOnly: false }],
@@ -63,14 +100,23 @@ describe("credential resource names", () => {
       "kubernetes-gateway://other/web-cacert",
       { scheme: "kubernetes-gateway", namespace: "other", name: "web", caOnly: true },
     ],
+    ["configmap://backend/ca", { scheme: "configmap", namespace: "backend", name: "ca", caOnly: true }],
+    ["configmap://backend/ca-cacert", { scheme: "configmap", namespace: "backend", name: "ca", caOnly: true }],
   ])("%s", (name, expected) => {
     expect(parseCredentialName(name)).toEqual(expected)
   })
 
-  it.each(["default", "ROOTCA", "file-cert:/a~/b", "kubernetes://", "kubernetes://a/b/c", "kubernetes-gateway://web"])(
-    "%s is not a credential name",
-    (name) => {
-      expect(parseCredentialName(name)).toBeUndefined()
-    },
-  )
+  it.each([
+    "default",
+    "ROOTCA",
+    "file-cert:/a~/b",
+    "kubernetes://",
+    "kubernetes://a/b/c",
+    "kubernetes-gateway://web",
+    "configmap://ca",
+    "configmap://a/b/c",
+    "configmap:///ca",
+  ])("%s is not a credential name", (name) => {
+    expect(parseCredentialName(name)).toBeUndefined()
+  })
 })

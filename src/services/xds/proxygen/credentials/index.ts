@@ -5,12 +5,16 @@
  * read: Secrets of its own namespace, or of another namespace when a Gateway of its own names
  * that exact credential (a Gateway-API listener whose ReferenceGrant the conversion checked).
  * The CA bundle of `<name>-cacert` comes from a Secret of that name when there is one, else from
- * the `ca.crt`/`cacert` key of `<name>`. A name that cannot be served gets no resource (the
- * proxy keeps warming the listener) and a notice.
+ * the `ca.crt`/`cacert` key of `<name>`. `configmap://<ns>/<name>[-cacert]` (the CA bundle of a
+ * BackendTLSPolicy, in the cluster its DestinationRule sends to) is the CA bundle of that
+ * ConfigMap, readable by every proxy as the reference allows: a CA bundle is public, and the
+ * client reads the server's ConfigMap, so it is in another namespace as a rule. A name that
+ * cannot be served gets no resource (the proxy keeps warming the listener) and a notice.
  */
 import { createHash } from "node:crypto"
 import {
   CA_SUFFIX,
+  CONFIG_MAP_SCHEME,
   type Credential,
   type CredentialRequest,
   parseCredentialName,
@@ -22,7 +26,9 @@ import type { PushContext } from "../../model/push-context.js"
 import { credentialResourceName, gatewaysForProxy } from "../gateway/index.js"
 import type { ProxyView } from "../proxy-view.js"
 
-const credentialKey = (namespace: string, name: string) => `${namespace}/${name}`
+/** Secrets by `namespace/name`, ConfigMaps by `configmap:namespace/name` (the same name may be both). */
+const credentialKey = (namespace: string, name: string, source?: Credential["source"]) =>
+  source === "ConfigMap" ? `configmap:${namespace}/${name}` : `${namespace}/${name}`
 
 /** The credentials of the push by `namespace/name` (built once per push). */
 const byName: LocalSlot<WeakMap<ReadonlyArray<Credential>, ReadonlyMap<string, Credential>>> = {
@@ -30,7 +36,11 @@ const byName: LocalSlot<WeakMap<ReadonlyArray<Credential>, ReadonlyMap<string, C
 }
 const credentialsOf = (push: PushContext): ReadonlyMap<string, Credential> => {
   const list = push.proxyConfig.credentials ?? []
-  return memoOf(push.memo.local(byName), list, () => new Map(list.map((c) => [credentialKey(c.namespace, c.name), c])))
+  return memoOf(
+    push.memo.local(byName),
+    list,
+    () => new Map(list.map((c) => [credentialKey(c.namespace, c.name, c.source), c])),
+  )
 }
 
 /** Credential names the proxy's Gateways name (any scheme), as SDS resource names. */
@@ -62,7 +72,7 @@ const digest = (credential: Credential, caOnly: boolean): string =>
 const secretOf = (resourceName: string, credential: Credential, caOnly: boolean): ResourceSpec | string => {
   if (caOnly) {
     if (credential.caCertificates === undefined)
-      return `credential ${resourceName}: Secret ${credential.namespace}/${credential.name} has no CA certificate (ca.crt or cacert)`
+      return `credential ${resourceName}: ${credential.source ?? "Secret"} ${credential.namespace}/${credential.name} has no CA certificate (ca.crt or cacert)`
     const ca = credential.caCertificates
     const crl = credential.crl
     return {
@@ -88,14 +98,19 @@ const secretOf = (resourceName: string, credential: Credential, caOnly: boolean)
   }
 }
 
-/** The Secret of a request: the namespace it names or the proxy's; for a CA bundle, `<name>-cacert` first. */
+/**
+ * The Secret of a request: the namespace it names or the proxy's; for a CA bundle, `<name>-cacert`
+ * first. The ConfigMap of a `configmap://` request, by its name without `-cacert` only (as the reference).
+ */
 const lookup = (
   credentials: ReadonlyMap<string, Credential>,
   request: CredentialRequest,
   namespace: string,
 ): Credential | undefined =>
-  (request.caOnly ? credentials.get(credentialKey(namespace, `${request.name}${CA_SUFFIX}`)) : undefined) ??
-  credentials.get(credentialKey(namespace, request.name))
+  request.scheme === "configmap"
+    ? credentials.get(credentialKey(namespace, request.name, "ConfigMap"))
+    : ((request.caOnly ? credentials.get(credentialKey(namespace, `${request.name}${CA_SUFFIX}`)) : undefined) ??
+      credentials.get(credentialKey(namespace, request.name)))
 
 /** The Secret resources of the names a proxy asks for (SDS is never a wildcard). */
 export const generateCredentials = (push: PushContext, proxy: ProxyView, names: ReadonlyArray<string>): Generated => {
@@ -107,10 +122,15 @@ export const generateCredentials = (push: PushContext, proxy: ProxyView, names: 
   const granted = namedByGateways(push, proxy)
   for (const resourceName of names) {
     const request = parseCredentialName(resourceName)
-    if (request === undefined) continue // the agent's own secrets (default, ROOTCA, file-cert:...) are not ours
+    if (request === undefined) {
+      // A ConfigMap name without its namespace (or with more than one) names nothing readable.
+      if (resourceName.startsWith(CONFIG_MAP_SCHEME))
+        notice(`credential ${resourceName} refused to ${proxy.id}: a ConfigMap is named configmap://<namespace>/<name>`)
+      continue // the agent's own secrets (default, ROOTCA, file-cert:...) are not ours
+    }
     const namespace = request.namespace ?? proxy.namespace
     const baseName = request.caOnly ? resourceName.slice(0, -CA_SUFFIX.length) : resourceName
-    if (namespace !== proxy.namespace && !granted.has(baseName)) {
+    if (request.scheme !== "configmap" && namespace !== proxy.namespace && !granted.has(baseName)) {
       notice(
         `credential ${resourceName} refused to ${proxy.id}: Secrets of namespace ${namespace} are not readable from namespace ${proxy.namespace}`,
       )
@@ -118,7 +138,11 @@ export const generateCredentials = (push: PushContext, proxy: ProxyView, names: 
     }
     const credential = lookup(credentials, request, namespace)
     if (credential === undefined) {
-      notice(`credential ${resourceName} for ${proxy.id}: no Secret ${namespace}/${request.name} with TLS data`)
+      notice(
+        request.scheme === "configmap"
+          ? `credential ${resourceName} for ${proxy.id}: no ConfigMap ${namespace}/${request.name} with a CA certificate (cacert or ca.crt)`
+          : `credential ${resourceName} for ${proxy.id}: no Secret ${namespace}/${request.name} with TLS data`,
+      )
       continue
     }
     const secret = secretOf(resourceName, credential, request.caOnly)

@@ -14,7 +14,7 @@ import { generateCredentials } from "../../../../../src/services/xds/proxygen/cr
 import { generateGatewayListeners } from "../../../../../src/services/xds/proxygen/gateway/index.js"
 import { generateForProxy } from "../../../../../src/services/xds/proxygen/generate.js"
 import { proxyView } from "../../../../../src/services/xds/proxygen/proxy-view.js"
-import { input, resource } from "../../../../fixtures/xds/mesh.js"
+import { destinationRule, input, resource, service } from "../../../../fixtures/xds/mesh.js"
 import { expectConformant } from "../../../../support/proxygen/check.js"
 
 // biome-ignore lint/suspicious/noExplicitAny: generated protos are walked loosely in assertions
@@ -135,5 +135,88 @@ describe("gateway credentials over SDS", () => {
     )
     expect(before.resources.map((r) => r.name)).toEqual(["kubernetes://web"])
     expect(rotated.resources[0]!.key).not.toBe(before.resources[0]!.key)
+  })
+
+  describe("configmap:// CA bundles (BackendTLSPolicy caCertificateRefs)", () => {
+    const BUNDLE = credential("backend", "ca-bundle", { caCertificates: "CM-CA", crl: "CM-CRL", source: "ConfigMap" })
+    // A Secret of the same name must not stand in for the ConfigMap (nor the ConfigMap for it).
+    const SAME_NAME_SECRET = credential("backend", "ca-bundle", { caCertificates: "SECRET-CA" })
+    const sidecar = proxyView("sidecar~10.0.0.5~app-1.shop~shop.svc.cluster.local", { NAMESPACE: "shop" })!
+    const API = "api.backend.svc.cluster.local"
+    const pushWithRule = (credentials: ReadonlyArray<Credential>) =>
+      makePushContext(
+        {
+          ...input({
+            services: [service(API, [443], "backend")],
+            destinationRules: [
+              destinationRule(
+                "api-tls",
+                {
+                  host: API,
+                  trafficPolicy: { tls: { mode: "SIMPLE", credentialName: "configmap://backend/ca-bundle" } },
+                },
+                "backend",
+              ),
+            ],
+          }),
+          proxyConfig: { ...emptyProxyConfigInput, credentials },
+        },
+        defaultPushContextOptions,
+      )
+
+    it("serves the name the DestinationRule's cluster asks for, to a proxy of another namespace, from the ConfigMap", () => {
+      const push = pushWithRule([SAME_NAME_SECRET, BUNDLE])
+      const clusters = generateForProxy(push, TypeUrl.Cluster, { proxy: sidecar, names: [], wildcard: true })
+      const cluster = clusters.resources.map((r) => r.build() as J).find((c) => c.name.includes(API))!
+      const sdsName =
+        cluster.transport_socket.typed_config.common_tls_context.combined_validation_context
+          .validation_context_sds_secret_config.name
+      expect(sdsName).toBe("configmap://backend/ca-bundle-cacert")
+      const out = generateCredentials(push, sidecar, [sdsName])
+      expect(out.warnings).toEqual([])
+      const [secret] = built(out)
+      expect(secret.name).toBe(sdsName)
+      expect(Buffer.from(secret.validation_context.trusted_ca.inline_bytes).toString()).toBe("CM-CA")
+      expect(Buffer.from(secret.validation_context.crl.inline_bytes).toString()).toBe("CM-CRL")
+      expect(secret.tls_certificate).toBeUndefined()
+      expectConformant(TypeUrl.Secret, [secret])
+    })
+
+    it("the bare configmap:// name is the CA bundle too; a Secret of that name is not read for it", () => {
+      const out = generateCredentials(pushWithRule([BUNDLE]), sidecar, ["configmap://backend/ca-bundle"])
+      expect(Buffer.from(built(out)[0].validation_context.trusted_ca.inline_bytes).toString()).toBe("CM-CA")
+      const secretOnly = generateCredentials(pushWithRule([SAME_NAME_SECRET]), sidecar, [
+        "configmap://backend/ca-bundle-cacert",
+      ])
+      expect(secretOnly.resources).toEqual([])
+      expect(secretOnly.warnings.map((w) => w.message)).toEqual([
+        expect.stringContaining("no ConfigMap backend/ca-bundle with a CA certificate"),
+      ])
+      // Nor does a kubernetes:// name reach the ConfigMap.
+      expect(
+        generateCredentials(pushWithRule([BUNDLE]), sidecar, ["kubernetes://backend/ca-bundle-cacert"]).resources,
+      ).toEqual([])
+    })
+
+    it("refuses ConfigMap names without exactly a namespace and a name", () => {
+      const out = generateCredentials(pushWithRule([BUNDLE]), sidecar, [
+        "configmap://ca-bundle",
+        "configmap://backend/ca-bundle/x",
+        "configmap:///ca-bundle",
+      ])
+      expect(out.resources).toEqual([])
+      expect(out.warnings).toHaveLength(3)
+      for (const w of out.warnings) expect(w.message).toContain("a ConfigMap is named configmap://<namespace>/<name>")
+    })
+
+    it("a changed ConfigMap is a different resource (so it is pushed)", () => {
+      const ask = (bundle: Credential) =>
+        generateForProxy(pushWithRule([bundle]), TypeUrl.Secret, {
+          proxy: sidecar,
+          names: ["configmap://backend/ca-bundle-cacert"],
+          wildcard: false,
+        }).resources[0]!.key
+      expect(ask({ ...BUNDLE, caCertificates: "ROTATED" })).not.toBe(ask(BUNDLE))
+    })
   })
 })
