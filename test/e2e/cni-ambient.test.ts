@@ -97,6 +97,12 @@ if mode == "big":  # a hello over the agent's 1,024-byte message bound
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.connect(path)
     s.send(b"\x08\x01" + b"\x00" * 2046)
     out({"type": "after-big", "eof": eof_within(s, 10)}); sys.exit(0)
+if mode == "mute":  # says hello, never acknowledges
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET); s.connect(path)
+    s.send(bytes([0x08, 0x01]))
+    socket.recv_fds(s, 1024, 4)
+    start = time.time()
+    out({"type": "after-mute", "eof": eof_within(s, 15), "seconds": time.time() - start}); sys.exit(0)
 if mode == "flood":  # more connections than the agent serves, none saying hello
     socks = []
     for i in range(10):
@@ -164,6 +170,7 @@ interface NodeProxyLine {
   readonly rules?: string
   readonly sotype?: number
   readonly eof?: boolean
+  readonly seconds?: number
   readonly closedAtOnce?: number
   readonly allClosedAfter?: number
 }
@@ -175,7 +182,7 @@ interface StandIn {
   readonly stderr: () => string
 }
 
-const startNodeProxy = (socketPath: string, mode: "polite" | "rude" | "big" | "flood" = "polite"): StandIn => {
+const startNodeProxy = (socketPath: string, mode: "polite" | "rude" | "big" | "mute" | "flood" = "polite"): StandIn => {
   const child = spawn("python3", ["-c", NODE_PROXY, socketPath, mode], { stdio: ["ignore", "pipe", "pipe"] })
   const lines: Array<NodeProxyLine> = []
   let taken = 0
@@ -426,13 +433,23 @@ describe.skipIf(skipReason !== undefined)("install-cni ambient mode", () => {
     expect((await standIn.next("add")).uid).toBe("uid-early-1")
   })
 
-  it("bounds: a message over 1,024 bytes ends its connection; a node proxy that never says hello is closed after 5 s; past 8 connections the rest are closed at once", async () => {
+  it("bounds: a message over 1,024 bytes ends its connection; no acknowledgement or no hello within 5 s closes it; past 8 connections the rest are closed at once", async () => {
     const big = startNodeProxy(nodeProxySocket, "big")
     standIns.push(big)
     expect((await big.next("after-big")).eof).toBe(true)
     await daemon.waitFor(/disconnected: a message over 1024 bytes/)
+    const mute = startNodeProxy(nodeProxySocket, "mute")
+    standIns.push(mute)
+    const silence = await mute.next("after-mute", 30_000)
+    expect(silence.eof).toBe(true)
+    // Closed at the acknowledgement deadline (5 s; measured under load).
+    expect(silence.seconds).toBeGreaterThan(3.5)
+    expect(silence.seconds).toBeLessThan(12)
+    await daemon.waitFor(/disconnected: no acknowledgement of add amb\/early-1/)
     // Two polite stand-ins are connected (the reconnected one and the one after the rude one).
-    const open = standIns.filter((s) => s.child.exitCode === null && s.child.signalCode === null && s !== big).length
+    const open = standIns.filter(
+      (s) => s.child.exitCode === null && s.child.signalCode === null && s !== big && s !== mute,
+    ).length
     expect(open).toBe(2)
     const flood = startNodeProxy(nodeProxySocket, "flood")
     standIns.push(flood)
