@@ -1,6 +1,7 @@
 /** install-cni's command tree (the per-node CNI installer). */
 import { Command, Options } from "@effect/cli"
 import { Effect } from "effect"
+import { InstallCniConfig } from "../../services/config/cni-config.js"
 import { cniScopes } from "../../services/logging/scopes.js"
 import { makeCompletionCommand } from "../shared/completion-command.js"
 import { loggingOptions } from "../shared/logging-options.js"
@@ -20,7 +21,8 @@ const completion = makeCompletionCommand(PROGRAM, (): unknown => root, logging, 
 export const root = Command.make(PROGRAM, { ...cniFlags, logging }, ({ logging, ...args }) =>
   Effect.flatMap(
     Effect.promise(() => import("./install-run.js")),
-    (run) => run.runInstallCni(args, logging),
+    // install-cni's environment is read here, once, for the whole run.
+    (run) => Effect.provide(run.runInstallCni(args, logging), InstallCniConfig.layerFromEnv()),
   ),
 ).pipe(
   Command.withDescription(

@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync, realpathSync } from "node:fs"
 import { dirname, join } from "node:path"
-import { Config, Effect, Layer } from "effect"
+import { ConfigError, Effect, Layer } from "effect"
 import { layer as installerLayer } from "../../layers/cni/install-installer.js"
 import { layerMonitoring, layerReadiness } from "../../layers/cni/install-server.js"
 import { layer as nodeAgentLayer } from "../../layers/cni/node-agent.js"
@@ -20,10 +20,9 @@ import { layer as metricsLayer } from "../../layers/metrics.js"
 import { layer as orchestratorClientLayer, SERVICE_ACCOUNT_DIRS } from "../../layers/orchestrator/client.js"
 import { layer as informersLayer } from "../../layers/orchestrator/informer.js"
 import { DEFAULT_TEMPLATE } from "../../services/cni/conflist-template.js"
-import { CniInstallError, DEFAULT_READINESS_PORT, type InstallSettings } from "../../services/cni/install-settings.js"
+import { CniInstallError, type InstallSettings } from "../../services/cni/install-settings.js"
 import type { RepairSettings } from "../../services/cni/repair-decision.js"
-import { cniEnv } from "../../services/config/cni-env.js"
-import { envTableConfig } from "../../services/config/env.js"
+import { InstallCniConfig } from "../../services/config/cni-config.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { cniScopes } from "../../services/logging/scopes.js"
 import { boundShutdown } from "../shared/run.js"
@@ -32,10 +31,8 @@ import type { CniArgs } from "./cni-flags.js"
 /** How long removal may take after SIGTERM before the process is made to exit. */
 const SHUTDOWN_MILLIS = 10_000
 
-const text = (name: string) => Config.string(name).pipe(Config.withDefault(""))
-/** The first set variable of `names` (the mesh's name, then the orchestrator's own). */
-const firstOf = (...names: ReadonlyArray<string>) =>
-  Effect.map(Effect.all(names.map(text)), (values) => values.find((v) => v !== "") ?? "")
+/** The first set of a mesh variable's value and the orchestrator's own (`ORCHESTRATOR_*`, then `KUBERNETES_*`). */
+const firstOf = (...values: ReadonlyArray<string>): string => values.find((v) => v !== "") ?? ""
 
 const templateOf = (args: CniArgs) =>
   Effect.suspend(() => {
@@ -63,17 +60,22 @@ const packagedPlugin = (): string => {
 
 export const runInstallCni = (args: CniArgs, logging: LogSettings) =>
   Effect.gen(function* () {
-    const env = yield* envTableConfig(cniEnv)
+    // The whole table, read once when the command started (every bad variable reported then).
+    const env = yield* InstallCniConfig
     yield* boundShutdown(SHUTDOWN_MILLIS)
-    const readinessPort = yield* Config.port("CNI_READINESS_PORT").pipe(Config.withDefault(DEFAULT_READINESS_PORT))
-    const pluginSource = (yield* text("CNI_PLUGIN_SOURCE")) || packagedPlugin()
+    const readinessPort = env.CNI_READINESS_PORT
+    if (!(readinessPort > 0 && readinessPort < 65536))
+      return yield* Effect.fail(
+        ConfigError.InvalidData(["CNI_READINESS_PORT"], `expected a port (1-65535), got ${readinessPort}`),
+      )
+    const pluginSource = env.CNI_PLUGIN_SOURCE || packagedPlugin()
     const serviceAccountDir =
-      (yield* text("CNI_SERVICE_ACCOUNT_DIR")) ||
+      env.CNI_SERVICE_ACCOUNT_DIR ||
       (SERVICE_ACCOUNT_DIRS.find((d) => existsSync(join(d, "token"))) ?? SERVICE_ACCOUNT_DIRS[1])
     const service = {
-      host: yield* firstOf("ORCHESTRATOR_SERVICE_HOST", "KUBERNETES_SERVICE_HOST"),
-      port: yield* firstOf("ORCHESTRATOR_SERVICE_PORT", "KUBERNETES_SERVICE_PORT"),
-      protocol: (yield* firstOf("ORCHESTRATOR_SERVICE_PROTOCOL", "KUBERNETES_SERVICE_PROTOCOL")) || "https",
+      host: firstOf(env.ORCHESTRATOR_SERVICE_HOST, env.KUBERNETES_SERVICE_HOST),
+      port: firstOf(env.ORCHESTRATOR_SERVICE_PORT, env.KUBERNETES_SERVICE_PORT),
+      protocol: firstOf(env.ORCHESTRATOR_SERVICE_PROTOCOL, env.KUBERNETES_SERVICE_PROTOCOL) || "https",
     }
     const settings: InstallSettings = {
       netDir: args.mountedCniNetDir,

@@ -62,6 +62,26 @@ export const cniSpecificEnv = {
   REPAIR_BROKEN_POD_LABEL_VALUE: env.string("true", "Label value of pods broken by the CNI race"),
   REPAIR_DELETE_PODS: env.bool(false, "Delete broken pods instead of labelling them"),
   REPAIR_ENABLED: env.bool(true, "Enable race repair"),
+  // Beyond the spec's printed table: where the installer finds its plugin, its credentials and
+  // the API server, and its readiness port.
+  CNI_READINESS_PORT: env.int(8000, "Beyond spec: port of the readiness endpoint (/readyz), 1-65535"),
+  CNI_PLUGIN_SOURCE: env.string(
+    "",
+    "Beyond spec: the plugin script copied into the CNI bin directory; empty = the mesh-cni.cjs beside install-cni",
+  ),
+  CNI_SERVICE_ACCOUNT_DIR: env.string(
+    "",
+    "Beyond spec: directory of the service-account token and CA the plugin's kubeconfig uses; empty = the first mounted one",
+  ),
+  ORCHESTRATOR_SERVICE_HOST: env.string("", "Set automatically in-cluster: the API server's address"),
+  ORCHESTRATOR_SERVICE_PORT: env.string(
+    "",
+    "Beyond spec: set automatically in-cluster: the API server's port (443 when unset)",
+  ),
+  ORCHESTRATOR_SERVICE_PROTOCOL: env.string("", "Beyond spec: the API server's scheme (https when unset)"),
+  KUBERNETES_SERVICE_HOST: env.string("", "Beyond spec: used when ORCHESTRATOR_SERVICE_HOST is unset"),
+  KUBERNETES_SERVICE_PORT: env.string("", "Beyond spec: used when ORCHESTRATOR_SERVICE_PORT is unset"),
+  KUBERNETES_SERVICE_PROTOCOL: env.string("", "Beyond spec: used when ORCHESTRATOR_SERVICE_PROTOCOL is unset"),
 } as const satisfies EnvTable
 
 export const cniEnv = { ...tuningEnv, ...cniSpecificEnv } as const satisfies EnvTable
