@@ -12,7 +12,8 @@
  * - Credentials (TLS Secrets served to gateways over SDS): the orchestrator's Secrets, else none.
  */
 import * as fs from "node:fs"
-import { Duration, Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
+import { RegistryInputsConfig } from "../../services/config/discovery-config.js"
 import type { ConfigStore } from "../../services/config-store/config-store.js"
 import { layerMemory as configStoreMemory } from "../../services/config-store/memory.js"
 import { layerNone as noWatchedKinds, type WatchedConfigKinds } from "../../services/config-store/watched-kinds.js"
@@ -56,26 +57,6 @@ export interface DiscoveryInputsOptions {
   /** `--orchestratorApiQPS` / `--orchestratorApiBurst`. */
   readonly orchestratorApiQPS?: number
   readonly orchestratorApiBurst?: number
-  readonly env: {
-    readonly CLUSTER_ID: string
-    readonly PILOT_ENABLE_IP_AUTOALLOCATE: boolean
-    readonly ORCHESTRATOR_SERVICE_HOST: string
-    readonly ORCHESTRATOR_SERVICE_PORT?: string
-    readonly SHARED_MESH_CONFIG: string
-    readonly MESH_WATCH_NAMESPACE?: string
-    readonly REVISION?: string
-    readonly PILOT_DRAINING_LABEL?: string
-    readonly PILOT_SEND_UNHEALTHY_ENDPOINTS?: boolean
-    readonly PILOT_ENABLE_ORCH_SELECT_WORKLOAD_ENTRIES?: boolean
-    readonly PILOT_ENABLE_SERVICEENTRY_SELECT_PODS?: boolean
-    readonly PILOT_INSECURE_MULTICLUSTER_ORCHCONFIG_OPTIONS?: string
-    readonly PILOT_REMOTE_CLUSTER_TIMEOUT?: Duration.Duration
-    readonly PILOT_ENABLE_GATEWAY_API?: boolean
-    readonly PILOT_ENABLE_ALPHA_GATEWAY_API?: boolean
-    /** The node proxy's workload API reads the cluster's pods (the ambient index). */
-    readonly PILOT_ENABLE_AMBIENT?: boolean
-    readonly PILOT_AUTO_ALLOW_WAYPOINT_POLICY?: boolean
-  }
   /** The shared mesh config as a file (embedders, tests); `SHARED_MESH_CONFIG` itself names an orchestrator ConfigMap. */
   readonly sharedMeshConfigPath?: string
 }
@@ -89,10 +70,19 @@ export type DiscoveryInputs =
   | MockRegistry
   | LocalCluster
 
+/** The inputs, with their environment variables from `RegistryInputsConfig`. */
 export const layer = (
   options: DiscoveryInputsOptions,
+): Layer.Layer<
+  DiscoveryInputs,
+  OrchestratorNotConfiguredError | OrchestratorConfigError,
+  Metrics | RegistryInputsConfig
+> => Layer.unwrapEffect(Effect.map(RegistryInputsConfig, (env) => layerWith(options, env)))
+
+const layerWith = (
+  options: DiscoveryInputsOptions,
+  env: RegistryInputsConfig["Type"],
 ): Layer.Layer<DiscoveryInputs, OrchestratorNotConfiguredError | OrchestratorConfigError, Metrics> => {
-  const env = options.env
   const registryOptions = {
     registries: options.registries,
     orchconfig: options.orchconfig,
@@ -101,25 +91,25 @@ export const layer = (
     autoAllocate: env.PILOT_ENABLE_IP_AUTOALLOCATE,
     orchestrator: {
       domain: options.domain ?? "cluster.local",
-      drainingLabel: env.PILOT_DRAINING_LABEL ?? "mesh.io/draining",
-      sendUnhealthyEndpoints: env.PILOT_SEND_UNHEALTHY_ENDPOINTS ?? false,
-      selectWorkloadEntries: env.PILOT_ENABLE_ORCH_SELECT_WORKLOAD_ENTRIES ?? true,
-      selectPods: env.PILOT_ENABLE_SERVICEENTRY_SELECT_PODS ?? true,
-      watchNamespace: env.MESH_WATCH_NAMESPACE ?? "",
+      drainingLabel: env.PILOT_DRAINING_LABEL,
+      sendUnhealthyEndpoints: env.PILOT_SEND_UNHEALTHY_ENDPOINTS,
+      selectWorkloadEntries: env.PILOT_ENABLE_ORCH_SELECT_WORKLOAD_ENTRIES,
+      selectPods: env.PILOT_ENABLE_SERVICEENTRY_SELECT_PODS,
+      watchNamespace: env.MESH_WATCH_NAMESPACE,
       systemNamespace: options.namespace ?? "mesh-system",
     },
     multicluster: {
       qps: options.orchestratorApiQPS ?? 80,
       burst: options.orchestratorApiBurst ?? 160,
-      insecureOptions: env.PILOT_INSECURE_MULTICLUSTER_ORCHCONFIG_OPTIONS ?? "",
-      remoteClusterTimeout: env.PILOT_REMOTE_CLUSTER_TIMEOUT ?? Duration.seconds(30),
+      insecureOptions: env.PILOT_INSECURE_MULTICLUSTER_ORCHCONFIG_OPTIONS,
+      remoteClusterTimeout: env.PILOT_REMOTE_CLUSTER_TIMEOUT,
     },
   }
   const cluster = localClusterLayer({
     enabled: options.registries.includes("Orchestrator"),
     orchconfig: options.orchconfig,
     serviceHost: env.ORCHESTRATOR_SERVICE_HOST,
-    servicePort: env.ORCHESTRATOR_SERVICE_PORT ?? "443",
+    servicePort: env.ORCHESTRATOR_SERVICE_PORT,
     clusterId: env.CLUSTER_ID,
     qps: options.orchestratorApiQPS ?? 80,
     burst: options.orchestratorApiBurst ?? 160,
@@ -138,17 +128,17 @@ export const layer = (
           ? Layer.merge(configStoreFile({ configDir: options.configDir }), noWatchedKinds)
           : access !== undefined
             ? orchestratorConfigStore({
-                watchNamespace: env.MESH_WATCH_NAMESPACE ?? "",
+                watchNamespace: env.MESH_WATCH_NAMESPACE,
                 crdSources: {
-                  gatewayApi: env.PILOT_ENABLE_GATEWAY_API ?? true,
-                  alphaGatewayApi: env.PILOT_ENABLE_ALPHA_GATEWAY_API ?? false,
+                  gatewayApi: env.PILOT_ENABLE_GATEWAY_API,
+                  alphaGatewayApi: env.PILOT_ENABLE_ALPHA_GATEWAY_API,
                 },
               }).pipe(Layer.provide(access))
             : Layer.merge(configStoreMemory(), noWatchedKinds)
       // Gateway and DestinationRule credentials: the cluster's Secrets, when there is a cluster.
       // And the namespaces' labels (Gateway listeners select route namespaces by them), and the
       // Secrets and ConfigMaps Gateway listeners reference (cluster-wide reads only).
-      const watchNamespace = env.MESH_WATCH_NAMESPACE ?? ""
+      const watchNamespace = env.MESH_WATCH_NAMESPACE
       const credentials =
         access !== undefined
           ? Layer.mergeAll(
@@ -158,7 +148,7 @@ export const layer = (
               env.PILOT_ENABLE_AMBIENT === true
                 ? ambientPodsLayer({
                     clusterId: env.CLUSTER_ID,
-                    autoAllowWaypointPolicy: env.PILOT_AUTO_ALLOW_WAYPOINT_POLICY ?? false,
+                    autoAllowWaypointPolicy: env.PILOT_AUTO_ALLOW_WAYPOINT_POLICY,
                     systemNamespace: options.namespace ?? "mesh-system",
                   })
                 : Layer.empty,
@@ -171,7 +161,7 @@ export const layer = (
           credentials,
           orchestratorMeshConfig({
             namespace: options.namespace ?? "mesh-system",
-            revision: env.REVISION ?? "",
+            revision: env.REVISION,
             sharedConfigMapName: env.SHARED_MESH_CONFIG,
           }).pipe(Layer.provide(access)),
         )

@@ -24,6 +24,7 @@ import { layerControllers, layerLeaderElection } from "../../layers/orchestrator
 import { layer as discoveryInputsLayer } from "../../layers/registry/discovery-inputs.js"
 import * as Webhook from "../../layers/webhook/webhook-server.js"
 import * as Xds from "../../layers/xds/layer.js"
+import { RegistryInputsConfig } from "../../services/config/discovery-config.js"
 import { discoveryEnv } from "../../services/config/discovery-env.js"
 import { envTableConfig } from "../../services/config/env.js"
 import { GatewayApiSettings } from "../../services/gateway-api/push-view.js"
@@ -124,8 +125,7 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
           domain: args.domain,
           orchestratorApiQPS: args.orchestratorApiQPS,
           orchestratorApiBurst: args.orchestratorApiBurst,
-          env: { ...env, CLUSTER_ID: args.clusterID },
-        }),
+        }).pipe(Layer.provide(RegistryInputsConfig.layerFromValues({ ...env, CLUSTER_ID: args.clusterID }))),
       ),
       Layer.provide(metricsLayer("pilot-discovery")),
     )

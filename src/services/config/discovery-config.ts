@@ -40,3 +40,32 @@ export class WebhookConfig extends EnvConfig<WebhookConfig, { readonly httpsAddr
     fields: { httpsAddr: { host: undefined, port: Ports.webhooks } },
   },
 ) {}
+
+/**
+ * What mesh-discovery's inputs read (the local cluster, config store, mesh config, registries and
+ * credentials; layers/registry/discovery-inputs.ts). `CLUSTER_ID` is the `--clusterID` flag's
+ * value, which defaults to the variable.
+ */
+export class RegistryInputsConfig extends EnvConfig<RegistryInputsConfig>()("mesh/RegistryInputsConfig", {
+  table: discoveryEnv,
+  names: [
+    "CLUSTER_ID",
+    "PILOT_ENABLE_IP_AUTOALLOCATE",
+    "ORCHESTRATOR_SERVICE_HOST",
+    "ORCHESTRATOR_SERVICE_PORT",
+    "SHARED_MESH_CONFIG",
+    "MESH_WATCH_NAMESPACE",
+    "REVISION",
+    "PILOT_DRAINING_LABEL",
+    "PILOT_SEND_UNHEALTHY_ENDPOINTS",
+    "PILOT_ENABLE_ORCH_SELECT_WORKLOAD_ENTRIES",
+    "PILOT_ENABLE_SERVICEENTRY_SELECT_PODS",
+    "PILOT_INSECURE_MULTICLUSTER_ORCHCONFIG_OPTIONS",
+    "PILOT_REMOTE_CLUSTER_TIMEOUT",
+    "PILOT_ENABLE_GATEWAY_API",
+    "PILOT_ENABLE_ALPHA_GATEWAY_API",
+    "PILOT_ENABLE_AMBIENT",
+    "PILOT_AUTO_ALLOW_WAYPOINT_POLICY",
+  ],
+  fields: {},
+}) {}

@@ -12,6 +12,8 @@
  *   value fails with the same `environment variable NAME: ...` text as the whole-table check) and
  *   merges the given fields (a value, or an effect for fields known only at start-up, such as the
  *   mesh config's trust domain) over the default fields.
+ * - `CaConfig.layerFromValues(values, fields)` takes the slice from a table the binary already
+ *   parsed (its whole-table check at start), so no variable is read from the environment twice.
  * - `CaConfig.layer(overrides)` needs no environment: the table's defaults and the default fields,
  *   overridden by `overrides` (tests and embedders).
  */
@@ -68,6 +70,11 @@ export const EnvConfig =
           EnvConfigTag,
           Effect.zipWith(config, given, (env, flags) => ({ ...options.fields, ...flags, ...env }) as Shape),
         )
+      }
+      /** The slice picked from an already parsed table (extra variables ignored), `fields` over the default fields. */
+      static layerFromValues(values: Env, fields: Partial<F> = {}): Layer.Layer<Self> {
+        const slice = Object.fromEntries(options.names.map((name) => [name, values[name]]))
+        return Layer.succeed(EnvConfigTag, { ...options.fields, ...fields, ...slice } as Shape)
       }
       /** The defaults overridden by `overrides`; reads no environment. */
       static layer(overrides: Partial<Shape> = {}): Layer.Layer<Self> {

@@ -8,6 +8,7 @@ import { layerValue as localClusterValue } from "../../../src/layers/orchestrato
 import { layer as discoveryInputsLayer } from "../../../src/layers/registry/discovery-inputs.js"
 import { layerRegistries } from "../../../src/layers/registry/registries.js"
 import { layerServiceEntry } from "../../../src/layers/registry/service-entry.js"
+import { RegistryInputsConfig } from "../../../src/services/config/discovery-config.js"
 import type { ConfigResource } from "../../../src/services/config-model/resource.js"
 import { ConfigStore } from "../../../src/services/config-store/config-store.js"
 import { layerMemory as configMemory, MemoryConfigStore } from "../../../src/services/config-store/memory.js"
@@ -154,12 +155,7 @@ describe("layerRegistries", () => {
 })
 
 describe("discoveryInputsLayer", () => {
-  const env = {
-    CLUSTER_ID: "c1",
-    PILOT_ENABLE_IP_AUTOALLOCATE: true,
-    ORCHESTRATOR_SERVICE_HOST: "",
-    SHARED_MESH_CONFIG: "",
-  }
+  const env = RegistryInputsConfig.layer({ CLUSTER_ID: "c1", PILOT_ENABLE_IP_AUTOALLOCATE: true })
 
   it.scopedLive("wires --configDir, --meshConfig and --registries Mock together", () =>
     Effect.gen(function* () {
@@ -179,8 +175,7 @@ describe("discoveryInputsLayer", () => {
         networksConfig: path.join(dir, "meshNetworks"),
         registries: ["Mock"],
         orchconfig: "",
-        env,
-      }).pipe(Layer.provide(metricsLayer("test")))
+      }).pipe(Layer.provide(metricsLayer("test")), Layer.provide(env))
       const result = yield* Effect.gen(function* () {
         const store = yield* ConfigStore
         const mesh = yield* MeshWatcher
@@ -212,8 +207,7 @@ describe("discoveryInputsLayer", () => {
               networksConfig: "",
               registries: ["Orchestrator"],
               orchconfig: "",
-              env,
-            }).pipe(Layer.provide(metricsLayer("test"))),
+            }).pipe(Layer.provide(metricsLayer("test")), Layer.provide(env)),
           ),
         ),
       )
