@@ -67,7 +67,7 @@ export const pushContextInput = (
   return {
     ...(extras.jwks !== undefined ? { jwks: extras.jwks } : {}),
     ...(extras.ambient !== undefined ? { ambient: extras.ambient } : {}),
-    services: registry.services,
+    services: withConverted(registry.services, converted?.services),
     endpoints: [...registry.endpointsByKey.values()].flat(),
     virtualServices: withConverted(config.list("VirtualService"), converted?.virtualServices, ingress?.virtualServices),
     destinationRules: withConverted(config.list("DestinationRule"), converted?.destinationRules),
@@ -249,6 +249,7 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
             listenerSets: c.list("ListenerSet"),
             backendTlsPolicies: c.list("BackendTLSPolicy"),
             backendTrafficPolicies: c.list("XBackendTrafficPolicy"),
+            inferencePools: c.list("InferencePool"),
           },
           r.services,
           namespaceLabelsOf(c, labels),

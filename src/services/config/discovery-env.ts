@@ -278,6 +278,10 @@ export const discoveryEnv = {
   PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER: env.bool(true, "Auto-provision deployments and services"),
   PILOT_ENABLE_GATEWAY_API_GATEWAYCLASS_CONTROLLER: env.bool(true, "Create and manage default GatewayClasses"),
   PILOT_ENABLE_GATEWAY_API_STATUS: env.bool(true, "Write status on gateway-API resources"),
+  ENABLE_GATEWAY_API_INFERENCE_EXTENSION: env.bool(
+    false,
+    "Gateway-API inference extension: HTTPRoute backends of kind InferencePool (inference.networking.k8s.io/v1, read from files) go to the pool's shadow Service `<pool>-ip-<hash>` (synthesised when the registry has none) and ask the pool's endpoint picker over ext_proc; each pool gets Accepted/ResolvedRefs per Gateway. Off: such a backend is InvalidKind",
+  ),
   PILOT_ENABLE_IP_AUTOALLOCATE: env.bool(true, "Controller assigning IPs to ServiceEntries without one"),
   PILOT_ENABLE_ORCH_SELECT_WORKLOAD_ENTRIES: env.bool(true, "Services with selectors select matching workload entries"),
   PILOT_ENABLE_METADATA_EXCHANGE: env.bool(true, "Metadata-exchange filters"),

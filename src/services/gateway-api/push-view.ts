@@ -14,6 +14,7 @@ import type { VirtualServiceSpec } from "../config-model/schemas/virtual-service
 import { GATEWAY_CONTROLLER_NAME } from "../constants.js"
 import type { Service } from "../registry/model.js"
 import { convertGatewayApi, type GatewayApiInput } from "./convert.js"
+import { shadowRegistryService } from "./inference-pools.js"
 import { DEFAULT_GATEWAY_CLASS_NAME } from "./model.js"
 import { withPolicyTlsObjects } from "./policy-targets.js"
 import type { TlsObjects } from "./tls-objects.js"
@@ -27,6 +28,8 @@ export interface GatewayApiSettingsShape {
   readonly domainSuffix: string
   /** `AMBIENT_ENABLE_MULTI_NETWORK`: the built-in east-west class exists too. */
   readonly eastWestClass?: boolean
+  /** `ENABLE_GATEWAY_API_INFERENCE_EXTENSION`: InferencePool backends are served. */
+  readonly inferenceExtension?: boolean
 }
 
 export class GatewayApiSettings extends Context.Tag("mesh/GatewayApiSettings")<
@@ -48,15 +51,34 @@ export interface GatewayApiResources {
   readonly virtualServices: ReadonlyArray<ConfigResource<VirtualServiceSpec>>
   /** From BackendTLSPolicy and XBackendTrafficPolicy. */
   readonly destinationRules: ReadonlyArray<ConfigResource<DestinationRuleSpec>>
+  /** InferencePools' shadow Services the registry does not have (file mode): served as services too. */
+  readonly services: ReadonlyArray<Service>
 }
 
-const NONE: GatewayApiResources = { gateways: [], virtualServices: [], destinationRules: [] }
+const NONE: GatewayApiResources = { gateways: [], virtualServices: [], destinationRules: [], services: [] }
 
 type Lists = Omit<GatewayApiInput, "services" | "namespaceLabels" | "tlsObjects">
 
 const sameInputs = (a: GatewayApiInput, b: GatewayApiInput): boolean =>
   Object.keys(a).length === Object.keys(b).length &&
   (Object.keys(a) as Array<keyof GatewayApiInput>).every((key) => a[key] === b[key])
+
+/**
+ * The shadow Service of each InferencePool the registry lacks: without an orchestrator (file
+ * mode) nothing writes them, so the pools' routes would have no service to go to.
+ */
+const missingShadowServices = (
+  lists: Lists,
+  services: ReadonlyArray<Service>,
+  settings: GatewayApiSettingsShape,
+): ReadonlyArray<Service> => {
+  const pools = lists.inferencePools ?? []
+  if (pools.length === 0) return []
+  const known = new Set(services.map((s) => s.hostname))
+  return pools
+    .map((pool) => shadowRegistryService(pool, settings.domainSuffix))
+    .filter((shadow) => !known.has(shadow.hostname))
+}
 
 /** A converter remembering its last input and output (one per push pipeline). */
 export const makeGatewayApiView = (settings: GatewayApiSettingsShape) => {
@@ -79,9 +101,10 @@ export const makeGatewayApiView = (settings: GatewayApiSettingsShape) => {
           )
     const tlsObjects =
       last !== undefined && sameTlsObjects(last.input.tlsObjects, picked) ? last.input.tlsObjects : picked
+    const shadows = settings.inferenceExtension === true ? missingShadowServices(lists, services, settings) : []
     const input: GatewayApiInput = {
       ...lists,
-      services,
+      services: shadows.length === 0 ? services : [...services, ...shadows],
       namespaceLabels,
       ...(tlsObjects !== undefined ? { tlsObjects } : {}),
     }
@@ -95,6 +118,7 @@ export const makeGatewayApiView = (settings: GatewayApiSettingsShape) => {
           defaultClassName: settings.defaultClassName,
           domainSuffix: settings.domainSuffix,
           ...(settings.eastWestClass === true ? { eastWestClass: true } : {}),
+          ...(settings.inferenceExtension === true ? { inferenceExtension: true } : {}),
           // Statuses are the status writer's; the served resources do not depend on the time.
           now: new Date(0).toISOString(),
         })
@@ -102,6 +126,7 @@ export const makeGatewayApiView = (settings: GatewayApiSettingsShape) => {
       gateways: converted.gateways,
       virtualServices: converted.virtualServices,
       destinationRules: converted.destinationRules,
+      services: shadows,
     }
     last = { input, output }
     return output
