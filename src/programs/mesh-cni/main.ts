@@ -19,7 +19,10 @@ The container runtime invokes it; it is not meant to be run by hand.
   stdin            the plugin's network configuration (type "mesh-cni")
 
 ADD programs the pod's traffic capture (the rules of mesh-agent mesh-iptables) when the pod
-carries an injected sidecar, and passes the previous plugin's result on. DEL does nothing.
+carries an injected sidecar, and passes the previous plugin's result on. With
+"ambient_enabled": true in its config, a pod enrolled in ambient mode (mesh.io/dataplane-mode)
+is handed to install-cni's node agent instead (socket pluginevent.sock in "cni_agent_run_dir"),
+and DEL tells the agent; otherwise DEL does nothing.
 Supported CNI versions: ${SUPPORTED_VERSIONS.join(", ")}.
 
 Usage:
