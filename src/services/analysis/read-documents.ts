@@ -1,13 +1,14 @@
 /**
  * Files → snapshot entries. Mesh kinds (and the Gateway-API kinds) go through the config model's
- * validation: a resource that fails it becomes a SchemaValidationError message and is analyzed
- * all the same, as the reference's file source does (it validates in an analyzer, not before
- * reading). Orchestrator kinds
+ * validation: a resource that fails it is analyzed all the same, as the reference's file source
+ * does (it validates in an analyzer, not before reading); a mesh resource keeps its findings for
+ * its kind's validation analyzer (`schemaIssues`), the others' become SchemaValidationError
+ * messages here. Orchestrator kinds
  * (Service, Pod, Deployment, Namespace, ConfigMap, ...) are kept as plain records: the analyzers
  * read the few fields they need. Each entry knows its file, document and line.
  */
 import { Either } from "effect"
-import { apiKindOf, lookupKind, normaliseGroup } from "../config-model/kinds.js"
+import { apiKindOf, isMeshKind, lookupKind, normaliseGroup } from "../config-model/kinds.js"
 import { readYamlDocuments, validateDocument } from "../config-model/parse.js"
 import type { ValidationIssue } from "../config-model/resource.js"
 import { parseFieldPath } from "./field-lines.js"
@@ -116,7 +117,7 @@ const readValue = (value: unknown, origin: Origin | undefined, defaultNamespace:
     sink.entries.push({ ...base, group: normaliseGroup(group), body: object })
     return
   }
-  const entry: Entry = {
+  const plain: Entry = {
     ...base,
     kind: apiKindOf(info),
     group: info.group,
@@ -125,22 +126,24 @@ const readValue = (value: unknown, origin: Origin | undefined, defaultNamespace:
   }
   const withNamespace = namespaced ? { ...object, metadata: { ...metadata, namespace } } : object
   const result = validateDocument(origin?.file ?? "", origin?.documentIndex ?? 0, withNamespace)
+  const issues = result.issues.map((issue) => ({
+    text: `Schema validation error: ${issue.path === "" ? "" : `${issue.path}: `}${issue.message}`,
+    ...(issue.path === "" ? {} : { path: parseFieldPath(issue.path) }),
+  }))
   // As the reference's file source, an object that fails validation is still analyzed (its
   // other findings stand) and also reported. Only an object the reference could not decode into
   // its typed form (a field of the wrong type, an unknown field or enum value) or a
   // document-level problem (not a mapping, nested over the bound) stays out.
-  if (result.resource !== undefined || result.issues.every(isSemanticIssue)) sink.entries.push(entry)
-  for (const issue of result.issues) {
-    const field = issue.path === "" ? "" : `${issue.path}: `
-    sink.messages.push(
-      message(
-        MessageTypes.SchemaValidationError,
-        entry,
-        `Schema validation error: ${field}${issue.message}`,
-        issue.path === "" ? undefined : parseFieldPath(issue.path),
-      ),
-    )
+  const admitted = result.resource !== undefined || result.issues.every(isSemanticIssue)
+  // An analyzed mesh resource's findings are its kind's validation analyzer's to report
+  // (--analyzer selects them); the rest are reported with the reading.
+  if (admitted && isMeshKind(info)) {
+    sink.entries.push(issues.length === 0 ? plain : { ...plain, schemaIssues: issues })
+    return
   }
+  if (admitted) sink.entries.push(plain)
+  for (const issue of issues)
+    sink.messages.push(message(MessageTypes.SchemaValidationError, plain, issue.text, issue.path))
 }
 
 /** Decoding failures: the reference's typed decoding rejects these before any analysis. */

@@ -38,6 +38,12 @@ export interface Entry {
    * files (the reference's ID for the cluster it analyzes).
    */
   readonly cluster?: string
+  /**
+   * A mesh resource's schema validation findings, found while reading it and reported by its
+   * kind's `schema.ValidationAnalyzer.<Kind>` (analyzers/schema-validation.ts), as the reference
+   * validates in analyzers: `--analyzer` selects them.
+   */
+  readonly schemaIssues?: ReadonlyArray<{ readonly text: string; readonly path?: FieldPath }>
 }
 
 export type FieldPath = ReadonlyArray<string | number>

@@ -22,6 +22,7 @@ import { jwtClaimRouteAnalyzers } from "./jwt-claim-routes.js"
 import { meshNetworksAnalyzers } from "./mesh-networks.js"
 import { multiClusterAnalyzers } from "./multi-cluster.js"
 import { policyAnalyzers } from "./policies.js"
+import { schemaValidationAnalyzers } from "./schema-validation.js"
 import { serviceEntryProtocolAnalyzers } from "./service-entry-protocols.js"
 import { serviceAnalyzers } from "./services.js"
 import { virtualServiceAnalyzers } from "./virtual-services.js"
@@ -48,6 +49,7 @@ const POOL: ReadonlyMap<string, Analyzer> = new Map(
     ...meshNetworksAnalyzers,
     ...multiClusterAnalyzers,
     ...policyAnalyzers,
+    ...schemaValidationAnalyzers,
     ...serviceEntryProtocolAnalyzers,
     ...serviceAnalyzers,
     ...virtualServiceAnalyzers,
@@ -116,12 +118,17 @@ export const DEFAULT_ANALYZERS: ReadonlyArray<Analyzer> = [
   pick("telemetry.SelectorAnalyzer"),
   pick("telemetry.DefaultSelectorAnalyzer"),
   pick("telemetry.LightstepAnalyzer"),
-  // The reference's validation analyzer of VirtualServices also warns (its schema errors are
-  // reported while reading here, read-documents.ts).
-  combine("schema.ValidationAnalyzer.VirtualService", "Runs schema validation as an analyzer for VirtualService", [
-    pick("virtualservice.UnreachableRuleAnalyzer"),
-    pick("virtualservice.IneffectiveMatchAnalyzer"),
-  ]),
+  // The reference's schema validation analyzers, one per mesh kind in its order; the one of
+  // VirtualServices also warns of unreachable rules and ineffective matches.
+  ...schemaValidationAnalyzers.map((a) =>
+    a.name === "schema.ValidationAnalyzer.VirtualService"
+      ? combine(a.name, a.description, [
+          a,
+          pick("virtualservice.UnreachableRuleAnalyzer"),
+          pick("virtualservice.IneffectiveMatchAnalyzer"),
+        ])
+      : a,
+  ),
 ]
 
 /** Run only when named with `--analyzer`: the reference does not run these by default. */
@@ -132,3 +139,16 @@ export const OPT_IN_ANALYZERS: ReadonlyArray<Analyzer> = [
 
 /** What `--analyzer` can name and `-L` lists: the default set, then the opt-in ones. */
 export const ALL_ANALYZERS: ReadonlyArray<Analyzer> = [...DEFAULT_ANALYZERS, ...OPT_IN_ANALYZERS]
+
+/**
+ * The analyzers `--analyzer` names select, as the reference does: names that match none are
+ * ignored (returned in `unknown` for a warning), and when none matches, or none is given, the
+ * default set runs. Only a name selects an opt-in analyzer.
+ */
+export const selectAnalyzers = (
+  names: ReadonlyArray<string>,
+): { readonly analyzers: ReadonlyArray<Analyzer>; readonly unknown: ReadonlyArray<string> } => {
+  const selected = ALL_ANALYZERS.filter((a) => names.includes(a.name))
+  const unknown = names.filter((name) => !ALL_ANALYZERS.some((a) => a.name === name))
+  return { analyzers: selected.length === 0 ? DEFAULT_ANALYZERS : selected, unknown }
+}
