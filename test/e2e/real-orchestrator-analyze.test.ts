@@ -143,6 +143,52 @@ describe.skipIf(primary.skip || west.skip)("meshctl analyze --remote-contexts on
     expect(messages[0]?.message).toContain('across clusters ["default" "west-cluster"]')
   }, 60_000)
 
+  it("reads no Namespace, Service, Pod or Deployment of the system namespaces, as the reference does", async () => {
+    const orch = primary.get()
+    // kube-system, kube-public and kube-node-lease the API server makes itself; local-path-storage is a kind cluster's.
+    await orch.ok("POST", "/api/v1/namespaces", {
+      body: { apiVersion: "v1", kind: "Namespace", metadata: { name: "local-path-storage" } },
+    })
+    const unnamedPort = { selector: { app: "x" }, ports: [{ name: "web", port: 80 }] }
+    for (const namespace of ["kube-system", "kube-public", "kube-node-lease", "local-path-storage", NS])
+      await orch.ok("POST", `/api/v1/namespaces/${namespace}/services`, {
+        body: { apiVersion: "v1", kind: "Service", metadata: { name: "unnamed-port", namespace }, spec: unnamedPort },
+      })
+    // A Service in kube-system of the remote cluster only, defined differently: not compared either.
+    await west.get().ok("POST", "/api/v1/namespaces/kube-system/services", {
+      body: {
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: "unnamed-port", namespace: "kube-system" },
+        spec: { ...unnamedPort, clusterIP: "None" },
+      },
+    })
+    const result = await run("meshctl", [
+      "analyze",
+      "--orchconfig",
+      kubeconfig,
+      "--context",
+      "primary",
+      "-A",
+      "--remote-contexts",
+      "west",
+      "--analyzer",
+      "service.PortNameAnalyzer",
+      "--analyzer",
+      "injection.Analyzer",
+      "--analyzer",
+      "services.MultiClusterServiceAnalyzer",
+      "-o",
+      "json",
+    ])
+    const messages = JSON.parse(result.stdout) as Array<Record<string, string>>
+    const origins = messages.filter((m) => m.cluster !== "west").map((m) => `${m.code} ${m.origin}`)
+    expect(origins).toContain(`MSH0118 Service ${NS}/unnamed-port`)
+    expect(origins).toContain(`MSH0102 Namespace ${NS}`)
+    const system = /kube-system|kube-public|kube-node-lease|local-path-storage/
+    expect(messages.filter((m) => system.test(m.origin ?? "")).map((m) => `${m.code} ${m.origin}`)).toEqual([])
+  }, 60_000)
+
   it("fails on a context the kubeconfig does not have", async () => {
     const result = await analyze("--remote-contexts", "nowhere")
     expect(result.code).toBe(1)

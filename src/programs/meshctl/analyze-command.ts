@@ -14,7 +14,9 @@
  * (services/analysis/analysis-config.ts).
  *
  * Analyzing files alone, the default ingress gateway's Service and a Pod for it are assumed in
- * `-i` (services/analysis/default-resources.ts), as the reference does.
+ * `-i` (services/analysis/default-resources.ts), as the reference does. The orchestrator's system
+ * namespaces are left out as the reference leaves them (services/analysis/system-namespaces.ts),
+ * and unknown `--analyzer` names are ignored (none known: the default set runs), as there.
  *
  * Exit codes: 79 when a printed message reaches `--failure-threshold` (spec §7 rule 1, the
  * reference's code for "analyzers found issues"); 1 for unreadable input (unless
@@ -199,13 +201,14 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string, InputErr
   Effect.gen(function* () {
     // The analyzers and the config model load only when this command runs.
     const [
-      { ALL_ANALYZERS, DEFAULT_ANALYZERS, OPT_IN_ANALYZERS },
+      { DEFAULT_ANALYZERS, OPT_IN_ANALYZERS, selectAnalyzers },
       reader,
       { runAnalysis, failsAt, parseSuppression },
       output,
       { makeSnapshot },
       { parseLevel },
       config,
+      system,
     ] = yield* Effect.promise(() =>
       Promise.all([
         import("../../services/analysis/analyzers/index.js"),
@@ -215,6 +218,7 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string, InputErr
         import("../../services/analysis/snapshot.js"),
         import("../../services/analysis/message-types.js"),
         import("../../services/analysis/analysis-config.js"),
+        import("../../services/analysis/system-namespaces.js"),
       ]),
     )
     if (args.listAnalyzers) {
@@ -240,12 +244,12 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string, InputErr
       if (typeof parsed === "string") return yield* fail(parsed)
       suppressions.push(parsed)
     }
-    const unknownAnalyzers = args.analyzer.filter((name) => !ALL_ANALYZERS.some((a) => a.name === name))
-    if (unknownAnalyzers.length > 0)
-      return yield* fail(`unknown analyzer(s): ${unknownAnalyzers.join(", ")} (see --list-analyzers)`)
-    // The reference's default set unless analyzers are named; only a name selects an opt-in one.
-    const analyzers =
-      args.analyzer.length === 0 ? DEFAULT_ANALYZERS : ALL_ANALYZERS.filter((a) => args.analyzer.includes(a.name))
+    // As the reference: unknown names are ignored, and when none is known the default set runs.
+    const { analyzers, unknown } = selectAnalyzers(args.analyzer)
+    if (unknown.length > 0)
+      yield* Console.error(
+        `Warning: unknown analyzer(s) ignored: ${unknown.join(", ")}${analyzers === DEFAULT_ANALYZERS ? "; running the default set" : ""} (see --list-analyzers)`,
+      )
 
     const revision = config.normalizeRevision(args.revision)
     const meshConfigFile =
@@ -291,7 +295,8 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string, InputErr
         Effect.mapError((e) => fail(`cannot read ${e.path}: ${e.reason}`)),
       )
       const read = reader.readDocuments(file === STDIN ? "stdin" : file, text, namespace)
-      entries.push(...read.entries)
+      // The orchestrator's system namespaces are not analyzed (system-namespaces.ts).
+      entries.push(...read.entries.filter(system.outsideSystemNamespaces))
       messages.push(...read.messages)
       unreadable.push(...read.unreadable)
     }
@@ -302,7 +307,11 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string, InputErr
       const objects = yield* clusters.listPrimary(args.global).pipe(Effect.mapError((e) => fail(e.message)))
       const read = reader.readObjects(objects, namespace)
       // A file's object replaces the cluster's of the same name: the files are what would be applied.
-      entries.push(...read.entries.filter((e) => !fileKeys.has(`${e.group}/${e.kind}/${e.namespace}/${e.name}`)))
+      entries.push(
+        ...read.entries.filter(
+          (e) => system.readFromCluster(e) && !fileKeys.has(`${e.group}/${e.kind}/${e.namespace}/${e.name}`),
+        ),
+      )
       messages.push(...read.messages)
       // Remote clusters (multi-cluster analysis): the contexts named, else the primary's remote secrets.
       const sources = yield* remoteSources(args, objects)
@@ -313,7 +322,7 @@ const runAnalyze = (args: AnalyzeArgs, readStdin: Effect.Effect<string, InputErr
       )
       for (const remote of listed) {
         const remoteRead = reader.readObjects(remote.objects, namespace)
-        remotes.push({ cluster: remote.cluster, entries: remoteRead.entries })
+        remotes.push({ cluster: remote.cluster, entries: remoteRead.entries.filter(system.readFromCluster) })
         messages.push(...remoteRead.messages)
       }
     } else if (args.remoteContexts.length > 0)

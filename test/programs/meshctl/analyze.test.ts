@@ -51,7 +51,22 @@ const REFERENCE_DEFAULT_ANALYZERS = [
   "telemetry.SelectorAnalyzer",
   "telemetry.DefaultSelectorAnalyzer",
   "telemetry.LightstepAnalyzer",
-  "schema.ValidationAnalyzer.VirtualService",
+  ...[
+    "AuthorizationPolicy",
+    "DestinationRule",
+    "EnvoyFilter",
+    "Gateway",
+    "PeerAuthentication",
+    "ProxyConfig",
+    "RequestAuthentication",
+    "ServiceEntry",
+    "Sidecar",
+    "Telemetry",
+    "VirtualService",
+    "WasmPlugin",
+    "WorkloadEntry",
+    "WorkloadGroup",
+  ].map((kind) => `schema.ValidationAnalyzer.${kind}`),
 ]
 
 /** Line 13 holds `host: ratings`, line 9 the gateway, line 20 the Service's port name. */
@@ -183,7 +198,81 @@ describe("meshctl analyze <file>", () => {
     const only = await meshctl("analyze", "--analyzer", "service.PortNameAnalyzer", file("routes.yaml", ROUTES))
     expect(only.stdout).toContain("MSH0118")
     expect(only.stdout).not.toContain("MSH0101")
-    expect((await meshctl("analyze", "--analyzer", "no.SuchAnalyzer", file("routes.yaml", ROUTES))).code).toBe(1)
+  })
+
+  it("--analyzer ignores unknown names, as the reference does: with none known the default set runs", async () => {
+    const routes = file("routes.yaml", ROUTES)
+    const unknownOnly = await meshctl("analyze", "--analyzer", "no.SuchAnalyzer", routes)
+    expect(unknownOnly.stdout).toContain("MSH0101")
+    expect(unknownOnly.stdout).toContain("MSH0118")
+    expect(unknownOnly.code).toBe(79)
+    expect(unknownOnly.stderr).toContain("unknown analyzer(s) ignored: no.SuchAnalyzer; running the default set")
+    const withKnown = await meshctl(
+      "analyze",
+      "--analyzer",
+      "no.SuchAnalyzer",
+      "--analyzer",
+      "service.PortNameAnalyzer",
+      routes,
+    )
+    expect(withKnown.stdout).toContain("MSH0118")
+    expect(withKnown.stdout).not.toContain("MSH0101")
+    expect(withKnown.code).toBe(0)
+    expect(withKnown.stderr).toContain("unknown analyzer(s) ignored: no.SuchAnalyzer (see --list-analyzers)")
+  })
+
+  it("schema errors of mesh kinds are their kind's schema.ValidationAnalyzer's: --analyzer selects them", async () => {
+    const invalid = file(
+      "invalid.yaml",
+      `apiVersion: networking.mesh.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  selector: {mesh: ingressgateway}
+---
+${CLEAN.replace("http", "web")}`,
+    )
+    const byDefault = await meshctl("analyze", invalid)
+    expect(byDefault.stdout).toContain("Error [MSH0106] (Gateway default/gw")
+    expect(byDefault.stdout).toContain("MSH0118")
+    const other = await meshctl("analyze", "--analyzer", "service.PortNameAnalyzer", invalid)
+    expect(other.stdout).not.toContain("MSH0106")
+    expect(other.stdout).toContain("MSH0118")
+    const validation = await meshctl("analyze", "--analyzer", "schema.ValidationAnalyzer.Gateway", invalid)
+    expect(validation.stdout).toContain("Error [MSH0106] (Gateway default/gw")
+    expect(validation.stdout).not.toContain("MSH0118")
+    expect(validation.code).toBe(79)
+    const otherKind = await meshctl("analyze", "--analyzer", "schema.ValidationAnalyzer.DestinationRule", invalid)
+    expect(otherKind.stdout).toBe("")
+    expect(otherKind.code).toBe(0)
+  })
+
+  it("leaves out everything in the orchestrator's system namespaces, as the reference does", async () => {
+    const inNamespace = (namespace: string) =>
+      `apiVersion: v1
+kind: Namespace
+metadata: {name: ${namespace}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: dns, namespace: ${namespace}}
+spec:
+  ports: [{name: dns, port: 53}]
+---
+apiVersion: networking.mesh.io/v1
+kind: VirtualService
+metadata: {name: dns, namespace: ${namespace}}
+spec:
+  hosts: [dns]
+  http: [{route: [{destination: {host: nowhere}}]}]
+`
+    const system = ["kube-system", "kube-public", "kube-node-lease", "local-path-storage"]
+    const files = [...system, "apps"].map((namespace) => file(`${namespace}.yaml`, inNamespace(namespace)))
+    const result = await meshctl("analyze", "-A", ...files)
+    for (const namespace of system) expect(result.stdout).not.toContain(`${namespace}/`)
+    expect(result.stdout).toContain("(Service apps/dns ")
+    expect(result.stdout).toContain("(VirtualService apps/dns ")
+    expect(result.stdout).toContain("(Namespace apps ")
   })
 
   it("runs the reference's default set: opt-in analyzers run only when named", async () => {

@@ -12,13 +12,14 @@ import { DEFAULT_INJECTOR_NAME } from "../../revision-tags/names.js"
 import type { Analyzer } from "../analyzer.js"
 import { MessageTypes } from "../message-types.js"
 import { arr, type Entry, type Message, message, rec, type Snapshot, selects, str, stringMap } from "../snapshot.js"
+import { SYSTEM_NAMESPACES } from "../system-namespaces.js"
 
 export const INJECTION_LABEL = "mesh-injection"
 /** The proxy container names injection gives (ours and the upstream one). */
 export const PROXY_CONTAINERS: ReadonlySet<string> = new Set(["mesh-proxy", "istio-proxy"])
 /** The `app` label of the control-plane (meshd) pods. */
 const CONTROL_PLANE_APP = "meshd"
-const SKIPPED = new Set(["kube-system", "kube-public", "kube-node-lease", "local-path-storage", SYSTEM_NAMESPACE])
+const SKIPPED = new Set([...SYSTEM_NAMESPACES, SYSTEM_NAMESPACE])
 
 /** The revision injecting a namespace: its `mesh.io/rev`, `default` for the legacy label; undefined if none. */
 const namespaceRevision = (ns: Entry): string | undefined => {

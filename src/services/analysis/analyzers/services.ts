@@ -21,6 +21,7 @@ import {
   stringMap,
   workloadLabels,
 } from "../snapshot.js"
+import { SYSTEM_NAMESPACES } from "../system-namespaces.js"
 import { isControlPlane } from "./application-uid.js"
 import { deploymentInMesh, namespaceInjection } from "./in-mesh.js"
 
@@ -41,8 +42,6 @@ const PROTOCOLS = new Set([
   "ws",
   "wss",
 ])
-
-const SYSTEM_NAMESPACES = new Set(["kube-system", "kube-public", "kube-node-lease", "local-path-storage"])
 
 /** The protocol a Service port declares, or undefined when neither name nor appProtocol does. */
 export const portProtocol = (port: Readonly<Record<string, unknown>>): string | undefined => {
