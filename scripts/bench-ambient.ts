@@ -158,11 +158,14 @@ const namespaceLabels = new Map<string, Readonly<Record<string, string>>>([
   ["mesh-system", { "topology.mesh.io/network": "network-1" }],
   ...Array.from({ length: NAMESPACES }, (_, n) => [ns(n), { "mesh.io/dataplane-mode": "ambient" }] as const),
 ])
+// The config store hands unchanged resources over as the same objects: made once.
+const gateways = Array.from({ length: NAMESPACES }, (_, n) => waypointOf(n))
+const policies = Array.from({ length: POLICIES }, (_, i) => policyOf(i))
 const ambientOf = (list: ReadonlyArray<AmbientPod>): AmbientInput => ({
   settings: { clusterId: "cluster-1", autoAllowWaypointPolicy: true, systemNamespace: "mesh-system" },
   pods: list,
   namespaceLabels,
-  gateways: Array.from({ length: NAMESPACES }, (_, n) => waypointOf(n)) as never,
+  gateways: gateways as never,
   gatewayClasses: [],
   workloadEntries: [],
 })
@@ -170,7 +173,7 @@ const inputOf = (list: ReadonlyArray<AmbientPod>, ambient: AmbientInput): PushCo
   ...emptyPushContextInput,
   services,
   endpoints: list.flatMap((pod) => (pod.ready ? (endpointsByPod.get(pod) ?? []) : [])),
-  authorizationPolicies: Array.from({ length: POLICIES }, (_, i) => policyOf(i)),
+  authorizationPolicies: policies,
   ambient,
 })
 
@@ -221,9 +224,9 @@ const push = (cache: ResourceCache, next: () => PushContext): Step & { readonly 
 
 const cache = makeResourceCache(codec, { enabled: true, maxSize: 100000, enableCds: true, enableRds: true })
 let currentPods = pods
-const full = push(cache, () =>
-  makePushContext(inputOf(currentPods, ambientOf(currentPods)), defaultPushContextOptions, "0"),
-)
+// The inputs are what the registry and the pod source hand over: made before the clock starts.
+const first = inputOf(currentPods, ambientOf(currentPods))
+const full = push(cache, () => makePushContext(first, defaultPushContextOptions, "0"))
 let context = full.context
 
 const flips: Array<Step> = []
@@ -236,10 +239,8 @@ for (let k = 0; k < FLIPS; k++) {
   if (ends !== undefined) endpointsByPod.set(flipped, ends)
   currentPods = currentPods.map((p, i) => (i === at ? flipped : p))
   const previous = context
-  const list = currentPods
-  const step = push(cache, () =>
-    makePushContext(inputOf(list, ambientOf(list)), defaultPushContextOptions, `${k + 1}`, previous),
-  )
+  const input = inputOf(currentPods, ambientOf(currentPods))
+  const step = push(cache, () => makePushContext(input, defaultPushContextOptions, `${k + 1}`, previous))
   context = step.context
   flips.push(step)
   const uid = `cluster-1//Pod/${flipped.namespace}/${flipped.name}`

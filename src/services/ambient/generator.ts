@@ -8,49 +8,70 @@
  *   reported);
  * - `Authorization`: every L4 authorization, or those named.
  * Removals come from the delta state machine (names the client holds that no longer exist).
- * The index is built once per PushContext for the whole server (kept in the resource cache's
- * slot, weakly per context) and each message's bytes once per content (the cache key is its
- * digest), so node proxies share everything: nothing here depends on the proxy asking.
+ * The index is built once per PushContext (in its slot) for the whole server, from what the
+ * previous contexts of its lineage built (ambient-index.ts), so node proxies share everything:
+ * nothing here depends on the proxy asking. The cache key of a message is the message object's
+ * number in that cache: the index hands over the same object while the content is the same, so
+ * a push never hashes (or encodes) the messages that did not change.
  */
 import type { CacheLocal, ResourceCache } from "../xds/cache/resource-cache.js"
 import type { ProtoObject, ResourceSpec } from "../xds/cache/resource-spec.js"
 import { type Generated, type GeneratorNotice, noNotices } from "../xds/grpcgen/generator-notices.js"
+import type { LocalSlot } from "../xds/model/local-slot.js"
 import type { PushContext } from "../xds/model/push-context.js"
 import { TypeUrl } from "../xds/protocol/type-urls.js"
 import { type AddressEntry, type AmbientIndex, buildAmbientIndex } from "./ambient-index.js"
+import { type AmbientIndexMemo, makeAmbientIndexMemo } from "./index-memo.js"
 
 export const isWorkloadApiType = (typeUrl: string): boolean =>
   typeUrl === TypeUrl.Address || typeUrl === TypeUrl.Authorization
 
-const indexes: CacheLocal<WeakMap<PushContext, AmbientIndex | null>> = { make: () => new WeakMap() }
+/** What the lineage's builds leave for the next (shared by the contexts built from one another). */
+const memos: LocalSlot<AmbientIndexMemo> = { make: makeAmbientIndexMemo }
 
-/** The push's ambient index; undefined when ambient is off (no ambient input). */
-export const ambientIndexOf = (push: PushContext, cache: ResourceCache): AmbientIndex | undefined => {
-  const memo = cache.local(indexes)
-  let index = memo.get(push)
-  if (index === undefined) {
+/** The context's index; null when ambient is off (no ambient input). */
+const indexes: LocalSlot<AmbientIndex | null, PushContext> = {
+  make: (push) => {
     const ambient = push.input.ambient
-    index =
-      ambient === undefined
-        ? null
-        : buildAmbientIndex({
+    return ambient === undefined
+      ? null
+      : buildAmbientIndex(
+          {
             ambient,
             services: push.input.services,
-            endpoints: push.input.endpoints,
+            endpointsByHost: push.endpointsByHost,
             authorizationPolicies: push.input.authorizationPolicies ?? [],
             trustDomain: push.options.trustDomain,
             domainSuffix: push.options.domainSuffix,
             rootNamespace: push.options.rootNamespace,
-          })
-    memo.set(push, index)
-  }
-  return index ?? undefined
+          },
+          push.memo.local(memos),
+        )
+  },
 }
 
-const spec = (name: string, entry: { readonly key: string; readonly message: ProtoObject }): ResourceSpec => ({
+/** The push's ambient index; undefined when ambient is off. */
+export const ambientIndexOf = (push: PushContext): AmbientIndex | undefined => push.local(indexes) ?? undefined
+
+/** A number per message object in one cache: an equal message is the same object (see above). */
+const messageKeys: CacheLocal<{ readonly ids: WeakMap<ProtoObject, string>; next: number }> = {
+  make: () => ({ ids: new WeakMap(), next: 0 }),
+}
+
+const keyOf = (cache: ResourceCache, message: ProtoObject): string => {
+  const keys = cache.local(messageKeys)
+  let key = keys.ids.get(message)
+  if (key === undefined) {
+    key = `wds|${keys.next++}`
+    keys.ids.set(message, key)
+  }
+  return key
+}
+
+const spec = (cache: ResourceCache, name: string, message: ProtoObject): ResourceSpec => ({
   name,
-  key: `wds|${entry.key}`,
-  build: () => entry.message,
+  key: keyOf(cache, message),
+  build: () => message,
 })
 
 /** A name that is an address: `network/ip` (the network may be empty). */
@@ -67,7 +88,7 @@ export const generateWorkloadApi = (
   typeUrl: string,
   sub: { readonly wildcard: boolean; readonly names: ReadonlyArray<string> },
 ): Generated => {
-  const index = ambientIndexOf(push, cache)
+  const index = ambientIndexOf(push)
   if (index === undefined) return { resources: [], warnings: noNotices }
   const warnings: ReadonlyArray<GeneratorNotice> =
     index.notices.length === 0
@@ -77,14 +98,14 @@ export const generateWorkloadApi = (
     const wanted = sub.wildcard ? undefined : new Set(sub.names)
     const resources = index.authorizations
       .filter((a) => wanted === undefined || wanted.has(a.name))
-      .map((a) => spec(a.name, a))
+      .map((a) => spec(cache, a.name, a.message))
     return { resources, warnings }
   }
-  if (sub.wildcard) return { resources: index.addresses.map((e) => spec(e.name, e)), warnings }
+  if (sub.wildcard) return { resources: index.addresses.map((e) => spec(cache, e.name, e.message)), warnings }
   const resources: Array<ResourceSpec> = []
   for (const name of sub.names) {
     const entry = index.byName.get(name) ?? addressOf(index, name)
-    if (entry !== undefined) resources.push(spec(name, entry))
+    if (entry !== undefined) resources.push(spec(cache, name, entry.message))
   }
   return { resources, warnings }
 }

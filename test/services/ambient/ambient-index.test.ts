@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest"
 import { loadXdsProtos } from "../../../src/layers/xds/protos.js"
 import { buildAmbientIndex } from "../../../src/services/ambient/ambient-index.js"
 import { generateWorkloadApi } from "../../../src/services/ambient/generator.js"
+import { makeAmbientIndexMemo } from "../../../src/services/ambient/index-memo.js"
 import type { AmbientInput, AmbientPod } from "../../../src/services/ambient/input.js"
 import type { Endpoint, Service } from "../../../src/services/registry/model.js"
 import { makeResourceCache } from "../../../src/services/xds/cache/resource-cache.js"
@@ -85,7 +86,7 @@ const build = (input: AmbientInput) =>
   buildAmbientIndex({
     ambient: input,
     services: [service],
-    endpoints: [endpoint],
+    endpointsByHost: new Map([[service.hostname, [endpoint]]]),
     authorizationPolicies: [],
     trustDomain: "cluster.local",
     domainSuffix: "cluster.local",
@@ -207,5 +208,78 @@ describe("generateWorkloadApi", () => {
     expect(cache.stats().misses).toBe(3)
     const off = makePushContext({ ...emptyPushContextInput, services: [service] })
     expect(generateWorkloadApi(off, cache, TypeUrl.Address, { wildcard: true, names: [] }).resources).toEqual([])
+  })
+})
+
+describe("the index across pushes (issue 40)", () => {
+  const codec = loadXdsProtos().codec
+  const pods = [pod("web-1"), pod("web-2", { addresses: ["10.1.0.2"] })]
+  const inputOf = (list: ReadonlyArray<AmbientPod>, endpoints: ReadonlyArray<Endpoint>) => ({
+    ...emptyPushContextInput,
+    services: [service],
+    endpoints,
+    ambient: ambient({ pods: list }),
+  })
+  const second = { ...endpoint, address: "10.1.0.2" }
+
+  it("a readiness flip builds and encodes one message; the others stay the same objects", () => {
+    const cache = makeResourceCache(codec)
+    const before = makePushContext(inputOf(pods, [endpoint, second]))
+    const first = generateWorkloadApi(before, cache, TypeUrl.Address, { wildcard: true, names: [] })
+    cache.resolve(TypeUrl.Address, first.resources)
+    const flipped = [pods[0]!, { ...pods[1]!, ready: false }]
+    const after = makePushContext(inputOf(flipped, [endpoint]), undefined, "2", before)
+    const next = generateWorkloadApi(after, cache, TypeUrl.Address, { wildcard: true, names: [] })
+    const misses = cache.stats().misses
+    const encoded = cache.resolve(TypeUrl.Address, next.resources)
+    expect(cache.stats().misses - misses).toBe(1)
+    const changed = next.resources.filter((r, i) => r.key !== first.resources[i]!.key).map((r) => r.name)
+    expect(changed).toEqual(["c1//Pod/app/web-2"])
+    expect((codec.decode(TypeUrl.Address, encoded[2]!.resource.value) as any).workload.status).toBe("UNHEALTHY")
+    // Flipped back: web-1 still has the key it was first encoded under; web-2 is healthy again.
+    const back = makePushContext(inputOf(pods, [endpoint, second]), undefined, "3", after)
+    const again = generateWorkloadApi(back, cache, TypeUrl.Address, { wildcard: true, names: [] })
+    expect(again.resources[1]!.key).toBe(first.resources[1]!.key)
+    const decoded = codec.decode(TypeUrl.Address, cache.resolve(TypeUrl.Address, again.resources)[2]!.resource.value)
+    expect((decoded as any).workload.status).toBe("HEALTHY")
+  })
+
+  it("a change a message reads (a namespace label, a service) rebuilds what reads it, equal to a build from scratch", () => {
+    const memo = makeAmbientIndexMemo()
+    const sources = (over: Partial<AmbientInput>, services: ReadonlyArray<Service>) => ({
+      ambient: ambient(over),
+      services,
+      endpointsByHost: new Map([[service.hostname, [endpoint]]]),
+      authorizationPolicies: [],
+      trustDomain: "cluster.local",
+      domainSuffix: "cluster.local",
+      rootNamespace: "mesh-system",
+    })
+    const plain = (index: ReturnType<typeof buildAmbientIndex>) =>
+      index.addresses.map((e) => codec.encode(TypeUrl.Address, e.message))
+    const first = buildAmbientIndex(sources({ pods }, [service]), memo)
+    // The namespace no longer names a waypoint: every workload loses it.
+    const noWaypoint = sources({ pods, namespaceLabels: new Map([["app", { "mesh.io/dataplane-mode": "ambient" }]]) }, [
+      service,
+    ])
+    const second = buildAmbientIndex(noWaypoint, memo)
+    expect(plain(second)).toEqual(plain(buildAmbientIndex(noWaypoint)))
+    expect((second.byName.get("c1//Pod/app/web-1")!.message as any).workload.waypoint).toBeUndefined()
+    expect(second.byName.get("c1//Pod/app/web-1")).not.toBe(first.byName.get("c1//Pod/app/web-1"))
+    // A second service selecting the pods: their services change, the first service's message does not.
+    const other: Service = {
+      ...service,
+      hostname: "api.app.svc.cluster.local",
+      addresses: ["10.96.0.11"],
+      source: "Service/app/api",
+    }
+    const more = sources({ pods, namespaceLabels: noWaypoint.ambient.namespaceLabels }, [service, other])
+    const third = buildAmbientIndex(more, memo)
+    expect(plain(third)).toEqual(plain(buildAmbientIndex(more)))
+    expect(Object.keys((third.byName.get("c1//Pod/app/web-2")!.message as any).workload.services)).toEqual([
+      "app/web.app.svc.cluster.local",
+      "app/api.app.svc.cluster.local",
+    ])
+    expect(third.byName.get("app/web.app.svc.cluster.local")).toBe(second.byName.get("app/web.app.svc.cluster.local"))
   })
 })
