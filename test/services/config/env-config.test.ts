@@ -1,11 +1,16 @@
 /**
  * Config services derived from env tables (`EnvConfig`): `layerFromEnv` reads only the slice,
- * with the table's parsing and error texts; `layer(overrides)` reads nothing.
+ * with the table's parsing and error texts; `layerFromValues` takes it from a parsed table and
+ * `layer(overrides)` reads nothing.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigError, ConfigProvider, Duration, Effect, Layer } from "effect"
-import { MonitoringConfig, WebhookConfig } from "../../../src/services/config/discovery-config.js"
-import { describeConfigError } from "../../../src/services/config/env.js"
+import { InstallCniConfig } from "../../../src/services/config/cni-config.js"
+import { MonitoringConfig, RegistryInputsConfig, WebhookConfig } from "../../../src/services/config/discovery-config.js"
+import { discoveryEnv } from "../../../src/services/config/discovery-env.js"
+import { describeConfigError, envTableConfig } from "../../../src/services/config/env.js"
+import { MeshctlEnv } from "../../../src/services/config/meshctl-env.js"
+import { colorAllowed } from "../../../src/services/config/terminal-env.js"
 import { XdsConfig, xdsServerConfigOf } from "../../../src/services/xds/config.js"
 
 const withEnv = (vars: Record<string, string>) =>
@@ -27,6 +32,63 @@ describe("EnvConfig", () => {
       expect(config.grpcAddr).toEqual({ host: undefined, port: 15010 })
       // Only the slice is read: a variable of another subsystem is not in it.
       expect("ENABLE_CA_SERVER" in config).toBe(false)
+    }),
+  )
+
+  it.effect("layerFromValues picks the slice from a parsed table and reads no environment", () =>
+    Effect.gen(function* () {
+      const table = yield* envTableConfig(discoveryEnv).pipe(
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["REVISION", "canary"]]))),
+      )
+      const config = yield* RegistryInputsConfig.pipe(
+        Effect.provide(
+          RegistryInputsConfig.layerFromValues({ ...table, CLUSTER_ID: "flag-cluster" }).pipe(
+            // An environment that would fail the slice: layerFromValues must not look at it.
+            Layer.provide(withEnv({ REVISION: "other", PILOT_REMOTE_CLUSTER_TIMEOUT: "never" })),
+          ),
+        ),
+      )
+      expect(config.REVISION).toBe("canary")
+      expect(config.CLUSTER_ID).toBe("flag-cluster")
+      expect(Duration.toSeconds(config.PILOT_REMOTE_CLUSTER_TIMEOUT)).toBe(30)
+      expect(Object.keys(config).sort()).toEqual([...RegistryInputsConfig.names].sort())
+    }),
+  )
+
+  it.effect("install-cni's Tag is its whole table: a bad variable anywhere in it fails the read", () =>
+    Effect.gen(function* () {
+      const error = yield* InstallCniConfig.pipe(
+        Effect.provide(
+          InstallCniConfig.layerFromEnv().pipe(
+            Layer.provide(withEnv({ CNI_READINESS_PORT: "http", REPAIR_ENABLED: "maybe" })),
+          ),
+        ),
+        Effect.flip,
+      )
+      expect(describeConfigError(error as ConfigError.ConfigError)).toEqual([
+        'environment variable REPAIR_ENABLED: expected a boolean (true or false), got "maybe"',
+        'environment variable CNI_READINESS_PORT: expected an integer, got "http"',
+      ])
+    }),
+  )
+
+  it.effect("meshctl's variables arrive through MeshctlEnv, defaults when unset", () =>
+    Effect.gen(function* () {
+      const config = yield* MeshctlEnv.pipe(
+        Effect.provide(MeshctlEnv.layerFromEnv().pipe(Layer.provide(withEnv({ NO_COLOR: "1", KUBECONFIG: "/k" })))),
+      )
+      expect(config).toEqual({
+        NO_COLOR: "1",
+        TERM: "",
+        KUBECONFIG: "/k",
+        MESHCTL_PROXY_ADMIN_PORT: 15000,
+        ENABLE_NATIVE_SIDECARS: "",
+        COMPLIANCE_POLICY: "",
+      })
+      expect(colorAllowed(config, true)).toBe(false)
+      expect(colorAllowed({ NO_COLOR: "", TERM: "xterm" }, true)).toBe(true)
+      expect(colorAllowed({ NO_COLOR: "", TERM: "dumb" }, true)).toBe(false)
+      expect(colorAllowed({ NO_COLOR: "", TERM: "xterm" }, false)).toBe(false)
     }),
   )
 
