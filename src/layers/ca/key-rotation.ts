@@ -152,7 +152,7 @@ export const makeKeyRotation = (deps: KeyRotationDeps) =>
       store === undefined || loaded.material.source !== "self-signed" ? Effect.void : store.persist(loaded)
 
     /**
-     * A plugged-in CA's rotation state, stored after each change. A failure is logged, not
+     * A plugged-in CA's rotation state, stored with each change. A failure is logged, not
      * raised: the source already holds the new CA, and the overlap in memory is still the safe
      * path; only a restart would not resume it.
      */
