@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest"
 import { parseConfigDocuments } from "../../../src/services/config-model/parse.js"
 import type { ConfigResource } from "../../../src/services/config-model/resource.js"
 import type { InferencePoolSpec } from "../../../src/services/config-model/schemas/gateway-api/inference-pool.js"
-import type { GatewayApiOutput } from "../../../src/services/gateway-api/convert.js"
+import type { GatewayApiInput, GatewayApiOutput } from "../../../src/services/gateway-api/convert.js"
 import {
   endpointPickersOf,
   INFERENCE_ROUTES_ANNOTATION,
@@ -20,6 +20,7 @@ import {
   shadowRegistryService,
   shadowServiceObject,
 } from "../../../src/services/gateway-api/inference-pools.js"
+import { defaultGatewayApiSettings, makeGatewayApiView } from "../../../src/services/gateway-api/push-view.js"
 import type { Service } from "../../../src/services/registry/model.js"
 import { proxyView } from "../../../src/services/xds/proxygen/proxy-view.js"
 import { meshInput, meshPush, proxyConfig } from "../xds/proxygen/scenarios/mesh.js"
@@ -307,5 +308,41 @@ describe("a router serving the route", () => {
       router,
     )
     expect(JSON.stringify(config.listeners.resources)).not.toContain("ext_proc")
+  })
+})
+
+describe("the push view in file mode (no orchestrator writes the shadow Service)", () => {
+  const lists: Omit<GatewayApiInput, "services" | "namespaceLabels" | "tlsObjects"> = {
+    gatewayClasses: [],
+    gateways: [],
+    httpRoutes: [],
+    grpcRoutes: [],
+    tcpRoutes: [],
+    tlsRoutes: [],
+    referenceGrants: [],
+    ...fromYaml(GATEWAY_YAML + pool() + route()),
+  }
+  const picker = [service("llama-epp", "default", [["grpc", 9002, "GRPC"]])]
+
+  it("synthesises the shadow Service the registry lacks, and the route goes to it", () => {
+    const out = makeGatewayApiView({ ...defaultGatewayApiSettings, inferenceExtension: true })(lists, picker, new Map())
+    expect(out.services.map((s) => [s.hostname, s.ports.map((p) => [p.name, p.port, p.targetPort])])).toEqual([
+      [
+        SHADOW_HOST,
+        [
+          ["http-0", 54321, 8000],
+          ["http-1", 54322, 8001],
+        ],
+      ],
+    ])
+    expect(out.virtualServices.flatMap((v) => v.spec.http ?? []).flatMap((h) => h.route ?? [])).toContainEqual({
+      destination: { host: SHADOW_HOST, port: { number: 54321 } },
+    })
+  })
+
+  it("adds nothing when the registry has the shadow Service, or with the extension off", () => {
+    const on = makeGatewayApiView({ ...defaultGatewayApiSettings, inferenceExtension: true })
+    expect(on(lists, registry(), new Map()).services).toEqual([])
+    expect(makeGatewayApiView(defaultGatewayApiSettings)(lists, picker, new Map()).services).toEqual([])
   })
 })

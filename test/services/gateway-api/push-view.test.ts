@@ -41,11 +41,13 @@ describe("the Gateway-API push view", () => {
       gateways: [],
       virtualServices: [],
       destinationRules: [],
+      services: [],
     })
     expect(makeGatewayApiView(defaultGatewayApiSettings)(noLists, services, new Map())).toEqual({
       gateways: [],
       virtualServices: [],
       destinationRules: [],
+      services: [],
     })
   })
 
