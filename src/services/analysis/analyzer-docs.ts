@@ -15,6 +15,24 @@ import { type MessageType, MessageTypes } from "./message-types.js"
  */
 export const SCHEMA_VALIDATION = "(schema validation while reading)"
 
+/** The kinds of the reference's schema validation analyzers that this mesh has, in its order. */
+export const REFERENCE_VALIDATED_KINDS: ReadonlyArray<string> = [
+  "AuthorizationPolicy",
+  "DestinationRule",
+  "EnvoyFilter",
+  "Gateway",
+  "PeerAuthentication",
+  "ProxyConfig",
+  "RequestAuthentication",
+  "ServiceEntry",
+  "Sidecar",
+  "Telemetry",
+  "VirtualService",
+  "WasmPlugin",
+  "WorkloadEntry",
+  "WorkloadGroup",
+]
+
 export interface Counterpart {
   /** The reference's analyzer name (`-L` there). */
   readonly reference: string
@@ -64,22 +82,10 @@ export const COUNTERPARTS: ReadonlyArray<Counterpart> = [
     "telemetry.LightstepAnalyzer",
   ].map((name) => ({ reference: name, ours: [name] })),
   // The reference's schema validation analyzers (its Pilot kinds, then its mesh config inputs).
-  ...[
-    "AuthorizationPolicy",
-    "DestinationRule",
-    "EnvoyFilter",
-    "Gateway",
-    "PeerAuthentication",
-    "ProxyConfig",
-    "RequestAuthentication",
-    "ServiceEntry",
-    "Sidecar",
-    "Telemetry",
-    "VirtualService",
-    "WasmPlugin",
-    "WorkloadEntry",
-    "WorkloadGroup",
-  ].map((kind) => ({ reference: `schema.ValidationAnalyzer.${kind}`, ours: [`schema.ValidationAnalyzer.${kind}`] })),
+  ...REFERENCE_VALIDATED_KINDS.map((kind) => ({
+    reference: `schema.ValidationAnalyzer.${kind}`,
+    ours: [`schema.ValidationAnalyzer.${kind}`],
+  })),
   {
     reference: "schema.ValidationAnalyzer.TrafficExtension",
     ours: [],

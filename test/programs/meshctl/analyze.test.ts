@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { REFERENCE_VALIDATED_KINDS } from "../../../src/services/analysis/analyzer-docs.js"
 import { type Orchestrator, startOrchestrator } from "../../support/orchestrator/index.js"
 import { meshCustomResources } from "../../support/orchestrator/mesh-crds.js"
 import { run } from "../../support/processes.js"
@@ -51,22 +52,7 @@ const REFERENCE_DEFAULT_ANALYZERS = [
   "telemetry.SelectorAnalyzer",
   "telemetry.DefaultSelectorAnalyzer",
   "telemetry.LightstepAnalyzer",
-  ...[
-    "AuthorizationPolicy",
-    "DestinationRule",
-    "EnvoyFilter",
-    "Gateway",
-    "PeerAuthentication",
-    "ProxyConfig",
-    "RequestAuthentication",
-    "ServiceEntry",
-    "Sidecar",
-    "Telemetry",
-    "VirtualService",
-    "WasmPlugin",
-    "WorkloadEntry",
-    "WorkloadGroup",
-  ].map((kind) => `schema.ValidationAnalyzer.${kind}`),
+  ...REFERENCE_VALIDATED_KINDS.map((kind) => `schema.ValidationAnalyzer.${kind}`),
 ]
 
 /** Line 13 holds `host: ratings`, line 9 the gateway, line 20 the Service's port name. */

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { findAnalyzer } from "../../../src/services/analysis/analyzer.js"
+import { REFERENCE_VALIDATED_KINDS } from "../../../src/services/analysis/analyzer-docs.js"
 import { ALL_ANALYZERS, DEFAULT_ANALYZERS, selectAnalyzers } from "../../../src/services/analysis/analyzers/index.js"
 import { readDocuments } from "../../../src/services/analysis/read-documents.js"
 import { runAnalysis } from "../../../src/services/analysis/run.js"
@@ -26,23 +27,9 @@ const codes = (names: ReadonlyArray<string>, ...documents: ReadonlyArray<string>
 describe("schema.ValidationAnalyzer.<Kind>", () => {
   it("the default set has one per mesh kind, in the reference's order", () => {
     expect(DEFAULT_ANALYZERS.map((a) => a.name).filter((n) => n.startsWith("schema."))).toEqual(
-      [
-        "AuthorizationPolicy",
-        "DestinationRule",
-        "EnvoyFilter",
-        "Gateway",
-        "PeerAuthentication",
-        "ProxyConfig",
-        "RequestAuthentication",
-        "ServiceEntry",
-        "Sidecar",
-        "Telemetry",
-        "VirtualService",
-        "WasmPlugin",
-        "WorkloadEntry",
-        "WorkloadGroup",
-      ].map((k) => `schema.ValidationAnalyzer.${k}`),
+      REFERENCE_VALIDATED_KINDS.map((k) => `schema.ValidationAnalyzer.${k}`),
     )
+    expect(REFERENCE_VALIDATED_KINDS).toHaveLength(14)
   })
 
   it("reports its kind's schema errors on the resource, with the field's path", () => {
