@@ -1,13 +1,13 @@
 /** AuthorizationPolicies as the node proxy enforces them (L4): our own cases from the reference's rules. */
 import { describe, expect, it } from "vitest"
-import type { ConfigResource } from "../../../src/services/config-model/resource.js"
-import type { AuthorizationPolicySpec } from "../../../src/services/config-model/schemas/authorization-policy.js"
 import {
   stringMatch,
   translatePolicy,
   waypointAllowPolicy,
   waypointPolicyName,
 } from "../../../src/services/ambient/authorization.js"
+import type { ConfigResource } from "../../../src/services/config-model/resource.js"
+import type { AuthorizationPolicySpec } from "../../../src/services/config-model/schemas/authorization-policy.js"
 
 const policy = (
   namespace: string,
@@ -66,7 +66,10 @@ describe("translatePolicy", () => {
     const t = translatePolicy(
       policy("app", {
         action: "ALLOW",
-        rules: [{ to: [{ operation: { methods: ["GET"], paths: ["/x"] } }] }, { from: [{ source: { namespaces: ["a"] } }] }],
+        rules: [
+          { to: [{ operation: { methods: ["GET"], paths: ["/x"] } }] },
+          { from: [{ source: { namespaces: ["a"] } }] },
+        ],
       } as never),
       "mesh-system",
     )
@@ -81,7 +84,12 @@ describe("translatePolicy", () => {
     const t = translatePolicy(
       policy("app", {
         action: "DENY",
-        rules: [{ to: [{ operation: { ports: ["80"], methods: ["POST"] } }], when: [{ key: "request.headers[x]", values: ["1"] }] }],
+        rules: [
+          {
+            to: [{ operation: { ports: ["80"], methods: ["POST"] } }],
+            when: [{ key: "request.headers[x]", values: ["1"] }],
+          },
+        ],
       } as never),
       "mesh-system",
     )
@@ -94,7 +102,14 @@ describe("translatePolicy", () => {
   it("L4 when keys translate, negated ones into not_ fields", () => {
     const t = translatePolicy(
       policy("app", {
-        rules: [{ when: [{ key: "source.namespace", notValues: ["bad"] }, { key: "destination.port", values: ["443"] }] }],
+        rules: [
+          {
+            when: [
+              { key: "source.namespace", notValues: ["bad"] },
+              { key: "destination.port", values: ["443"] },
+            ],
+          },
+        ],
       } as never),
       "mesh-system",
     )
@@ -105,9 +120,9 @@ describe("translatePolicy", () => {
   })
 
   it("an empty rule matches everything; a policy without rules has no groups", () => {
-    expect((translatePolicy(policy("app", { rules: [{}] } as never), "x").authorization!.message as any).groups).toEqual([
-      { rules: [] },
-    ])
+    expect(
+      (translatePolicy(policy("app", { rules: [{}] } as never), "x").authorization!.message as any).groups,
+    ).toEqual([{ rules: [] }])
     expect((translatePolicy(policy("app", {} as never), "x").authorization!.message as any).groups).toEqual([])
   })
 
