@@ -45,7 +45,7 @@ const trustedCa = (p: StandInProxy): string | undefined => {
 
 const waitFor = async (what: string, predicate: (p: StandInProxy) => boolean) => {
   try {
-    await proxy!.waitFor(predicate, 60_000)
+    await proxy!.waitFor(predicate, 40_000) // under the test timeout, so the failure says what was missing
   } catch (cause) {
     throw new Error(
       `${what}: secrets ${JSON.stringify(proxy!.names(StandInType.secret))}, nacks ${JSON.stringify(proxy!.nacks)}\n${discovery.output().slice(-3000)}`,

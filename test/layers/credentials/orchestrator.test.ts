@@ -1,7 +1,7 @@
 /**
- * The cluster's TLS Secrets as credentials, through the real client and informers against the
- * in-process orchestrator API server: Secrets with TLS material appear, change and go; others
- * never make a change.
+ * The cluster's TLS Secrets and CA ConfigMaps as credentials, through the real client and
+ * informers against the in-process orchestrator API server: Secrets with TLS material and
+ * ConfigMaps with a CA bundle appear, change and go; others never make a change.
  */
 import { Chunk, Effect, Fiber, Layer, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -31,41 +31,59 @@ const putConfigMap = (namespace: string, name: string, data: Record<string, stri
 
 const names = (set: ReadonlyArray<Credential>) => set.map((c) => `${c.namespace}/${c.name}`)
 
+type WaitFor = (check: (sets: ReadonlyArray<ReadonlyArray<Credential>>) => boolean) => Effect.Effect<void>
+
+/**
+ * Every set the source emits while `script` changes the cluster, up to the first empty set after
+ * the first one (so the script ends by removing every credential it made).
+ */
+const follow = (script: (waitFor: WaitFor) => Effect.Effect<void>) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const source = yield* CredentialSource
+      const sets: Array<ReadonlyArray<Credential>> = []
+      const fiber = yield* source.changes.pipe(
+        Stream.tap((set) => Effect.sync(() => sets.push(set))),
+        Stream.takeUntil((set) => set.length === 0 && sets.length > 1),
+        Stream.runCollect,
+        Effect.fork,
+      )
+      const waitFor: WaitFor = (check) =>
+        Effect.gen(function* () {
+          const deadline = Date.now() + 5000
+          while (!check(sets)) {
+            if (Date.now() > deadline) return yield* Effect.die(new Error(`not seen: ${JSON.stringify(sets)}`))
+            yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+          }
+        })
+      yield* script(waitFor)
+      return Chunk.toReadonlyArray(yield* Fiber.join(fiber))
+    }).pipe(Effect.provide(layerOrchestrator().pipe(Layer.provide(orchestratorLayer(server)))), Effect.scoped),
+  )
+
+/** Each emitted set differs from the one before it. */
+const expectEachChanged = (seen: ReadonlyArray<ReadonlyArray<Credential>>) => {
+  for (let i = 1; i < seen.length; i++) expect(JSON.stringify(seen[i])).not.toBe(JSON.stringify(seen[i - 1]))
+}
+
 describe("credentials from the orchestrator's Secrets", () => {
   it("follows TLS Secrets as they are added, changed and removed, and ignores the rest", async () => {
     putSecret("mesh-system", "web", "kubernetes.io/tls", { "tls.crt": "CERT1", "tls.key": "KEY" })
     putSecret("default", "db-password", "Opaque", { password: "hunter2" })
-    const seen = await Effect.runPromise(
+    const seen = await follow((waitFor) =>
       Effect.gen(function* () {
-        const source = yield* CredentialSource
-        const sets: Array<ReadonlyArray<Credential>> = []
-        const fiber = yield* source.changes.pipe(
-          Stream.tap((set) => Effect.sync(() => sets.push(set))),
-          Stream.takeUntil((set) => set.length === 0 && sets.length > 1),
-          Stream.runCollect,
-          Effect.fork,
-        )
-        const waitFor = (check: () => boolean) =>
-          Effect.gen(function* () {
-            const deadline = Date.now() + 5000
-            while (!check()) {
-              if (Date.now() > deadline) return yield* Effect.die(new Error(`not seen: ${JSON.stringify(sets)}`))
-              yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
-            }
-          })
-        yield* waitFor(() => sets.some((s) => names(s).includes("mesh-system/web")))
+        yield* waitFor((sets) => sets.some((s) => names(s).includes("mesh-system/web")))
         putSecret("default", "db-password", "Opaque", { password: "changed" }) // no change of credentials
         putSecret("default", "ca", "Opaque", { cacert: "CA" })
-        yield* waitFor(() => sets.some((s) => names(s).includes("default/ca")))
+        yield* waitFor((sets) => sets.some((s) => names(s).includes("default/ca")))
         putSecret("mesh-system", "web", "kubernetes.io/tls", { "tls.crt": "CERT2", "tls.key": "KEY" })
-        yield* waitFor(() => sets.some((s) => s.some((c) => c.certificateChain === "CERT2")))
+        yield* waitFor((sets) => sets.some((s) => s.some((c) => c.certificateChain === "CERT2")))
         server.remove("v1", "Secret", "mesh-system", "web")
         server.remove("v1", "Secret", "default", "ca")
-        return Chunk.toReadonlyArray(yield* Fiber.join(fiber))
-      }).pipe(Effect.provide(layerOrchestrator().pipe(Layer.provide(orchestratorLayer(server)))), Effect.scoped),
+      }),
     )
-    // Each emitted set differs from the one before it; the password Secret never shows.
-    for (let i = 1; i < seen.length; i++) expect(JSON.stringify(seen[i])).not.toBe(JSON.stringify(seen[i - 1]))
+    // The password Secret never shows.
+    expectEachChanged(seen)
     expect(seen.flatMap(names)).not.toContain("default/db-password")
     expect(names(seen.at(-2)!)).toEqual(expect.arrayContaining(["default/ca"]))
     expect(seen.at(-1)).toEqual([])
@@ -77,35 +95,19 @@ describe("credentials from the orchestrator's ConfigMaps", () => {
     putSecret("default", "backend-ca", "Opaque", { cacert: "SECRET-CA" })
     putConfigMap("default", "backend-ca", { "ca.crt": "CA1" })
     putConfigMap("default", "settings", { "config.yaml": "a: 1" })
-    const seen = await Effect.runPromise(
+    const hasConfigMapCa = (ca: string) => (sets: ReadonlyArray<ReadonlyArray<Credential>>) =>
+      sets.some((s) => s.some((c) => c.source === "ConfigMap" && c.caCertificates === ca))
+    const seen = await follow((waitFor) =>
       Effect.gen(function* () {
-        const source = yield* CredentialSource
-        const sets: Array<ReadonlyArray<Credential>> = []
-        const fiber = yield* source.changes.pipe(
-          Stream.tap((set) => Effect.sync(() => sets.push(set))),
-          Stream.takeUntil((set) => set.length === 0 && sets.length > 1),
-          Stream.runCollect,
-          Effect.fork,
-        )
-        const fromConfigMap = (set: ReadonlyArray<Credential>) => set.filter((c) => c.source === "ConfigMap")
-        const waitFor = (check: () => boolean) =>
-          Effect.gen(function* () {
-            const deadline = Date.now() + 5000
-            while (!check()) {
-              if (Date.now() > deadline) return yield* Effect.die(new Error(`not seen: ${JSON.stringify(sets)}`))
-              yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
-            }
-          })
-        yield* waitFor(() => sets.some((s) => fromConfigMap(s).some((c) => c.caCertificates === "CA1")))
+        yield* waitFor(hasConfigMapCa("CA1"))
         putConfigMap("default", "settings", { "config.yaml": "a: 2" }) // no change of credentials
         putConfigMap("default", "backend-ca", { "ca.crt": "CA2", cacert: "GENERIC" })
-        yield* waitFor(() => sets.some((s) => fromConfigMap(s).some((c) => c.caCertificates === "GENERIC")))
+        yield* waitFor(hasConfigMapCa("GENERIC"))
         server.remove("v1", "ConfigMap", "default", "backend-ca")
         server.remove("v1", "Secret", "default", "backend-ca")
-        return Chunk.toReadonlyArray(yield* Fiber.join(fiber))
-      }).pipe(Effect.provide(layerOrchestrator().pipe(Layer.provide(orchestratorLayer(server)))), Effect.scoped),
+      }),
     )
-    for (let i = 1; i < seen.length; i++) expect(JSON.stringify(seen[i])).not.toBe(JSON.stringify(seen[i - 1]))
+    expectEachChanged(seen)
     expect(seen.flatMap(names)).not.toContain("default/settings")
     const both = seen.find((s) => s.some((c) => c.caCertificates === "CA1"))!
     expect(both).toEqual([
