@@ -17,6 +17,7 @@
 import type { ConfigResource } from "../config-model/resource.js"
 import type { ClientTLSSettings } from "../config-model/schemas/destination-rule.js"
 import type { BackendTLSPolicySpec } from "../config-model/schemas/gateway-api/backend-policies.js"
+import { CONFIG_MAP_SCHEME } from "../credentials/credential.js"
 import type { ServiceIndex } from "./backends.js"
 import { Reason } from "./conditions.js"
 import { byAge, compareStrings, GatewayApiKind, type ResourceStatus } from "./model.js"
@@ -39,7 +40,6 @@ type Tls = typeof ClientTLSSettings.Type
 type Policy = ConfigResource<BackendTLSPolicySpec>
 type TargetRef = BackendTLSPolicySpec["targetRefs"][number]
 
-export const CONFIG_MAP_CREDENTIAL_PREFIX = "configmap://"
 /** A credential no proxy is given: TLS with it fails (the reference's `invalid://`). */
 export const INVALID_CREDENTIAL = "invalid://"
 
@@ -108,7 +108,7 @@ const credentialOf = (
   } else if (resolved.kind === "ConfigMap") {
     const data = ctx.objects?.configMaps.get(`${ns}/${ref.name}`)
     const problem = data === undefined ? undefined : caKeysProblem(data)
-    if (problem === undefined) return `${CONFIG_MAP_CREDENTIAL_PREFIX}${ns}/${ref.name}`
+    if (problem === undefined) return `${CONFIG_MAP_SCHEME}${ns}/${ref.name}`
     error = problem
     resolvedRefs.problem = { reason: Reason.InvalidCACertificateRef, message: `Certificate invalid: ${error}` }
   } else {

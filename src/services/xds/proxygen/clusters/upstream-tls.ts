@@ -14,6 +14,7 @@
  *   `auto_san_validation` when the rule names no SANs) for SIMPLE/MUTUAL.
  */
 import type { ClientTLSSettings } from "../../../config-model/schemas/destination-rule.js"
+import { CONFIG_MAP_SCHEME } from "../../../credentials/credential.js"
 import type { Endpoint, Service } from "../../../registry/model.js"
 import { isWildcardHost } from "../../../registry/model.js"
 import { SERVICE_ENTRY_REGISTRY } from "../../../registry/service-entry.js"
@@ -34,8 +35,6 @@ export const RAW_BUFFER_SOCKET: ProtoObject = {
   typed_config: { "@type": "type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer" },
 }
 const CA_SUFFIX = "-cacert"
-/** Secret names that are not privileged credentials (config maps are readable by anyone). */
-const CONFIG_MAP_PREFIX = "configmap://"
 
 /** `outbound_.<port>_.<subset>_.<host>`: the SNI of mesh mTLS (gateways route by it). */
 export const meshSni = (host: string, port: number, subset: string): string => `outbound_.${port}_.${subset}_.${host}`
@@ -182,7 +181,8 @@ export const applyUpstreamTls = (draft: ClusterDraft, target: TlsTarget): void =
     }
     // SIMPLE / MUTUAL.
     const credential = tls.credentialName ?? ""
-    const privileged = credential !== "" && !credential.startsWith(CONFIG_MAP_PREFIX)
+    // Config maps are readable by anyone: not a privileged credential.
+    const privileged = credential !== "" && !credential.startsWith(CONFIG_MAP_SCHEME)
     if (privileged && target.sidecar && !target.ruleHasSelector) return
     const given = tls.subjectAltNames ?? []
     const sans =
