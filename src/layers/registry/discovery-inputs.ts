@@ -132,6 +132,7 @@ const layerWith = (
                 crdSources: {
                   gatewayApi: env.PILOT_ENABLE_GATEWAY_API,
                   alphaGatewayApi: env.PILOT_ENABLE_ALPHA_GATEWAY_API,
+                  inferenceExtension: env.ENABLE_GATEWAY_API_INFERENCE_EXTENSION,
                 },
               }).pipe(Layer.provide(access))
             : Layer.merge(configStoreMemory(), noWatchedKinds)

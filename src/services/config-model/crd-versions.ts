@@ -15,6 +15,7 @@ import {
   deprecationWarningOf,
   GATEWAY_API_GROUP,
   GATEWAY_API_X_GROUP,
+  INFERENCE_GROUP,
   isMeshKind,
   type KindInfo,
   ORCH_NETWORKING_GROUP,
@@ -41,6 +42,11 @@ export interface CrdSourceOptions {
   readonly alphaGatewayApi?: boolean
   /** The orchestrator's Ingress and IngressClass (`networking.k8s.io/v1`), served as Gateways; default true. */
   readonly ingress?: boolean
+  /**
+   * The inference extension's InferencePool (`inference.networking.k8s.io`,
+   * `ENABLE_GATEWAY_API_INFERENCE_EXTENSION`); default false. Needs `gatewayApi`.
+   */
+  readonly inferenceExtension?: boolean
 }
 
 const isGatewayApiKind = (info: KindInfo): boolean =>
@@ -52,13 +58,20 @@ const isAlphaOnly = (info: KindInfo): boolean => info.versions.every((v) => /alp
 const watchesGatewayApiKind = (info: KindInfo, options: CrdSourceOptions): boolean =>
   (options.gatewayApi ?? true) && (!isAlphaOnly(info) || (options.alphaGatewayApi ?? false))
 
+/** The inference extension's kinds are Gateway-API backends: watched only with both switches on. */
+const watchesInferenceKind = (info: KindInfo, options: CrdSourceOptions): boolean =>
+  info.group === INFERENCE_GROUP && (options.gatewayApi ?? true) && (options.inferenceExtension ?? false)
+
 /**
  * Every (group, kind) to look for, in kind-table order: mesh groups first, then their upstream
- * aliases, then the Gateway-API kinds the options keep, then Ingress and IngressClass.
+ * aliases, then the Gateway-API kinds the options keep (InferencePool among them when the
+ * inference extension is on), then Ingress and IngressClass.
  */
 export const crdSources = (options: CrdSourceOptions = {}): ReadonlyArray<CrdSource> => {
   const kinds = allKinds().filter(isMeshKind)
-  const gatewayApi = allKinds().filter((info) => isGatewayApiKind(info) && watchesGatewayApiKind(info, options))
+  const gatewayApi = allKinds().filter(
+    (info) => (isGatewayApiKind(info) && watchesGatewayApiKind(info, options)) || watchesInferenceKind(info, options),
+  )
   const ingress = (options.ingress ?? true) ? allKinds().filter((info) => info.group === ORCH_NETWORKING_GROUP) : []
   return [
     ...kinds.map((info) => ({ group: info.group, upstream: false, info })),

@@ -316,8 +316,8 @@ const kindInfos: Array<KindInfo> = [
   gatewayApiKind("XBackendTrafficPolicy", "xbackendtrafficpolicies", ["v1alpha1"], XBackendTrafficPolicy, {
     group: GATEWAY_API_X_GROUP,
   }),
-  // The inference extension's pool (its own group; the reference reads only v1). Read from files;
-  // the orchestrator watch does not list it yet.
+  // The inference extension's pool (its own group; the reference reads only v1). The orchestrator
+  // store watches it only with ENABLE_GATEWAY_API_INFERENCE_EXTENSION (crd-versions.ts).
   gatewayApiKind("InferencePool", "inferencepools", ["v1"], InferencePool, { group: INFERENCE_GROUP }),
   orchestratorKind("Service", "services", ["spec", "status"], Service),
   orchestratorKind("Endpoints", "endpoints", ["subsets"], Endpoints),

@@ -82,6 +82,18 @@ describe("crdSources", () => {
     expect(experimental(undefined)).toEqual([])
     expect(experimental({ alphaGatewayApi: true })).toEqual(["XBackendTrafficPolicy"])
   })
+
+  it("InferencePool (inference.networking.k8s.io/v1): only with the inference extension and the Gateway API on", () => {
+    const inference = (options: Parameters<typeof crdSources>[0]) =>
+      crdSources(options)
+        .filter((s) => s.group === "inference.networking.k8s.io")
+        .map((s) => `${sourceApiKind(s)} ${s.info.versions.join(",")}`)
+    expect(inference(undefined)).toEqual([])
+    expect(inference({ inferenceExtension: true })).toEqual(["InferencePool v1"])
+    expect(inference({ gatewayApi: false, inferenceExtension: true })).toEqual([])
+    expect(crdGroups({ inferenceExtension: true })).toContain("inference.networking.k8s.io")
+    expect(crdGroups()).not.toContain("inference.networking.k8s.io")
+  })
 })
 
 describe("discovery documents", () => {
