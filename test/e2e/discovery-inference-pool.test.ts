@@ -11,11 +11,10 @@ import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { formatProblem } from "../../src/services/xds/conformance/reflect.js"
 import { discoveryArgs } from "../support/discovery.js"
 import { type Daemon, startDaemon } from "../support/processes.js"
-import { staticProblems } from "../support/proxygen/check.js"
 import { outboundHttp } from "../support/proxygen/evaluator.js"
+import { inferenceCheck } from "../support/proxygen/inference-check.js"
 import { StandInType, startStandInProxy } from "../support/proxygen/stand-in-proxy.js"
 
 const SHADOW_HOST = `llama-ip-${createHash("sha256").update("llama").digest("hex").slice(0, 8)}.demo.svc.cluster.local`
@@ -58,18 +57,6 @@ spec:
   endpoints: [{ address: 127.0.0.9 }]
 `
 
-/**
- * The stand-in's check (proto shape and validate.rules), except for one value: the Envoy API
- * the repository vendors predates ext_proc's FULL_DUPLEX_STREAMED body mode (4), which the
- * inference extension's picker needs and current proxies accept. Nothing else is let through.
- */
-const FULL_DUPLEX =
-  /ext_proc"\]\.overrides\.processing_mode\.(request|response)_body_mode: \(validate\.rules\)\.enum\.defined_only \(got 4,/
-const check = (typeUrl: string, resource: Parameters<typeof staticProblems>[1]) =>
-  staticProblems(typeUrl, resource)
-    .map(formatProblem)
-    .filter((p) => !FULL_DUPLEX.test(p))
-
 let daemon: Daemon
 let ads = ""
 
@@ -98,7 +85,7 @@ describe("InferencePool backends through the built mesh-discovery (file mode)", 
   it("serves the route to the shadow Service with the picker's ext_proc override, and the listener filter", async () => {
     const proxy = startStandInProxy({
       address: ads,
-      check,
+      check: inferenceCheck,
       node: {
         id: "router~10.9.9.8~edge-1.demo~demo.svc.cluster.local",
         metadata: { NAMESPACE: "demo", LABELS: { "gateway.networking.k8s.io/gateway-name": "edge" } },

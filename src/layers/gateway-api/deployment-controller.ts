@@ -95,13 +95,18 @@ const gatewayObject = (raw: RawGateway, spec: KubernetesGatewaySpec): GatewayObj
 const classRefs = (classes: ReadonlyArray<RawClass>): ReadonlyArray<GatewayClassRef> =>
   classes.map((c) => ({ name: c.metadata.name, controllerName: c.spec?.controllerName ?? "" }))
 
-/** Server-side apply of one object as this controller's field manager (forced: the fields are ours). */
-export const applyObject = (client: OrchestratorClientShape, ref: ResourceRef, object: Obj) => {
+/** Server-side apply of one object as `fieldManager` (this controller's by default; forced: the fields are ours). */
+export const applyObject = (
+  client: OrchestratorClientShape,
+  ref: ResourceRef,
+  object: Obj,
+  fieldManager: string = FIELD_MANAGER,
+) => {
   const meta = object.metadata as { readonly name: string; readonly namespace: string }
   return client.request({
     method: "PATCH",
     path: resourcePath(ref, meta.namespace, meta.name),
-    query: { fieldManager: FIELD_MANAGER, force: true },
+    query: { fieldManager, force: true },
     contentType: "application/apply-patch+yaml",
     body: object,
   })

@@ -60,6 +60,8 @@ export interface GatewayApiStatusOptions {
    * take their addresses and Programmed from their Deployment and Service.
    */
   readonly deployedGateways?: boolean
+  /** `ENABLE_GATEWAY_API_INFERENCE_EXTENSION`: InferencePool backends resolve and pools get status; default false. */
+  readonly inferenceExtension?: boolean
 }
 
 /** How long the first round waits for the Namespace informer before going without labels. */
@@ -110,6 +112,7 @@ const writer = (
       domainSuffix: options.domainSuffix ?? "cluster.local",
       defaultClassName: options.defaultClassName ?? DEFAULT_GATEWAY_CLASS_NAME,
       eastWestClass: options.eastWestClass ?? false,
+      inferenceExtension: options.inferenceExtension ?? false,
     }
 
     // Subscribed before the first round reads anything, so no change is missed.
@@ -179,6 +182,7 @@ const writer = (
         listenerSets: snapshot.list("ListenerSet"),
         backendTlsPolicies: snapshot.list("BackendTLSPolicy"),
         backendTrafficPolicies: snapshot.list("XBackendTrafficPolicy"),
+        inferencePools: snapshot.list("InferencePool"),
         services,
         namespaceLabels: namespaceLabels(),
       }

@@ -2,8 +2,8 @@
  * mesh-discovery's writing controllers on the orchestrator, each run only while this instance
  * leads (spec 000 part 1 rule 6): the `mesh-ca-root-cert` ConfigMaps of every namespace, the
  * caBundle of the webhook configurations (rule 9), node untainting, analysis messages in the
- * status of config resources, the status of Gateway-API objects and the deployment of Gateways'
- * proxies when their variables ask for them. Leadership is a coordination Lease unless `ENABLE_LEADER_ELECTION=false`; without an
+ * status of config resources, the status of Gateway-API objects, the deployment of Gateways'
+ * proxies and InferencePools' shadow Services when their variables ask for them. Leadership is a coordination Lease unless `ENABLE_LEADER_ELECTION=false`; without an
  * orchestrator this instance always leads and there is nothing to write.
  */
 import { Duration, Effect, Layer, Option, Stream } from "effect"
@@ -17,6 +17,7 @@ import { LocalCluster, withCluster } from "../../services/orchestrator/local-clu
 import type { ServiceRegistry } from "../../services/registry/registry.js"
 import { rootCertDistributor } from "../ca/orchestrator/root-cert-distributor.js"
 import { runGatewayDeployments } from "../gateway-api/deployment-controller.js"
+import { runInferencePoolServices } from "../gateway-api/inference-pool-services.js"
 import { makeInjectionSources } from "../gateway-api/injection-sources.js"
 import { runGatewayApiStatus } from "../gateway-api/status-writer.js"
 import { runIngressStatus } from "../ingress/status-writer.js"
@@ -80,6 +81,11 @@ export interface ControllersSettings {
     readonly domain: string
     /** `AMBIENT_ENABLE_MULTI_NETWORK`: the built-in east-west class exists too. */
     readonly eastWestClass?: boolean
+    /**
+     * `ENABLE_GATEWAY_API_INFERENCE_EXTENSION` (with `PILOT_ENABLE_GATEWAY_API`): InferencePools
+     * get their status and their shadow Service (written whatever `enabled` says).
+     */
+    readonly inferenceExtension?: boolean
   }
   /**
    * `PILOT_ENABLE_GATEWAY_API` and `PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER`: Gateways of
@@ -186,6 +192,18 @@ export const layerControllers = (
             watched: yield* WatchedConfigKinds,
             watchNamespace: settings.watchNamespace,
             deployedGateways: deployGateways,
+            inferenceExtension: gatewayApi.inferenceExtension ?? false,
+          }).pipe(withCluster(local.value)),
+        )
+      }
+      // InferencePools' shadow Services: routes to a pool go to its Service, status or not.
+      if (gatewayApi?.inferenceExtension === true) {
+        yield* leader.whileLeader(
+          "inference-pool-services",
+          runInferencePoolServices({
+            watched: yield* WatchedConfigKinds,
+            watchNamespace: settings.watchNamespace,
+            interval: GATEWAY_API_STATUS_INTERVAL,
           }).pipe(withCluster(local.value)),
         )
       }

@@ -76,6 +76,7 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
         defaultClassName: env.PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME,
         domain: args.domain,
         eastWestClass: env.AMBIENT_ENABLE_MULTI_NETWORK,
+        inferenceExtension: env.PILOT_ENABLE_GATEWAY_API && env.ENABLE_GATEWAY_API_INFERENCE_EXTENSION,
       },
       gatewayApiDeployment: {
         enabled: env.PILOT_ENABLE_GATEWAY_API && env.PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER,
