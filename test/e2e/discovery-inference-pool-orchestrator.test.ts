@@ -15,9 +15,8 @@ import { startOrchestratorDiscovery } from "../support/discovery.js"
 import { type Orchestrator, startOrchestrator } from "../support/orchestrator/index.js"
 import { gatewayApiCustomResources, meshCustomResources } from "../support/orchestrator/mesh-crds.js"
 import type { Daemon } from "../support/processes.js"
-import { outboundHttp } from "../support/proxygen/evaluator.js"
-import { inferenceCheck } from "../support/proxygen/inference-check.js"
-import { StandInType, startStandInProxy } from "../support/proxygen/stand-in-proxy.js"
+import { startInferenceRouter } from "../support/proxygen/inference-router.js"
+import { StandInType } from "../support/proxygen/stand-in-proxy.js"
 
 const NS = "demo"
 const POOL_API = "inference.networking.k8s.io/v1"
@@ -168,23 +167,7 @@ describe("InferencePools on the orchestrator, through the built mesh-discovery",
   })
 
   it("serves a stand-in router the route to the shadow Service", async () => {
-    const proxy = startStandInProxy({
-      address: ads,
-      check: inferenceCheck,
-      node: {
-        id: "router~10.9.9.8~edge-1.demo~demo.svc.cluster.local",
-        metadata: { NAMESPACE: NS, LABELS: { "gateway.networking.k8s.io/gateway-name": "edge" } },
-      },
-    })
-    const request = (path: string) =>
-      outboundHttp({
-        listeners: proxy.resources(StandInType.listener),
-        routes: proxy.resources(StandInType.route),
-        port: 8080,
-        host: "anything.example.com",
-        path,
-        headers: {},
-      })
+    const { proxy, request } = startInferenceRouter(ads)
     try {
       await proxy
         .waitFor((p) => p.version(StandInType.route) !== "" && request("/v1/chat").kind === "route", 60_000)

@@ -13,9 +13,8 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { discoveryArgs } from "../support/discovery.js"
 import { type Daemon, startDaemon } from "../support/processes.js"
-import { outboundHttp } from "../support/proxygen/evaluator.js"
-import { inferenceCheck } from "../support/proxygen/inference-check.js"
-import { StandInType, startStandInProxy } from "../support/proxygen/stand-in-proxy.js"
+import { startInferenceRouter } from "../support/proxygen/inference-router.js"
+import { StandInType } from "../support/proxygen/stand-in-proxy.js"
 
 const SHADOW_HOST = `llama-ip-${createHash("sha256").update("llama").digest("hex").slice(0, 8)}.demo.svc.cluster.local`
 const SHADOW_CLUSTER = `outbound|54321||${SHADOW_HOST}`
@@ -83,23 +82,7 @@ type Route = {
 
 describe("InferencePool backends through the built mesh-discovery (file mode)", () => {
   it("serves the route to the shadow Service with the picker's ext_proc override, and the listener filter", async () => {
-    const proxy = startStandInProxy({
-      address: ads,
-      check: inferenceCheck,
-      node: {
-        id: "router~10.9.9.8~edge-1.demo~demo.svc.cluster.local",
-        metadata: { NAMESPACE: "demo", LABELS: { "gateway.networking.k8s.io/gateway-name": "edge" } },
-      },
-    })
-    const request = (path: string) =>
-      outboundHttp({
-        listeners: proxy.resources(StandInType.listener),
-        routes: proxy.resources(StandInType.route),
-        port: 8080,
-        host: "anything.example.com",
-        path,
-        headers: {},
-      })
+    const { proxy, request } = startInferenceRouter(ads)
     try {
       await proxy
         .waitFor((p) => p.version(StandInType.route) !== "" && request("/v1/chat/completions").kind === "route", 30_000)

@@ -280,7 +280,7 @@ export const discoveryEnv = {
   PILOT_ENABLE_GATEWAY_API_STATUS: env.bool(true, "Write status on gateway-API resources"),
   ENABLE_GATEWAY_API_INFERENCE_EXTENSION: env.bool(
     false,
-    "Gateway-API inference extension: HTTPRoute backends of kind InferencePool (inference.networking.k8s.io/v1, read from files) go to the pool's shadow Service `<pool>-ip-<hash>` (synthesised when the registry has none) and ask the pool's endpoint picker over ext_proc; each pool gets Accepted/ResolvedRefs per Gateway. Off: such a backend is InvalidKind",
+    "Gateway-API inference extension: HTTPRoute backends of kind InferencePool (inference.networking.k8s.io/v1, from files or, with PILOT_ENABLE_GATEWAY_API, watched on the orchestrator once its CRD is served) go to the pool's shadow Service `<pool>-ip-<hash>` (on the orchestrator the leader applies it, field manager mesh.io/inference-pool-controller, owned by the pool; synthesised when the registry has none) and ask the pool's endpoint picker over ext_proc; each pool gets Accepted/ResolvedRefs per Gateway. Off: such a backend is InvalidKind",
   ),
   PILOT_ENABLE_IP_AUTOALLOCATE: env.bool(true, "Controller assigning IPs to ServiceEntries without one"),
   PILOT_ENABLE_ORCH_SELECT_WORKLOAD_ENTRIES: env.bool(true, "Services with selectors select matching workload entries"),
