@@ -17,7 +17,6 @@
  * The flipped pod's decoded status is checked, so a stale index fails the run.
  */
 import { loadXdsProtos } from "../src/layers/xds/protos.js"
-import { generateWorkloadApi } from "../src/services/ambient/generator.js"
 import type { AmbientInput, AmbientPod } from "../src/services/ambient/input.js"
 import type { ConfigResource } from "../src/services/config-model/resource.js"
 import type { AuthorizationPolicySpec } from "../src/services/config-model/schemas/authorization-policy.js"
@@ -32,6 +31,7 @@ import {
   type PushContextInput,
 } from "../src/services/xds/model/push-context.js"
 import { TypeUrl } from "../src/services/xds/protocol/type-urls.js"
+import { generateWorkloadApi } from "../src/services/xds/workloadgen/generator.js"
 import { arg, percentile, round1 } from "./bench-support.js"
 
 const PODS = Number(arg("pods", "10000"))

@@ -28,7 +28,7 @@ const ALLOWED: ReadonlyMap<string, string> = new Map([
   ["src/services/xds-client/client.ts#emptySnapshot", "empty, read-only type"],
   ["src/services/xds/protocol/delta.ts#emptyDeltaState", "empty, read-only type"],
   ["src/services/xds/protocol/sotw.ts#emptySotwState", "empty, read-only type"],
-  ["src/services/xds/proxygen/inbound/jwt.ts#proxyFetchedJwks", "empty, read-only type"],
+  ["src/services/xds/model/jwks-input.ts#proxyFetchedJwks", "empty, read-only type"],
   ["src/services/xds/proxygen/routes/destinations.ts#NONE", "empty, read-only type"],
   // Memos over the program's immutable constants.
   ["src/services/ca/der.ts#oidCache", "OIDs of literals in the CA's code: a few dozen, constant"],

@@ -10,7 +10,6 @@ import { readFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import { Context, Data, Duration, Effect, Either, Layer } from "effect"
 import { buildNode, type NodeIdentity } from "../../services/agent/bootstrap/node.js"
-import { resolveProxyConfig } from "../../services/agent/bootstrap/proxy-config.js"
 import {
   CERT_FILES,
   caSettingsProblem,
@@ -35,6 +34,7 @@ import {
   type EffectiveProxyConfig,
   type MeshConfig,
 } from "../../services/mesh-config/index.js"
+import { resolveProxyConfig } from "../../services/mesh-config/proxy-config.js"
 import { hostOf } from "./identity/ca-client.js"
 import { writeProxyBootstrap } from "./proxy/bootstrap.js"
 

@@ -8,10 +8,11 @@
  */
 import { Duration, Effect, Either, Layer } from "effect"
 import type { Authenticator } from "../../services/ca/authenticate.js"
-import { CaAuthenticators, XdsGuards, type XdsGuardsShape } from "../../services/ca/callers.js"
+import { CaAuthenticators } from "../../services/ca/callers.js"
 import { CaConfig, type CaConfigValues } from "../../services/ca/config.js"
 import { CaConfigError } from "../../services/ca/errors.js"
 import { makeXdsGuard } from "../../services/xds/protocol/xds-auth.js"
+import { XdsGuards, type XdsGuardsShape } from "../../services/xds/protocol/xds-guards.js"
 import { buildAuthenticators, buildNodeAuthorizer } from "./authenticators.js"
 
 /** Every authenticator of the CA and of secure xDS. */

@@ -14,9 +14,9 @@ import {
   type ResponseContext,
 } from "@kubernetes/client-node"
 import { Data, Effect } from "effect"
-import type { Obj } from "../../services/injection/json.js"
 import type { InstallKind, ObjectRef } from "../../services/install/apply-plan.js"
 import { FIELD_MANAGER } from "../../services/install/names.js"
+import type { Obj } from "../../services/orchestrator/json.js"
 
 export class InstallClusterError extends Data.TaggedError("InstallClusterError")<{
   readonly status: number

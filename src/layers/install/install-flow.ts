@@ -5,7 +5,6 @@
  * each component's workloads to become ready.
  */
 import { Console, Data, Duration, Effect } from "effect"
-import { asArray, asObject, type Obj } from "../../services/injection/json.js"
 import {
   anyInstallSelector,
   componentOf,
@@ -19,6 +18,7 @@ import {
 import { componentTitle, installedLine } from "../../services/install/install-text.js"
 import { hasReadiness, notReadyReason } from "../../services/install/readiness.js"
 import type { ResolvedOperator } from "../../services/install/resolve.js"
+import { asArray, asObject, type Obj } from "../../services/orchestrator/json.js"
 import type { InstallCluster, InstallClusterError } from "./cluster.js"
 
 /** How often readiness is polled. */

@@ -10,12 +10,12 @@
  * `LeaderElection.whileLeader`.
  */
 import { Duration, Effect } from "effect"
+import { desiredMessages, statusPatch } from "../../services/analysis/analysis-status.js"
 import { isMeshKind, lookupKind, normaliseGroup } from "../../services/config-model/kinds.js"
 import { undefinedSubsetWarnings } from "../../services/config-model/subset-references.js"
 import { ConfigStore } from "../../services/config-store/config-store.js"
 import { ORCHESTRATOR_FILE_PREFIX } from "../../services/config-store/orchestrator-objects.js"
 import { withScope } from "../../services/logging/logging.js"
-import { desiredMessages, statusPatch } from "../../services/orchestrator/analysis-status.js"
 import { OrchestratorClient } from "../../services/orchestrator/client.js"
 import { Informers } from "../../services/orchestrator/informer.js"
 import type { OrchObject } from "../../services/orchestrator/objects.js"

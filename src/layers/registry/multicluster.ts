@@ -20,18 +20,18 @@ import type { ConfigStore } from "../../services/config-store/config-store.js"
 import { withScope } from "../../services/logging/logging.js"
 import type { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import { Metrics } from "../../services/metrics/metrics.js"
-import { OrchestratorClient } from "../../services/orchestrator/client.js"
-import { Informers } from "../../services/orchestrator/informer.js"
-import type { OrchSecret } from "../../services/orchestrator/objects.js"
-import { Resources } from "../../services/orchestrator/resources.js"
-import { makeDynamicAggregateRegistry } from "../../services/registry/aggregate.js"
-import { parseInsecureOptions, sanitizeKubeconfig } from "../../services/registry/multicluster/kubeconfig.js"
+import { parseInsecureOptions, sanitizeKubeconfig } from "../../services/multicluster/kubeconfig.js"
 import {
   MULTICLUSTER_SECRET_SELECTORS,
   planClusters,
   type WantedCluster,
   wantedClusters,
-} from "../../services/registry/multicluster/secrets.js"
+} from "../../services/multicluster/secrets.js"
+import { OrchestratorClient } from "../../services/orchestrator/client.js"
+import { Informers } from "../../services/orchestrator/informer.js"
+import type { OrchSecret } from "../../services/orchestrator/objects.js"
+import { Resources } from "../../services/orchestrator/resources.js"
+import { makeDynamicAggregateRegistry } from "../../services/registry/aggregate.js"
 import type { ServiceRegistryShape } from "../../services/registry/registry.js"
 import { makeOrchestratorClient } from "../orchestrator/client.js"
 import { type InformerSettings, makeInformers } from "../orchestrator/informer.js"

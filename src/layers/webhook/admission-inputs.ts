@@ -20,7 +20,7 @@ import { Informers } from "../../services/orchestrator/informer.js"
 import { LocalCluster, withCluster } from "../../services/orchestrator/local-cluster.js"
 import type { OrchObject } from "../../services/orchestrator/objects.js"
 import { Resources } from "../../services/orchestrator/resources.js"
-import { makeInjectorSource } from "./injector-source.js"
+import { makeInjectorSource } from "../injection/injector-source.js"
 
 const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({})
 

@@ -4,14 +4,14 @@
  * through the plaintext xDS guard; a bind failure names `--grpcAddr`.
  */
 import { Effect, Layer, Option } from "effect"
-import { XdsGuards } from "../../services/ca/callers.js"
 import { listenError } from "../../services/net/listen-error.js"
 import { ProxyConnections } from "../../services/registry/autoregistration/proxy-connections.js"
 import { XdsConfig, xdsServerConfigOf } from "../../services/xds/config.js"
+import { XdsGuards } from "../../services/xds/protocol/xds-guards.js"
 import { XdsServer } from "../../services/xds/server.js"
-import { logConfigWarnings } from "../discovery/config-warnings.js"
-import { pushContextInputs } from "../discovery/push-inputs.js"
 import { layerDiscovery as xdsDiscoveryLayer } from "./ads-server.js"
+import { logConfigWarnings } from "./config-warnings.js"
+import { pushContextInputs } from "./push-inputs.js"
 
 export const layer = Layer.unwrapEffect(
   Effect.gen(function* () {

@@ -12,10 +12,10 @@ import { MonitoringConfig, WebhookConfig } from "../../services/config/discovery
 import type { discoveryEnv } from "../../services/config/discovery-env.js"
 import type { EnvValues } from "../../services/config/env.js"
 import { InjectionWebhookConfig } from "../../services/injection/webhook-config.js"
-import { proxyMeshOf } from "../../services/mesh-config/proxy-mesh.js"
 import { MeshWatcher } from "../../services/mesh-config/watcher.js"
 import { LocalCluster, withCluster } from "../../services/orchestrator/local-cluster.js"
 import { XdsConfig, xdsServerConfigOf } from "../../services/xds/config.js"
+import { proxyMeshOf } from "../../services/xds/model/proxy-mesh.js"
 import type { DiscoveryArgs } from "./discovery-flags.js"
 
 const meshConfig = Effect.flatMap(MeshWatcher, (watcher) => watcher.config)

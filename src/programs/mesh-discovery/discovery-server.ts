@@ -11,7 +11,6 @@ import {
   layerAuthenticators as caAuthenticatorsLayer,
   layerXdsGuards as xdsGuardsLayer,
 } from "../../layers/ca/callers.js"
-import { layerAds as secureAdsLayer, layer as secureGrpcLayer } from "../../layers/ca/secure-grpc.js"
 import { layer as servingCertLayer } from "../../layers/ca/serving-cert.js"
 import * as DebugServer from "../../layers/debug-server.js"
 import * as Introspection from "../../layers/introspection-server.js"
@@ -19,9 +18,6 @@ import { layer as jwksResolverLayer } from "../../layers/jwks/resolver.js"
 import { layer as loggingLayer } from "../../layers/logging.js"
 import * as HeapGrowth from "../../layers/memory/heap-growth.js"
 import { layer as metricsLayer } from "../../layers/metrics.js"
-import { layerAuthority, layerProxyConnections } from "../../layers/orchestrator/cluster-variants.js"
-import { layerControllers, layerLeaderElection } from "../../layers/orchestrator/controllers.js"
-import { layer as discoveryInputsLayer } from "../../layers/registry/discovery-inputs.js"
 import * as Webhook from "../../layers/webhook/webhook-server.js"
 import * as Xds from "../../layers/xds/layer.js"
 import { RegistryInputsConfig } from "../../services/config/discovery-config.js"
@@ -34,8 +30,12 @@ import { ShutdownDeadline } from "../../services/lifecycle/shutdown-deadline.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { discoveryScopes } from "../../services/logging/scopes.js"
 import { boundShutdown } from "../shared/run.js"
+import { layerAuthority, layerProxyConnections } from "./cluster-variants.js"
+import { layerControllers, layerLeaderElection } from "./controllers.js"
 import { discoveryConfigLayer } from "./discovery-config.js"
 import type { DiscoveryArgs } from "./discovery-flags.js"
+import { layer as discoveryInputsLayer } from "./discovery-inputs.js"
+import { layerAds as secureAdsLayer, layer as secureGrpcLayer } from "./secure-grpc.js"
 
 export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
   Effect.gen(function* () {

@@ -12,7 +12,7 @@ import {
   debugTargets,
   type XdsFlags,
 } from "./control-plane-access.js"
-import type { SyncRow } from "./proxy-status-table.js"
+import type { SyncRow } from "./diagnostics/proxy-status-table.js"
 
 export interface RemoteVersions {
   readonly controlPlanes: ReadonlyArray<{ readonly name: string; readonly info: BuildInfo }>

@@ -6,9 +6,9 @@
 import { Data, Effect, type Scope } from "effect"
 import type { OrchPod } from "../../services/orchestrator/objects.js"
 import { Resources } from "../../services/orchestrator/resources.js"
+import { parsePodRef } from "./diagnostics/proxy-config-live.js"
 import type { GlobalOptions } from "./global-options.js"
 import { orchestratorClient } from "./orchestrator-access.js"
-import { parsePodRef } from "./proxy-config-live.js"
 
 export class PodLookupFailed extends Data.TaggedError("PodLookupFailed")<{ readonly message: string }> {}
 

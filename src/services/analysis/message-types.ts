@@ -1,6 +1,6 @@
 /**
  * The analysis message types: the reference's codes (IST → MSH), names and default levels. One
- * table shared by `meshctl analyze` and the status controller (orchestrator/analysis-status.ts).
+ * table shared by `meshctl analyze` and the status controller (analysis/analysis-status.ts, written by layers/orchestrator/analysis-status.ts).
  */
 
 export type Level = "Info" | "Warning" | "Error"

@@ -6,7 +6,7 @@
  * discovery kinds are analyzed as that cluster's, and its mesh resources join the primary's.
  */
 import { load } from "js-yaml"
-import { MULTICLUSTER_SECRET_LABELS } from "../registry/multicluster/secrets.js"
+import { MULTICLUSTER_SECRET_LABELS } from "../multicluster/secrets.js"
 import { PRIMARY_CLUSTER } from "./analyzers/multi-cluster.js"
 import { arr, type Entry, rec, str, stringMap } from "./snapshot.js"
 

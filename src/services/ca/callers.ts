@@ -1,10 +1,10 @@
 /**
  * Who may call the discovery server's secure services, decided once from `CaConfig` and shared
  * by the CA service and both xDS listeners: the authenticators (client certificate, tokens),
- * the node authorizer of `CA_TRUSTED_NODE_ACCOUNTS`, and the xDS stream guards built on them.
+ * and the node authorizer of `CA_TRUSTED_NODE_ACCOUNTS` (the xDS stream guards built on them are
+ * `XdsGuards` in services/xds/protocol/xds-guards.ts).
  */
 import { Context } from "effect"
-import type { XdsGuard } from "../xds/protocol/xds-auth.js"
 import type { Authenticator } from "./authenticate.js"
 import type { NodeAuthorizer } from "./identity.js"
 
@@ -16,15 +16,6 @@ export interface CaAuthenticatorsShape {
 }
 
 export class CaAuthenticators extends Context.Tag("mesh/CaAuthenticators")<CaAuthenticators, CaAuthenticatorsShape>() {}
-
-export interface XdsGuardsShape {
-  /** Streams on `--secureGRPCAddr` (`XDS_AUTH`). */
-  readonly secure: XdsGuard
-  /** Streams on `--grpcAddr` (`XDS_AUTH` and `XDS_AUTH_PLAINTEXT`). */
-  readonly plaintext: XdsGuard
-}
-
-export class XdsGuards extends Context.Tag("mesh/XdsGuards")<XdsGuards, XdsGuardsShape>() {}
 
 /**
  * The secure gRPC listener of `--secureGRPCAddr` has bound (or is off: no certificate, no

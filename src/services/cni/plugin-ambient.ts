@@ -1,12 +1,12 @@
 /**
  * The plugin's ambient side (config `ambient_enabled`): a pod the ambient labels enrol (the
- * enrolment rules of src/services/waypoints/binding.ts) is handed to install-cni's node agent,
+ * enrolment rules of src/services/gateway-api/waypoints/binding.ts) is handed to install-cni's node agent,
  * which redirects it in its own namespace and gives it to the node proxy; the plugin writes no
  * rules itself. DEL is passed on too. The NodeAgentClient talks to the agent's socket (its
  * layer is in src/layers/cni).
  */
 import { Context, type Effect } from "effect"
-import { podInAmbient } from "../waypoints/binding.js"
+import { podInAmbient } from "../gateway-api/waypoints/binding.js"
 import type { AddEvent, DelEvent } from "./node-agent-events.js"
 import type { PluginPod } from "./plugin-pod.js"
 import type { CniError } from "./plugin-protocol.js"

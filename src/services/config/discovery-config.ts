@@ -43,7 +43,7 @@ export class WebhookConfig extends EnvConfig<WebhookConfig, { readonly httpsAddr
 
 /**
  * What mesh-discovery's inputs read (the local cluster, config store, mesh config, registries and
- * credentials; layers/registry/discovery-inputs.ts). `CLUSTER_ID` is the `--clusterID` flag's
+ * credentials; programs/mesh-discovery/discovery-inputs.ts). `CLUSTER_ID` is the `--clusterID` flag's
  * value, which defaults to the variable.
  */
 export class RegistryInputsConfig extends EnvConfig<RegistryInputsConfig>()("mesh/RegistryInputsConfig", {

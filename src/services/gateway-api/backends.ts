@@ -7,11 +7,11 @@
  */
 import type { BackendRef } from "../config-model/schemas/gateway-api/types.js"
 import type { Service } from "../registry/model.js"
-import type { Problem } from "./conditions.js"
 import { Reason } from "./conditions.js"
 import { INFERENCE_GROUP, type InferencePools, isInferencePoolRef, resolveInferencePool } from "./inference-pools.js"
 import { GATEWAY_API_GROUP, MESH_NETWORKING_GROUP, type RouteKind, serviceHost } from "./model.js"
 import { normaliseGroup, type ReferenceGrants, referenceAllowed } from "./references.js"
+import type { Destination, ResolvedBackend } from "./resolved-backend.js"
 
 /** The registry looked up by host and by the ServiceEntry a service comes from. */
 export interface ServiceIndex {
@@ -70,24 +70,7 @@ export interface BackendContext {
   readonly inferencePools?: InferencePools
 }
 
-export interface Destination {
-  readonly host: string
-  readonly subset?: string
-  readonly port?: { readonly number: number }
-}
-
-export type ResolvedBackend =
-  | { readonly ok: true; readonly destination: Destination; readonly weight: number }
-  | {
-      readonly ok: false
-      readonly problem: Problem
-      /**
-       * True when the reference is malformed (no port) rather than unresolvable: the whole rule
-       * fails. An unresolvable backend (missing, not permitted, unsupported kind) fails only its
-       * own share of the traffic.
-       */
-      readonly malformed?: boolean
-    }
+export type { Destination, ResolvedBackend } from "./resolved-backend.js"
 
 const problem = (reason: string, message: string): ResolvedBackend => ({ ok: false, problem: { reason, message } })
 

@@ -9,7 +9,7 @@
  */
 import type { Listener } from "../config-model/schemas/gateway-api/types.js"
 import { type Problem, Reason } from "./conditions.js"
-import type { ListenerState } from "./gateways.js"
+import type { ListenerState } from "./listener-state.js"
 
 /** The HBONE tunnel port of ambient proxies. */
 export const HBONE_PORT = 15008

@@ -22,6 +22,7 @@ import type { GatewayAddress, KubernetesGatewaySpec, Listener } from "../config-
 import { type ServerTls, terminatingTls } from "./certificates.js"
 import { type Problem, Reason } from "./conditions.js"
 import { eastWestListener, eastWestListenerProblem } from "./east-west.js"
+import type { ListenerState } from "./listener-state.js"
 import {
   classOf,
   conflictWith,
@@ -39,7 +40,6 @@ import {
   meshGatewayName,
   PARENTS_ANNOTATION,
   ROUTE_SEMANTICS_ANNOTATION,
-  type RouteKind,
 } from "./model.js"
 import type { ReferenceGrants } from "./references.js"
 import { namespaceLabelsOf, selectorMatches } from "./selectors.js"
@@ -47,22 +47,8 @@ import type { TlsObjects } from "./tls-objects.js"
 
 type Server = GatewaySpec["servers"][number]
 
+export type { ListenerState } from "./listener-state.js"
 export type { ListenerClass } from "./listeners.js"
-
-export interface ListenerState {
-  readonly listener: Listener
-  readonly listenerClass?: ListenerClass
-  /** Served: a server of the mesh Gateway, routes may attach. */
-  readonly served: boolean
-  /** The route kinds that may attach (allowedRoutes.kinds within what the protocol supports). */
-  readonly supportedKinds: ReadonlyArray<{ readonly group: string; readonly kind: RouteKind }>
-  readonly acceptedProblems: ReadonlyArray<Problem>
-  readonly programmedProblems: ReadonlyArray<Problem>
-  readonly resolvedRefsProblems: ReadonlyArray<Problem>
-  readonly conflict?: Problem
-  /** Routes attached to the listener (`kind/namespace/name`), filled in by route binding. */
-  readonly attachedRoutes: Set<string>
-}
 
 export interface GatewayState {
   readonly resource: ConfigResource<KubernetesGatewaySpec>

@@ -16,9 +16,9 @@ import type { InferencePoolSpec } from "../config-model/schemas/gateway-api/infe
 import type { BackendRef, HTTPRouteSpec } from "../config-model/schemas/gateway-api/types.js"
 import type { VirtualServiceSpec } from "../config-model/schemas/virtual-service.js"
 import type { Service } from "../registry/model.js"
-import type { ResolvedBackend } from "./backends.js"
 import { type Condition, Reason } from "./conditions.js"
 import { GATEWAY_API_GROUP, keyOf, type ResourceStatus, serviceHost } from "./model.js"
+import type { ResolvedBackend } from "./resolved-backend.js"
 
 export const INFERENCE_GROUP = "inference.networking.k8s.io"
 export const INFERENCE_POOL_KIND = "InferencePool"

@@ -7,12 +7,12 @@
  * probes moved to the agent, metrics merged, labels, annotations and the status recorded.
  */
 import { Either } from "effect"
+import { asObject, asObjects, asStringMap, cloneJson, type Obj, stringAt } from "../orchestrator/json.js"
 import { adjustCaptureUser } from "./capture-user.js"
 import type { InjectionInput, Json } from "./contract.js"
 import { AUTO_IMAGE, customizeContainer } from "./customization.js"
 import { normalRevision } from "./decision.js"
 import { emptyFragment, type Fragment, type TemplateContext } from "./fragment.js"
-import { asObject, asObjects, asStringMap, cloneJson, type Obj, stringAt } from "./json.js"
 import { ContainerNames, InjectAnnotations, InjectLabels, ProxyEnv } from "./names.js"
 import { workloadOwnerOf } from "./owner.js"
 import { podNetwork } from "./pod-metadata.js"

@@ -6,7 +6,7 @@
  * mode the proxy must stay uid 0 (transparent sockets), so a declared runAsUser is reset to 0 there.
  * Under CNI the validation container also takes the declared uid and gid (outside TPROXY).
  */
-import { asObject, type Obj } from "./json.js"
+import { asObject, type Obj } from "../orchestrator/json.js"
 import { ContainerNames } from "./names.js"
 
 const idOf = (value: unknown): number | undefined =>

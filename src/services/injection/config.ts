@@ -9,8 +9,8 @@
  */
 import { Either } from "effect"
 import { describeYamlLimitProblem, parseDocumentBounded } from "../config-model/bounded-yaml.js"
+import { isObject, type Obj } from "../orchestrator/json.js"
 import type { InjectionConfig } from "./contract.js"
-import { isObject, type Obj } from "./json.js"
 import { parseLabelSelector } from "./label-selector.js"
 import { BUILTIN_TEMPLATES, TemplateNames } from "./names.js"
 import { type ParsedTemplate, parseInjectionTemplate } from "./template/index.js"

@@ -8,8 +8,9 @@
  * fields and a field they lack reads as "" — except their string maps (annotations, labels,
  * proxyMetadata, …), which read as maps.
  */
+
+import { asObject, cloneJson, isObject, type Obj, stringAt } from "../orchestrator/json.js"
 import type { InjectionInput } from "./contract.js"
-import { asObject, cloneJson, isObject, type Obj, stringAt } from "./json.js"
 import { PROXY_UID } from "./names.js"
 import type { WorkloadOwner } from "./owner.js"
 import type { PodSettings } from "./pod-settings.js"

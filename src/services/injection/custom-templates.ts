@@ -13,10 +13,10 @@
  * it is, among the init containers.
  */
 import { Either } from "effect"
+import { asObject, asObjects, asStringMap, isObject, type Obj, stringAt } from "../orchestrator/json.js"
 import { parseYamlObject } from "./config.js"
 import type { InjectionInput, Json } from "./contract.js"
 import { customTemplateData } from "./custom-template-data.js"
-import { asObject, asObjects, asStringMap, isObject, type Obj, stringAt } from "./json.js"
 import { ContainerNames, InjectAnnotations } from "./names.js"
 import { workloadOwnerOf } from "./owner.js"
 import type { PodSettings } from "./pod-settings.js"

@@ -5,7 +5,7 @@
  * by mount path, `ports` by container port, other lists replaced — and `image: auto` keeps the
  * injected image. The declared container is not an application container.
  */
-import { asArray, isObject, type Obj } from "./json.js"
+import { asArray, isObject, type Obj } from "../orchestrator/json.js"
 
 /** The image value that means "the injector's image" (an image is mandatory in a container). */
 export const AUTO_IMAGE = "auto"

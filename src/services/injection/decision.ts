@@ -32,9 +32,10 @@
  * Every spelling is also read under the reference's name (`sidecar.istio.io/inject`,
  * `istio-injection`, `istio.io/rev`); a conflicting pair uses the mesh spelling, with a warning.
  */
+
+import { asObject, asStringMap } from "../orchestrator/json.js"
 import { type AliasedReader, aliasedReader } from "./aliased-metadata.js"
 import type { InjectionInput } from "./contract.js"
-import { asObject, asStringMap } from "./json.js"
 import { firstMatching } from "./label-selector.js"
 import { AMBIENT_MODE, IGNORED_NAMESPACES, InjectAnnotations, InjectLabels } from "./names.js"
 import { valuesView } from "./values.js"

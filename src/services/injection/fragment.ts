@@ -3,10 +3,10 @@
  * functions from the context to a fragment; the assembler merges fragments in the selected
  * order (an earlier template's container or volume of the same name is kept).
  */
-import type { Obj } from "./json.js"
+import type { Obj } from "../orchestrator/json.js"
+import type { EnvVar } from "./env-var.js"
 import type { WorkloadOwner } from "./owner.js"
 import type { PodSettings } from "./pod-settings.js"
-import type { EnvVar } from "./proxy-env.js"
 
 export interface TemplateContext {
   readonly settings: PodSettings

@@ -4,11 +4,11 @@
  * the webhook and `meshctl orch-inject` turn the outcome into an admission response or output.
  */
 import { Either } from "effect"
+import { asObject, asObjects, isObject, type Obj } from "../orchestrator/json.js"
 import { assemblePod } from "./assemble.js"
 import type { InjectionInput, InjectionOutcome } from "./contract.js"
 import { applyCustomTemplates } from "./custom-templates.js"
 import { injectionDecision } from "./decision.js"
-import { asObject, asObjects, isObject, type Obj } from "./json.js"
 import { podSettings } from "./pod-settings.js"
 import { stripInjected } from "./reinjection.js"
 

@@ -1,7 +1,7 @@
 /**
  * The injector's configuration as the webhook and `meshctl orch-inject` read it: the injector
  * ConfigMap's `config` and `values` texts (or files of the same content) parsed together, with the
- * built-in defaults for a text that is absent (src/layers/webhook/injector-source.ts keeps the
+ * built-in defaults for a text that is absent (src/layers/injection/injector-source.ts keeps the
  * webhook's up to date).
  */
 import { Either } from "effect"

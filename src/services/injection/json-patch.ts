@@ -6,8 +6,9 @@
  * original entries all remain in order get their new entries inserted by index and their kept
  * entries patched in place; anything else is replaced whole.
  */
+
+import { deepEqual, isObject } from "../orchestrator/json.js"
 import type { Json } from "./contract.js"
-import { deepEqual, isObject } from "./json.js"
 
 export interface JsonPatchOperation {
   readonly op: "add" | "remove" | "replace"

@@ -5,7 +5,7 @@
  * otherwise force or forbid injection for every pod), and an invalid one is skipped with a warning.
  */
 import { Either } from "effect"
-import { asArray, asObject, isObject, type Obj } from "./json.js"
+import { asArray, asObject, isObject, type Obj } from "../orchestrator/json.js"
 
 interface Requirement {
   readonly key: string

@@ -6,7 +6,7 @@
  * networks is left alone (Multus would refuse the addition too). Used by the capture template
  * under CNI and by the ConfigMap templates' function of that name.
  */
-import { isObject } from "./json.js"
+import { isObject } from "../orchestrator/json.js"
 
 export const appendMultusNetwork = (existing: string, network: string): string => {
   if (existing.trim() === "") return network

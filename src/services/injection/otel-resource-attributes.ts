@@ -7,7 +7,7 @@
  * `<namespace>.$(POD_NAME).<first container>`, the orchestrator filling in the pod name).
  * Used by the built-in templates and by the ConfigMap templates' `otelResourceAttributes`.
  */
-import { asArray, isObject, type Obj, stringAt } from "./json.js"
+import { asArray, isObject, type Obj, stringAt } from "../orchestrator/json.js"
 
 /** An image's tag and digest (`name:tag@digest`, a registry port not taken for a tag). */
 const imageTagDigest = (image: string): { tag: string; digest: string } => {

@@ -7,7 +7,7 @@
  * `deploymentconfig` label for that DeploymentConfig, a Job named `<cronjob>-<8 to 10 digits>`
  * for its CronJob; a pod without a controller is its own workload.
  */
-import { asObject, asObjects, asStringMap, stringAt } from "./json.js"
+import { asObject, asObjects, asStringMap, stringAt } from "../orchestrator/json.js"
 import { OrchestratorNames } from "./names.js"
 
 export interface WorkloadOwner {

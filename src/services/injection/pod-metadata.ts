@@ -4,10 +4,11 @@
  * injected the pod, and which container `kubectl logs/exec` pick by default. A value the pod
  * already has (under either spelling) is kept.
  */
+
+import { stringAt } from "../orchestrator/json.js"
 import { hasAliased } from "./aliased-metadata.js"
 import { normalRevision } from "./decision.js"
 import type { TemplateContext } from "./fragment.js"
-import { stringAt } from "./json.js"
 import { InjectAnnotations, InjectLabels, OrchestratorNames, upstreamSpelling } from "./names.js"
 import type { PodSettings } from "./pod-settings.js"
 

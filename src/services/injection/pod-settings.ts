@@ -5,10 +5,10 @@
  */
 import { Either } from "effect"
 import type { EffectiveProxyConfig } from "../mesh-config/index.js"
+import { asObject, asObjects, asStringMap, type Obj, stringAt } from "../orchestrator/json.js"
 import { type AliasedReader, type AliasedValue, aliasedReader } from "./aliased-metadata.js"
 import * as check from "./annotation-values.js"
 import type { InjectionConfig, InjectionInput } from "./contract.js"
-import { asObject, asObjects, asStringMap, type Obj, stringAt } from "./json.js"
 import { BUILTIN_TEMPLATES, ContainerNames, InjectAnnotations, TemplateNames } from "./names.js"
 import { injectedProxyConfig } from "./proxy-config.js"
 import { type ValuesView, valuesView } from "./values.js"

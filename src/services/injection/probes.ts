@@ -11,7 +11,7 @@
  * A probe already on the agent's status port (a re-injected pod) is neither rewritten nor taken
  * over: the agent would probe itself.
  */
-import { asObjects, isObject, type Obj, stringAt } from "./json.js"
+import { asObjects, isObject, type Obj, stringAt } from "../orchestrator/json.js"
 
 const PROBES = [
   ["readinessProbe", "readyz"],

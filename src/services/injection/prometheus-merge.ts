@@ -14,8 +14,8 @@
  */
 import { Either } from "effect"
 import { MESH_DOMAIN } from "../constants.js"
+import { isObject, type Obj } from "../orchestrator/json.js"
 import { boolean } from "./annotation-values.js"
-import { isObject, type Obj } from "./json.js"
 import { OrchestratorNames, UPSTREAM_DOMAIN } from "./names.js"
 
 export interface MetricsMerge {

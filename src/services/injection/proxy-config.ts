@@ -2,17 +2,17 @@
  * The proxy config an injected pod runs with (`PROXY_CONFIG`): the mesh config's
  * `defaultConfig`, with the values' `meshConfig.defaultConfig.proxyMetadata` beneath it, and the
  * pod's `proxy.mesh.io/config` annotation (YAML or JSON) merged over it field by field — the
- * same merge the agent applies (services/agent/bootstrap/proxy-config.ts).
+ * same merge the agent applies (services/mesh-config/proxy-config.ts).
  *
  * proxyMetadata keys spelled the reference's way (`ISTIO_META_DNS_CAPTURE`) are renamed to the
  * mesh's (`MESH_META_DNS_CAPTURE`), since the agent only reads the latter; a key given in both
  * spellings keeps the mesh one.
  */
 import { Either } from "effect"
-import { resolveProxyConfig } from "../agent/bootstrap/proxy-config.js"
 import { defaultProxyConfig, type EffectiveProxyConfig } from "../mesh-config/index.js"
+import { resolveProxyConfig } from "../mesh-config/proxy-config.js"
+import { asObject, asStringMap, type Obj } from "../orchestrator/json.js"
 import type { AliasedValue } from "./aliased-metadata.js"
-import { asObject, asStringMap, type Obj } from "./json.js"
 import { META_PREFIXES } from "./names.js"
 
 export interface InjectedProxyConfig {

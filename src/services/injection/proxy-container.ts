@@ -7,7 +7,8 @@
  * and resources come from the gateway deployment's own `mesh-proxy` container, merged over this
  * one). The proxyless gRPC agent is templates/grpc.ts's own container.
  */
-import type { Obj } from "./json.js"
+import type { Obj } from "../orchestrator/json.js"
+import type { EnvVar } from "./env-var.js"
 import {
   ContainerNames,
   DEFAULT_STATUS_PORT,
@@ -19,7 +20,7 @@ import {
   READINESS_PORT,
 } from "./names.js"
 import type { PodSettings } from "./pod-settings.js"
-import { type EnvVar, type ProxyEnvInputs, proxyEnv } from "./proxy-env.js"
+import { type ProxyEnvInputs, proxyEnv } from "./proxy-env.js"
 import { agentVolumeMounts, userVolumeMounts } from "./volumes.js"
 
 export type ProxyShape = "sidecar" | "router"

@@ -5,17 +5,14 @@
  * proxyMetadata entries (where DNS capture, `MESH_META_DNS_CAPTURE`, is switched on).
  */
 import { DEFAULT_CLUSTER_ID, DEFAULT_TRUST_DOMAIN } from "../constants.js"
+import { asObject, asObjects, type Obj, stringAt } from "../orchestrator/json.js"
 import { normalRevision } from "./decision.js"
-import { asObject, asObjects, type Obj, stringAt } from "./json.js"
+import type { EnvVar } from "./env-var.js"
 import { otelResourceAttributes } from "./otel-resource-attributes.js"
 import { ownerUri, type WorkloadOwner } from "./owner.js"
 import { podNetwork, workloadNameLabel } from "./pod-metadata.js"
 import type { PodSettings } from "./pod-settings.js"
 import { proxyConfigEnvValue } from "./proxy-config.js"
-
-export type EnvVar =
-  | { readonly name: string; readonly value: string }
-  | { readonly name: string; readonly valueFrom: Obj }
 
 const field = (name: string, fieldPath: string): EnvVar => ({ name, valueFrom: { fieldRef: { fieldPath } } })
 const literal = (name: string, value: string): EnvVar => ({ name, value })

@@ -8,7 +8,7 @@
  * target. Containers the user declared to customise injected ones are recorded on first
  * injection in `proxy.mesh.io/overrides` and put back here, so a customisation survives too.
  */
-import { asObject, asObjects, asStringMap, isObject, type Obj, stringAt } from "./json.js"
+import { asObject, asObjects, asStringMap, isObject, type Obj, stringAt } from "../orchestrator/json.js"
 import { ContainerNames, InjectAnnotations, ProxyEnv, upstreamSpelling } from "./names.js"
 import { envValue } from "./proxy-env.js"
 import { parseStatus } from "./status.js"

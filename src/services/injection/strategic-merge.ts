@@ -7,7 +7,7 @@
  * write: `$patch: delete` on a list element removes the matching one, `$patch: replace` on a
  * map or list element replaces instead of merging; other `$`-keys are dropped.
  */
-import { isObject, type Obj } from "./json.js"
+import { isObject, type Obj } from "../orchestrator/json.js"
 
 /** The pod API's patch merge keys, by field name (the fields of these names use them wherever they appear). */
 const MERGE_KEYS: Readonly<Record<string, string>> = {

@@ -5,9 +5,9 @@
  */
 import { Either } from "effect"
 import { SYSTEM_NAMESPACE } from "../constants.js"
+import { asObject, deepMerge, isObject, type Obj, valueAt } from "../orchestrator/json.js"
 import { parseYamlObject } from "./config.js"
 import type { InjectionValues } from "./contract.js"
-import { asObject, deepMerge, isObject, type Obj, valueAt } from "./json.js"
 import { CRL_CONFIGMAP } from "./names.js"
 
 /** The reference chart's defaults for the fields the templates read, renamed. */

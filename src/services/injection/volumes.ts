@@ -5,7 +5,7 @@
  * service-account token for the CA, and the CA's root certificate ConfigMap. The sidecar template
  * also mounts the CA's revocation list (an optional ConfigMap, so pods start before any CRL exists).
  */
-import type { Obj } from "./json.js"
+import type { Obj } from "../orchestrator/json.js"
 import { mtlsCertsSecret, Paths, ROOT_CERT_CONFIGMAP, TOKEN_FILE, VolumeNames } from "./names.js"
 import type { PodSettings } from "./pod-settings.js"
 

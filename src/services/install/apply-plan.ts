@@ -5,7 +5,7 @@
  * and uninstall can find everything an install wrote without re-rendering it.
  */
 import { Labels } from "../constants.js"
-import { asObject, asStringMap, type Obj } from "../injection/json.js"
+import { asObject, asStringMap, type Obj } from "../orchestrator/json.js"
 import { COMPONENT_LABEL, installNames, OPERATOR_LABEL, OPERATOR_NAMESPACE_LABEL, owningResourceName } from "./names.js"
 import type { ResolvedOperator } from "./resolve.js"
 

@@ -3,7 +3,7 @@
  * mesh-cni plugin into the host's CNI directories and repairs pods hit by the CNI race, with
  * the RBAC that needs (read pods, nodes, namespaces; delete or label broken pods).
  */
-import type { Obj } from "../injection/json.js"
+import type { Obj } from "../orchestrator/json.js"
 import { rbacFor } from "./control-plane.js"
 import { CNI_NAME, CNI_SERVICE_ACCOUNT, componentLabels, type InstallNames } from "./names.js"
 import type { ResolvedOperator } from "./resolve.js"

@@ -8,7 +8,7 @@
  */
 import { JSONSchema, type Schema } from "effect"
 import { allKinds, isMeshKind, type KindInfo } from "../config-model/kinds.js"
-import type { Obj } from "../injection/json.js"
+import type { Obj } from "../orchestrator/json.js"
 import { type JsonSchema, type Structural, toStructural } from "./structural-schema.js"
 
 /** The structural schema of a kind's spec (cached: the kinds never change). */

@@ -4,7 +4,7 @@
  * as a router, a Service (LoadBalancer for ingress, ClusterIP for egress), an HPA and a PDB.
  */
 import { Labels, Ports } from "../constants.js"
-import type { Obj } from "../injection/json.js"
+import type { Obj } from "../orchestrator/json.js"
 import { componentLabels, type InstallNames } from "./names.js"
 import type { GatewayComponent } from "./operator.js"
 import type { ResolvedOperator } from "./resolve.js"

@@ -7,7 +7,7 @@
  * byte-for-byte deterministic.
  */
 import { stringify } from "yaml"
-import { isObject, type Obj } from "../injection/json.js"
+import { isObject, type Obj } from "../orchestrator/json.js"
 import { cniObjects } from "./cni.js"
 import { controlPlaneObjects } from "./control-plane.js"
 import { meshCrds } from "./crds.js"

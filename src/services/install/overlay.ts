@@ -3,7 +3,7 @@
  * merge key by key, anything else (lists included) is replaced by the overlay's value. Inputs
  * are never changed.
  */
-import { isObject, type Obj } from "../injection/json.js"
+import { isObject, type Obj } from "../orchestrator/json.js"
 
 const mergeValue = (base: unknown, overlay: unknown): unknown =>
   isObject(base) && isObject(overlay) ? deepMerge(base, overlay) : structuredClone(overlay)

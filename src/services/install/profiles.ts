@@ -6,7 +6,7 @@
  * remote (CRDs and injection only, for a cluster run by an external control plane), empty
  * (nothing) and ambient (control plane, CNI and the node proxy).
  */
-import type { Obj } from "../injection/json.js"
+import type { Obj } from "../orchestrator/json.js"
 import { deepMerge } from "./overlay.js"
 
 export const PROFILE_NAMES = ["default", "demo", "minimal", "remote", "empty", "ambient"] as const

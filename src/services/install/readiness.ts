@@ -4,7 +4,7 @@
  * available (Deployment), or every scheduled pod is ready (DaemonSet). Other kinds are ready
  * once they exist.
  */
-import { asObject, type Obj } from "../injection/json.js"
+import { asObject, type Obj } from "../orchestrator/json.js"
 
 const num = (v: unknown): number => (typeof v === "number" ? v : 0)
 

@@ -6,7 +6,7 @@
  * reference does: `true`/`false` are booleans, numbers are numbers, anything else a string.
  */
 import { Either } from "effect"
-import { isObject, type Obj } from "../injection/json.js"
+import { isObject, type Obj } from "../orchestrator/json.js"
 
 export type PathSegment = string | number
 

@@ -5,7 +5,7 @@
  * the revision set, as one `IstioOperator` document.
  */
 import { stringify } from "yaml"
-import type { Obj } from "../injection/json.js"
+import type { Obj } from "../orchestrator/json.js"
 import { owningResourceName } from "./names.js"
 import { OPERATOR_GROUP, OPERATOR_KIND, OPERATOR_VERSION } from "./operator.js"
 import type { ResolvedOperator } from "./resolve.js"

@@ -3,7 +3,7 @@
  * object exists in the cluster and (Deployments, DaemonSets) is ready.
  */
 
-import type { Obj } from "../injection/json.js"
+import type { Obj } from "../orchestrator/json.js"
 import { describeRef, type ObjectRef, refOf } from "./apply-plan.js"
 import { notReadyReason } from "./readiness.js"
 

@@ -5,8 +5,8 @@
  * `caBundle` is left out: mesh-discovery patches it in at start (ca-bundle-patcher).
  */
 import { Annotations, Labels } from "../constants.js"
-import type { Obj } from "../injection/json.js"
 import { InjectLabels } from "../injection/names.js"
+import type { Obj } from "../orchestrator/json.js"
 import { componentLabels, type InstallNames } from "./names.js"
 import type { ResolvedOperator } from "./resolve.js"
 import { meta } from "./workload.js"

@@ -4,7 +4,7 @@
  * security context), its env merged over the built-in one, and the HPA / PDB that go with a
  * Deployment.
  */
-import type { Obj } from "../injection/json.js"
+import type { Obj } from "../orchestrator/json.js"
 import type { K8sSettings } from "./operator.js"
 
 export const meta = (name: string, namespace: string | undefined, labels: Readonly<Record<string, string>>): Obj => ({

@@ -4,17 +4,17 @@
  * the credentials, and the reader service account with its RBAC.
  *
  * The Secret is shaped for mesh-discovery's remote-secret controller
- * (src/services/registry/multicluster/secrets.ts): labelled `mesh/multiCluster: "true"` in the
+ * (src/services/multicluster/secrets.ts): labelled `mesh/multiCluster: "true"` in the
  * system namespace, one key per cluster ID holding that cluster's kubeconfig. It is written with
  * `stringData` (readable when piped to the orchestrator CLI); the API server stores it as `data`.
  */
 import { stringify } from "yaml"
 import { ApiGroups, MESH_DOMAIN } from "../constants.js"
-import type { Obj } from "../injection/json.js"
 import { discoveryClusterRules, discoveryNamespaceRules, rbacFor } from "../install/control-plane.js"
 import { DISCOVERY_NAME } from "../install/names.js"
+import type { Obj } from "../orchestrator/json.js"
 import type { OrchSecret } from "../orchestrator/objects.js"
-import { MULTICLUSTER_SECRET_LABELS } from "../registry/multicluster/secrets.js"
+import { MULTICLUSTER_SECRET_LABELS } from "./secrets.js"
 
 export const REMOTE_SECRET_TYPES = ["remote", "config"] as const
 export type RemoteSecretType = (typeof REMOTE_SECRET_TYPES)[number]

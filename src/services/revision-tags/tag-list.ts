@@ -4,7 +4,7 @@
  * tabwriter with padding 1 aligns the reference's), JSON or YAML.
  */
 import { Labels } from "../constants.js"
-import { asObject, asStringMap, type Obj } from "../injection/json.js"
+import { asObject, asStringMap, type Obj } from "../orchestrator/json.js"
 import { revisionOf, tagOf } from "./tag-webhooks.js"
 
 export interface TagDescription {

@@ -6,7 +6,7 @@
  * injector so that only the tag serves the revision-less labels, as the reference does.
  */
 import { Either } from "effect"
-import type { Obj } from "../injection/json.js"
+import type { Obj } from "../orchestrator/json.js"
 import { DEFAULT_INJECTOR_NAME, DEFAULT_REVISION, DEFAULT_TAG, tagWebhookName } from "./names.js"
 import {
   deactivated,

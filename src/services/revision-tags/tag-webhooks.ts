@@ -8,8 +8,8 @@
  * cluster-wide validating webhook points at the revision's service.
  */
 import { Annotations, ApiGroups, Labels } from "../constants.js"
-import { asObject, asObjects, asStringMap, cloneJson, type Obj } from "../injection/json.js"
 import { InjectLabels, UPSTREAM_DOMAIN } from "../injection/names.js"
+import { asObject, asObjects, asStringMap, cloneJson, type Obj } from "../orchestrator/json.js"
 import { DEACTIVATED_LABEL, DEFAULT_TAG, DEFAULT_VALIDATOR_NAME, TAG_LABEL } from "./names.js"
 
 type Expression = { key: string; operator: string; values?: Array<string> }

@@ -6,7 +6,7 @@
 import { Either } from "effect"
 import { stringify } from "yaml"
 import { ApiGroups } from "../constants.js"
-import type { Obj } from "../injection/json.js"
+import type { Obj } from "../orchestrator/json.js"
 
 export const WORKLOAD_GROUP_API_VERSION = `${ApiGroups.networking}/v1`
 

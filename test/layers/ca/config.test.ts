@@ -13,8 +13,9 @@ import {
 import { servingCertSourceFromConfig } from "../../../src/layers/ca/serving-cert.js"
 import { layer as metricsLayer } from "../../../src/layers/metrics.js"
 import { CertificateAuthority } from "../../../src/services/ca/ca.js"
-import { CaAuthenticators, XdsGuards } from "../../../src/services/ca/callers.js"
+import { CaAuthenticators } from "../../../src/services/ca/callers.js"
 import { CaConfig } from "../../../src/services/ca/config.js"
+import { XdsGuards } from "../../../src/services/xds/protocol/xds-guards.js"
 import { tempDir } from "./helpers.js"
 
 const dir = await tempDir("config")

@@ -16,7 +16,7 @@ import {
   objectNames,
 } from "../../../src/services/gateway-api/deployment/names.js"
 import { service, workloadLabels } from "../../../src/services/gateway-api/deployment/objects.js"
-import { EAST_WEST_CONTROLLER } from "../../../src/services/waypoints/binding.js"
+import { EAST_WEST_CONTROLLER } from "../../../src/services/gateway-api/waypoints/binding.js"
 import {
   conditionOf,
   convert,

@@ -9,7 +9,7 @@ import {
   parseExtensionProviders,
 } from "../../../src/services/mesh-config/extension-providers.js"
 import { applyMeshConfig, defaultMeshConfig } from "../../../src/services/mesh-config/mesh-config.js"
-import { proxyMeshOf } from "../../../src/services/mesh-config/proxy-mesh.js"
+import { proxyMeshOf } from "../../../src/services/xds/model/proxy-mesh.js"
 
 const appliedProviders = (yaml: string) => {
   const applied = applyMeshConfig("mesh.yaml", yaml)

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { parse, parseAllDocuments } from "yaml"
+import { parseInsecureOptions, sanitizeKubeconfig } from "../../../src/services/multicluster/kubeconfig.js"
 import {
   authFlagsProblem,
   chooseTokenSecret,
@@ -11,9 +12,8 @@ import {
   tokenOf,
   tokenSecret,
 } from "../../../src/services/multicluster/remote-secret.js"
+import { MULTICLUSTER_SECRET_SELECTORS, wantedClusters } from "../../../src/services/multicluster/secrets.js"
 import type { OrchSecret } from "../../../src/services/orchestrator/objects.js"
-import { parseInsecureOptions, sanitizeKubeconfig } from "../../../src/services/registry/multicluster/kubeconfig.js"
-import { MULTICLUSTER_SECRET_SELECTORS, wantedClusters } from "../../../src/services/registry/multicluster/secrets.js"
 
 const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 

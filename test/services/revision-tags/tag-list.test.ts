@@ -1,6 +1,6 @@
 /** `tag list` rows and table, and the removal warning and confirmation of `tag remove`. */
 import { describe, expect, it } from "vitest"
-import type { Obj } from "../../../src/services/injection/json.js"
+import type { Obj } from "../../../src/services/orchestrator/json.js"
 import { confirmed, describeTags, removalWarning, tagTable } from "../../../src/services/revision-tags/tag-list.js"
 
 const webhook = (tag: string, revision: string): Obj => ({

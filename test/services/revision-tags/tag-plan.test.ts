@@ -6,10 +6,10 @@
  */
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { asObject, asObjects, type Obj } from "../../../src/services/injection/json.js"
 import { installNames } from "../../../src/services/install/names.js"
 import { resolveOperator } from "../../../src/services/install/resolve.js"
 import { injectionWebhookConfiguration } from "../../../src/services/install/webhooks.js"
+import { asObject, asObjects, type Obj } from "../../../src/services/orchestrator/json.js"
 import { planTag, type TagClusterView, type TagRequest } from "../../../src/services/revision-tags/tag-plan.js"
 import { tagWebhookConfiguration } from "../../../src/services/revision-tags/tag-webhooks.js"
 

@@ -4,8 +4,8 @@
  * Secret labelled as a remote-cluster secret. One message per unknown reference.
  */
 
+import { MULTICLUSTER_SECRET_LABELS } from "../../multicluster/secrets.js"
 import { MOCK_REGISTRY } from "../../registry/mock.js"
-import { MULTICLUSTER_SECRET_LABELS } from "../../registry/multicluster/secrets.js"
 import { ORCHESTRATOR_REGISTRY } from "../../registry/orchestrator/service.js"
 import type { Analyzer } from "../analyzer.js"
 import { MESH_NETWORKS_KIND } from "../mesh-networks-input.js"

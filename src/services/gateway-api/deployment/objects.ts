@@ -14,10 +14,10 @@
 
 import type { GatewayAddress, Listener } from "../../config-model/schemas/gateway-api/types.js"
 import { Annotations } from "../../constants.js"
-import type { Obj } from "../../injection/json.js"
 import { PROXY_UID } from "../../injection/names.js"
-import { WaypointLabels } from "../../waypoints/names.js"
+import type { Obj } from "../../orchestrator/json.js"
 import { GATEWAY_NAME_LABEL } from "../model.js"
+import { WaypointLabels } from "../waypoints/names.js"
 import {
   annotationOf,
   DeploymentAnnotations,

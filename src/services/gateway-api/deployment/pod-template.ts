@@ -8,9 +8,9 @@
 import { Either } from "effect"
 import type { InjectionConfig, InjectionValues, Json } from "../../injection/contract.js"
 import { injectPod } from "../../injection/inject.js"
-import type { Obj } from "../../injection/json.js"
 import { ContainerNames, InjectAnnotations } from "../../injection/names.js"
 import { valuesView } from "../../injection/values.js"
+import type { Obj } from "../../orchestrator/json.js"
 import { type ManagedGateway, workloadLabels } from "./objects.js"
 
 /** What the injector needs besides the pod: the injector's settings and the mesh config. */

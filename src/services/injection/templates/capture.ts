@@ -8,9 +8,10 @@
  * that the plugin's rules are in place (with the plugin as a Multus network, the pod also asks
  * for that network, `<namespace>/<name>`). Interception mode NONE captures nothing.
  */
+
+import type { Obj } from "../../orchestrator/json.js"
 import type { Fragment, Template } from "../fragment.js"
 import { emptyFragment } from "../fragment.js"
-import type { Obj } from "../json.js"
 import { appendMultusNetwork } from "../multus.js"
 import {
   ContainerNames,

@@ -19,10 +19,11 @@
  * mTLS.
  */
 
+import type { Obj } from "../../orchestrator/json.js"
 import { normalRevision } from "../decision.js"
+import type { EnvVar } from "../env-var.js"
 import type { Fragment, Template, TemplateContext } from "../fragment.js"
 import { emptyFragment } from "../fragment.js"
-import type { Obj } from "../json.js"
 import {
   ContainerNames,
   DEFAULT_STATUS_PORT,
@@ -34,7 +35,7 @@ import {
 } from "../names.js"
 import { canonicalLabels, defaultContainerAnnotations, revisionAnnotation } from "../pod-metadata.js"
 import { agentArgs, resourcesField } from "../proxy-container.js"
-import { downwardApiEnv, type EnvVar, proxyEnv } from "../proxy-env.js"
+import { downwardApiEnv, proxyEnv } from "../proxy-env.js"
 import { agentVolumes, mtlsCertsVolumes } from "../volumes.js"
 
 const noProbeRewrite = { [InjectAnnotations.rewriteAppHTTPProbers]: "false" }

@@ -8,7 +8,6 @@
  * two servers in one process, each with its own cache, share none of it.
  */
 
-import { generateWorkloadApi, isWorkloadApiType } from "../../ambient/generator.js"
 import { type GeneratorNotice, makeNoticeLog, type NoticeLog } from "../grpcgen/generator-notices.js"
 import { generate, hostClusterNames, missingResource, type Subscription, setDigest } from "../grpcgen/grpc-gen.js"
 import { type ProxyWorkload, proxyWorkload } from "../grpcgen/grpc-inbound.js"
@@ -28,6 +27,7 @@ import { shortType, TypeUrl } from "../protocol/type-urls.js"
 import { generateForProxy, missingProxyResources, proxyShareKey } from "../proxygen/generate.js"
 import { type ProxyView, proxyView } from "../proxygen/proxy-view.js"
 import { clusterHost } from "../push/watched-hosts.js"
+import { generateWorkloadApi, isWorkloadApiType } from "../workloadgen/generator.js"
 import type { CacheLocal, EncodedResource, ResourceCache } from "./resource-cache.js"
 
 /** The resources of a subscription, through the cache; what generating them noticed goes to its log. */

@@ -1,91 +1,14 @@
-/**
- * AuthorizationPolicy → RBAC HTTP filters for proxyless gRPC servers (pure).
- *
- * Semantics of the reference mesh: the policies that apply to a workload are those of the root
- * namespace (mesh-wide) and of the workload's namespace, without a selector or with a
- * `selector.matchLabels` the workload's labels satisfy. DENY policies become one RBAC filter
- * (action DENY) placed before the ALLOW filter; when any ALLOW policy applies, a request must
- * match one of their rules (an ALLOW policy without rules matches nothing, `rules: [{}]`
- * matches everything); with no ALLOW policy there is no ALLOW filter. AUDIT and CUSTOM are not
- * enforced by gRPC servers and are skipped.
- *
- * Within a rule, `from` entries are alternatives, and so are `to` entries; the fields of one
- * source/operation and the `when` conditions must all hold; the values of one field are
- * alternatives. What a gRPC server cannot evaluate (request principals, JWT claims, SNI, ...)
- * makes an ALLOW rule match nothing, and is dropped from a DENY rule so that it denies more
- * rather than less (fail closed). Every such case is reported as a warning.
- */
-import type { AuthorizationPolicySpec } from "../../config-model/schemas/authorization-policy.js"
 import type { ProtoObject } from "../cache/resource-spec.js"
+import type {
+  AuthorizationCondition,
+  AuthorizationPolicyView,
+  AuthorizationRule,
+  Fields,
+} from "../model/authorization-policy-view.js"
 
 export const RBAC_TYPE = "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC"
 export const RBAC_DENY_FILTER = "envoy.filters.http.rbac.deny"
 export const RBAC_ALLOW_FILTER = "envoy.filters.http.rbac.allow"
-
-// ---------------------------------------------------------------------------------------------
-// View of the decoded spec
-
-type Fields = Readonly<Record<string, ReadonlyArray<string>>>
-
-export interface AuthorizationCondition {
-  readonly key: string
-  readonly values: ReadonlyArray<string>
-  readonly notValues: ReadonlyArray<string>
-}
-
-export interface AuthorizationRule {
-  /** `from[].source`; empty = any source. */
-  readonly from: ReadonlyArray<Fields>
-  /** `to[].operation`; empty = any operation. */
-  readonly to: ReadonlyArray<Fields>
-  readonly when: ReadonlyArray<AuthorizationCondition>
-}
-
-export interface AuthorizationPolicyView {
-  readonly name: string
-  readonly namespace: string
-  /** `selector.matchLabels`; undefined when the policy selects every workload in its scope. */
-  readonly selector?: Readonly<Record<string, string>>
-  /** Whether the policy uses `targetRef(s)` (gateway/waypoint attachment, not for gRPC servers). */
-  readonly targeted: boolean
-  readonly action: string
-  /** CUSTOM: `provider.name`, the mesh config extension provider sidecars ask (gRPC servers skip CUSTOM). */
-  readonly provider?: string
-  readonly rules: ReadonlyArray<AuthorizationRule>
-}
-
-type Rule = NonNullable<AuthorizationPolicySpec["rules"]>[number]
-
-/** The fields of a source/operation with at least one value; the values are alternatives. */
-const fields = (section: Readonly<Record<string, ReadonlyArray<string> | undefined>> | undefined): Fields => {
-  const out: Record<string, ReadonlyArray<string>> = {}
-  for (const [k, values] of Object.entries(section ?? {}))
-    if (values !== undefined && values.length > 0) out[k] = values
-  return out
-}
-
-const rule = (spec: Rule): AuthorizationRule => ({
-  from: (spec.from ?? []).map((f) => fields(f.source)),
-  to: (spec.to ?? []).map((t) => fields(t.operation)),
-  when: (spec.when ?? []).map((c) => ({ key: c.key, values: c.values ?? [], notValues: c.notValues ?? [] })),
-})
-
-export const authorizationPolicyView = (
-  meta: { readonly name: string; readonly namespace: string },
-  spec: AuthorizationPolicySpec,
-): AuthorizationPolicyView => {
-  const labels = spec.selector?.matchLabels ?? {}
-  return {
-    name: meta.name,
-    namespace: meta.namespace,
-    ...(Object.keys(labels).length > 0 ? { selector: labels } : {}),
-    targeted: spec.targetRef !== undefined || (spec.targetRefs?.length ?? 0) > 0,
-    // The schema defaults the action; a resource built by hand (tests, embedders) may leave it out.
-    action: spec.action ?? "ALLOW",
-    ...(spec.provider?.name !== undefined && spec.provider.name !== "" ? { provider: spec.provider.name } : {}),
-    rules: (spec.rules ?? []).map(rule),
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Which policies apply

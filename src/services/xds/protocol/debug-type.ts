@@ -14,8 +14,8 @@
  * the pages come from the debug interface (layers/debug-server.ts).
  */
 import { type Effect, Either } from "effect"
-import { isLoopbackAddress } from "../../agent/status/local-request.js"
 import { parseSpiffeId } from "../../ca/identity.js"
+import { isLoopbackAddress } from "../../net/local-request.js"
 
 /** The type-URL prefixes of debug requests (the reference's own is accepted too). */
 export const DEBUG_TYPE_PREFIXES = ["mesh.io/debug", "istio.io/debug"] as const

@@ -6,7 +6,7 @@ import {
   parseAppProbers,
   probeStatus,
 } from "../../../../src/services/agent/status/app-probers.js"
-import { checkLocalPost, isLoopbackAddress } from "../../../../src/services/agent/status/local-request.js"
+import { checkLocalPost, isLoopbackAddress } from "../../../../src/services/net/local-request.js"
 
 const error = (text: string) => {
   const result = parseAppProbers(text)

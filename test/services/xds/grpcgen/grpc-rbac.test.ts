@@ -13,15 +13,17 @@ import type { AuthorizationPolicySpec } from "../../../../src/services/config-mo
 import { isKind } from "../../../../src/services/config-model/specs.js"
 import type { ProtoObject } from "../../../../src/services/xds/cache/resource-spec.js"
 import {
-  type AuthorizationPolicyView,
   applicablePolicies,
-  authorizationPolicyView,
   cidrRange,
   RBAC_ALLOW_FILTER,
   RBAC_DENY_FILTER,
   RBAC_TYPE,
   rbacFilters,
 } from "../../../../src/services/xds/grpcgen/grpc-rbac.js"
+import {
+  type AuthorizationPolicyView,
+  authorizationPolicyView,
+} from "../../../../src/services/xds/model/authorization-policy-view.js"
 
 const require = createRequire(import.meta.url)
 const xdsRoot = dirname(require.resolve("@grpc/grpc-js-xds/package.json"))

@@ -18,13 +18,12 @@
  */
 import { Either } from "effect"
 import type { ProtoObject } from "../../cache/resource-spec.js"
-import {
-  type AuthorizationCondition,
-  type AuthorizationPolicyView,
-  type AuthorizationRule,
-  applicablePolicies,
-  rbacFilters,
-} from "../../grpcgen/grpc-rbac.js"
+import { applicablePolicies, rbacFilters } from "../../grpcgen/grpc-rbac.js"
+import type {
+  AuthorizationCondition,
+  AuthorizationPolicyView,
+  AuthorizationRule,
+} from "../../model/authorization-policy-view.js"
 import type { PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { Filter, TypedConfig } from "../well-known.js"

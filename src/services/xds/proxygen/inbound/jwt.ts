@@ -14,13 +14,13 @@
  */
 import type { ConfigResource } from "../../../config-model/resource.js"
 import type { RequestAuthenticationSpec } from "../../../config-model/schemas/request-authentication.js"
-import type { JwksMode } from "../../../jwks/mode.js"
-import { jwksSource } from "../../../jwks/source.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
+import { type JwksInput, proxyFetchedJwks } from "../../model/jwks-input.js"
 import type { PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
 import { matchesLabels } from "../scope.js"
 import { Filter, TypedConfig } from "../well-known.js"
+import { jwksSource } from "./jwks-source.js"
 
 type JwtRule = NonNullable<RequestAuthenticationSpec["jwtRules"]>[number]
 
@@ -52,15 +52,6 @@ export const applicableRequestAuthentications = (
 
 /** Whether the proxy has a cluster for a service host and port (its scope sees the service). */
 export type HasServicePort = (host: string, port: number) => boolean
-
-/** How key sets are had (`PILOT_JWT_ENABLE_REMOTE_JWKS`) and those the control plane resolved. */
-export interface JwksInput {
-  readonly mode: JwksMode
-  readonly resolved: ReadonlyMap<string, string>
-}
-
-/** Nothing resolved by the server: every proxy fetches its keys itself (the behaviour without a resolver). */
-export const proxyFetchedJwks: JwksInput = { mode: "proxy", resolved: new Map() }
 
 const provider = (
   rule: JwtRule,

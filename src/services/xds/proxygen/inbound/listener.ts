@@ -15,6 +15,7 @@
  */
 import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
 import type { Generated, GeneratorNotice } from "../../grpcgen/generator-notices.js"
+import { proxyFetchedJwks } from "../../model/jwks-input.js"
 import type { LocalSlot } from "../../model/local-slot.js"
 import { workloadMtlsMode, workloadMtlsPorts } from "../../model/mtls-mode.js"
 import { digest, type PushContext } from "../../model/push-context.js"
@@ -31,7 +32,7 @@ import {
 import { authzFilters } from "./authz.js"
 import { type ChainOption, chainOptions, type Mode, type ProtocolClass } from "./chain-options.js"
 import { inspectorFilters } from "./inspectors.js"
-import { applicableRequestAuthentications, jwtFilter, proxyFetchedJwks } from "./jwt.js"
+import { applicableRequestAuthentications, jwtFilter } from "./jwt.js"
 import { type InboundPort, inboundPorts } from "./ports.js"
 import { ingressTlsSocket, meshMtlsSocket } from "./tls.js"
 

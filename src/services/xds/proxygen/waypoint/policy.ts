@@ -9,10 +9,11 @@
 
 import type { ConfigResource } from "../../../config-model/resource.js"
 import type { AuthorizationPolicySpec } from "../../../config-model/schemas/authorization-policy.js"
-import type { WaypointRef } from "../../../waypoints/binding.js"
-import { WAYPOINT_CLASS } from "../../../waypoints/names.js"
+import type { WaypointRef } from "../../../gateway-api/waypoints/binding.js"
+import { WAYPOINT_CLASS } from "../../../gateway-api/waypoints/names.js"
 import type { ProtoObject } from "../../cache/resource-spec.js"
-import { authorizationPolicyView, rbacFilters } from "../../grpcgen/grpc-rbac.js"
+import { rbacFilters } from "../../grpcgen/grpc-rbac.js"
+import { authorizationPolicyView } from "../../model/authorization-policy-view.js"
 import { digest, type PushContext } from "../../model/push-context.js"
 
 const GATEWAY_GROUP = "gateway.networking.k8s.io"

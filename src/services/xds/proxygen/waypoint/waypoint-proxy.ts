@@ -13,7 +13,6 @@
 import type { AmbientPod } from "../../../ambient/input.js"
 import { MANAGED_BY } from "../../../gateway-api/deployment/names.js"
 import { GATEWAY_NAME_LABEL } from "../../../gateway-api/model.js"
-import type { Service } from "../../../registry/model.js"
 import {
   BindingLabels,
   bindWaypoint,
@@ -23,8 +22,9 @@ import {
   waypointAttachment,
   waypointKey,
   waypointTrafficType,
-} from "../../../waypoints/binding.js"
-import { WAYPOINT_CLASS } from "../../../waypoints/names.js"
+} from "../../../gateway-api/waypoints/binding.js"
+import { WAYPOINT_CLASS } from "../../../gateway-api/waypoints/names.js"
+import type { Service } from "../../../registry/model.js"
 import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import type { PushContext } from "../../model/push-context.js"
 import type { ProxyView } from "../proxy-view.js"
