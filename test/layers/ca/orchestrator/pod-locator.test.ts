@@ -49,7 +49,9 @@ describe("pod locator", () => {
         Effect.either(authorizer.authorize(caller, identity))
 
       expect(yield* check(agent, ID("default", "sleep"))).toEqual(Either.right(undefined))
-      expect(yield* check(agent, ID("apps", "db"))).toEqual(Either.left("no pod of apps/db runs on node node-1"))
+      expect(yield* check(agent, ID("apps", "db"))).toEqual(
+        Either.left({ kind: "not_on_node", message: "no pod of apps/db runs on node node-1" }),
+      )
       // A token of a previous pod with the same name: its uid is no longer the pod's.
       expect(Either.isLeft(yield* check({ ...agent, podUid: "old-uid" }, ID("default", "sleep")))).toBe(true)
       // An untrusted account.
