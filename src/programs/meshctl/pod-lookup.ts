@@ -4,6 +4,7 @@
  * (by name order, so the choice is stable). Load lazily: it brings in the orchestrator client.
  */
 import { Data, Effect, type Scope } from "effect"
+import type { OrchestratorClientShape } from "../../services/orchestrator/client.js"
 import type { OrchPod } from "../../services/orchestrator/objects.js"
 import { Resources } from "../../services/orchestrator/resources.js"
 import { parsePodRef } from "./diagnostics/proxy-config-live.js"
@@ -29,7 +30,23 @@ export interface PodQuery {
   readonly podNamespace?: string
 }
 
-const ipOf = (pod: OrchPod): string => pod.status?.podIP ?? pod.status?.podIPs?.[0]?.ip ?? ""
+/** A named pod, or why it cannot be had (not found, or the API's error), as a message. */
+export const getPodByRef = (
+  client: OrchestratorClientShape,
+  ref: { readonly name: string; readonly namespace: string },
+): Effect.Effect<OrchPod, string> =>
+  client
+    .get<OrchPod>(Resources.pods, ref.namespace, ref.name)
+    .pipe(
+      Effect.mapError((e) =>
+        e.notFound
+          ? `pod ${ref.name}.${ref.namespace} not found`
+          : `cannot get pod ${ref.name}.${ref.namespace}: ${e.message}`,
+      ),
+    )
+
+/** A pod's address: `status.podIP`, else the first of `podIPs`; "" before it has one. */
+export const ipOf = (pod: OrchPod): string => pod.status?.podIP ?? pod.status?.podIPs?.[0]?.ip ?? ""
 
 export const findPod = (
   global: GlobalOptions,
@@ -42,17 +59,7 @@ export const findPod = (
     if (query.pod !== "") {
       const ref = parsePodRef(query.pod, global.namespace || query.podNamespace || "default")
       if (typeof ref === "string") return yield* fail(ref)
-      const pod = yield* client
-        .get<OrchPod>(Resources.pods, ref.namespace, ref.name)
-        .pipe(
-          Effect.mapError((e) =>
-            fail(
-              e.notFound
-                ? `pod ${ref.name}.${ref.namespace} not found`
-                : `cannot get pod ${ref.name}.${ref.namespace}: ${e.message}`,
-            ),
-          ),
-        )
+      const pod = yield* getPodByRef(client, ref).pipe(Effect.mapError(fail))
       const ip = ipOf(pod)
       if (ip === "") return yield* fail(`pod ${ref.name}.${ref.namespace} has no IP yet`)
       return { name: ref.name, namespace: ref.namespace, ip, pod }

@@ -13,6 +13,7 @@ import type { OrchPod } from "../../../services/orchestrator/objects.js"
 import { Resources } from "../../../services/orchestrator/resources.js"
 import type { GlobalOptions } from "../global-options.js"
 import { orchestratorClient } from "../orchestrator-access.js"
+import { getPodByRef, ipOf } from "../pod-lookup.js"
 import { adminRequest, parsePodRef } from "./proxy-config-live.js"
 
 export class NodeProxyUnreachable extends Data.TaggedError("NodeProxyUnreachable")<{ readonly message: string }> {}
@@ -30,7 +31,6 @@ export interface NodeProxyTarget {
   readonly dump: string
 }
 
-const ipOf = (pod: OrchPod): string => pod.status?.podIP ?? pod.status?.podIPs?.[0]?.ip ?? ""
 const isNodeProxy = (pod: OrchPod, meshNamespace: string): boolean =>
   pod.metadata.namespace === meshNamespace && pod.metadata.labels?.app === "node-proxy"
 
@@ -90,17 +90,7 @@ export const fetchNodeProxyDump = (query: LiveQuery) =>
       if (query.pod !== "") {
         const ref = parsePodRef(query.pod, global.namespace)
         if (typeof ref === "string") return yield* fail(ref)
-        const pod = yield* client
-          .get<OrchPod>(Resources.pods, ref.namespace, ref.name)
-          .pipe(
-            Effect.mapError((e) =>
-              fail(
-                e.notFound
-                  ? `pod ${ref.name}.${ref.namespace} not found`
-                  : `cannot get pod ${ref.name}.${ref.namespace}: ${e.message}`,
-              ),
-            ),
-          )
+        const pod = yield* getPodByRef(client, ref).pipe(Effect.mapError(fail))
         if (isNodeProxy(pod, meshNamespace)) {
           proxy = pod
         } else {
