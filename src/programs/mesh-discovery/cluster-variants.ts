@@ -5,7 +5,8 @@
 import { Effect, Layer, Option } from "effect"
 import * as Authority from "../../layers/ca/authority.js"
 import { layerAuthority as cacertsAuthority } from "../../layers/ca/orchestrator/cacerts-secret.js"
-import { type AutoRegistrationOptions, layerWith as autoRegistration } from "../../layers/registry/autoregistration.js"
+import { layerWith as autoRegistration } from "../../layers/registry/autoregistration.js"
+import { ControllersConfig } from "../../services/config/discovery-config.js"
 import { LocalCluster, layerAccess } from "../../services/orchestrator/local-cluster.js"
 import { layerNone as noProxyConnections } from "../../services/registry/autoregistration/proxy-connections.js"
 
@@ -17,11 +18,17 @@ export const layerAuthority = Layer.unwrapEffect(
 )
 
 /** WorkloadEntry auto-registration follows proxy connections on the orchestrator; nobody does without one. */
-export const layerProxyConnections = (options: AutoRegistrationOptions) =>
-  Layer.unwrapEffect(
-    Effect.map(LocalCluster, (local) =>
-      Option.isSome(local) && options.autoRegistration
-        ? autoRegistration(options).pipe(Layer.provide(layerAccess(local.value)))
-        : noProxyConnections,
-    ),
-  )
+export const layerProxyConnections = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const local = yield* LocalCluster
+    const config = yield* ControllersConfig
+    return Option.isSome(local) && config.PILOT_ENABLE_WORKLOAD_ENTRY_AUTOREGISTRATION
+      ? autoRegistration({
+          autoRegistration: config.PILOT_ENABLE_WORKLOAD_ENTRY_AUTOREGISTRATION,
+          healthChecks: config.PILOT_ENABLE_WORKLOAD_ENTRY_HEALTHCHECKS,
+          gracePeriod: config.PILOT_WORKLOAD_ENTRY_GRACE_PERIOD,
+          instanceId: config.POD_NAME,
+        }).pipe(Layer.provide(layerAccess(local.value)))
+      : noProxyConnections
+  }),
+)

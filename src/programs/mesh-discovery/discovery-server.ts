@@ -20,19 +20,15 @@ import * as HeapGrowth from "../../layers/memory/heap-growth.js"
 import { layer as metricsLayer } from "../../layers/metrics.js"
 import * as Webhook from "../../layers/webhook/webhook-server.js"
 import * as Xds from "../../layers/xds/layer.js"
-import { RegistryInputsConfig } from "../../services/config/discovery-config.js"
 import { discoveryEnv } from "../../services/config/discovery-env.js"
 import { envTableConfig } from "../../services/config/env.js"
-import { GatewayApiSettings } from "../../services/gateway-api/push-view.js"
-import { IngressPushSettings } from "../../services/ingress/push-view.js"
-import { JwksConfig } from "../../services/jwks/config.js"
 import { ShutdownDeadline } from "../../services/lifecycle/shutdown-deadline.js"
 import type { LogSettings } from "../../services/logging/options.js"
 import { discoveryScopes } from "../../services/logging/scopes.js"
 import { boundShutdown } from "../shared/run.js"
 import { layerAuthority, layerProxyConnections } from "./cluster-variants.js"
 import { layerControllers, layerLeaderElection } from "./controllers.js"
-import { discoveryConfigLayer } from "./discovery-config.js"
+import { discoveryConfigLayer, discoverySettingsLayer } from "./discovery-config.js"
 import type { DiscoveryArgs } from "./discovery-flags.js"
 import { layer as discoveryInputsLayer } from "./discovery-inputs.js"
 import { layerAds as secureAdsLayer, layer as secureGrpcLayer } from "./secure-grpc.js"
@@ -51,69 +47,23 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
     const grpc = secureGrpcLayer(secureAdsLayer).pipe(
       Layer.provideMerge(servingCertLayer),
       Layer.provideMerge(Layer.merge(layerAuthority, Xds.layer)),
-      Layer.provideMerge(
-        layerProxyConnections({
-          autoRegistration: env.PILOT_ENABLE_WORKLOAD_ENTRY_AUTOREGISTRATION,
-          healthChecks: env.PILOT_ENABLE_WORKLOAD_ENTRY_HEALTHCHECKS,
-          gracePeriod: env.PILOT_WORKLOAD_ENTRY_GRACE_PERIOD,
-          instanceId: env.POD_NAME,
-        }),
-      ),
+      Layer.provideMerge(layerProxyConnections),
       Layer.provideMerge(xdsGuardsLayer),
       Layer.provideMerge(caAuthenticatorsLayer),
     )
-    const controllers = layerControllers({
-      watchNamespace: env.MESH_WATCH_NAMESPACE,
-      validationWebhookConfigName: env.VALIDATION_WEBHOOK_CONFIG_NAME,
-      injectionWebhookConfigName: env.INJECT_ENABLED ? env.INJECTION_WEBHOOK_CONFIG_NAME : "",
-      revision: env.REVISION,
-      namespace: args.namespace,
-      untaintNodes: env.PILOT_ENABLE_NODE_UNTAINT_CONTROLLERS,
-      analysis: { enabled: env.PILOT_ENABLE_ANALYSIS, interval: env.PILOT_ANALYSIS_INTERVAL, domain: args.domain },
-      gatewayApiStatus: {
-        enabled: env.PILOT_ENABLE_GATEWAY_API && env.PILOT_ENABLE_GATEWAY_API_STATUS,
-        controllerName: env.PILOT_GATEWAY_API_CONTROLLER_NAME,
-        defaultClassName: env.PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME,
-        domain: args.domain,
-        eastWestClass: env.AMBIENT_ENABLE_MULTI_NETWORK,
-        inferenceExtension: env.PILOT_ENABLE_GATEWAY_API && env.ENABLE_GATEWAY_API_INFERENCE_EXTENSION,
-      },
-      gatewayApiDeployment: {
-        enabled: env.PILOT_ENABLE_GATEWAY_API && env.PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER,
-      },
-    })
     const servers = Layer.mergeAll(
       Webhook.layer,
       DebugServer.layer,
       DebugServer.layerUptime,
       Introspection.layer,
-      HeapGrowth.layerFromEnv,
+      HeapGrowth.layer,
       Xds.layerAnnounce,
-      controllers,
+      layerControllers,
     ).pipe(
       Layer.provide(grpc),
       // One election for the controllers and for the mesh page (/debug/ui), which shows it.
-      Layer.provide(
-        layerLeaderElection({
-          enabled: env.ENABLE_LEADER_ELECTION,
-          namespace: args.namespace,
-          podName: env.POD_NAME,
-        }),
-      ),
-      Layer.provide(
-        Layer.succeed(GatewayApiSettings, {
-          enabled: env.PILOT_ENABLE_GATEWAY_API,
-          controllerName: env.PILOT_GATEWAY_API_CONTROLLER_NAME,
-          defaultClassName: env.PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME,
-          domainSuffix: args.domain,
-          eastWestClass: env.AMBIENT_ENABLE_MULTI_NETWORK,
-          inferenceExtension: env.ENABLE_GATEWAY_API_INFERENCE_EXTENSION,
-        }),
-      ),
-      // Gateways generated for Ingresses go to the control plane's namespace.
-      Layer.provide(Layer.succeed(IngressPushSettings, { systemNamespace: args.namespace, domainSuffix: args.domain })),
-      // RequestAuthentication key sets fetched by the control plane (PILOT_JWT_ENABLE_REMOTE_JWKS).
-      Layer.provide(jwksResolverLayer.pipe(Layer.provide(JwksConfig.layerFromEnv()))),
+      Layer.provide(layerLeaderElection),
+      Layer.provide(jwksResolverLayer),
       Layer.provide(discoveryConfigLayer(args, env)),
       Layer.provide(
         discoveryInputsLayer({
@@ -126,8 +76,10 @@ export const runDiscovery = (args: DiscoveryArgs, logging: LogSettings) =>
           domain: args.domain,
           orchestratorApiQPS: args.orchestratorApiQPS,
           orchestratorApiBurst: args.orchestratorApiBurst,
-        }).pipe(Layer.provide(RegistryInputsConfig.layerFromValues({ ...env, CLUSTER_ID: args.clusterID }))),
+        }),
       ),
+      // Every config Tag from the one parse above: no variable is read from the environment twice.
+      Layer.provide(discoverySettingsLayer(args, env)),
       Layer.provide(metricsLayer("pilot-discovery")),
     )
 

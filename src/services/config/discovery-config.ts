@@ -1,9 +1,10 @@
 /**
- * Config services of the `mesh-discovery` listeners around the xDS and CA subsystems (the
- * debug/monitoring HTTP servers, the introspection facility and the webhooks), each its slice of
- * `discoveryEnv` plus the flags that place it.
+ * Config services of `mesh-discovery` beside the xDS and CA subsystems' own (the debug/monitoring
+ * HTTP servers, the introspection facility, the webhooks, the inputs and the controllers), each
+ * its slice of `discoveryEnv` plus the flags that place it. At start all of them are taken from the
+ * one parse of the whole table (programs/mesh-discovery/discovery-config.ts).
  */
-import { Ports } from "../constants.js"
+import { Ports, SYSTEM_NAMESPACE } from "../constants.js"
 import type { ListenAddress } from "../net/address.js"
 import { discoveryEnv } from "./discovery-env.js"
 import { EnvConfig } from "./env-config.js"
@@ -69,4 +70,46 @@ export class RegistryInputsConfig extends EnvConfig<RegistryInputsConfig>()("mes
     "PILOT_AUTO_ALLOW_WAYPOINT_POLICY",
   ],
   fields: {},
+}) {}
+
+/** Fields of `ControllersConfig` that come from flags. */
+export interface ControllersFields {
+  /** `--namespace` / `POD_NAMESPACE`: the Lease and the install-cni pods (node untainting) live here. */
+  readonly namespace: string
+  /** `--domain`: the DNS suffix analysis and the Gateway-API status writer resolve hosts with. */
+  readonly domain: string
+}
+
+/**
+ * What mesh-discovery's controllers read (programs/mesh-discovery/controllers.ts and the
+ * WorkloadEntry auto-registration): leader election, the webhook configurations whose caBundle is
+ * patched, node untainting, analysis, Gateway-API status and deployments, InferencePool Services.
+ * Each controller that writes runs only while this instance leads.
+ */
+export class ControllersConfig extends EnvConfig<ControllersConfig, ControllersFields>()("mesh/ControllersConfig", {
+  table: discoveryEnv,
+  names: [
+    "ENABLE_LEADER_ELECTION",
+    "POD_NAME",
+    "MESH_WATCH_NAMESPACE",
+    "REVISION",
+    "VALIDATION_WEBHOOK_CONFIG_NAME",
+    "INJECT_ENABLED",
+    "INJECTION_WEBHOOK_CONFIG_NAME",
+    "PILOT_ENABLE_NODE_UNTAINT_CONTROLLERS",
+    "PILOT_ENABLE_ANALYSIS",
+    "PILOT_ANALYSIS_INTERVAL",
+    "PILOT_ENABLE_GATEWAY_API",
+    "PILOT_ENABLE_GATEWAY_API_STATUS",
+    "PILOT_ENABLE_GATEWAY_API_DEPLOYMENT_CONTROLLER",
+    "PILOT_GATEWAY_API_CONTROLLER_NAME",
+    "PILOT_GATEWAY_API_DEFAULT_GATEWAYCLASS_NAME",
+    "AMBIENT_ENABLE_MULTI_NETWORK",
+    "ENABLE_GATEWAY_API_INFERENCE_EXTENSION",
+    "PILOT_ENABLE_WORKLOAD_ENTRY_AUTOREGISTRATION",
+    "PILOT_ENABLE_WORKLOAD_ENTRY_HEALTHCHECKS",
+    "PILOT_WORKLOAD_ENTRY_GRACE_PERIOD",
+  ],
+  // The flags' defaults.
+  fields: { namespace: SYSTEM_NAMESPACE, domain: "cluster.local" },
 }) {}

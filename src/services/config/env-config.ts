@@ -13,7 +13,8 @@
  *   merges the given fields (a value, or an effect for fields known only at start-up, such as the
  *   mesh config's trust domain) over the default fields.
  * - `CaConfig.layerFromValues(values, fields)` takes the slice from a table the binary already
- *   parsed (its whole-table check at start), so no variable is read from the environment twice.
+ *   parsed (its whole-table check at start), so no variable is read from the environment twice;
+ *   `fields` may be an effect here too.
  * - `CaConfig.layer(overrides)` needs no environment: the table's defaults and the default fields,
  *   overridden by `overrides` (tests and embedders).
  */
@@ -71,10 +72,20 @@ export const EnvConfig =
           Effect.zipWith(config, given, (env, flags) => ({ ...options.fields, ...flags, ...env }) as Shape),
         )
       }
-      /** The slice picked from an already parsed table (extra variables ignored), `fields` over the default fields. */
-      static layerFromValues(values: Env, fields: Partial<F> = {}): Layer.Layer<Self> {
-        const slice = Object.fromEntries(options.names.map((name) => [name, values[name]]))
-        return Layer.succeed(EnvConfigTag, { ...options.fields, ...fields, ...slice } as Shape)
+      /**
+       * The slice picked from an already parsed table (extra variables ignored), `fields` (a value
+       * or an effect, as for `layerFromEnv`) over the default fields. Reads no environment.
+       */
+      static layerFromValues<E = never, R = never>(
+        values: Env,
+        fields: Partial<F> | Effect.Effect<Partial<F>, E, R> = {},
+      ): Layer.Layer<Self, E, Exclude<R, Scope.Scope>> {
+        const slice = Object.fromEntries(options.names.map((name) => [name, values[name]])) as Env
+        const given = (Effect.isEffect(fields) ? fields : Effect.succeed(fields)) as Effect.Effect<Partial<F>, E, R>
+        return Layer.scoped(
+          EnvConfigTag,
+          Effect.map(given, (flags) => ({ ...options.fields, ...flags, ...slice }) as Shape),
+        )
       }
       /** The defaults overridden by `overrides`; reads no environment. */
       static layer(overrides: Partial<Shape> = {}): Layer.Layer<Self> {

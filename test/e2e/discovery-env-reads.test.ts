@@ -1,0 +1,82 @@
+/**
+ * The built mesh-discovery reads each variable of its env table once per start (issue 38): the
+ * whole table is parsed at start and every config Tag takes its slice from that parse. A
+ * preloaded hook (test/fixtures/startup/env-reads.cjs) counts the lookups of each variable from
+ * spawn to `/ready` and SIGTERM.
+ */
+import { readFileSync, rmSync } from "node:fs"
+import { join } from "node:path"
+import { afterEach, describe, expect, it } from "vitest"
+import { discoveryEnv } from "../../src/services/config/discovery-env.js"
+import { discoveryArgs, exampleMeshDir } from "../support/discovery.js"
+import { type Daemon, ROOT, startDaemon } from "../support/processes.js"
+
+/**
+ * Flags that fall back to a variable of the table when not given read it themselves, while the
+ * command line is parsed (before the table): `--clusterID` (CLUSTER_ID), `--namespace` and
+ * `--cniNamespace` (POD_NAMESPACE), `--keepaliveInterval` and `--keepaliveTimeout`
+ * (GRPC_KEEPALIVE_*). Those lookups come on top of the table's one.
+ */
+const FLAG_FALLBACK_READS: Readonly<Record<string, number>> = {
+  CLUSTER_ID: 1,
+  POD_NAMESPACE: 2,
+  GRPC_KEEPALIVE_INTERVAL: 1,
+  GRPC_KEEPALIVE_TIMEOUT: 1,
+}
+
+let daemon: Daemon | undefined
+let dir = ""
+
+afterEach(async () => {
+  if (daemon?.process.exitCode === null) await daemon.stop("SIGKILL")
+  if (dir !== "") rmSync(dir, { recursive: true, force: true })
+  dir = ""
+})
+
+/** Waits (polling every 20 ms) until `condition` holds, or fails after `timeoutMillis`. */
+const waitUntil = async (what: string, condition: () => Promise<boolean>, timeoutMillis = 60_000) => {
+  const deadline = Date.now() + timeoutMillis
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; output:\n${daemon?.output()}`)
+    if (daemon?.process.exitCode !== null) throw new Error(`mesh-discovery exited: ${daemon?.output()}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+describe("mesh-discovery environment reads", () => {
+  it("looks up each variable of its table once from spawn to /ready and shutdown", async () => {
+    dir = exampleMeshDir("discovery-env-reads-")
+    const out = join(dir, "env-reads.json")
+    daemon = startDaemon(
+      "mesh-discovery",
+      discoveryArgs(join(dir, "mesh")),
+      {
+        NODE_OPTIONS: `--require ${join(ROOT, "test/fixtures/startup/env-reads.cjs")}`,
+        MESH_TEST_ENV_READS: out,
+        // A set variable is asked for and then read: still one lookup.
+        PILOT_DEBOUNCE_AFTER: "150ms",
+      },
+      dir,
+    )
+    const http = (await daemon.waitFor(/http listening on ([\d.]+:\d+)/, 60_000))[1]!
+    await waitUntil("/ready", () =>
+      fetch(`http://${http}/ready`).then(
+        (response) => response.status === 200,
+        () => false,
+      ),
+    )
+    expect(await daemon.stop("SIGTERM")).toBe(0)
+    const reads = JSON.parse(readFileSync(out, "utf8")) as {
+      readonly has: Record<string, number>
+      readonly get: Record<string, number>
+    }
+    // Effect's ConfigProvider asks `name in process.env` and then reads it; a direct
+    // `process.env.NAME` only reads. Either way, one lookup of a variable counts once.
+    const lookups = (name: string) => Math.max(reads.has[name] ?? 0, reads.get[name] ?? 0)
+    const wrong = Object.keys(discoveryEnv)
+      .map((name) => [name, lookups(name), 1 + (FLAG_FALLBACK_READS[name] ?? 0)] as const)
+      .filter(([, seen, expected]) => seen !== expected)
+      .map(([name, seen, expected]) => `${name}: looked up ${seen} times, expected ${expected}`)
+    expect(wrong).toEqual([])
+  }, 120_000)
+})
