@@ -3,10 +3,11 @@
  * module by scripts/build-reference.sh), on one real API server holding one workload (issue 39).
  * Prints a table on stdout (progress on stderr) and, as its last line, one JSON object.
  *
- *   npm run bench:versus -- [--scale 1] [--procs 2] [--only both|mesh|reference]
+ *   npm run bench:versus -- [--scale 1] [--procs 2] [--only both|mesh|reference|none]
  *                           [--flips 200] [--flip-rate 10] [--config-changes 20] [--cpu-prof DIR]
  *                           [--sidecars 1000] [--grpc-clients 1000] [--full-config-timeout 600]
  *                           [--server-log DIR] [--concurrency 32]
+ *                           [--stop-after ready|all] [--repeat 1] [--hold FILE]
  *
  * (`--sidecars`/`--grpc-clients` are scaled by `--scale` too; `--full-config-timeout` is in
  * seconds; `BENCH_VERSUS_DEBUG=1` logs every write and every tracked response.)
@@ -30,9 +31,17 @@
  *
  * Between the two runs the API server's state is put back (pods ready, weights as written), so both
  * start from the same objects. `--cpu-prof DIR` writes a V8 CPU profile of mesh-discovery into DIR.
+ *
+ * `--stop-after ready` stops each server once it is ready (no clients, no changes: the table's
+ * other rows stay empty), for working on start-up at scale. `--repeat N` runs each server N times
+ * on the one workload (alternating), logs every run and reports the run with the median time to
+ * ready: one workload write (some 40 s at scale 1) serves several samples. `--hold FILE` writes the
+ * API server's admin kubeconfig to FILE once the runs are done and keeps the API server and its
+ * state up until SIGINT/SIGTERM, so servers started by hand (a profiler, a changed build) see the
+ * same objects without writing them again.
  */
 import { type ChildProcess, fork } from "node:child_process"
-import { mkdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Effect, Exit, Scope } from "effect"
@@ -98,6 +107,10 @@ const FULL_CONFIG_TIMEOUT_MS = Number(arg("full-config-timeout", "600")) * 1000
 const CHANGE_TIMEOUT_MS = 120_000
 /** `--server-log DIR`: each server's output (head and tail) is written there when it stops. */
 const SERVER_LOG = arg("server-log", "")
+/** `ready`: each run ends once the server is ready; `all` (default): every phase. */
+const STOP_AFTER = arg("stop-after", "all")
+const REPEAT = Math.max(1, Number(arg("repeat", "1")))
+const HOLD = arg("hold", "")
 
 const DEBUG = process.env.BENCH_VERSUS_DEBUG === "1"
 const log = (line: string) => process.stderr.write(`bench-versus: ${line}\n`)
@@ -342,22 +355,25 @@ export interface RunResult {
   readonly readyCpuS: number
   readonly readyRssMiB: number
   readonly readyLoad: number
-  readonly probe: {
-    readonly clusters: number
-    readonly listeners: number
-    readonly edsNames: number
-    readonly routes: ReadonlyArray<string>
-    readonly grpcRoute: string
-  }
+  /** What a sidecar is sent (undefined with `--stop-after ready`, as are the rows below). */
+  readonly probe:
+    | {
+        readonly clusters: number
+        readonly listeners: number
+        readonly edsNames: number
+        readonly routes: ReadonlyArray<string>
+        readonly grpcRoute: string
+      }
+    | undefined
   /** Clients holding full config when that phase ended (all of them, unless it timed out). */
-  readonly clientsWithFullConfig: number
+  readonly clientsWithFullConfig: number | undefined
   /** Undefined from here on when not every client held full config in time (the changes are not run then). */
   readonly fullConfigMs: number | undefined
-  readonly fullConfigCpuS: number
+  readonly fullConfigCpuS: number | undefined
   readonly cpuMsPerFullConfig: number | undefined
-  readonly fullConfigRssMiB: number
+  readonly fullConfigRssMiB: number | undefined
   readonly bytesPerClient: number | undefined
-  readonly fullConfigLoad: number
+  readonly fullConfigLoad: number | undefined
   readonly endpointChanges: ChangePhase | undefined
   readonly configChanges: ChangePhase | undefined
   readonly peakRssMiB: number
@@ -433,6 +449,24 @@ const runOne = async (
   const readyRssMiB = peakRssMiBOf(plane.pid)
   const readyLoad = stopReadyLoad()
   log(`${plane.name}: ready in ${readyMs} ms, ${readyCpuS} CPU s, ${readyRssMiB} MiB`)
+  if (STOP_AFTER === "ready")
+    return {
+      readyMs,
+      readyCpuS,
+      readyRssMiB,
+      readyLoad,
+      probe: undefined,
+      clientsWithFullConfig: undefined,
+      fullConfigMs: undefined,
+      fullConfigCpuS: undefined,
+      cpuMsPerFullConfig: undefined,
+      fullConfigRssMiB: undefined,
+      bytesPerClient: undefined,
+      fullConfigLoad: undefined,
+      endpointChanges: undefined,
+      configChanges: undefined,
+      peakRssMiB: readyRssMiB,
+    }
 
   // What the proxies subscribe to, learned from this server as a proxy learns it.
   const probe = await Effect.runPromise(probeSidecar(ads))
@@ -622,9 +656,25 @@ const NOTES = [
 
 // ------------------------------------------------------------------------------------------------
 
+/** The run whose time to ready is the median of the runs (the lower middle one of an even count). */
+const medianByReady = (runs: ReadonlyArray<RunResult>): RunResult =>
+  [...runs].sort((a, b) => a.readyMs - b.readyMs)[Math.floor((runs.length - 1) / 2)]!
+
+/** `--hold`: the admin kubeconfig into HOLD, then the API server keeps its state until a signal. */
+const hold = async (orch: RealOrchestrator) => {
+  writeFileSync(HOLD, readFileSync(orch.kubeconfig))
+  log(`holding the API server (${orch.url}); its admin kubeconfig is ${HOLD}; SIGINT or SIGTERM ends it`)
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", () => resolve())
+    process.once("SIGTERM", () => resolve())
+  })
+}
+
 const main = async () => {
+  if (STOP_AFTER !== "ready" && STOP_AFTER !== "all") throw new Error(`--stop-after ${STOP_AFTER}: ready or all`)
   const w = workloadAt(SCALE)
-  const planes = ONLY === "both" ? (["mesh", "reference"] as const) : ([ONLY] as ReadonlyArray<"mesh" | "reference">)
+  const planes: ReadonlyArray<"mesh" | "reference"> =
+    ONLY === "both" ? ["mesh", "reference"] : ONLY === "none" ? [] : [ONLY as "mesh" | "reference"]
   const reference = planes.includes("reference") ? referenceBinary() : ""
   const scope = await Effect.runPromise(Scope.make())
   const results: Partial<Record<"mesh" | "reference", RunResult>> = {}
@@ -636,7 +686,9 @@ const main = async () => {
     await populate(orch, w)
     log(`workload written in ${Math.round(now() - populated)} ms`)
     if (CPU_PROF !== "") mkdirSync(CPU_PROF, { recursive: true })
-    for (const name of planes) {
+    const runs: Record<"mesh" | "reference", Array<RunResult>> = { mesh: [], reference: [] }
+    for (const [n, name] of Array.from({ length: REPEAT }, (_, n) => planes.map((p) => [n, p] as const)).flat()) {
+      if (REPEAT > 1) log(`${name}: run ${n + 1} of ${REPEAT}`)
       const started = now()
       const plane =
         name === "mesh"
@@ -644,9 +696,11 @@ const main = async () => {
           : await startReference(reference, { kubeconfig: orch.kubeconfig, cpuProfDir: "" })
       commands.push(plane.command)
       try {
-        results[name] = await runOne(plane, orch, w, started)
+        const result = await runOne(plane, orch, w, started)
+        runs[name].push(result)
         // Each server's figures as soon as they are known: a run cut short still shows the first.
-        log(`${name}: ${JSON.stringify(results[name])}`)
+        log(`${name}: ${JSON.stringify(result)}`)
+        results[name] = medianByReady(runs[name])
       } catch (error) {
         process.stderr.write(`--- ${name} output (tail) ---\n${plane.output().slice(-8000)}\n`)
         throw error
@@ -654,11 +708,15 @@ const main = async () => {
         await plane.stop()
         if (SERVER_LOG !== "") {
           mkdirSync(SERVER_LOG, { recursive: true })
-          writeFileSync(join(SERVER_LOG, `${name}.log`), plane.output())
+          writeFileSync(join(SERVER_LOG, `${name}${REPEAT > 1 ? `-${n + 1}` : ""}.log`), plane.output())
         }
       }
       await sleep(3000)
     }
+    if (REPEAT > 1)
+      for (const name of planes)
+        log(`${name}: ready in ${runs[name].map((r) => `${r.readyMs} ms/${r.readyCpuS} CPU s`).join(", ")}`)
+    if (HOLD !== "") await hold(orch)
   } finally {
     await Effect.runPromise(Scope.close(scope, Exit.void))
   }
