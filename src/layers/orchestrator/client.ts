@@ -1,16 +1,14 @@
 /**
  * The OrchestratorClient of one cluster, from `--orchconfig` (a kubeconfig file), a kubeconfig
  * given as text (remote-cluster Secrets) or the in-cluster service account
- * (`ORCHESTRATOR_SERVICE_HOST`/`_PORT`). Credentials, TLS material and token refresh come from
- * `@kubernetes/client-node`'s KubeConfig; requests reuse one keep-alive agent (the library makes a
- * new agent per call, which costs a TLS handshake per request); watches use the library's Watch.
+ * (`ORCHESTRATOR_SERVICE_HOST`/`_PORT`); credentials in ./credentials.ts. Requests and watches
+ * share one keep-alive agent with one TLS context, made once (a context per connection costs
+ * parsing the CA and key again; the library's Watch opened a connection of its own per watch).
  */
-import * as fs from "node:fs"
 import * as http from "node:http"
 import * as https from "node:https"
-import { createRequire } from "node:module"
-import type { KubeConfig } from "@kubernetes/client-node"
-import { Data, Effect, Layer, type Scope } from "effect"
+import * as tls from "node:tls"
+import { Effect, Layer, type Scope } from "effect"
 import {
   type ListOptions,
   type ListPage,
@@ -18,32 +16,20 @@ import {
   type OrchestratorClientShape,
   OrchestratorError,
   type OrchestratorRequest,
-  type WatchEvent,
 } from "../../services/orchestrator/client.js"
 import type { OrchObject } from "../../services/orchestrator/objects.js"
 import { type ResourceRef, resourcePath } from "../../services/orchestrator/resources.js"
+import {
+  describeSource,
+  loadCredentials,
+  OrchestratorConfigError,
+  type OrchestratorSource,
+  SERVICE_ACCOUNT_DIRS,
+} from "./credentials.js"
 import { makeThrottle } from "./throttle.js"
+import { openWatchStream } from "./watch-stream.js"
 
-/** The kubeconfig could not be loaded or names no usable cluster. */
-export class OrchestratorConfigError extends Data.TaggedError("OrchestratorConfigError")<{
-  readonly source: string
-  readonly reason: string
-}> {
-  override get message(): string {
-    return `cannot use the orchestrator configuration ${this.source}: ${this.reason}`
-  }
-}
-
-export type OrchestratorSource =
-  | { readonly _tag: "file"; readonly path: string; readonly context?: string }
-  | { readonly _tag: "text"; readonly name: string; readonly yaml: string; readonly context?: string }
-  | {
-      readonly _tag: "inCluster"
-      readonly host: string
-      readonly port: string
-      /** Directory holding `token`, `ca.crt` and `namespace`. */
-      readonly serviceAccountDir?: string
-    }
+export { OrchestratorConfigError, type OrchestratorSource, SERVICE_ACCOUNT_DIRS }
 
 export interface OrchestratorClientOptions {
   readonly source: OrchestratorSource
@@ -71,55 +57,6 @@ const impersonationHeaders = (as: OrchestratorClientOptions["impersonate"]): Rec
         ...(as.groups.length > 0 ? { "Impersonate-Group": [...as.groups] } : {}),
         ...(as.uid !== "" ? { "Impersonate-Uid": as.uid } : {}),
       }
-
-/** Where the service-account credentials are mounted in a pod. */
-export const SERVICE_ACCOUNT_DIRS = [
-  "/var/run/secrets/orchestrator.io/serviceaccount",
-  "/var/run/secrets/kubernetes.io/serviceaccount",
-] as const
-
-const describe = (source: OrchestratorSource): string =>
-  source._tag === "file"
-    ? source.path
-    : source._tag === "text"
-      ? source.name
-      : `in-cluster ${source.host}:${source.port}`
-
-/**
- * The orchestrator client library, loaded when a client is built: it is a large ES module
- * (about 0.45 s of CPU to load), and mesh-discovery with only file/mock registries, like most
- * meshctl commands, never talks to an orchestrator. Through `require` (Node.js loads ES modules
- * that way), not `import()`: the bundles run in a vm.Script, which has no dynamic import.
- */
-type ClientLibrary = typeof import("@kubernetes/client-node")
-const loadClientLibrary = (): ClientLibrary =>
-  createRequire(import.meta.url)("@kubernetes/client-node") as ClientLibrary
-
-const loadKubeConfig = (library: ClientLibrary, source: OrchestratorSource): KubeConfig => {
-  const kc = new library.KubeConfig()
-  switch (source._tag) {
-    case "file":
-      kc.loadFromFile(source.path)
-      if (source.context !== undefined && source.context !== "") kc.setCurrentContext(source.context)
-      break
-    case "text":
-      kc.loadFromString(source.yaml)
-      if (source.context !== undefined && source.context !== "") kc.setCurrentContext(source.context)
-      break
-    case "inCluster": {
-      const dir = source.serviceAccountDir ?? SERVICE_ACCOUNT_DIRS.find((d) => fs.existsSync(`${d}/token`))
-      if (dir === undefined) throw new Error(`no service account token in ${SERVICE_ACCOUNT_DIRS.join(" or ")}`)
-      const host = source.host.includes(":") ? `[${source.host}]` : source.host
-      kc.loadFromClusterAndUser(
-        { name: "in-cluster", server: `https://${host}:${source.port}`, caFile: `${dir}/ca.crt`, skipTLSVerify: false },
-        { name: "in-cluster", authProvider: { name: "tokenFile", config: { tokenFile: `${dir}/token` } } },
-      )
-      break
-    }
-  }
-  if (kc.getCurrentCluster() === null) throw new Error("no current cluster (check current-context)")
-  return kc
-}
 
 const queryString = (query: OrchestratorRequest["query"]): string => {
   const params = new URLSearchParams()
@@ -160,75 +97,74 @@ export const makeOrchestratorClient = (
   options: OrchestratorClientOptions,
 ): Effect.Effect<OrchestratorClientShape, OrchestratorConfigError, Scope.Scope> =>
   Effect.gen(function* () {
-    const library = loadClientLibrary()
-    const kc = yield* Effect.try({
-      try: () => loadKubeConfig(library, options.source),
-      catch: (e) =>
-        new OrchestratorConfigError({ source: describe(options.source), reason: String((e as Error).message ?? e) }),
-    })
-    const cluster = kc.getCurrentCluster()
-    const server = (cluster?.server ?? "").replace(/\/+$/, "")
+    const credentials = yield* loadCredentials(options.source)
+    const server = credentials.server
     const base = yield* Effect.try({
       try: () => new URL(server),
       catch: () =>
-        new OrchestratorConfigError({ source: describe(options.source), reason: `bad server URL "${server}"` }),
+        new OrchestratorConfigError({ source: describeSource(options.source), reason: `bad server URL "${server}"` }),
     })
     const secure = base.protocol === "https:"
-    // TLS material once (files read at start); headers (tokens) per request, so rotated
-    // service-account tokens are picked up.
-    const tlsOptions: https.RequestOptions = {}
-    yield* Effect.tryPromise({
-      try: () => kc.applyToHTTPSOptions(tlsOptions),
-      catch: (e) => new OrchestratorConfigError({ source: describe(options.source), reason: String(e) }),
-    })
+    const material = credentials.tls
     const agent = secure
       ? new https.Agent({
           keepAlive: true,
-          ca: tlsOptions.ca,
-          cert: tlsOptions.cert,
-          key: tlsOptions.key,
-          ...(tlsOptions.rejectUnauthorized !== undefined ? { rejectUnauthorized: tlsOptions.rejectUnauthorized } : {}),
-          ...(cluster?.skipTLSVerify === true ? { rejectUnauthorized: false } : {}),
-          ...(cluster?.tlsServerName !== undefined ? { servername: cluster.tlsServerName } : {}),
+          // One context for every connection: otherwise each new socket parses the CA and key again.
+          secureContext: yield* Effect.try({
+            try: () =>
+              tls.createSecureContext({
+                ...(material.ca !== undefined ? { ca: material.ca } : {}),
+                ...(material.cert !== undefined ? { cert: material.cert } : {}),
+                ...(material.key !== undefined ? { key: material.key } : {}),
+              }),
+            catch: (e) =>
+              new OrchestratorConfigError({
+                source: describeSource(options.source),
+                reason: `bad TLS material: ${String((e as Error | undefined)?.message ?? e)}`,
+              }),
+          }),
+          ...(material.rejectUnauthorized !== undefined ? { rejectUnauthorized: material.rejectUnauthorized } : {}),
+          ...(material.servername !== undefined ? { servername: material.servername } : {}),
         })
       : new http.Agent({ keepAlive: true })
     yield* Effect.addFinalizer(() => Effect.sync(() => agent.destroy()))
     const throttle = yield* makeThrottle(options.qps, options.burst)
     const timeout = options.requestTimeoutMillis ?? 60_000
     const impersonation = impersonationHeaders(options.impersonate)
-    const watcher = new library.Watch(kc)
+    const basePath = base.pathname.replace(/\/+$/, "")
+
+    /** The headers of one request: JSON, the impersonation asked for, then the credentials'. */
+    const headersFor = async (): Promise<Record<string, string | Array<string>>> => ({
+      Accept: "application/json",
+      ...impersonation,
+      ...(await credentials.headers()),
+    })
+    const requestOptions = (
+      method: string,
+      path: string,
+      headers: Record<string, string | Array<string>>,
+    ): http.RequestOptions => ({
+      protocol: base.protocol,
+      hostname: base.hostname.replace(/^\[|\]$/g, ""),
+      port: base.port,
+      path,
+      method,
+      headers,
+      agent,
+    })
 
     const send = (request: OrchestratorRequest): Effect.Effect<unknown, OrchestratorError> =>
       Effect.async<unknown, OrchestratorError>((resume, signal) => {
-        const headerOptions: https.RequestOptions = { headers: {} }
-        kc.applyToHTTPSOptions(headerOptions).then(
-          () => {
-            const path = `${base.pathname.replace(/\/+$/, "")}${request.path}${queryString(request.query)}`
+        headersFor().then(
+          (headers) => {
+            const path = `${basePath}${request.path}${queryString(request.query)}`
             const body = request.body === undefined ? undefined : JSON.stringify(request.body)
-            const headers: Record<string, string | Array<string>> = { Accept: "application/json", ...impersonation }
-            // Trimmed: a token file ending in a newline would make an invalid header, which
-            // http.request throws on instead of failing the request.
-            for (const [k, v] of Object.entries(headerOptions.headers ?? {}))
-              if (v !== undefined) headers[k] = String(v).trim()
-            if (headerOptions.auth !== undefined && headerOptions.auth !== null) {
-              headers.Authorization = `Basic ${Buffer.from(headerOptions.auth).toString("base64")}`
-            }
             if (body !== undefined) {
               headers["Content-Type"] = request.contentType ?? "application/json"
               headers["Content-Length"] = String(Buffer.byteLength(body))
             }
             const req = (secure ? https : http).request(
-              {
-                protocol: base.protocol,
-                hostname: base.hostname.replace(/^\[|\]$/g, ""),
-                port: base.port,
-                path,
-                method: request.method,
-                headers,
-                agent,
-                signal,
-                timeout,
-              },
+              { ...requestOptions(request.method, path, headers), signal, timeout },
               (res) => {
                 const chunks: Array<Buffer> = []
                 res.on("data", (c: Buffer) => chunks.push(c))
@@ -344,21 +280,33 @@ export const makeOrchestratorClient = (
       remove: (ref, namespace, name) =>
         Effect.asVoid(request({ method: "DELETE", path: resourcePath(ref, namespace, name) })),
       watch: (ref, o, onEvent, onDone) =>
-        Effect.tryPromise({
-          try: () =>
-            watcher.watch(
-              resourcePath(ref, o.namespace),
+        Effect.promise(() => headersFor()).pipe(
+          Effect.map((headers) => {
+            const query = queryString({
+              ...listQuery(o),
+              watch: true,
+              resourceVersion: o.resourceVersion,
+              allowWatchBookmarks: o.allowWatchBookmarks ?? true,
+              timeoutSeconds: o.timeoutSeconds,
+            })
+            const path = `${basePath}${resourcePath(ref, o.namespace)}${query}`
+            return openWatchStream(
               {
-                ...listQuery(o),
-                resourceVersion: o.resourceVersion,
-                allowWatchBookmarks: o.allowWatchBookmarks ?? true,
-                ...(o.timeoutSeconds !== undefined ? { timeoutSeconds: o.timeoutSeconds } : {}),
+                start: (onResponse) =>
+                  (secure ? https : http).request(requestOptions("GET", path, headers), onResponse),
+                errorOf: (status, body, retryAfter) => errorOf(status, body, retryAfter, `watch ${ref.plural}`),
+                networkError: (e) =>
+                  new OrchestratorError({
+                    status: 0,
+                    reason: e.code ?? e.name ?? "NetworkError",
+                    message: `watch ${ref.plural}: ${e.message}`,
+                  }),
               },
-              (type: string, object: unknown) => onEvent({ type: type as WatchEvent["type"], object }),
-              (error: unknown) => onDone(error === null || error === undefined ? undefined : watchErrorOf(error, ref)),
-            ),
-          catch: (e) => watchErrorOf(e, ref),
-        }).pipe(Effect.map((controller) => ({ close: () => controller.abort() }))),
+              onEvent,
+              onDone,
+            )
+          }),
+        ),
     }
     return client
   })
@@ -368,16 +316,6 @@ const withTypeMeta = <T extends OrchObject>(ref: ResourceRef, object: T): T => (
   apiVersion: object.apiVersion ?? (ref.group === "" ? ref.version : `${ref.group}/${ref.version}`),
   kind: object.kind ?? ref.kind,
 })
-
-const watchErrorOf = (e: unknown, ref: ResourceRef): OrchestratorError => {
-  const error = e as { statusCode?: number; code?: string | number; message?: string; name?: string }
-  const status = typeof error.statusCode === "number" ? error.statusCode : 0
-  return new OrchestratorError({
-    status,
-    reason: status !== 0 ? (http.STATUS_CODES[status] ?? "Error") : String(error.code ?? error.name ?? "NetworkError"),
-    message: `watch ${ref.plural}: ${error.message ?? String(e)}`,
-  })
-}
 
 /** The client of the local cluster as `OrchestratorClient`. */
 export const layer = (options: OrchestratorClientOptions): Layer.Layer<OrchestratorClient, OrchestratorConfigError> =>
