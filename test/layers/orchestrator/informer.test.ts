@@ -1,7 +1,7 @@
 /**
  * Informers against the in-process orchestrator API server through the real client: paged
  * list, watch events in order, relist after 410 publishing only differences, recovery from an
- * API server that is down at start or answers 500, bookmarks.
+ * API server that is down at start or answers 500, bookmarks; managedFields dropped on arrival.
  */
 import { Effect, ManagedRuntime, Option, Queue } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -78,6 +78,47 @@ describe("informer", () => {
       )
       // Five objects at two per page: three list requests.
       expect(server.requestCount({ verb: "list", path: new RegExp(`/namespaces/${ns}/configmaps`) })).toBe(3)
+    } finally {
+      await runtime.dispose()
+    }
+  })
+
+  it("keeps listed and watched objects without their managedFields", async () => {
+    const ns = freshNamespace()
+    const managed = (name: string, v: string) =>
+      server.put({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: {
+          name,
+          namespace: ns,
+          labels: { kept: "yes" },
+          managedFields: [{ manager: "kubectl", operation: "Update", fieldsType: "FieldsV1", fieldsV1: {} }],
+        },
+        data: { v },
+      })
+    managed("listed", "0")
+    const runtime = ManagedRuntime.make(orchestratorLayer(server))
+    try {
+      await runtime.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const informers = yield* Informers
+            const informer = yield* informers.informer<OrchConfigMap>(Resources.configMaps, { namespace: ns })
+            yield* informer.synced
+            const { batches } = yield* informer.subscribe
+            managed("watched", "1")
+            yield* takeEvents(batches, 1)
+            for (const name of ["listed", "watched"]) {
+              const o = informer.get(ns, name)
+              expect(o?.metadata.labels).toEqual({ kept: "yes" })
+              expect(o?.metadata).not.toHaveProperty("managedFields")
+            }
+          }),
+        ),
+      )
+      // The server still has them: only the cache's copies are trimmed.
+      expect(server.get("v1", "ConfigMap", ns, "listed")?.metadata).toHaveProperty("managedFields")
     } finally {
       await runtime.dispose()
     }
