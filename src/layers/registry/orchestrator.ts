@@ -4,9 +4,10 @@
  * the ConfigStore's ServiceEntries and WorkloadEntries for cross-selection, folded into an
  * OrchestratorRegistryState by one fiber and published through a registry core.
  *
- * - Start-up: decides slices vs Endpoints (one `limit=1` list; 404 means Endpoints), waits until
- *   every informer has listed, then subscribes (so the first objects are complete), publishes
- *   once and marks the registry synced. An API server that is down delays this, never fails it.
+ * - Start-up: the Service, Pod, Node and Namespace informers start listing at once; meanwhile
+ *   one `limit=1` list decides slices vs Endpoints (404 means Endpoints). Waits until every
+ *   informer has listed, then subscribes (so the first objects are complete), publishes once
+ *   and marks the registry synced. An API server that is down delays this, never fails it.
  * - Then: every queued batch (informers, config, trust domain) is applied before one snapshot is
  *   published, so a burst of events is one registry change.
  * - Gauges `endpoint_no_pod` and `pilot_endpoint_not_ready` follow every publish.
@@ -198,17 +199,24 @@ export const makeOrchestratorRegistry = (
       })
 
     const run = Effect.gen(function* () {
+      // The informers that do not depend on the API server's answer start listing at once (a
+      // pod list of a large cluster is the longest wait of start-up); only slices-or-Endpoints
+      // waits for it.
+      const services = yield* informers.informer<OrchService>(Resources.services, scoped)
+      const pods = yield* informers.informer<OrchPod>(Resources.pods, scoped)
+      const nodes = yield* informers.informer<OrchNode>(Resources.nodes)
+      const namespaces = yield* informers.informer<OrchNamespace>(Resources.namespaces, {
+        fieldSelector: `metadata.name=${systemNamespace}`,
+      })
       const slices = yield* servesEndpointSlices(namespace)
       if (!slices)
         yield* Effect.logInfo(
           "orchestrator registry: the API server does not serve endpointslices.discovery.k8s.io/v1; reading core Endpoints",
         )
+      // Nodes before pods: the first publish then finds each pod's node already there.
       const initial = yield* Effect.all(
         [
-          follow(yield* informers.informer<OrchService>(Resources.services, scoped), (batch) => ({
-            _tag: "services",
-            batch,
-          })),
+          follow(services, (batch) => ({ _tag: "services", batch })),
           slices
             ? follow(yield* informers.informer<OrchEndpointSlice>(Resources.endpointSlices, scoped), (batch) => ({
                 _tag: "slices",
@@ -218,14 +226,9 @@ export const makeOrchestratorRegistry = (
                 _tag: "endpoints",
                 batch,
               })),
-          follow(yield* informers.informer<OrchPod>(Resources.pods, scoped), (batch) => ({ _tag: "pods", batch })),
-          follow(yield* informers.informer<OrchNode>(Resources.nodes), (batch) => ({ _tag: "nodes", batch })),
-          follow(
-            yield* informers.informer<OrchNamespace>(Resources.namespaces, {
-              fieldSelector: `metadata.name=${systemNamespace}`,
-            }),
-            (batch) => ({ _tag: "namespaces", batch }),
-          ),
+          follow(nodes, (batch) => ({ _tag: "nodes", batch })),
+          follow(pods, (batch) => ({ _tag: "pods", batch })),
+          follow(namespaces, (batch) => ({ _tag: "namespaces", batch })),
         ],
         { concurrency: "unbounded" },
       )

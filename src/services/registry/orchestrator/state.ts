@@ -211,9 +211,10 @@ export class OrchestratorRegistryState {
       const before = this.pods.get(key)
       const after = type === "deleted" ? undefined : object
       this.indexPod(key, before, after)
-      const viewBefore = podView(before)
-      const viewAfter = podView(after)
-      const relevant = !deepEqual(viewBefore, viewAfter)
+      // A pod that appears or goes always matters; only an update is compared (the first list
+      // is all additions: 10,000 pods need no views compared).
+      const relevant =
+        before === undefined || after === undefined ? before !== after : !deepEqual(podView(before), podView(after))
       if (relevant) this.touchPod(key, before, after)
       if (this.options.selectPods) {
         const namespace = key.slice(0, key.indexOf("/"))
@@ -507,6 +508,8 @@ export class OrchestratorRegistryState {
 
   /** Marks the units that consulted a pod (by name or by any of its addresses). */
   private touchPod(key: string, before: OrchPod | undefined, after: OrchPod | undefined) {
+    // No unit built yet (the first publish): none consulted anything.
+    if (this.refIndex.size === 0) return
     const slash = key.indexOf("/")
     const refs = [podRefKey(key.slice(0, slash), key.slice(slash + 1))]
     for (const ip of new Set([...podAddresses(before), ...podAddresses(after)])) refs.push(ipRefKey(ip))
