@@ -166,8 +166,13 @@ export const makeOrchestratorClient = (
             const req = (secure ? https : http).request(
               { ...requestOptions(request.method, path, headers), signal, timeout },
               (res) => {
-                const chunks: Array<Buffer> = []
-                res.on("data", (c: Buffer) => chunks.push(c))
+                // Decoded as it arrives and joined by JSON.parse: a list of 10,000 pods (~30 MB) is
+                // then held as text once, not as chunks, their concatenation and its decoding.
+                res.setEncoding("utf8")
+                let text = ""
+                res.on("data", (c: string) => {
+                  text += c
+                })
                 res.on("error", (e) =>
                   resume(
                     Effect.fail(
@@ -180,7 +185,6 @@ export const makeOrchestratorClient = (
                   ),
                 )
                 res.on("end", () => {
-                  const text = Buffer.concat(chunks).toString("utf8")
                   const status = res.statusCode ?? 0
                   if (status < 200 || status >= 300) {
                     const retry = res.headers["retry-after"]
@@ -238,12 +242,21 @@ export const makeOrchestratorClient = (
       clusterId: options.clusterId,
       server,
       request,
-      list: <T extends OrchObject>(ref: ResourceRef, o?: ListOptions & { limit?: number; continue?: string }) =>
+      list: <T extends OrchObject>(
+        ref: ResourceRef,
+        o?: ListOptions & { limit?: number; continue?: string; resourceVersion?: string },
+      ) =>
         Effect.map(
           request<{ items?: Array<T>; metadata?: { resourceVersion?: string; continue?: string } }>({
             method: "GET",
             path: resourcePath(ref, o?.namespace),
-            query: { ...listQuery(o), limit: o?.limit, continue: o?.continue },
+            query: {
+              ...listQuery(o),
+              limit: o?.limit,
+              continue: o?.continue,
+              // The API server refuses a resourceVersion together with a continue token.
+              resourceVersion: o?.continue === undefined ? o?.resourceVersion : undefined,
+            },
           }),
           (list): ListPage<T> => ({
             items: list?.items ?? [],

@@ -62,10 +62,14 @@ export interface OrchestratorClientShape {
   /** The API server URL. */
   readonly server: string
   readonly request: <A = unknown>(request: OrchestratorRequest) => Effect.Effect<A, OrchestratorError>
-  /** One page of a list; `limit`/`continue` page it. */
+  /**
+   * One page of a list; `limit`/`continue` page it. `resourceVersion: "0"` asks for any version
+   * the API server has at hand (its watch cache, which serves the whole list at once and ignores
+   * `limit`) instead of a consistent read; it is not sent with `continue`.
+   */
   readonly list: <T extends OrchObject>(
     ref: ResourceRef,
-    options?: ListOptions & { readonly limit?: number; readonly continue?: string },
+    options?: ListOptions & { readonly limit?: number; readonly continue?: string; readonly resourceVersion?: string },
   ) => Effect.Effect<ListPage<T>, OrchestratorError>
   readonly get: <T extends OrchObject>(
     ref: ResourceRef,

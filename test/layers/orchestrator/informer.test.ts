@@ -1,6 +1,6 @@
 /**
- * Informers against the in-process orchestrator API server through the real client: paged
- * list, watch events in order, relist after 410 publishing only differences, recovery from an
+ * Informers against the in-process orchestrator API server through the real client: first list
+ * from the watch cache, paged consistent relists, watch events in order, relist after 410 publishing only differences, recovery from an
  * API server that is down at start or answers 500, bookmarks; managedFields dropped on arrival.
  */
 import { Effect, ManagedRuntime, Option, Queue } from "effect"
@@ -45,7 +45,7 @@ const takeEvents = (queue: Queue.Dequeue<InformerBatch<OrchConfigMap>>, count: n
   }).pipe(Effect.timeout("5 seconds"))
 
 describe("informer", () => {
-  it("lists every page, then follows the watch in order", async () => {
+  it("lists from the watch cache first (resourceVersion=0, one answer), then follows the watch in order", async () => {
     const ns = freshNamespace()
     for (let i = 0; i < 5; i++) configMap(ns, `cm-${i}`, { v: "0" })
     const runtime = ManagedRuntime.make(orchestratorLayer(server, { informers: { pageSize: 2 } }))
@@ -76,8 +76,11 @@ describe("informer", () => {
           }),
         ),
       )
-      // Five objects at two per page: three list requests.
-      expect(server.requestCount({ verb: "list", path: new RegExp(`/namespaces/${ns}/configmaps`) })).toBe(3)
+      // The first list asks for any version (the watch cache ignores limit): one request.
+      const lists = server
+        .requests()
+        .filter((r) => r.verb === "list" && r.path.endsWith(`/namespaces/${ns}/configmaps`))
+      expect(lists.map((r) => new URLSearchParams(r.query).get("resourceVersion"))).toEqual(["0"])
     } finally {
       await runtime.dispose()
     }
@@ -150,12 +153,12 @@ describe("informer", () => {
     }
   })
 
-  it("relists after 410 Gone and publishes only what changed meanwhile", async () => {
+  it("relists after 410 Gone, consistently and page by page, and publishes only what changed meanwhile", async () => {
     const ns = freshNamespace()
     configMap(ns, "keep", { v: "0" })
     configMap(ns, "change", { v: "0" })
     configMap(ns, "drop", { v: "0" })
-    const runtime = ManagedRuntime.make(orchestratorLayer(server))
+    const runtime = ManagedRuntime.make(orchestratorLayer(server, { informers: { pageSize: 2 } }))
     try {
       await runtime.runPromise(
         Effect.scoped(
@@ -173,9 +176,13 @@ describe("informer", () => {
             const { seen, relists } = yield* takeEvents(batches, 3)
             expect(seen.sort()).toEqual(["added new", "deleted drop", "updated change (was 0)"])
             expect(relists).toEqual([true])
-            expect(
-              server.requestCount({ verb: "list", path: new RegExp(`/namespaces/${ns}/configmaps`) }),
-            ).toBeGreaterThan(listsBefore)
+            // keep, change and new at two per page, without resourceVersion (a consistent read).
+            const relistRequests = server
+              .requests()
+              .filter((r) => r.verb === "list" && r.path.endsWith(`/namespaces/${ns}/configmaps`))
+              .slice(listsBefore)
+            expect(relistRequests.map((r) => new URLSearchParams(r.query).has("continue"))).toEqual([false, true])
+            expect(relistRequests.every((r) => !new URLSearchParams(r.query).has("resourceVersion"))).toBe(true)
             // Another expiry with nothing changed here (a write elsewhere moves the version on
             // past the last bookmark): a relist, and no batch.
             const lists = server.requestCount({ verb: "list", path: new RegExp(`/namespaces/${ns}/configmaps`) })
