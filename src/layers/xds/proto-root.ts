@@ -72,11 +72,32 @@ const readDescriptor = (path: string, files: ReadonlyArray<string>): XdsDescript
   return Array.isArray(descriptor.files) && sameFiles(descriptor.files, files) ? descriptor : undefined
 }
 
+/**
+ * The Root of a descriptor, resolved only as far as every type's wire format needs.
+ * `Root.fromJSON` also resolves every field of every message type (`resolveAll`), and resolving
+ * a field generates its type's constructor: about 600 constructors compiled, most of the cost of
+ * the load, for types a process mostly never encodes. Here only the editions features are
+ * resolved up front: whether a repeated scalar is packed is inherited from the file down, so it
+ * cannot be left to each type. A type's fields are resolved when the type is first used
+ * (protobufjs's `Type.setup`, run by its first encode, decode or conversion), which yields the
+ * same bytes (test/layers/xds/proto-root.test.ts). As `resolveAll` does, an extension of a type
+ * the descriptor lacks is refused here, not at its first use.
+ */
+export const rootFromDescriptor = (json: protobuf.INamespace): protobuf.Root => {
+  const root = new protobuf.Root()
+  if (json.options !== undefined) root.setOptions(json.options)
+  root.addJSON(json.nested ?? {})
+  if (root.deferred.length > 0)
+    throw new Error(
+      `unresolvable extensions: ${root.deferred.map((field) => `'extend ${field.extend}' in ${field.parent?.fullName}`).join(", ")}`,
+    )
+  // The Root's own edition (proto2), as `resolveAll` starts from; each file's namespace has its own.
+  root._resolveFeaturesRecursive("proto2")
+  return root
+}
+
 /** The Root of these files: from the build's descriptor when it matches them, else parsed. */
 export const loadXdsRoot = (files: ReadonlyArray<string>, descriptorPath = builtDescriptorPath()): protobuf.Root => {
   const built = readDescriptor(descriptorPath, files)
-  if (built === undefined) return parseXdsRoot(files)
-  const root = protobuf.Root.fromJSON(built.root)
-  root.resolveAll()
-  return root
+  return built === undefined ? parseXdsRoot(files) : rootFromDescriptor(built.root)
 }

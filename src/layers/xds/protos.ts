@@ -44,27 +44,46 @@ const DECODE_OPTIONS: protobuf.IConversionOptions = { longs: String, enums: Stri
 const DECODE_JSON_OPTIONS: protobuf.IConversionOptions = { ...DECODE_OPTIONS, json: true }
 
 /** proto-loader's serializer of a message type: object → message → bytes. */
-const serializerOf = (type: protobuf.Type) => (value: object) => {
-  if (Array.isArray(value)) throw new Error(`Failed to serialize message: expected a ${type.name}, got an array`)
-  return type.encode(type.fromObject(value)).finish() as Buffer
+const serializerOf = (type: () => protobuf.Type) => (value: object) => {
+  if (Array.isArray(value)) throw new Error(`Failed to serialize message: expected a ${type().name}, got an array`)
+  const t = type()
+  return t.encode(t.fromObject(value)).finish() as Buffer
 }
-const deserializerOf = (type: protobuf.Type, options: protobuf.IConversionOptions) => (bytes: Buffer) =>
-  type.toObject(type.decode(bytes), options)
+const deserializerOf = (type: () => protobuf.Type, options: protobuf.IConversionOptions) => (bytes: Buffer) => {
+  const t = type()
+  return t.toObject(t.decode(bytes), options)
+}
 
-/** A gRPC method definition of a service method, as proto-loader makes it (without the descriptors). */
-const methodDefinition = (service: protobuf.Service, method: protobuf.Method) => {
-  method.resolve()
-  const request = method.resolvedRequestType!
-  const response = method.resolvedResponseType!
+/**
+ * The methods of the AggregatedDiscoveryService (envoy/service/discovery/v3/ads.proto), both
+ * bidirectional streams. Written out so that a server or client can be set up before the Root
+ * exists (test/layers/xds/protos.test.ts checks them against the Root).
+ */
+export const ADS_SERVICE = "envoy.service.discovery.v3.AggregatedDiscoveryService"
+export const ADS_METHODS = {
+  StreamAggregatedResources: {
+    request: "envoy.service.discovery.v3.DiscoveryRequest",
+    response: "envoy.service.discovery.v3.DiscoveryResponse",
+  },
+  DeltaAggregatedResources: {
+    request: "envoy.service.discovery.v3.DeltaDiscoveryRequest",
+    response: "envoy.service.discovery.v3.DeltaDiscoveryResponse",
+  },
+} as const
+
+/** A gRPC method definition of an ADS method, as proto-loader makes it (without the descriptors). */
+const methodDefinition = (name: keyof typeof ADS_METHODS, typeOf: (fullName: string) => () => protobuf.Type) => {
+  const request = typeOf(ADS_METHODS[name].request)
+  const response = typeOf(ADS_METHODS[name].response)
   return {
-    path: `/${service.fullName.slice(1)}/${method.name}`,
-    requestStream: method.requestStream === true,
-    responseStream: method.responseStream === true,
+    path: `/${ADS_SERVICE}/${name}`,
+    requestStream: true,
+    responseStream: true,
     requestSerialize: serializerOf(request),
     requestDeserialize: deserializerOf(request, DECODE_OPTIONS),
     responseSerialize: serializerOf(response),
     responseDeserialize: deserializerOf(response, DECODE_OPTIONS),
-    originalName: method.name.charAt(0).toLowerCase() + method.name.slice(1),
+    originalName: name.charAt(0).toLowerCase() + name.slice(1),
   }
 }
 
@@ -89,8 +108,6 @@ export interface XdsProtos {
 
 let loaded: XdsProtos | undefined
 
-const ADS = "envoy.service.discovery.v3.AggregatedDiscoveryService"
-
 /** Reads a protobuf varint at `offset`: [value, next offset]. */
 const varint = (bytes: Uint8Array, offset: number): [number, number] => {
   let value = 0
@@ -104,15 +121,31 @@ const varint = (bytes: Uint8Array, offset: number): [number, number] => {
   }
 }
 
-/** Loads (once per process) the ADS definition and the codec. */
+/**
+ * Loads (once per process) the ADS definition and the codec. The Root behind them is built at
+ * their first use, not here: nothing is encoded or decoded before the first proxy connects, and a
+ * start (spawn → /ready) is shorter by the Root's load (about a tenth of a second of CPU).
+ */
 export const loadXdsProtos = (): XdsProtos => {
   if (loaded !== undefined) return loaded
-  const root = loadXdsRoot(xdsProtoFiles)
-  const service = root.lookupService(ADS)
-  const methods = Object.fromEntries(
-    service.methodsArray.map((method) => [method.name, methodDefinition(service, method)]),
-  )
-  const sotw = methods.StreamAggregatedResources!
+  let root: protobuf.Root | undefined
+  const rootOf = (): protobuf.Root => {
+    root ??= loadXdsRoot(xdsProtoFiles)
+    return root
+  }
+  /** A message type looked up (by its absolute name) at its first use. */
+  const typeOf = (fullName: string) => {
+    let type: protobuf.Type | undefined
+    return (): protobuf.Type => {
+      type ??= rootOf().lookupType(`.${fullName}`)
+      return type
+    }
+  }
+  const methods = {
+    StreamAggregatedResources: methodDefinition("StreamAggregatedResources", typeOf),
+    DeltaAggregatedResources: methodDefinition("DeltaAggregatedResources", typeOf),
+  }
+  const sotw = methods.StreamAggregatedResources
   // Responses share the encoding of their resources across connections (response-encoding.ts).
   const encoders = new Map(
     Object.entries(methods).map(([name, method]) => [name, sharingResourceEncoding(method.responseSerialize)]),
@@ -140,16 +173,13 @@ export const loadXdsProtos = (): XdsProtos => {
   const ownSerializer = (typeUrl: string) => {
     if (!serializers.has(typeUrl)) {
       // Absolute (leading dot): a relative name would also match a nested type of that name.
-      const type = root.lookup(`.${typeUrl.slice(typeUrl.lastIndexOf("/") + 1)}`)
-      serializers.set(typeUrl, type instanceof protobuf.Type ? serializerOf(type) : undefined)
+      const type = rootOf().lookup(`.${typeUrl.slice(typeUrl.lastIndexOf("/") + 1)}`)
+      serializers.set(typeUrl, type instanceof protobuf.Type ? serializerOf(() => type) : undefined)
     }
     return serializers.get(typeUrl)
   }
   // Decoding (debug pages, tests) expands Any values (the JSON flavour of toObject).
-  const decodeResponse = deserializerOf(
-    service.methods.StreamAggregatedResources!.resolvedResponseType!,
-    DECODE_JSON_OPTIONS,
-  )
+  const decodeResponse = deserializerOf(typeOf(ADS_METHODS.StreamAggregatedResources.response), DECODE_JSON_OPTIONS)
 
   const encode = (typeUrl: string, resource: ProtoObject): Uint8Array => {
     const own = ownSerializer(typeUrl)
