@@ -9,6 +9,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:f
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as esbuild from "esbuild"
+import { lazyUndici } from "./build-lazy-undici.mjs"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
@@ -49,6 +50,7 @@ const define = {
 }
 const common = {
   absWorkingDir: root,
+  plugins: [lazyUndici(root)],
   bundle: true,
   platform: "node",
   target: "node20",
