@@ -3,9 +3,10 @@
  * from the watch cache, paged consistent relists, watch events in order, relist after 410 publishing only differences, recovery from an
  * API server that is down at start or answers 500, bookmarks; managedFields dropped on arrival.
  */
-import { Effect, ManagedRuntime, Option, Queue } from "effect"
+import { Effect, ManagedRuntime, Option, Queue, type Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type InformerBatch, Informers } from "../../../src/services/orchestrator/informer.js"
+import type { InformerSettings } from "../../../src/layers/orchestrator/informer.js"
+import { type InformerBatch, type InformerShape, Informers } from "../../../src/services/orchestrator/informer.js"
 import type { OrchConfigMap } from "../../../src/services/orchestrator/objects.js"
 import { Resources } from "../../../src/services/orchestrator/resources.js"
 import { type Orchestrator, startOrchestrator } from "../../support/orchestrator/index.js"
@@ -44,46 +45,56 @@ const takeEvents = (queue: Queue.Dequeue<InformerBatch<OrchConfigMap>>, count: n
     return { seen, relists }
   }).pipe(Effect.timeout("5 seconds"))
 
+/** Runs `body` with a synced ConfigMap informer of `ns` (informer settings as given), then disposes it. */
+const withSyncedInformer = async (
+  ns: string,
+  settings: InformerSettings,
+  body: (informer: InformerShape<OrchConfigMap>) => Effect.Effect<void, unknown, Scope.Scope>,
+) => {
+  const runtime = ManagedRuntime.make(orchestratorLayer(server, { informers: settings }))
+  try {
+    await runtime.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const informer = yield* (yield* Informers).informer<OrchConfigMap>(Resources.configMaps, { namespace: ns })
+          yield* informer.synced
+          yield* body(informer)
+        }),
+      ),
+    )
+  } finally {
+    await runtime.dispose()
+  }
+}
+
 describe("informer", () => {
   it("lists from the watch cache first (resourceVersion=0, one answer), then follows the watch in order", async () => {
     const ns = freshNamespace()
     for (let i = 0; i < 5; i++) configMap(ns, `cm-${i}`, { v: "0" })
-    const runtime = ManagedRuntime.make(orchestratorLayer(server, { informers: { pageSize: 2 } }))
-    try {
-      await runtime.runPromise(
-        Effect.scoped(
-          Effect.gen(function* () {
-            const informers = yield* Informers
-            const informer = yield* informers.informer<OrchConfigMap>(Resources.configMaps, { namespace: ns })
-            yield* informer.synced
-            expect(
-              informer
-                .list()
-                .map((c) => c.metadata.name)
-                .sort(),
-            ).toEqual(["cm-0", "cm-1", "cm-2", "cm-3", "cm-4"])
-            expect(informer.get(ns, "cm-3")?.data?.v).toBe("0")
-            const { objects, batches } = yield* informer.subscribe
-            expect(objects).toHaveLength(5)
-            configMap(ns, "cm-5", { v: "1" })
-            configMap(ns, "cm-0", { v: "2" })
-            server.remove("v1", "ConfigMap", ns, "cm-1")
-            const { seen, relists } = yield* takeEvents(batches, 3)
-            expect(seen).toEqual(["added cm-5", "updated cm-0 (was 0)", "deleted cm-1"])
-            expect(relists.every((r) => !r)).toBe(true)
-            expect(informer.get(ns, "cm-1")).toBeUndefined()
-            expect(informer.list(ns)).toHaveLength(5)
-          }),
-        ),
-      )
-      // The first list asks for any version (the watch cache ignores limit): one request.
-      const lists = server
-        .requests()
-        .filter((r) => r.verb === "list" && r.path.endsWith(`/namespaces/${ns}/configmaps`))
-      expect(lists.map((r) => new URLSearchParams(r.query).get("resourceVersion"))).toEqual(["0"])
-    } finally {
-      await runtime.dispose()
-    }
+    await withSyncedInformer(ns, { pageSize: 2 }, (informer) =>
+      Effect.gen(function* () {
+        expect(
+          informer
+            .list()
+            .map((c) => c.metadata.name)
+            .sort(),
+        ).toEqual(["cm-0", "cm-1", "cm-2", "cm-3", "cm-4"])
+        expect(informer.get(ns, "cm-3")?.data?.v).toBe("0")
+        const { objects, batches } = yield* informer.subscribe
+        expect(objects).toHaveLength(5)
+        configMap(ns, "cm-5", { v: "1" })
+        configMap(ns, "cm-0", { v: "2" })
+        server.remove("v1", "ConfigMap", ns, "cm-1")
+        const { seen, relists } = yield* takeEvents(batches, 3)
+        expect(seen).toEqual(["added cm-5", "updated cm-0 (was 0)", "deleted cm-1"])
+        expect(relists.every((r) => !r)).toBe(true)
+        expect(informer.get(ns, "cm-1")).toBeUndefined()
+        expect(informer.list(ns)).toHaveLength(5)
+      }),
+    )
+    // The first list asks for any version (the watch cache ignores limit): one request.
+    const lists = server.requests().filter((r) => r.verb === "list" && r.path.endsWith(`/namespaces/${ns}/configmaps`))
+    expect(lists.map((r) => new URLSearchParams(r.query).get("resourceVersion"))).toEqual(["0"])
   })
 
   it("keeps listed and watched objects without their managedFields", async () => {
@@ -101,30 +112,20 @@ describe("informer", () => {
         data: { v },
       })
     managed("listed", "0")
-    const runtime = ManagedRuntime.make(orchestratorLayer(server))
-    try {
-      await runtime.runPromise(
-        Effect.scoped(
-          Effect.gen(function* () {
-            const informers = yield* Informers
-            const informer = yield* informers.informer<OrchConfigMap>(Resources.configMaps, { namespace: ns })
-            yield* informer.synced
-            const { batches } = yield* informer.subscribe
-            managed("watched", "1")
-            yield* takeEvents(batches, 1)
-            for (const name of ["listed", "watched"]) {
-              const o = informer.get(ns, name)
-              expect(o?.metadata.labels).toEqual({ kept: "yes" })
-              expect(o?.metadata).not.toHaveProperty("managedFields")
-            }
-          }),
-        ),
-      )
-      // The server still has them: only the cache's copies are trimmed.
-      expect(server.get("v1", "ConfigMap", ns, "listed")?.metadata).toHaveProperty("managedFields")
-    } finally {
-      await runtime.dispose()
-    }
+    await withSyncedInformer(ns, {}, (informer) =>
+      Effect.gen(function* () {
+        const { batches } = yield* informer.subscribe
+        managed("watched", "1")
+        yield* takeEvents(batches, 1)
+        for (const name of ["listed", "watched"]) {
+          const o = informer.get(ns, name)
+          expect(o?.metadata.labels).toEqual({ kept: "yes" })
+          expect(o?.metadata).not.toHaveProperty("managedFields")
+        }
+      }),
+    )
+    // The server still has them: only the cache's copies are trimmed.
+    expect(server.get("v1", "ConfigMap", ns, "listed")?.metadata).toHaveProperty("managedFields")
   })
 
   it("an object added and deleted within one batch ends deleted", async () => {
