@@ -45,13 +45,13 @@ const takeEvents = (queue: Queue.Dequeue<InformerBatch<OrchConfigMap>>, count: n
     return { seen, relists }
   }).pipe(Effect.timeout("5 seconds"))
 
-/** Runs `body` with a synced ConfigMap informer of `ns` (informer settings as given), then disposes it. */
+/** Runs `body` with a synced ConfigMap informer of `ns` (the test layer's settings unless given), then disposes it. */
 const withSyncedInformer = async (
   ns: string,
-  settings: InformerSettings,
+  settings: InformerSettings | undefined,
   body: (informer: InformerShape<OrchConfigMap>) => Effect.Effect<void, unknown, Scope.Scope>,
 ) => {
-  const runtime = ManagedRuntime.make(orchestratorLayer(server, { informers: settings }))
+  const runtime = ManagedRuntime.make(orchestratorLayer(server, settings === undefined ? {} : { informers: settings }))
   try {
     await runtime.runPromise(
       Effect.scoped(
@@ -112,7 +112,7 @@ describe("informer", () => {
         data: { v },
       })
     managed("listed", "0")
-    await withSyncedInformer(ns, {}, (informer) =>
+    await withSyncedInformer(ns, undefined, (informer) =>
       Effect.gen(function* () {
         const { batches } = yield* informer.subscribe
         managed("watched", "1")
@@ -130,28 +130,19 @@ describe("informer", () => {
 
   it("an object added and deleted within one batch ends deleted", async () => {
     const ns = freshNamespace()
-    const runtime = ManagedRuntime.make(orchestratorLayer(server))
-    try {
-      await runtime.runPromise(
-        Effect.scoped(
-          Effect.gen(function* () {
-            const informer = yield* (yield* Informers).informer<OrchConfigMap>(Resources.configMaps, { namespace: ns })
-            yield* informer.synced
-            const { batches } = yield* informer.subscribe
-            // Written in one tick: the watch delivers the three events together.
-            configMap(ns, "flash")
-            server.remove("v1", "ConfigMap", ns, "flash")
-            configMap(ns, "marker")
-            const { seen } = yield* takeEvents(batches, 3)
-            expect(seen).toEqual(["added flash", "deleted flash", "added marker"])
-            expect(informer.get(ns, "flash")).toBeUndefined()
-            expect(informer.list(ns).map((c) => c.metadata.name)).toEqual(["marker"])
-          }),
-        ),
-      )
-    } finally {
-      await runtime.dispose()
-    }
+    await withSyncedInformer(ns, undefined, (informer) =>
+      Effect.gen(function* () {
+        const { batches } = yield* informer.subscribe
+        // Written in one tick: the watch delivers the three events together.
+        configMap(ns, "flash")
+        server.remove("v1", "ConfigMap", ns, "flash")
+        configMap(ns, "marker")
+        const { seen } = yield* takeEvents(batches, 3)
+        expect(seen).toEqual(["added flash", "deleted flash", "added marker"])
+        expect(informer.get(ns, "flash")).toBeUndefined()
+        expect(informer.list(ns).map((c) => c.metadata.name)).toEqual(["marker"])
+      }),
+    )
   })
 
   it("relists after 410 Gone, consistently and page by page, and publishes only what changed meanwhile", async () => {
@@ -159,50 +150,41 @@ describe("informer", () => {
     configMap(ns, "keep", { v: "0" })
     configMap(ns, "change", { v: "0" })
     configMap(ns, "drop", { v: "0" })
-    const runtime = ManagedRuntime.make(orchestratorLayer(server, { informers: { pageSize: 2 } }))
-    try {
-      await runtime.runPromise(
-        Effect.scoped(
-          Effect.gen(function* () {
-            const informer = yield* (yield* Informers).informer<OrchConfigMap>(Resources.configMaps, { namespace: ns })
-            yield* informer.synced
-            const { batches } = yield* informer.subscribe
-            const listsBefore = server.requestCount({ verb: "list", path: new RegExp(`/namespaces/${ns}/configmaps`) })
-            // Changes the watch never sees: the history is forgotten and the watch dropped.
-            server.dropWatches()
-            configMap(ns, "change", { v: "1" })
-            server.remove("v1", "ConfigMap", ns, "drop")
-            configMap(ns, "new", { v: "1" })
-            server.compact()
-            const { seen, relists } = yield* takeEvents(batches, 3)
-            expect(seen.sort()).toEqual(["added new", "deleted drop", "updated change (was 0)"])
-            expect(relists).toEqual([true])
-            // keep, change and new at two per page, without resourceVersion (a consistent read).
-            const relistRequests = server
-              .requests()
-              .filter((r) => r.verb === "list" && r.path.endsWith(`/namespaces/${ns}/configmaps`))
-              .slice(listsBefore)
-            expect(relistRequests.map((r) => new URLSearchParams(r.query).has("continue"))).toEqual([false, true])
-            expect(relistRequests.every((r) => !new URLSearchParams(r.query).has("resourceVersion"))).toBe(true)
-            // Another expiry with nothing changed here (a write elsewhere moves the version on
-            // past the last bookmark): a relist, and no batch.
-            const lists = server.requestCount({ verb: "list", path: new RegExp(`/namespaces/${ns}/configmaps`) })
-            server.dropWatches()
-            configMap("default", `elsewhere-${ns}`)
-            server.compact()
-            yield* Effect.gen(function* () {
-              while (server.requestCount({ verb: "list", path: new RegExp(`/namespaces/${ns}/configmaps`) }) === lists)
-                yield* Effect.sleep("20 millis")
-            }).pipe(Effect.timeout("5 seconds"))
-            configMap(ns, "after", { v: "1" })
-            const next = yield* takeEvents(batches, 1)
-            expect(next.seen).toEqual(["added after"])
-          }),
-        ),
-      )
-    } finally {
-      await runtime.dispose()
-    }
+    await withSyncedInformer(ns, { pageSize: 2 }, (informer) =>
+      Effect.gen(function* () {
+        const { batches } = yield* informer.subscribe
+        const listsBefore = server.requestCount({ verb: "list", path: new RegExp(`/namespaces/${ns}/configmaps`) })
+        // Changes the watch never sees: the history is forgotten and the watch dropped.
+        server.dropWatches()
+        configMap(ns, "change", { v: "1" })
+        server.remove("v1", "ConfigMap", ns, "drop")
+        configMap(ns, "new", { v: "1" })
+        server.compact()
+        const { seen, relists } = yield* takeEvents(batches, 3)
+        expect(seen.sort()).toEqual(["added new", "deleted drop", "updated change (was 0)"])
+        expect(relists).toEqual([true])
+        // keep, change and new at two per page, without resourceVersion (a consistent read).
+        const relistRequests = server
+          .requests()
+          .filter((r) => r.verb === "list" && r.path.endsWith(`/namespaces/${ns}/configmaps`))
+          .slice(listsBefore)
+        expect(relistRequests.map((r) => new URLSearchParams(r.query).has("continue"))).toEqual([false, true])
+        expect(relistRequests.every((r) => !new URLSearchParams(r.query).has("resourceVersion"))).toBe(true)
+        // Another expiry with nothing changed here (a write elsewhere moves the version on
+        // past the last bookmark): a relist, and no batch.
+        const lists = server.requestCount({ verb: "list", path: new RegExp(`/namespaces/${ns}/configmaps`) })
+        server.dropWatches()
+        configMap("default", `elsewhere-${ns}`)
+        server.compact()
+        yield* Effect.gen(function* () {
+          while (server.requestCount({ verb: "list", path: new RegExp(`/namespaces/${ns}/configmaps`) }) === lists)
+            yield* Effect.sleep("20 millis")
+        }).pipe(Effect.timeout("5 seconds"))
+        configMap(ns, "after", { v: "1" })
+        const next = yield* takeEvents(batches, 1)
+        expect(next.seen).toEqual(["added after"])
+      }),
+    )
   })
 
   it("keeps retrying while the API server is down or failing, then syncs", async () => {
