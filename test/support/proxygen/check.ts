@@ -116,7 +116,8 @@ export const staticProblems = (typeUrl: string, resource: unknown): ReadonlyArra
  */
 export const checkResource = (
   typeUrl: string,
-  resource: ProtoObject,
+  /** A built message (typed or not). */
+  resource: object,
   options: CheckOptions = {},
 ): ReadonlyArray<string> => {
   const problems: Array<Problem> = [...staticProblems(typeUrl, resource)]
@@ -137,15 +138,16 @@ export const checkResource = (
   return problems.map(formatProblem)
 }
 
-const nameOf = (resource: ProtoObject, i: number): string => {
-  const name = resource.name ?? resource.cluster_name
+const nameOf = (resource: object, i: number): string => {
+  const fields = resource as ProtoObject
+  const name = fields.name ?? fields.cluster_name
   return typeof name === "string" && name !== "" ? name : `#${i}`
 }
 
 /** Throws, listing every problem by resource name, unless every resource is conformant. */
 export const expectConformant = (
   typeUrl: string,
-  resources: ReadonlyArray<ProtoObject>,
+  resources: ReadonlyArray<object>,
   options: CheckOptions = {},
 ): void => {
   const lines = resources.flatMap((r, i) => checkResource(typeUrl, r, options).map((p) => `${nameOf(r, i)}: ${p}`))

@@ -20,7 +20,9 @@ import type { ProtoObject, ResourceSpec } from "./resource-spec.js"
 
 /** Turns resource objects into bytes and back (implemented over the xDS protos by a layer). */
 export interface XdsCodecShape {
-  readonly encode: (typeUrl: string, resource: ProtoObject) => Uint8Array
+  /** Encodes a message of the type URL's type (a generator's typed resource, or a decoded one). */
+  encode(typeUrl: string, resource: object): Uint8Array
+  /** Bytes off the wire or from the cache, of any type URL: read as data (resource-spec.ts). */
   readonly decode: (typeUrl: string, bytes: Uint8Array) => ProtoObject
 }
 

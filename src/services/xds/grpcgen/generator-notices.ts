@@ -7,6 +7,7 @@
  * server (the same text again is dropped), and two servers in one process each report it.
  */
 import type { ResourceSpec } from "../cache/resource-spec.js"
+import type { XdsResourceMessage } from "../protocol/xds-types.js"
 
 export interface GeneratorNotice {
   readonly level: "info" | "warning"
@@ -15,9 +16,9 @@ export interface GeneratorNotice {
   readonly message: string
 }
 
-/** What a generator returns: the resource specs, and what it had to say about the config. */
-export interface Generated {
-  readonly resources: ReadonlyArray<ResourceSpec>
+/** What a generator returns: the resource specs (of message type `T`), and what it had to say about the config. */
+export interface Generated<T extends XdsResourceMessage = XdsResourceMessage> {
+  readonly resources: ReadonlyArray<ResourceSpec<T>>
   readonly warnings: ReadonlyArray<GeneratorNotice>
 }
 

@@ -14,7 +14,7 @@
  * resource with the same type, name and key was encoded before.
  */
 import type { Endpoint, Service, ServicePort } from "../../registry/model.js"
-import type { ProtoObject, ResourceSpec } from "../cache/resource-spec.js"
+import type { ResourceSpec } from "../cache/resource-spec.js"
 import { type LocalSlot, memoOf } from "../model/local-slot.js"
 import { workloadMtlsMode } from "../model/mtls-mode.js"
 import {
@@ -29,6 +29,25 @@ import {
 } from "../model/push-context.js"
 import type { DestinationRuleView, Fault, HttpRoute, StringMatch, TrafficPolicyView } from "../model/views.js"
 import { TypeUrl } from "../protocol/type-urls.js"
+import { type Draft, typed } from "../protocol/typed-any.js"
+import type {
+  Cluster,
+  ClusterLoadAssignment,
+  Core_Locality,
+  Duration,
+  FractionalPercent,
+  HeaderMatcher,
+  HealthStatus,
+  LbEndpoint,
+  Listener,
+  ProtoAny,
+  QueryParameterMatcher,
+  Route,
+  RouteAction,
+  RouteConfiguration,
+  RouteMatch,
+  TransportSocket,
+} from "../protocol/xds-types.js"
 import { type Generated, type GeneratorNotice, noNotices } from "./generator-notices.js"
 import { ignoredFieldsNotice } from "./grpc-ignored.js"
 import { generateInboundListener, type ProxyWorkload, unknownWorkload } from "./grpc-inbound.js"
@@ -92,43 +111,44 @@ const servicePort = (service: Service, port: number): ServicePort | undefined =>
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-const duration = (nanos: bigint): ProtoObject => ({
+const duration = (nanos: bigint): Duration => ({
   seconds: (nanos / 1_000_000_000n).toString(),
   nanos: Number(nanos % 1_000_000_000n),
 })
 
-const millionths = (percent: number | undefined): ProtoObject => ({
+const millionths = (percent: number | undefined): FractionalPercent => ({
   numerator: Math.round(Math.max(0, Math.min(100, percent ?? 100)) * 10_000),
   denominator: "MILLION",
 })
 
 const hasFault = (route: HttpRoute): boolean => route.fault !== undefined
 
-const faultConfig = (fault: Fault): ProtoObject => ({
-  "@type": FAULT_TYPE,
-  ...(fault.delay !== undefined
-    ? {
-        delay: {
-          fixed_delay: duration(fault.delay.fixedDelayNanos),
-          percentage: millionths(fault.delay.percentage?.value),
-        },
-      }
-    : {}),
-  ...(fault.abort !== undefined
-    ? {
-        abort: {
-          ...(fault.abort.grpcStatus !== undefined
-            ? {
-                grpc_status: GRPC_STATUS[fault.abort.grpcStatus.toUpperCase()] ?? (Number(fault.abort.grpcStatus) || 2),
-              }
-            : { http_status: fault.abort.httpStatus ?? 500 }),
-          percentage: millionths(fault.abort.percentage?.value),
-        },
-      }
-    : {}),
-})
+const faultConfig = (fault: Fault): ProtoAny =>
+  typed(FAULT_TYPE, {
+    ...(fault.delay !== undefined
+      ? {
+          delay: {
+            fixed_delay: duration(fault.delay.fixedDelayNanos),
+            percentage: millionths(fault.delay.percentage?.value),
+          },
+        }
+      : {}),
+    ...(fault.abort !== undefined
+      ? {
+          abort: {
+            ...(fault.abort.grpcStatus !== undefined
+              ? {
+                  grpc_status:
+                    GRPC_STATUS[fault.abort.grpcStatus.toUpperCase()] ?? (Number(fault.abort.grpcStatus) || 2),
+                }
+              : { http_status: fault.abort.httpStatus ?? 500 }),
+            percentage: millionths(fault.abort.percentage?.value),
+          },
+        }
+      : {}),
+  })
 
-const headerMatcher = (name: string, match: StringMatch): ProtoObject => ({
+const headerMatcher = (name: string, match: StringMatch): HeaderMatcher => ({
   name,
   ...(match.exact !== undefined
     ? { exact_match: match.exact }
@@ -137,7 +157,7 @@ const headerMatcher = (name: string, match: StringMatch): ProtoObject => ({
       : { safe_regex_match: { regex: match.regex ?? ".*" } }),
 })
 
-const queryMatcher = (name: string, match: StringMatch): ProtoObject => ({
+const queryMatcher = (name: string, match: StringMatch): QueryParameterMatcher => ({
   name,
   string_match:
     match.exact !== undefined
@@ -164,12 +184,12 @@ const resolveListener = (
   return { service, port: hp.port }
 }
 
-export const generateListeners = (push: PushContext, sub: Subscription): Generated => {
+export const generateListeners = (push: PushContext, sub: Subscription): Generated<Listener> => {
   let warnings = noNotices
   // A wildcard request (a client) never includes inbound listeners: servers ask for theirs by name.
   const resources = (
     sub.wildcard ? [...listenerNames(push), ...sub.names.filter(isInboundListenerName)] : sub.names
-  ).flatMap((name): ReadonlyArray<ResourceSpec> => {
+  ).flatMap((name): ReadonlyArray<ResourceSpec<Listener>> => {
     if (isInboundListenerName(name)) {
       const inbound = generateInboundListener(push, name, sub.workload ?? unknownWorkload)
       if (inbound.warnings.length > 0) warnings = [...warnings, ...inbound.warnings]
@@ -187,15 +207,14 @@ export const generateListeners = (push: PushContext, sub: Subscription): Generat
         build: () => ({
           name,
           api_listener: {
-            api_listener: {
-              "@type": HCM_TYPE,
+            api_listener: typed(HCM_TYPE, {
               stat_prefix: name,
               rds: { config_source: { ads: {}, resource_api_version: "V3" }, route_config_name: name },
               http_filters: [
-                ...(withFault ? [{ name: FAULT_FILTER, typed_config: { "@type": FAULT_TYPE } }] : []),
-                { name: ROUTER_FILTER, typed_config: { "@type": ROUTER_TYPE } },
+                ...(withFault ? [{ name: FAULT_FILTER, typed_config: typed(FAULT_TYPE, {}) }] : []),
+                { name: ROUTER_FILTER, typed_config: typed(ROUTER_TYPE, {}) },
               ],
-            },
+            }),
           },
         }),
       },
@@ -229,9 +248,9 @@ const routeTargets = (push: PushContext, route: HttpRoute, namespace: string, li
     return { cluster: clusterName(host, port, rd.destination.subset ?? ""), weight: rd.weight ?? 0, host }
   })
 
-const routeAction = (targets: ReadonlyArray<WeightedTarget>, route: HttpRoute): ProtoObject => {
+const routeAction = (targets: ReadonlyArray<WeightedTarget>, route: HttpRoute): RouteAction => {
   const weighted = targets.length > 1
-  const base: Record<string, unknown> = weighted
+  const base: Draft<RouteAction> = weighted
     ? {
         weighted_clusters: {
           clusters: targets.filter((t) => t.weight > 0).map((t) => ({ name: t.cluster, weight: { value: t.weight } })),
@@ -261,7 +280,7 @@ const routeAction = (targets: ReadonlyArray<WeightedTarget>, route: HttpRoute): 
   return base
 }
 
-const routeMatches = (route: HttpRoute): ReadonlyArray<ProtoObject> =>
+const routeMatches = (route: HttpRoute): ReadonlyArray<RouteMatch> =>
   (route.match.length === 0 ? [undefined] : route.match).map((m) => {
     const uri = m?.uri
     const path =
@@ -283,8 +302,8 @@ const domainsFor = (name: string, service: Service, port: number): ReadonlyArray
   ...new Set([name, `${service.hostname}:${port}`, service.hostname]),
 ]
 
-export const generateRoutes = (push: PushContext, sub: Subscription): ReadonlyArray<ResourceSpec> =>
-  (sub.wildcard ? listenerNames(push) : sub.names).flatMap((name): ReadonlyArray<ResourceSpec> => {
+export const generateRoutes = (push: PushContext, sub: Subscription): ReadonlyArray<ResourceSpec<RouteConfiguration>> =>
+  (sub.wildcard ? listenerNames(push) : sub.names).flatMap((name): ReadonlyArray<ResourceSpec<RouteConfiguration>> => {
     const target = resolveListener(push, name)
     if (target === undefined) return []
     const { service, port } = target
@@ -311,7 +330,7 @@ export const generateRoutes = (push: PushContext, sub: Subscription): ReadonlyAr
         name,
         key,
         build: () => {
-          const routes: Array<ProtoObject> = []
+          const routes: Array<Route> = []
           const http = vs?.http.filter((r) => r.route.length > 0) ?? []
           http.forEach((route, index) => {
             const targets = routeTargets(push, route, vs!.namespace, port, host)
@@ -365,8 +384,8 @@ const policyFor = (dr: DestinationRuleView | undefined, subset: string): Traffic
   return { ...base, ...own }
 }
 
-const clusterPolicy = (policy: TrafficPolicyView | undefined): Record<string, unknown> => {
-  const out: Record<string, unknown> = { lb_policy: "ROUND_ROBIN" }
+const clusterPolicy = (policy: TrafficPolicyView | undefined): Cluster => {
+  const out: Draft<Cluster> = { lb_policy: "ROUND_ROBIN" }
   const ch = policy?.loadBalancer?.consistentHash
   if (ch !== undefined) {
     out.lb_policy = "RING_HASH"
@@ -450,10 +469,9 @@ const clusterTls = (
 // Mutual TLS as proxyless clients expect it: certificate-provider instances (`default`) for
 // the workload identity and the root, from the client's bootstrap; the destination's SPIFFE
 // identities as the subject alternative names to accept.
-const transportSocket = (tls: ClusterTls): ProtoObject => ({
+const transportSocket = (tls: ClusterTls): TransportSocket => ({
   name: "envoy.transport_sockets.tls",
-  typed_config: {
-    "@type": UPSTREAM_TLS_TYPE,
+  typed_config: typed(UPSTREAM_TLS_TYPE, {
     common_tls_context: {
       tls_certificate_provider_instance: { instance_name: "default", certificate_name: "default" },
       combined_validation_context: {
@@ -463,7 +481,7 @@ const transportSocket = (tls: ClusterTls): ProtoObject => ({
         },
       },
     },
-  },
+  }),
 })
 
 /**
@@ -477,50 +495,52 @@ const ignoredFieldsOf = (push: PushContext, dr: DestinationRuleView): GeneratorN
     return message === undefined ? null : { level: "info", scope: "grpcgen", message }
   })
 
-export const generateClusters = (push: PushContext, sub: Subscription): Generated => {
+export const generateClusters = (push: PushContext, sub: Subscription): Generated<Cluster> => {
   let warnings = noNotices
-  const resources = (sub.wildcard ? clusterNames(push) : sub.names).flatMap((name): ReadonlyArray<ResourceSpec> => {
-    const parsed = parseClusterName(name)
-    if (parsed === undefined) return []
-    const service = push.serviceByHost.get(parsed.host)
-    const sp = service !== undefined ? servicePort(service, parsed.port) : undefined
-    if (service === undefined || sp === undefined) return []
-    const dr = push.destinationRuleByHost.get(parsed.host)
-    if (parsed.subset !== "" && dr?.subsets.find((s) => s.name === parsed.subset) === undefined) return []
-    if (dr !== undefined && dr.ignored.length > 0) {
-      // Once per rule here (its clusters share it); once per text is the notice log's.
-      const notice = ignoredFieldsOf(push, dr)
-      if (notice !== null && !warnings.includes(notice)) warnings = [...warnings, notice]
-    }
-    const policy = policyFor(dr, parsed.subset)
-    // Decided up front (cheap): the key holds the outcome, not every endpoint and policy it read.
-    const tls = clusterTls(push, service, sp, parsed.subset, policy)
-    return [
-      {
-        name,
-        key: [
-          push.fingerprint("service", parsed.host),
-          push.fingerprint("dr", parsed.host),
-          tls === undefined ? "-" : digest(tls.sans.join(",")),
-        ].join(","),
-        build: () => ({
+  const resources = (sub.wildcard ? clusterNames(push) : sub.names).flatMap(
+    (name): ReadonlyArray<ResourceSpec<Cluster>> => {
+      const parsed = parseClusterName(name)
+      if (parsed === undefined) return []
+      const service = push.serviceByHost.get(parsed.host)
+      const sp = service !== undefined ? servicePort(service, parsed.port) : undefined
+      if (service === undefined || sp === undefined) return []
+      const dr = push.destinationRuleByHost.get(parsed.host)
+      if (parsed.subset !== "" && dr?.subsets.find((s) => s.name === parsed.subset) === undefined) return []
+      if (dr !== undefined && dr.ignored.length > 0) {
+        // Once per rule here (its clusters share it); once per text is the notice log's.
+        const notice = ignoredFieldsOf(push, dr)
+        if (notice !== null && !warnings.includes(notice)) warnings = [...warnings, notice]
+      }
+      const policy = policyFor(dr, parsed.subset)
+      // Decided up front (cheap): the key holds the outcome, not every endpoint and policy it read.
+      const tls = clusterTls(push, service, sp, parsed.subset, policy)
+      return [
+        {
           name,
-          type: "EDS",
-          eds_cluster_config: { service_name: name, eds_config: { ads: {}, resource_api_version: "V3" } },
-          connect_timeout: { seconds: "10" },
-          ...clusterPolicy(policy),
-          ...(tls !== undefined ? { transport_socket: transportSocket(tls) } : {}),
-        }),
-      },
-    ]
-  })
+          key: [
+            push.fingerprint("service", parsed.host),
+            push.fingerprint("dr", parsed.host),
+            tls === undefined ? "-" : digest(tls.sans.join(",")),
+          ].join(","),
+          build: () => ({
+            name,
+            type: "EDS",
+            eds_cluster_config: { service_name: name, eds_config: { ads: {}, resource_api_version: "V3" } },
+            connect_timeout: { seconds: "10" },
+            ...clusterPolicy(policy),
+            ...(tls !== undefined ? { transport_socket: transportSocket(tls) } : {}),
+          }),
+        },
+      ]
+    },
+  )
   return { resources, warnings }
 }
 
 // ---------------------------------------------------------------------------------------------
 // EDS
 
-const localityOf = (locality: string): ProtoObject => {
+const localityOf = (locality: string): Core_Locality => {
   const [region = "", zone = "", subZone = ""] = locality.split("/")
   return { region, zone, sub_zone: subZone }
 }
@@ -536,7 +556,7 @@ export interface EndpointStats {
 export const clusterEndpoints = (
   push: PushContext,
   name: string,
-): ReadonlyArray<{ readonly endpoint: Endpoint; readonly port: number; readonly health: string }> | undefined => {
+): ReadonlyArray<{ readonly endpoint: Endpoint; readonly port: number; readonly health: HealthStatus }> | undefined => {
   const parsed = parseClusterName(name)
   if (parsed === undefined) return undefined
   const service = push.serviceByHost.get(parsed.host)
@@ -556,57 +576,62 @@ export const clusterEndpoints = (
   })
 }
 
-export const generateEndpoints = (push: PushContext, sub: Subscription): ReadonlyArray<ResourceSpec> =>
-  (sub.wildcard ? clusterNames(push) : sub.names).flatMap((name): ReadonlyArray<ResourceSpec> => {
-    const parsed = parseClusterName(name)
-    const service = parsed !== undefined ? push.serviceByHost.get(parsed.host) : undefined
-    if (parsed === undefined || service === undefined || servicePort(service, parsed.port) === undefined) return []
-    if (
-      parsed.subset !== "" &&
-      push.destinationRuleByHost.get(parsed.host)?.subsets.find((s) => s.name === parsed.subset) === undefined
-    )
-      return []
-    const opts = push.options
-    return [
-      {
-        name,
-        key: [
-          push.fingerprint("service", parsed.host),
-          push.fingerprint("dr", parsed.host),
-          push.fingerprint("endpoints", parsed.host),
-          opts.drainingLabel,
-          opts.sendUnhealthyEndpoints ? "u" : "-",
-        ].join(","),
-        build: () => {
-          const byLocality = new Map<string, Array<ProtoObject>>()
-          const weights = new Map<string, number>()
-          for (const { endpoint, port, health } of clusterEndpoints(push, name) ?? []) {
-            const weight = endpoint.weight > 0 ? endpoint.weight : 1
-            const list = byLocality.get(endpoint.locality) ?? []
-            list.push({
-              endpoint: { address: { socket_address: { address: endpoint.address, port_value: port } } },
-              health_status: health,
-              load_balancing_weight: { value: weight },
-            })
-            byLocality.set(endpoint.locality, list)
-            weights.set(endpoint.locality, (weights.get(endpoint.locality) ?? 0) + weight)
-          }
-          return {
-            cluster_name: name,
-            endpoints: [...byLocality.entries()]
-              .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-              .map(([locality, lbEndpoints]) => ({
-                locality: localityOf(locality),
-                lb_endpoints: lbEndpoints,
-                // Localities without a weight are dropped by gRPC clients.
-                load_balancing_weight: { value: weights.get(locality) ?? 1 },
-                priority: 0,
-              })),
-          }
+export const generateEndpoints = (
+  push: PushContext,
+  sub: Subscription,
+): ReadonlyArray<ResourceSpec<ClusterLoadAssignment>> =>
+  (sub.wildcard ? clusterNames(push) : sub.names).flatMap(
+    (name): ReadonlyArray<ResourceSpec<ClusterLoadAssignment>> => {
+      const parsed = parseClusterName(name)
+      const service = parsed !== undefined ? push.serviceByHost.get(parsed.host) : undefined
+      if (parsed === undefined || service === undefined || servicePort(service, parsed.port) === undefined) return []
+      if (
+        parsed.subset !== "" &&
+        push.destinationRuleByHost.get(parsed.host)?.subsets.find((s) => s.name === parsed.subset) === undefined
+      )
+        return []
+      const opts = push.options
+      return [
+        {
+          name,
+          key: [
+            push.fingerprint("service", parsed.host),
+            push.fingerprint("dr", parsed.host),
+            push.fingerprint("endpoints", parsed.host),
+            opts.drainingLabel,
+            opts.sendUnhealthyEndpoints ? "u" : "-",
+          ].join(","),
+          build: () => {
+            const byLocality = new Map<string, Array<LbEndpoint>>()
+            const weights = new Map<string, number>()
+            for (const { endpoint, port, health } of clusterEndpoints(push, name) ?? []) {
+              const weight = endpoint.weight > 0 ? endpoint.weight : 1
+              const list = byLocality.get(endpoint.locality) ?? []
+              list.push({
+                endpoint: { address: { socket_address: { address: endpoint.address, port_value: port } } },
+                health_status: health,
+                load_balancing_weight: { value: weight },
+              })
+              byLocality.set(endpoint.locality, list)
+              weights.set(endpoint.locality, (weights.get(endpoint.locality) ?? 0) + weight)
+            }
+            return {
+              cluster_name: name,
+              endpoints: [...byLocality.entries()]
+                .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+                .map(([locality, lbEndpoints]) => ({
+                  locality: localityOf(locality),
+                  lb_endpoints: lbEndpoints,
+                  // Localities without a weight are dropped by gRPC clients.
+                  load_balancing_weight: { value: weights.get(locality) ?? 1 },
+                  priority: 0,
+                })),
+            }
+          },
         },
-      },
-    ]
-  })
+      ]
+    },
+  )
 
 // ---------------------------------------------------------------------------------------------
 // Names that have no resource

@@ -14,9 +14,11 @@
  */
 // grpc-gen imports this module too; both only call each other's functions after loading.
 
-import type { ProtoObject, ResourceSpec } from "../cache/resource-spec.js"
+import type { ResourceSpec } from "../cache/resource-spec.js"
 import { workloadMtlsMode } from "../model/mtls-mode.js"
 import { digest, INBOUND_LISTENER_PREFIXES, type PushContext } from "../model/push-context.js"
+import { typed } from "../protocol/typed-any.js"
+import type { Listener, TransportSocket } from "../protocol/xds-types.js"
 import { type Generated, type GeneratorNotice, noNotices } from "./generator-notices.js"
 import { applicablePolicies, rbacFilters } from "./grpc-rbac.js"
 
@@ -59,10 +61,9 @@ export const parseInboundName = (name: string): { readonly ip: string; readonly 
   return { ip: m[1]!, port }
 }
 
-const downstreamTls: ProtoObject = {
+const downstreamTls: TransportSocket = {
   name: "envoy.transport_sockets.tls",
-  typed_config: {
-    "@type": DOWNSTREAM_TLS_TYPE,
+  typed_config: typed(DOWNSTREAM_TLS_TYPE, {
     require_client_certificate: { value: true },
     // gRPC servers reject any other policy.
     ocsp_staple_policy: "LENIENT_STAPLING",
@@ -74,10 +75,14 @@ const downstreamTls: ProtoObject = {
         },
       },
     },
-  },
+  }),
 }
 
-export const generateInboundListener = (push: PushContext, name: string, workload: ProxyWorkload): Generated => {
+export const generateInboundListener = (
+  push: PushContext,
+  name: string,
+  workload: ProxyWorkload,
+): Generated<Listener> => {
   const address = parseInboundName(name)
   if (address === undefined) return { resources: [], warnings: noNotices }
   // Decided up front: the key holds the outcome (mode, filters), not every policy it read.
@@ -96,8 +101,8 @@ export const generateInboundListener = (push: PushContext, name: string, workloa
     skipped.length === 0
       ? noNotices
       : skipped.map((message): GeneratorNotice => ({ level: "warning", scope: "authorization", message }))
-  const filters = [...rbac.filters, { name: "envoy.filters.http.router", typed_config: { "@type": ROUTER_TYPE } }]
-  const resource: ResourceSpec = {
+  const filters = [...rbac.filters, { name: "envoy.filters.http.router", typed_config: typed(ROUTER_TYPE, {}) }]
+  const resource: ResourceSpec<Listener> = {
     name,
     key: [strict ? "mtls" : "plain", digest(JSON.stringify(rbac.filters))].join(","),
     build: () => ({
@@ -109,8 +114,7 @@ export const generateInboundListener = (push: PushContext, name: string, workloa
           filters: [
             {
               name: "envoy.filters.network.http_connection_manager",
-              typed_config: {
-                "@type": HCM_TYPE,
+              typed_config: typed(HCM_TYPE, {
                 stat_prefix: `inbound|${address.port}`,
                 route_config: {
                   name: `inbound|${address.port}`,
@@ -123,7 +127,7 @@ export const generateInboundListener = (push: PushContext, name: string, workloa
                   ],
                 },
                 http_filters: filters,
-              },
+              }),
             },
           ],
           ...(strict ? { transport_socket: downstreamTls } : {}),

@@ -5,6 +5,7 @@ import type {
   AuthorizationRule,
   Fields,
 } from "../model/authorization-policy-view.js"
+import { typed } from "../protocol/typed-any.js"
 
 export const RBAC_TYPE = "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC"
 export const RBAC_DENY_FILTER = "envoy.filters.http.rbac.deny"
@@ -303,7 +304,7 @@ export interface RbacFilters {
 
 const filter = (name: string, action: "ALLOW" | "DENY", policies: Record<string, RbacPolicy>): ProtoObject => ({
   name,
-  typed_config: { "@type": RBAC_TYPE, rules: { action, policies } },
+  typed_config: typed(RBAC_TYPE, { rules: { action, policies } }),
 })
 
 /** The RBAC filters for the policies that apply to a workload. */

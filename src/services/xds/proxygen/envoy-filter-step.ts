@@ -6,7 +6,7 @@
  * short of the result says which proxies may share it). Typed configs of types the server's
  * codec does not load are encoded on the way out (envoy-filter/foreign-types.ts).
  */
-import type { ResourceSpec } from "../cache/resource-spec.js"
+import { asProtoData, type ResourceSpec } from "../cache/resource-spec.js"
 import type { Generated } from "../grpcgen/generator-notices.js"
 import { digest, type PushContext } from "../model/push-context.js"
 import { encodeForeignTypedConfigs } from "./envoy-filter/foreign-types.js"
@@ -27,7 +27,7 @@ export const applyEnvoyFilterPatches = (
     filters,
     proxy,
     typeUrl,
-    generated.resources.map((r) => r.build()),
+    generated.resources.map((r) => asProtoData(r.build())),
     { memo },
   )
   const resources = patched.resources.map((patchedResource): ResourceSpec => {

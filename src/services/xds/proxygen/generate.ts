@@ -23,6 +23,7 @@ import type { ResourceSpec } from "../cache/resource-spec.js"
 import { type Generated, type GeneratorNotice, noNotices } from "../grpcgen/generator-notices.js"
 import type { PushContext } from "../model/push-context.js"
 import { shortType, TypeUrl } from "../protocol/type-urls.js"
+import type { Cluster, XdsResourceMessage } from "../protocol/xds-types.js"
 import { generateOutboundClusters, generateProxyEndpoints } from "./clusters/index.js"
 import type { ProxySubscription } from "./contract.js"
 import { generateCredentials } from "./credentials/index.js"
@@ -44,8 +45,8 @@ import { virtualServiceWarnings } from "./routes/index.js"
 import { instancesKey, serviceInstances } from "./service-instances.js"
 import { generateWaypointClusters, generateWaypointListeners, waypointOf } from "./waypoint/index.js"
 
-const merge = (...parts: ReadonlyArray<Generated>): Generated => {
-  const resources: Array<ResourceSpec> = []
+const merge = <T extends XdsResourceMessage>(...parts: ReadonlyArray<Generated<T>>): Generated<T> => {
+  const resources: Array<ResourceSpec<T>> = []
   let warnings: ReadonlyArray<GeneratorNotice> = noNotices
   for (const part of parts) {
     resources.push(...part.resources)
@@ -54,7 +55,10 @@ const merge = (...parts: ReadonlyArray<Generated>): Generated => {
   return { resources, warnings }
 }
 
-const only = (resources: ReadonlyArray<ResourceSpec>): Generated => ({ resources, warnings: noNotices })
+const only = <T extends XdsResourceMessage>(resources: ReadonlyArray<ResourceSpec<T>>): Generated<T> => ({
+  resources,
+  warnings: noNotices,
+})
 
 /** Every resource of a type the proxy gets, before names are selected. */
 const generateAll = (push: PushContext, typeUrl: string, sub: ProxySubscription): Generated => {
@@ -112,10 +116,14 @@ const generateAll = (push: PushContext, typeUrl: string, sub: ProxySubscription)
  * (`outbound_.<port>_.<subset>_.<host>`) to a cluster of that name: a twin of each EDS cluster,
  * with the same endpoints and no TLS of its own (the client's passes through).
  */
-const withSniDnatClusters = (push: PushContext, proxy: ProxyView, generated: Generated): Generated => {
+const withSniDnatClusters = (
+  push: PushContext,
+  proxy: ProxyView,
+  generated: Generated<Cluster>,
+): Generated<Cluster> => {
   const merged = gatewaysForProxy(push, proxy)
   if (!merged.ports.some((p) => p.servers.some((s) => s.tlsMode === "AUTO_PASSTHROUGH"))) return generated
-  const twins: Array<ResourceSpec> = []
+  const twins: Array<ResourceSpec<Cluster>> = []
   for (const spec of generated.resources) {
     const parts = spec.name.split("|")
     if (parts.length !== 4 || parts[0] !== "outbound") continue

@@ -5,10 +5,18 @@
  * to every TCP proxy: its access logs. The listener generators stay unaware of both: this step
  * rewrites their output lazily and folds what it adds into each spec's key.
  */
-import type { ProtoObject, ResourceSpec } from "../cache/resource-spec.js"
+import type { ResourceSpec } from "../cache/resource-spec.js"
 import type { Generated } from "../grpcgen/generator-notices.js"
 import type { LocalSlot } from "../model/local-slot.js"
 import { digest, type PushContext } from "../model/push-context.js"
+import { typed, typedFields } from "../protocol/typed-any.js"
+import type {
+  AccessLog,
+  FilterChain,
+  HttpConnectionManager_Tracing,
+  Listener,
+  Listener_Filter,
+} from "../protocol/xds-types.js"
 import { placeWasmFilters, wasmFilterRefs } from "./ecds/index.js"
 import type { ProxyView } from "./proxy-view.js"
 import { telemetryForProxy } from "./telemetry/index.js"
@@ -17,76 +25,58 @@ import { TypedConfig, VIRTUAL_INBOUND_LISTENER } from "./well-known.js"
 type Direction = "inbound" | "outbound" | "gateway"
 
 interface Decoration {
-  readonly accessLog: ReadonlyArray<ProtoObject>
-  readonly tcpAccessLog: ReadonlyArray<ProtoObject>
-  readonly tracing?: ProtoObject
+  readonly accessLog: ReadonlyArray<AccessLog>
+  readonly tcpAccessLog: ReadonlyArray<AccessLog>
+  readonly tracing?: HttpConnectionManager_Tracing
   /** The Wasm filter references for a port (plugins may select ports). */
   readonly wasm: (port: number | undefined) => ReturnType<typeof wasmFilterRefs>
   readonly key: string
 }
 
-const typeOf = (filter: ProtoObject): unknown => (filter.typed_config as ProtoObject | undefined)?.["@type"]
-const isHcm = (filter: ProtoObject): boolean => typeOf(filter) === TypedConfig.httpConnectionManager
-const isTcpProxy = (filter: ProtoObject): boolean => typeOf(filter) === TypedConfig.tcpProxy
-
-const decorateTcpProxy = (filter: ProtoObject, decoration: Decoration): ProtoObject =>
-  decoration.tcpAccessLog.length === 0
-    ? filter
-    : { ...filter, typed_config: { ...(filter.typed_config as ProtoObject), access_log: decoration.tcpAccessLog } }
-
-const decorateHcm = (hcmFilter: ProtoObject, decoration: Decoration, port: number | undefined): ProtoObject => {
-  const hcm = hcmFilter.typed_config as ProtoObject
-  return {
-    ...hcmFilter,
-    typed_config: {
-      ...hcm,
-      ...(decoration.accessLog.length > 0 ? { access_log: decoration.accessLog } : {}),
-      ...(decoration.tracing !== undefined ? { tracing: decoration.tracing } : {}),
-      http_filters: placeWasmFilters(
-        (hcm.http_filters as ReadonlyArray<ProtoObject> | undefined) ?? [],
-        decoration.wasm(port),
-      ),
-    },
-  }
+const decorateFilter = (filter: Listener_Filter, decoration: Decoration, port: number | undefined): Listener_Filter => {
+  const hcm = typedFields(filter.typed_config, TypedConfig.httpConnectionManager)
+  if (hcm !== undefined)
+    return {
+      ...filter,
+      typed_config: typed(TypedConfig.httpConnectionManager, {
+        ...hcm,
+        ...(decoration.accessLog.length > 0 ? { access_log: decoration.accessLog } : {}),
+        ...(decoration.tracing !== undefined ? { tracing: decoration.tracing } : {}),
+        http_filters: placeWasmFilters(hcm.http_filters ?? [], decoration.wasm(port)),
+      }),
+    }
+  const tcpProxy = typedFields(filter.typed_config, TypedConfig.tcpProxy)
+  if (tcpProxy !== undefined && decoration.tcpAccessLog.length > 0)
+    return {
+      ...filter,
+      typed_config: typed(TypedConfig.tcpProxy, { ...tcpProxy, access_log: decoration.tcpAccessLog }),
+    }
+  return filter
 }
 
 /** The port a chain serves: its destination_port match, else the listener's. */
-const chainPort = (chain: ProtoObject, listenerPort: number | undefined): number | undefined => {
-  const match = chain.filter_chain_match as ProtoObject | undefined
-  const port = match?.destination_port as { readonly value?: number } | number | undefined
-  const value = typeof port === "number" ? port : port?.value
-  return value ?? listenerPort
-}
+const chainPort = (chain: FilterChain, listenerPort: number | undefined): number | undefined =>
+  chain.filter_chain_match?.destination_port?.value ?? listenerPort
 
-const decorateChain = (chain: ProtoObject, decoration: Decoration, listenerPort: number | undefined): ProtoObject => {
+const decorateChain = (chain: FilterChain, decoration: Decoration, listenerPort: number | undefined): FilterChain => {
   const port = chainPort(chain, listenerPort)
-  return {
-    ...chain,
-    filters: ((chain.filters as ReadonlyArray<ProtoObject> | undefined) ?? []).map((f) =>
-      isHcm(f) ? decorateHcm(f, decoration, port) : isTcpProxy(f) ? decorateTcpProxy(f, decoration) : f,
-    ),
-  }
+  return { ...chain, filters: (chain.filters ?? []).map((f) => decorateFilter(f, decoration, port)) }
 }
 
-const listenerPort = (listener: ProtoObject): number | undefined => {
-  const address = (listener.address as ProtoObject | undefined)?.socket_address as ProtoObject | undefined
-  return typeof address?.port_value === "number" ? address.port_value : undefined
-}
+const listenerPort = (listener: Listener): number | undefined => listener.address?.socket_address?.port_value
 
-const decorateListener = (listener: ProtoObject, decoration: Decoration): ProtoObject => {
+const decorateListener = (listener: Listener, decoration: Decoration): Listener => {
   // The virtual listeners' own port says nothing of the traffic their chains serve.
   const port = listener.name === VIRTUAL_INBOUND_LISTENER ? undefined : listenerPort(listener)
   return {
     ...listener,
     ...(listener.filter_chains !== undefined
       ? {
-          filter_chains: (listener.filter_chains as ReadonlyArray<ProtoObject>).map((c) =>
-            decorateChain(c, decoration, port),
-          ),
+          filter_chains: listener.filter_chains.map((c) => decorateChain(c, decoration, port)),
         }
       : {}),
     ...(listener.default_filter_chain !== undefined
-      ? { default_filter_chain: decorateChain(listener.default_filter_chain as ProtoObject, decoration, port) }
+      ? { default_filter_chain: decorateChain(listener.default_filter_chain, decoration, port) }
       : {}),
   }
 }
@@ -124,7 +114,11 @@ const decorationOf = (push: PushContext, proxy: ProxyView, direction: Direction)
 }
 
 /** The listeners with every HTTP connection manager decorated for the proxy. */
-export const decorateListeners = (push: PushContext, proxy: ProxyView, generated: Generated): Generated => {
+export const decorateListeners = (
+  push: PushContext,
+  proxy: ProxyView,
+  generated: Generated<Listener>,
+): Generated<Listener> => {
   const byDirection = new Map<Direction, ReturnType<typeof decorationOf>>()
   const of = (direction: Direction) => {
     let d = byDirection.get(direction)
@@ -134,7 +128,7 @@ export const decorateListeners = (push: PushContext, proxy: ProxyView, generated
     }
     return d
   }
-  const resources = generated.resources.map((spec): ResourceSpec => {
+  const resources = generated.resources.map((spec): ResourceSpec<Listener> => {
     const direction: Direction =
       proxy.kind === "router" ? "gateway" : spec.name === VIRTUAL_INBOUND_LISTENER ? "inbound" : "outbound"
     const { decoration, empty } = of(direction)

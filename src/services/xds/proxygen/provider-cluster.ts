@@ -7,9 +7,9 @@
  */
 import { Either } from "effect"
 import type { ProviderService } from "../../mesh-config/extension-providers.js"
-import type { ProtoObject } from "../cache/resource-spec.js"
 import type { LocalSlot } from "../model/local-slot.js"
 import type { PushContext } from "../model/push-context.js"
+import type { Duration, GrpcService } from "../protocol/xds-types.js"
 import { outboundClusterName } from "./well-known.js"
 
 export interface ProviderCluster {
@@ -52,13 +52,13 @@ export const providerCluster = (
 }
 
 /** A `google.protobuf.Duration` of milliseconds. */
-export const durationOfMillis = (ms: number): ProtoObject => ({
+export const durationOfMillis = (ms: number): Duration => ({
   seconds: String(Math.floor(ms / 1000)),
   nanos: (ms % 1000) * 1_000_000,
 })
 
 /** A `GrpcService` through the proxy's own gRPC client to a cluster. */
-export const envoyGrpcService = (cluster: string, authority: string, timeoutMs?: number): ProtoObject => ({
+export const envoyGrpcService = (cluster: string, authority: string, timeoutMs?: number): GrpcService => ({
   envoy_grpc: { cluster_name: cluster, authority },
   ...(timeoutMs !== undefined ? { timeout: durationOfMillis(timeoutMs) } : {}),
 })

@@ -3,14 +3,14 @@
  * server (the bootstrap's static `sds-grpc` cluster), gateway credentials by name over ADS. One
  * shape for every generator, so clusters, inbound chains and gateways ask alike.
  */
-import type { ProtoObject } from "../cache/resource-spec.js"
+import type { Duration, SdsSecretConfig } from "../protocol/xds-types.js"
 import { SDS_CLUSTER } from "./well-known.js"
 
 /** Wait for the secret as long as it takes (the proxy warms the listener or cluster meanwhile). */
-const NO_FETCH_TIMEOUT = { seconds: "0", nanos: 0 }
+const NO_FETCH_TIMEOUT: Duration = { seconds: "0", nanos: 0 }
 
 /** An SDS secret served by the agent over its socket. */
-export const agentSdsSecret = (name: string): ProtoObject => ({
+export const agentSdsSecret = (name: string): SdsSecretConfig => ({
   name,
   sds_config: {
     api_config_source: {
@@ -25,7 +25,7 @@ export const agentSdsSecret = (name: string): ProtoObject => ({
 })
 
 /** An SDS secret served by the control plane over ADS (credentials by name). */
-export const adsSdsSecret = (name: string): ProtoObject => ({
+export const adsSdsSecret = (name: string): SdsSecretConfig => ({
   name,
   sds_config: { ads: {}, initial_fetch_timeout: NO_FETCH_TIMEOUT, resource_api_version: "V3" },
 })

@@ -20,7 +20,7 @@ import { ApiGroups, Labels, MESH_DOMAIN } from "../../constants.js"
 import { GATEWAY_NAME_LABEL } from "../../gateway-api/model.js"
 import { bindWaypoint, describeProblem, type Meta, waypointKey } from "../../gateway-api/waypoints/binding.js"
 import type { Endpoint, Service } from "../../registry/model.js"
-import type { ProtoObject } from "../cache/resource-spec.js"
+import type { PortList, Workload_Address } from "../protocol/xds-types.js"
 import type { AddressEntry, Built, Scope } from "./index-memo.js"
 
 /** Set by the CNI once the pod's traffic goes to the node proxy. */
@@ -116,7 +116,7 @@ const servicesOf = (
   ips: ReadonlyArray<string>,
   namedPorts: Readonly<Record<string, number>>,
 ) => {
-  const services: Record<string, ProtoObject> = {}
+  const services: Record<string, PortList> = {}
   const hosts: Array<string> = []
   const lists: Array<ReadonlyArray<Endpoint> | undefined> = []
   for (const s of scope.services) {
@@ -214,7 +214,7 @@ export const workloadEntryAddress = (
   const notices: Array<string> = []
   const waypoint = bind(scope, "workload", objectMeta, `WorkloadEntry ${meta.namespace}/${meta.name}`, notices)
   const selected = servicesOf(scope, reads, labels, [ip], {})
-  const message = {
+  const message: Workload_Address = {
     workload: {
       uid,
       name: meta.name,
@@ -247,7 +247,7 @@ export const serviceAddress = (s: Service, scope: Scope): Built => {
     const address = ipBytes(ip)
     return address === undefined ? [] : [{ ip, address: { network, address } }]
   })
-  const message = {
+  const message: Workload_Address = {
     service: {
       name: meta.name,
       namespace: s.namespace,

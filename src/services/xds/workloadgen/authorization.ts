@@ -18,7 +18,15 @@ import { ipBlock } from "../../ambient/ip-bytes.js"
 import type { ConfigResource } from "../../config-model/resource.js"
 import type { AuthorizationPolicySpec } from "../../config-model/schemas/authorization-policy.js"
 import { MESH_DOMAIN } from "../../constants.js"
-import type { ProtoObject } from "../cache/resource-spec.js"
+import type {
+  Authorization,
+  Group,
+  Match,
+  Rules,
+  Security_Address,
+  ServiceAccountMatch,
+  StringMatch,
+} from "../protocol/xds-types.js"
 
 export const DRY_RUN_ANNOTATION = `${MESH_DOMAIN}/dry-run`
 
@@ -36,7 +44,7 @@ export interface L4Authorization {
   /** The policy's selector, for WORKLOAD_SELECTOR scope. */
   readonly matchLabels: Readonly<Record<string, string>>
   readonly namespace: string
-  readonly message: ProtoObject
+  readonly message: Authorization
 }
 
 export interface Translated {
@@ -54,7 +62,7 @@ const L4_WHEN_KEYS = new Set([
 ])
 
 /** `*` any, `*x` suffix, `x*` prefix, else exact. */
-export const stringMatch = (value: string): ProtoObject =>
+export const stringMatch = (value: string): StringMatch =>
   value === "*"
     ? { presence: {} }
     : value.startsWith("*")
@@ -63,21 +71,21 @@ export const stringMatch = (value: string): ProtoObject =>
         ? { prefix: value.slice(0, -1) }
         : { exact: value }
 
-const strings = (values: ReadonlyArray<string> | undefined): ReadonlyArray<ProtoObject> =>
+const strings = (values: ReadonlyArray<string> | undefined): ReadonlyArray<StringMatch> =>
   (values ?? []).map(stringMatch)
 
 /** Ports that are not numbers up to 65535 are skipped (validation refuses them anyway). */
 const ports = (values: ReadonlyArray<string> | undefined): ReadonlyArray<number> =>
   (values ?? []).filter((v) => /^\d{1,5}$/.test(v) && Number(v) <= 65535).map(Number)
 
-const ips = (values: ReadonlyArray<string> | undefined): ReadonlyArray<ProtoObject> =>
+const ips = (values: ReadonlyArray<string> | undefined): ReadonlyArray<Security_Address> =>
   (values ?? []).flatMap((v) => {
     const block = v === "" ? undefined : ipBlock(v)
     return block === undefined ? [] : [{ address: block.address, length: block.length }]
   })
 
 /** `ns/sa`, or `sa` in the policy's namespace. */
-const accounts = (values: ReadonlyArray<string> | undefined, namespace: string): ReadonlyArray<ProtoObject> =>
+const accounts = (values: ReadonlyArray<string> | undefined, namespace: string): ReadonlyArray<ServiceAccountMatch> =>
   (values ?? []).map((v) => {
     const slash = v.indexOf("/")
     return slash < 0
@@ -86,7 +94,7 @@ const accounts = (values: ReadonlyArray<string> | undefined, namespace: string):
   })
 
 /** A Match with only its non-empty fields (empty repeated fields are left out of the object). */
-const match = (fields: Readonly<Record<string, ReadonlyArray<unknown>>>): ProtoObject =>
+const match = (fields: { readonly [K in keyof Match]?: NonNullable<Match[K]> }): Match =>
   Object.fromEntries(Object.entries(fields).filter(([, v]) => v.length > 0))
 
 const l7Operation = (op: Operation): ReadonlyArray<string> =>
@@ -97,7 +105,7 @@ const l7Source = (source: Source): ReadonlyArray<string> =>
     (f) => (source[f]?.length ?? 0) > 0,
   )
 
-const whenMatch = (when: Condition): ProtoObject => {
+const whenMatch = (when: Condition): Match => {
   const pick = <T>(key: string, invert: boolean, f: (v: ReadonlyArray<string> | undefined) => ReadonlyArray<T>) =>
     when.key === key ? f(invert ? when.notValues : when.values) : []
   return match({
@@ -119,9 +127,9 @@ const translateRule = (
   rule: Rule,
   namespace: string,
   action: "ALLOW" | "DENY",
-): { readonly rules: ReadonlyArray<ProtoObject> | undefined; readonly l7: ReadonlyArray<string> } => {
+): { readonly rules: ReadonlyArray<Rules> | undefined; readonly l7: ReadonlyArray<string> } => {
   const l7: Array<string> = []
-  const out: Array<ProtoObject> = []
+  const out: Array<Rules> = []
   const to = (rule.to ?? []).map((t) => {
     const op = t.operation ?? {}
     l7.push(...l7Operation(op))
@@ -165,14 +173,14 @@ export const translatePolicy = (policy: ConfigResource<AuthorizationPolicySpec>,
   const matchLabels = spec.selector?.matchLabels ?? {}
   const scope: Scope =
     spec.selector !== undefined ? "WORKLOAD_SELECTOR" : meta.namespace === rootNamespace ? "GLOBAL" : "NAMESPACE"
-  const groups: Array<ProtoObject> = []
+  const groups: Array<Group> = []
   const l7 = new Set<string>()
   for (const rule of spec.rules ?? []) {
     const translated = translateRule(rule, meta.namespace, action)
     for (const field of translated.l7) l7.add(field)
     if (translated.rules !== undefined) groups.push({ rules: translated.rules })
   }
-  const message: ProtoObject = {
+  const message: Authorization = {
     name: meta.name,
     namespace: meta.namespace,
     scope,

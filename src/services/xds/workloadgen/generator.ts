@@ -15,11 +15,12 @@
  * a push never hashes (or encodes) the messages that did not change.
  */
 import type { CacheLocal, ResourceCache } from "../cache/resource-cache.js"
-import type { ProtoObject, ResourceSpec } from "../cache/resource-spec.js"
+import type { ResourceSpec } from "../cache/resource-spec.js"
 import { type Generated, type GeneratorNotice, noNotices } from "../grpcgen/generator-notices.js"
 import type { LocalSlot } from "../model/local-slot.js"
 import type { PushContext } from "../model/push-context.js"
 import { TypeUrl } from "../protocol/type-urls.js"
+import type { Authorization, Workload_Address } from "../protocol/xds-types.js"
 import { type AddressEntry, type AmbientIndex, buildAmbientIndex } from "./ambient-index.js"
 import { type AmbientIndexMemo, makeAmbientIndexMemo } from "./index-memo.js"
 
@@ -54,11 +55,14 @@ const indexes: LocalSlot<AmbientIndex | null, PushContext> = {
 export const ambientIndexOf = (push: PushContext): AmbientIndex | undefined => push.local(indexes) ?? undefined
 
 /** A number per message object in one cache: an equal message is the same object (see above). */
-const messageKeys: CacheLocal<{ readonly ids: WeakMap<ProtoObject, string>; next: number }> = {
+const messageKeys: CacheLocal<{ readonly ids: WeakMap<WorkloadMessage, string>; next: number }> = {
   make: () => ({ ids: new WeakMap(), next: 0 }),
 }
 
-const keyOf = (cache: ResourceCache, message: ProtoObject): string => {
+/** The node proxy's resources: addresses and authorizations. */
+type WorkloadMessage = Workload_Address | Authorization
+
+const keyOf = (cache: ResourceCache, message: WorkloadMessage): string => {
   const keys = cache.local(messageKeys)
   let key = keys.ids.get(message)
   if (key === undefined) {
@@ -68,7 +72,7 @@ const keyOf = (cache: ResourceCache, message: ProtoObject): string => {
   return key
 }
 
-const spec = (cache: ResourceCache, name: string, message: ProtoObject): ResourceSpec => ({
+const spec = (cache: ResourceCache, name: string, message: WorkloadMessage): ResourceSpec<WorkloadMessage> => ({
   name,
   key: keyOf(cache, message),
   build: () => message,
@@ -87,7 +91,7 @@ export const generateWorkloadApi = (
   cache: ResourceCache,
   typeUrl: string,
   sub: { readonly wildcard: boolean; readonly names: ReadonlyArray<string> },
-): Generated => {
+): Generated<WorkloadMessage> => {
   const index = ambientIndexOf(push)
   if (index === undefined) return { resources: [], warnings: noNotices }
   const warnings: ReadonlyArray<GeneratorNotice> =
@@ -102,7 +106,7 @@ export const generateWorkloadApi = (
     return { resources, warnings }
   }
   if (sub.wildcard) return { resources: index.addresses.map((e) => spec(cache, e.name, e.message)), warnings }
-  const resources: Array<ResourceSpec> = []
+  const resources: Array<ResourceSpec<WorkloadMessage>> = []
   for (const name of sub.names) {
     const entry = index.byName.get(name) ?? addressOf(index, name)
     if (entry !== undefined) resources.push(spec(cache, name, entry.message))

@@ -19,21 +19,21 @@ import type { KubernetesGatewaySpec } from "../../config-model/schemas/gateway-a
 import type { WorkloadEntrySpec } from "../../config-model/schemas/workload-entry.js"
 import type { Meta, WaypointInfo } from "../../gateway-api/waypoints/binding.js"
 import type { Endpoint, Service } from "../../registry/model.js"
-import type { ProtoObject } from "../cache/resource-spec.js"
+import type { Authorization, GatewayAddress, Workload_Address } from "../protocol/xds-types.js"
 import type { L4Authorization, Translated } from "./authorization.js"
 
 export interface AddressEntry {
   /** The resource name: a workload's uid or a service's `namespace/hostname`. */
   readonly name: string
   /** An `Address` (`{ workload }` or `{ service }`): the same object while its content is. */
-  readonly message: ProtoObject
+  readonly message: Workload_Address
   /** `network/ip` of each address, for on-demand requests. */
   readonly addresses: ReadonlyArray<string>
 }
 
 export interface AuthorizationEntry {
   readonly name: string
-  readonly message: ProtoObject
+  readonly message: Authorization
 }
 
 export interface AmbientIndex {
@@ -50,7 +50,7 @@ export interface AmbientIndex {
 
 /** A ready waypoint: a Gateway of class `mesh-waypoint`, reached at its Service's host name. */
 export interface Waypoint extends WaypointInfo {
-  readonly address: ProtoObject
+  readonly address: GatewayAddress
   readonly serviceAccounts: ReadonlyArray<string>
 }
 

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { DestinationRuleSpec } from "../../../../src/services/config-model/schemas/destination-rule.js"
+import { asProtoData } from "../../../../src/services/xds/cache/resource-spec.js"
 import { makeNoticeLog } from "../../../../src/services/xds/grpcgen/generator-notices.js"
 import { generate } from "../../../../src/services/xds/grpcgen/grpc-gen.js"
 import { ignoredDestinationRuleFields } from "../../../../src/services/xds/grpcgen/grpc-ignored.js"
@@ -83,7 +84,7 @@ describe("DestinationRule fields proxyless gRPC clients ignore", () => {
   })
 
   it("LEAST_REQUEST is served as ROUND_ROBIN: @grpc/grpc-js-xds accepts no other lb_policy but RING_HASH", () => {
-    const [cluster] = clusters(spec).map((s) => s.build())
+    const [cluster] = clusters(spec).map((s) => asProtoData(s.build()))
     expect(cluster!.lb_policy).toBe("ROUND_ROBIN")
   })
 })

@@ -9,11 +9,12 @@
  * locality. Every other proxy shares one encoding per cluster.
  */
 import type { Endpoint, Service, ServicePort } from "../../../registry/model.js"
-import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
+import type { ResourceSpec } from "../../cache/resource-spec.js"
 import { parseClusterName } from "../../grpcgen/grpc-gen.js"
 import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import { workloadMtlsMode } from "../../model/mtls-mode.js"
 import { digest, type PushContext } from "../../model/push-context.js"
+import type { ClusterLoadAssignment, Core_Address, LbEndpoint } from "../../protocol/xds-types.js"
 import type { ProxyView } from "../proxy-view.js"
 import { matchesLabels } from "../scope.js"
 import { clusterPolicy, destinationRuleFor, type MergedDestinationRule, subsetLabels } from "./destination-rule.js"
@@ -93,7 +94,7 @@ export const isMeshWorkload = (endpoint: Endpoint): boolean =>
   TLS_MODE_LABELS.some((label) => endpoint.labels[label] === TLS_MODE_ISTIO)
 
 /** The proxy address of an endpoint: a socket address, or a pipe for `unix://` endpoints. */
-export const endpointAddress = (address: string, port: number): ProtoObject =>
+export const endpointAddress = (address: string, port: number): Core_Address =>
   address.startsWith("unix://")
     ? { pipe: { path: address.slice("unix://".length) } }
     : { socket_address: { address, port_value: port } }
@@ -102,7 +103,7 @@ export const endpointAddress = (address: string, port: number): ProtoObject =>
  * An `LbEndpoint`. `mtls`: whether the endpoint gets the `tlsMode: istio` match (a mesh workload
  * whose mutual TLS neither a DestinationRule TLS setting nor its PeerAuthentication disables).
  */
-export const lbEndpoint = (entry: ClusterEndpoint, mtls: boolean): ProtoObject => {
+export const lbEndpoint = (entry: ClusterEndpoint, mtls: boolean): LbEndpoint => {
   const { endpoint } = entry
   const canonical = firstLabel(endpoint.labels, CANONICAL_NAME) ?? ""
   const revision = firstLabel(endpoint.labels, CANONICAL_REVISION) ?? ""
@@ -127,7 +128,7 @@ export const lbEndpoint = (entry: ClusterEndpoint, mtls: boolean): ProtoObject =
 /** Groups endpoint protos by locality, sorted by locality; weights are the sums of the endpoints'. */
 export const groupByLocality = (
   entries: ReadonlyArray<ClusterEndpoint>,
-  lbOf: (entry: ClusterEndpoint) => ProtoObject,
+  lbOf: (entry: ClusterEndpoint) => LbEndpoint,
 ): ReadonlyArray<LocalityGroup> => {
   const byLocality = new Map<string, Array<GroupEndpoint>>()
   for (const entry of entries) {
@@ -192,8 +193,8 @@ export const generateProxyEndpoints = (
   push: PushContext,
   proxy: ProxyView,
   names: ReadonlyArray<string>,
-): ReadonlyArray<ResourceSpec> =>
-  names.flatMap((name): ReadonlyArray<ResourceSpec> => {
+): ReadonlyArray<ResourceSpec<ClusterLoadAssignment>> =>
+  names.flatMap((name): ReadonlyArray<ResourceSpec<ClusterLoadAssignment>> => {
     const parsed = parseClusterName(name)
     if (parsed === undefined) return []
     const service = push.serviceByHost.get(parsed.host)

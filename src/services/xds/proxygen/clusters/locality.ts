@@ -7,7 +7,7 @@
  * when the cluster's policy has it. The mesh-wide setting is the reference's default: enabled,
  * with no rules.
  */
-import type { ProtoObject } from "../../cache/resource-spec.js"
+import type { LbEndpoint, LocalityLbEndpoints } from "../../protocol/xds-types.js"
 import type { ClusterPolicy } from "./destination-rule.js"
 
 type LoadBalancer = NonNullable<ClusterPolicy["loadBalancer"]>
@@ -15,7 +15,7 @@ export type LocalityLbSetting = NonNullable<LoadBalancer["localityLbSetting"]>
 
 /** One endpoint in a locality group: its proto, weight and labels (for failoverPriority). */
 export interface GroupEndpoint {
-  readonly lb: ProtoObject
+  readonly lb: LbEndpoint
   readonly weight: number
   readonly labels: Readonly<Record<string, string>>
 }
@@ -205,7 +205,7 @@ export const applyLocalityLb = (
 }
 
 /** The groups as `LocalityLbEndpoints` (groups without endpoints left out). */
-export const localityLbEndpoints = (groups: ReadonlyArray<LocalityGroup>): ReadonlyArray<ProtoObject> =>
+export const localityLbEndpoints = (groups: ReadonlyArray<LocalityGroup>): ReadonlyArray<LocalityLbEndpoints> =>
   groups
     .filter((g) => g.endpoints.length > 0)
     .map((g) => {

@@ -16,10 +16,12 @@
  * same service through the same rule share one encoding per cluster.
  */
 import type { Service, ServicePort } from "../../../registry/model.js"
-import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
+import type { ResourceSpec } from "../../cache/resource-spec.js"
 import { type Generated, type GeneratorNotice, noNotices } from "../../grpcgen/generator-notices.js"
 import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
+import { typed } from "../../protocol/typed-any.js"
+import type { Cluster, Cluster_DnsLookupFamily, Metadata } from "../../protocol/xds-types.js"
 import type { ProxyView } from "../proxy-view.js"
 import { proxyScope } from "../scope.js"
 import { BLACKHOLE_CLUSTER, outboundClusterName, PASSTHROUGH_CLUSTER, TypedConfig } from "../well-known.js"
@@ -74,7 +76,7 @@ const isDns = (type: DiscoveryType): boolean => type === "STRICT_DNS" || type ==
 const isIpv6 = (ip: string): boolean => ip.includes(":")
 
 /** The DNS lookup family for the proxy's addresses: IPv6 only when every address is IPv6. */
-const dnsFamily = (proxy: ProxyView): string =>
+const dnsFamily = (proxy: ProxyView): Cluster_DnsLookupFamily =>
   proxy.ips.length > 0 && proxy.ips.every(isIpv6) ? "V6_ONLY" : "V4_ONLY"
 
 const shortName = (push: PushContext, service: Service): string => {
@@ -111,7 +113,7 @@ interface ClusterTarget {
   readonly rule: MergedDestinationRule | undefined
 }
 
-const clusterMetadata = (target: ClusterTarget, tlsMode: string | undefined): ProtoObject => {
+const clusterMetadata = (target: ClusterTarget, tlsMode: string | undefined): Metadata => {
   const { push, service, rule, subset } = target
   const mesh: Record<string, unknown> = {
     services: [{ host: service.hostname, name: shortName(push, service), namespace: service.namespace }],
@@ -127,7 +129,7 @@ const clusterMetadata = (target: ClusterTarget, tlsMode: string | undefined): Pr
 }
 
 /** Builds one outbound cluster (a DNS cluster's endpoints were checked to exist). */
-const buildCluster = (target: ClusterTarget, name: string, type: DiscoveryType): ProtoObject => {
+const buildCluster = (target: ClusterTarget, name: string, type: DiscoveryType): Cluster => {
   const { push, proxy, service, port, subset, rule } = target
   const sidecar = proxy.kind === "sidecar"
   const policy = clusterPolicy(rule, port.port, subset)
@@ -150,8 +152,8 @@ const buildCluster = (target: ClusterTarget, name: string, type: DiscoveryType):
     if (endpoints.length === 0) endpoints = localityLbEndpoints(groups)
     if (type === "LOGICAL_DNS") {
       // The proxy resolves one name for a LOGICAL_DNS cluster: the first endpoint.
-      const first = endpoints[0]! as { readonly lb_endpoints: ReadonlyArray<ProtoObject> }
-      endpoints = [{ ...endpoints[0]!, lb_endpoints: first.lb_endpoints.slice(0, 1) }]
+      const first = endpoints[0]!
+      endpoints = [{ ...first, lb_endpoints: (first.lb_endpoints ?? []).slice(0, 1) }]
     }
     draft.fields.dns_lookup_family = dnsFamily(proxy)
     draft.fields.dns_refresh_rate = durationOfMs(DNS_REFRESH_RATE_MS)
@@ -220,7 +222,7 @@ const defaultCircuitBreakers = {
   ],
 }
 
-const passthroughCluster = (connectTimeoutMs: number): ProtoObject => ({
+const passthroughCluster = (connectTimeoutMs: number): Cluster => ({
   name: PASSTHROUGH_CLUSTER,
   type: "ORIGINAL_DST",
   connect_timeout: durationOfMs(connectTimeoutMs),
@@ -228,15 +230,14 @@ const passthroughCluster = (connectTimeoutMs: number): ProtoObject => ({
   alt_stat_name: `${PASSTHROUGH_CLUSTER};`,
   circuit_breakers: defaultCircuitBreakers,
   typed_extension_protocol_options: {
-    [HTTP_PROTOCOL_OPTIONS_KEY]: {
-      "@type": TypedConfig.httpProtocolOptions,
+    [HTTP_PROTOCOL_OPTIONS_KEY]: typed(TypedConfig.httpProtocolOptions, {
       common_http_protocol_options: { idle_timeout: { seconds: "300", nanos: 0 } },
       use_downstream_protocol_config: { http_protocol_options: {}, http2_protocol_options: {} },
-    },
+    }),
   },
 })
 
-const blackHoleCluster = (connectTimeoutMs: number): ProtoObject => ({
+const blackHoleCluster = (connectTimeoutMs: number): Cluster => ({
   name: BLACKHOLE_CLUSTER,
   type: "STATIC",
   connect_timeout: durationOfMs(connectTimeoutMs),
@@ -245,10 +246,10 @@ const blackHoleCluster = (connectTimeoutMs: number): ProtoObject => ({
 })
 
 /** The well-known clusters a proxy of this kind gets. */
-const wellKnownClusters = (push: PushContext, proxy: ProxyView): ReadonlyArray<ResourceSpec> => {
+const wellKnownClusters = (push: PushContext, proxy: ProxyView): ReadonlyArray<ResourceSpec<Cluster>> => {
   const ms = push.options.proxy.connectTimeoutMs
   const key = `well-known,${ms}`
-  const blackHole: ResourceSpec = { name: BLACKHOLE_CLUSTER, key, build: () => blackHoleCluster(ms) }
+  const blackHole: ResourceSpec<Cluster> = { name: BLACKHOLE_CLUSTER, key, build: () => blackHoleCluster(ms) }
   return proxy.kind === "sidecar"
     ? [{ name: PASSTHROUGH_CLUSTER, key, build: () => passthroughCluster(ms) }, blackHole]
     : [blackHole]
@@ -256,7 +257,7 @@ const wellKnownClusters = (push: PushContext, proxy: ProxyView): ReadonlyArray<R
 
 const notice = (message: string): GeneratorNotice => ({ level: "warning", scope: "model", message })
 
-const memo: LocalSlot<Map<string, Generated>, PushContext> = { make: () => new Map() }
+const memo: LocalSlot<Map<string, Generated<Cluster>>, PushContext> = { make: () => new Map() }
 
 /**
  * The outbound clusters of `proxy`: its scope's services (only `hosts` when given — gateways
@@ -266,7 +267,7 @@ export const generateOutboundClusters = (
   push: PushContext,
   proxy: ProxyView,
   hosts?: ReadonlySet<string>,
-): Generated => {
+): Generated<Cluster> => {
   const memoKey = hosts === undefined ? `${proxy.scopeKey}|${dnsFamily(proxy)}` : undefined
   const byKey = push.local(memo)
   if (memoKey !== undefined) {
@@ -274,7 +275,7 @@ export const generateOutboundClusters = (
     if (cached !== undefined) return cached
   }
   const sidecar = proxy.kind === "sidecar"
-  const resources: Array<ResourceSpec> = []
+  const resources: Array<ResourceSpec<Cluster>> = []
   const warnings: Array<GeneratorNotice> = []
   const seen = new Set<string>()
   for (const service of proxyScope(push, proxy).services) {
@@ -304,7 +305,7 @@ export const generateOutboundClusters = (
     }
   }
   resources.push(...wellKnownClusters(push, proxy))
-  const generated: Generated = { resources, warnings: warnings.length > 0 ? warnings : noNotices }
+  const generated: Generated<Cluster> = { resources, warnings: warnings.length > 0 ? warnings : noNotices }
   if (memoKey !== undefined) byKey.set(memoKey, generated)
   return generated
 }

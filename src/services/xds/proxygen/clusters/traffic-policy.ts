@@ -7,7 +7,21 @@
  * the end (protocol options go into `typed_extension_protocol_options`).
  */
 import type { Protocol } from "../../../registry/model.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
+import type { Draft } from "../../protocol/typed-any.js"
+import { typed } from "../../protocol/typed-any.js"
+import type {
+  CircuitBreakers_Thresholds,
+  Cluster,
+  Cluster_CommonLbConfig,
+  Cluster_LbPolicy,
+  Cluster_SlowStartConfig,
+  Core_HttpProtocolOptions,
+  Duration,
+  Http2ProtocolOptions,
+  OutlierDetection,
+  ProtoAny,
+  UpstreamHttpProtocolOptions,
+} from "../../protocol/xds-types.js"
 import { TypedConfig } from "../well-known.js"
 import type { ClusterPolicy } from "./destination-rule.js"
 import { type LocalityLb, needsLocalityWeightedConfig } from "./locality.js"
@@ -17,20 +31,27 @@ export type DiscoveryType = "EDS" | "STATIC" | "STRICT_DNS" | "LOGICAL_DNS" | "O
 
 /** The upstream HTTP protocol options being assembled. */
 export interface HttpOptionsDraft {
-  common?: Record<string, unknown>
-  upstream?: Record<string, unknown>
+  common?: Draft<Core_HttpProtocolOptions>
+  upstream?: Draft<UpstreamHttpProtocolOptions>
   /** explicit HTTP/2 (its options object), or the downstream's protocol. */
-  protocol?: { readonly kind: "h2"; readonly options: Record<string, unknown> } | { readonly kind: "downstream" }
+  protocol?: { readonly kind: "h2"; readonly options: Draft<Http2ProtocolOptions> } | { readonly kind: "downstream" }
 }
+
+/** The cluster fields that hold a load balancer's own config. */
+export type LbConfigField =
+  | "least_request_lb_config"
+  | "round_robin_lb_config"
+  | "maglev_lb_config"
+  | "ring_hash_lb_config"
 
 export interface ClusterDraft {
   readonly name: string
   type: DiscoveryType
   /** Cluster fields other than name, type, lb and protocol options. */
-  readonly fields: Record<string, unknown>
-  lbPolicy: string
-  lbConfig?: { readonly field: string; readonly value: ProtoObject }
-  readonly commonLb: Record<string, unknown>
+  readonly fields: Draft<Cluster>
+  lbPolicy: Cluster_LbPolicy
+  lbConfig?: { readonly field: LbConfigField; readonly value: NonNullable<Cluster[LbConfigField]> }
+  readonly commonLb: Draft<Cluster_CommonLbConfig>
   readonly http: HttpOptionsDraft
 }
 
@@ -80,7 +101,7 @@ const applyConnectionPool = (
   pool: Pool | undefined,
   retryBudget: ClusterPolicyExtras["retryBudget"],
 ): void => {
-  const threshold: Record<string, unknown> = {
+  const threshold: Draft<CircuitBreakers_Thresholds> = {
     max_connections: { value: MAX_UINT32 },
     max_pending_requests: { value: MAX_UINT32 },
     max_requests: { value: MAX_UINT32 },
@@ -91,27 +112,27 @@ const applyConnectionPool = (
     threshold.retry_budget = {
       budget_percent: { value: retryBudget.percent?.value ?? 20 },
       min_retry_concurrency: {
-        value: (retryBudget.minRetryConcurrency ?? 0) > 0 ? retryBudget.minRetryConcurrency : 3,
+        value: (retryBudget.minRetryConcurrency ?? 0) > 0 ? retryBudget.minRetryConcurrency! : 3,
       },
     }
   }
   const http = pool?.http
   const tcp = pool?.tcp
-  let idleTimeout: ProtoObject | undefined
-  let maxConnectionDuration: ProtoObject | undefined
+  let idleTimeout: Duration | undefined
+  let maxConnectionDuration: Duration | undefined
   const maxRequestsPerConnection = http?.maxRequestsPerConnection ?? 0
   const maxConcurrentStreams = http?.maxConcurrentStreams ?? 0
   if (http !== undefined) {
-    if ((http.http2MaxRequests ?? 0) > 0) threshold.max_requests = { value: http.http2MaxRequests }
+    if ((http.http2MaxRequests ?? 0) > 0) threshold.max_requests = { value: http.http2MaxRequests! }
     if ((http.http1MaxPendingRequests ?? 0) > 0)
-      threshold.max_pending_requests = { value: http.http1MaxPendingRequests }
-    if ((http.maxRetries ?? 0) > 0) threshold.max_retries = { value: http.maxRetries }
+      threshold.max_pending_requests = { value: http.http1MaxPendingRequests! }
+    if ((http.maxRetries ?? 0) > 0) threshold.max_retries = { value: http.maxRetries! }
     idleTimeout = positiveDuration(http.idleTimeout)
   }
   if (tcp !== undefined) {
     const connectTimeout = positiveDuration(tcp.connectTimeout)
     if (connectTimeout !== undefined) draft.fields.connect_timeout = connectTimeout
-    if ((tcp.maxConnections ?? 0) > 0) threshold.max_connections = { value: tcp.maxConnections }
+    if ((tcp.maxConnections ?? 0) > 0) threshold.max_connections = { value: tcp.maxConnections! }
     maxConnectionDuration = positiveDuration(tcp.maxConnectionDuration)
     idleTimeout ??= positiveDuration(tcp.idleTimeout)
     const keepalive = tcp.tcpKeepalive
@@ -121,7 +142,7 @@ const applyConnectionPool = (
       const interval = secondsOf(keepalive.interval)
       draft.fields.upstream_connection_options = {
         tcp_keepalive: {
-          ...((keepalive.probes ?? 0) > 0 ? { keepalive_probes: { value: keepalive.probes } } : {}),
+          ...((keepalive.probes ?? 0) > 0 ? { keepalive_probes: { value: keepalive.probes! } } : {}),
           ...(time !== undefined ? { keepalive_time: { value: time } } : {}),
           ...(interval !== undefined ? { keepalive_interval: { value: interval } } : {}),
         },
@@ -162,7 +183,7 @@ const applyOutlierDetection = (
   sendUnhealthy: boolean,
 ): void => {
   if (od === undefined) return
-  const out: Record<string, unknown> = { enforcing_success_rate: { value: 0 } }
+  const out: Draft<OutlierDetection> = { enforcing_success_rate: { value: 0 } }
   if (od.consecutive5xxErrors !== undefined) {
     out.consecutive_5xx = { value: od.consecutive5xxErrors }
     out.enforcing_consecutive_5xx = { value: od.consecutive5xxErrors > 0 ? 100 : 0 }
@@ -175,11 +196,11 @@ const applyOutlierDetection = (
   if (interval !== undefined) out.interval = interval
   const baseEjection = positiveDuration(od.baseEjectionTime)
   if (baseEjection !== undefined) out.base_ejection_time = baseEjection
-  if ((od.maxEjectionPercent ?? 0) > 0) out.max_ejection_percent = { value: od.maxEjectionPercent }
+  if ((od.maxEjectionPercent ?? 0) > 0) out.max_ejection_percent = { value: od.maxEjectionPercent! }
   if (od.splitExternalLocalOriginErrors === true) {
     out.split_external_local_origin_errors = true
     if ((od.consecutiveLocalOriginFailures ?? 0) > 0) {
-      out.consecutive_local_origin_failure = { value: od.consecutiveLocalOriginFailures }
+      out.consecutive_local_origin_failure = { value: od.consecutiveLocalOriginFailures! }
       out.enforcing_consecutive_local_origin_failure = { value: 100 }
     }
     out.enforcing_local_origin_success_rate = { value: 0 }
@@ -193,7 +214,7 @@ const applyOutlierDetection = (
 
 type LoadBalancer = NonNullable<ClusterPolicy["loadBalancer"]>
 
-const slowStart = (lb: LoadBalancer | undefined): ProtoObject | undefined => {
+const slowStart = (lb: LoadBalancer | undefined): Cluster_SlowStartConfig | undefined => {
   if (lb?.warmup !== undefined) {
     const window = positiveDuration(lb.warmup.duration)
     return {
@@ -207,7 +228,7 @@ const slowStart = (lb: LoadBalancer | undefined): ProtoObject | undefined => {
   return window !== undefined ? { slow_start_window: window } : undefined
 }
 
-const applySlowStart = (draft: ClusterDraft, field: string, lb: LoadBalancer | undefined): void => {
+const applySlowStart = (draft: ClusterDraft, field: LbConfigField, lb: LoadBalancer | undefined): void => {
   const config = slowStart(lb)
   if (config !== undefined) draft.lbConfig = { field, value: { slow_start_config: config } }
 }
@@ -294,7 +315,7 @@ export const applyTrafficPolicy = (
 }
 
 /** The HttpProtocolOptions typed config, undefined when nothing was set. */
-const httpProtocolOptions = (http: HttpOptionsDraft): ProtoObject | undefined => {
+const httpProtocolOptions = (http: HttpOptionsDraft): ProtoAny | undefined => {
   if (http.common === undefined && http.upstream === undefined && http.protocol === undefined) return undefined
   const protocol =
     http.protocol?.kind === "h2"
@@ -303,19 +324,18 @@ const httpProtocolOptions = (http: HttpOptionsDraft): ProtoObject | undefined =>
         ? { use_downstream_protocol_config: { http_protocol_options: {}, http2_protocol_options: {} } }
         : // The proto requires a protocol choice: plain HTTP/1.1 when only other options were set.
           { explicit_http_config: { http_protocol_options: {} } }
-  return {
-    "@type": TypedConfig.httpProtocolOptions,
+  return typed(TypedConfig.httpProtocolOptions, {
     ...(http.common !== undefined ? { common_http_protocol_options: http.common } : {}),
     ...(http.upstream !== undefined ? { upstream_http_protocol_options: http.upstream } : {}),
     ...protocol,
-  }
+  })
 }
 
 /** The key of HttpProtocolOptions in `typed_extension_protocol_options`. */
 export const HTTP_PROTOCOL_OPTIONS_KEY = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
 
 /** The Cluster proto of a draft. */
-export const assemble = (draft: ClusterDraft): ProtoObject => {
+export const assemble = (draft: ClusterDraft): Cluster => {
   const options = httpProtocolOptions(draft.http)
   return {
     name: draft.name,

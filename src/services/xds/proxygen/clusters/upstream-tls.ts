@@ -18,10 +18,18 @@ import { CONFIG_MAP_SCHEME } from "../../../credentials/credential.js"
 import type { Endpoint, Service } from "../../../registry/model.js"
 import { isWildcardHost } from "../../../registry/model.js"
 import { SERVICE_ENTRY_REGISTRY } from "../../../registry/service-entry.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
 import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import { workloadMtlsMode } from "../../model/mtls-mode.js"
 import { digest, type PushContext } from "../../model/push-context.js"
+import type { Draft } from "../../protocol/typed-any.js"
+import { typed } from "../../protocol/typed-any.js"
+import type {
+  CommonTlsContext,
+  Envoy_Type_Matcher_StringMatcher,
+  TlsParameters,
+  TransportSocket,
+  UpstreamTlsContext,
+} from "../../protocol/xds-types.js"
 import { MESH_ALPN_TCP, SDS_CREDENTIAL_PREFIX, SDS_DEFAULT, SDS_ROOT, TypedConfig } from "../well-known.js"
 import { TLS_MODE_ISTIO, TLS_MODE_STRUCT } from "./endpoints.js"
 import { adsSdsSecret, agentSdsSecret, toStruct } from "./proto-values.js"
@@ -30,9 +38,9 @@ import { type ClusterDraft, isHttp2Cluster } from "./traffic-policy.js"
 type Tls = typeof ClientTLSSettings.Type
 
 const TLS_SOCKET = "envoy.transport_sockets.tls"
-export const RAW_BUFFER_SOCKET: ProtoObject = {
+export const RAW_BUFFER_SOCKET: TransportSocket = {
   name: "envoy.transport_sockets.raw_buffer",
-  typed_config: { "@type": "type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer" },
+  typed_config: typed("type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer", {}),
 }
 const CA_SUFFIX = "-cacert"
 
@@ -84,16 +92,17 @@ export const serviceIdentitiesKey = (push: PushContext, service: Service): strin
 
 const NO_ENDPOINTS: ReadonlyArray<never> = []
 
-const TLS_PARAMS = { tls_minimum_protocol_version: "TLSv1_2", tls_maximum_protocol_version: "TLSv1_3" }
+const TLS_PARAMS: TlsParameters = { tls_minimum_protocol_version: "TLSv1_2", tls_maximum_protocol_version: "TLSv1_3" }
 
-const exact = (sans: ReadonlyArray<string>): ReadonlyArray<ProtoObject> => sans.map((value) => ({ exact: value }))
+const exact = (sans: ReadonlyArray<string>): ReadonlyArray<Envoy_Type_Matcher_StringMatcher> =>
+  sans.map((value) => ({ exact: value }))
 
-const socket = (context: ProtoObject): ProtoObject => ({
+const socket = (context: UpstreamTlsContext): TransportSocket => ({
   name: TLS_SOCKET,
-  typed_config: { "@type": TypedConfig.upstreamTls, ...context },
+  typed_config: typed(TypedConfig.upstreamTls, context),
 })
 
-const istioMutualContext = (sans: ReadonlyArray<string>, sni: string, h2: boolean): ProtoObject => ({
+const istioMutualContext = (sans: ReadonlyArray<string>, sni: string, h2: boolean): UpstreamTlsContext => ({
   common_tls_context: {
     tls_params: TLS_PARAMS,
     tls_certificate_sds_secret_configs: [agentSdsSecret(SDS_DEFAULT)],
@@ -108,10 +117,10 @@ const istioMutualContext = (sans: ReadonlyArray<string>, sni: string, h2: boolea
 
 const credentialSecret = (name: string): string => (name.includes("://") ? name : `${SDS_CREDENTIAL_PREFIX}${name}`)
 
-const originationContext = (tls: Tls, sans: ReadonlyArray<string>, sni: string, h2: boolean): ProtoObject => {
+const originationContext = (tls: Tls, sans: ReadonlyArray<string>, sni: string, h2: boolean): UpstreamTlsContext => {
   const mutual = tls.mode === "MUTUAL"
   const skipVerify = tls.insecureSkipVerify === true
-  const common: Record<string, unknown> = { tls_params: TLS_PARAMS }
+  const common: Draft<CommonTlsContext> = { tls_params: TLS_PARAMS }
   const credential = tls.credentialName ?? ""
   if (credential !== "") {
     if (mutual) common.tls_certificate_sds_secret_configs = [adsSdsSecret(credentialSecret(credential))]
@@ -133,10 +142,10 @@ const originationContext = (tls: Tls, sans: ReadonlyArray<string>, sni: string, 
       : {
           // Without a CA the system's roots verify the server (the reference's "system" default).
           ...((tls.caCertificates ?? "") !== ""
-            ? { trusted_ca: { filename: tls.caCertificates } }
+            ? { trusted_ca: { filename: tls.caCertificates! } }
             : { system_root_certs: {} }),
           ...(sans.length > 0 ? { match_subject_alt_names: exact(sans) } : {}),
-          ...((tls.caCrl ?? "") !== "" ? { crl: { filename: tls.caCrl } } : {}),
+          ...((tls.caCrl ?? "") !== "" ? { crl: { filename: tls.caCrl! } } : {}),
         }
   }
   if (h2) common.alpn_protocols = ["h2"]

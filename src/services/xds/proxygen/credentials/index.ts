@@ -19,10 +19,11 @@ import {
   type CredentialRequest,
   parseCredentialName,
 } from "../../../credentials/credential.js"
-import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
+import type { ResourceSpec } from "../../cache/resource-spec.js"
 import type { Generated, GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import type { PushContext } from "../../model/push-context.js"
+import type { DataSource, Secret } from "../../protocol/xds-types.js"
 import { credentialResourceName, gatewaysForProxy } from "../gateway/index.js"
 import type { ProxyView } from "../proxy-view.js"
 
@@ -56,7 +57,7 @@ const namedByGateways = (push: PushContext, proxy: ProxyView): ReadonlySet<strin
   return names
 }
 
-const inline = (text: string): ProtoObject => ({ inline_bytes: Buffer.from(text, "utf8") })
+const inline = (text: string): DataSource => ({ inline_bytes: Buffer.from(text, "utf8") })
 
 const digest = (credential: Credential, caOnly: boolean): string =>
   createHash("sha1")
@@ -69,7 +70,7 @@ const digest = (credential: Credential, caOnly: boolean): string =>
     .slice(0, 16)
 
 /** The Secret resource `resourceName` stands for, from `credential`, or why it cannot be. */
-const secretOf = (resourceName: string, credential: Credential, caOnly: boolean): ResourceSpec | string => {
+const secretOf = (resourceName: string, credential: Credential, caOnly: boolean): ResourceSpec<Secret> | string => {
   if (caOnly) {
     if (credential.caCertificates === undefined)
       return `credential ${resourceName}: ${credential.source ?? "Secret"} ${credential.namespace}/${credential.name} has no CA certificate (ca.crt or cacert)`
@@ -113,8 +114,12 @@ const lookup = (
       credentials.get(credentialKey(namespace, request.name)))
 
 /** The Secret resources of the names a proxy asks for (SDS is never a wildcard). */
-export const generateCredentials = (push: PushContext, proxy: ProxyView, names: ReadonlyArray<string>): Generated => {
-  const resources: Array<ResourceSpec> = []
+export const generateCredentials = (
+  push: PushContext,
+  proxy: ProxyView,
+  names: ReadonlyArray<string>,
+): Generated<Secret> => {
+  const resources: Array<ResourceSpec<Secret>> = []
   const warnings: Array<GeneratorNotice> = []
   const notice = (message: string) => warnings.push({ scope: "gateway", level: "warning", message })
   if (names.length === 0) return { resources, warnings }

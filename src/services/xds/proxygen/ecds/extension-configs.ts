@@ -7,6 +7,7 @@ import type { ResourceSpec } from "../../cache/resource-spec.js"
 import type { Generated, GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
+import type { Config_Core_TypedExtensionConfig as TypedExtensionConfig } from "../../protocol/xds-types.js"
 import type { ProxySubscription } from "../contract.js"
 import type { ProxyView } from "../proxy-view.js"
 import { wasmFilterConfig, wasmResourceName } from "./wasm-config.js"
@@ -32,9 +33,9 @@ export const generateExtensionConfigs = (
   push: PushContext,
   proxy: ProxyView,
   names: ReadonlyArray<string>,
-): Generated => {
+): Generated<TypedExtensionConfig> => {
   const wanted = names.length === 0 ? undefined : new Set(names)
-  const resources: Array<ResourceSpec> = []
+  const resources: Array<ResourceSpec<TypedExtensionConfig>> = []
   const warnings: Array<GeneratorNotice> = []
   for (const plugin of wasmPluginsForProxy(push, proxy)) {
     const name = wasmResourceName(plugin)
@@ -72,5 +73,5 @@ export const generateExtensionConfigs = (
 }
 
 /** `generateExtensionConfigs` as a ProxyGenerator. */
-export const extensionConfigGenerator = (push: PushContext, sub: ProxySubscription): Generated =>
+export const extensionConfigGenerator = (push: PushContext, sub: ProxySubscription): Generated<TypedExtensionConfig> =>
   generateExtensionConfigs(push, sub.proxy, sub.names)

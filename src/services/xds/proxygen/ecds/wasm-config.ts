@@ -6,7 +6,8 @@
  * (`MESH_AGENT_ENABLE_WASM_REMOTE_LOAD_CONVERSION`, the agent's side). The pull policy and the
  * resource version travel to the agent as VM environment variables it reads and strips.
  */
-import type { ProtoObject } from "../../cache/resource-spec.js"
+import { typed } from "../../protocol/typed-any.js"
+import type { AsyncDataSource, EnvironmentVariables, ProtoAny } from "../../protocol/xds-types.js"
 import { Filter, TypedConfig } from "../well-known.js"
 import type { WasmPluginResource } from "./wasm-plugins.js"
 
@@ -46,7 +47,7 @@ export const wasmSource = (url: string): WasmSource => {
   return { kind: "remote", uri: full }
 }
 
-const code = (source: Exclude<WasmSource, { kind: "unsupported" }>, sha256: string | undefined): ProtoObject =>
+const code = (source: Exclude<WasmSource, { kind: "unsupported" }>, sha256: string | undefined): AsyncDataSource =>
   source.kind === "local"
     ? { local: { filename: source.filename } }
     : {
@@ -60,7 +61,7 @@ const code = (source: Exclude<WasmSource, { kind: "unsupported" }>, sha256: stri
         },
       }
 
-const environment = (plugin: WasmPluginResource): ProtoObject => {
+const environment = (plugin: WasmPluginResource): EnvironmentVariables => {
   const keyValues: Record<string, string> = {
     [WASM_IMAGE_PULL_POLICY_ENV]: plugin.spec.imagePullPolicy ?? "UNSPECIFIED_POLICY",
   }
@@ -81,13 +82,12 @@ const environment = (plugin: WasmPluginResource): ProtoObject => {
  */
 export const wasmFilterConfig = (
   plugin: WasmPluginResource,
-): { readonly config: ProtoObject } | { readonly problem: string } => {
+): { readonly config: ProtoAny } | { readonly problem: string } => {
   const source = wasmSource(plugin.spec.url)
   if (source.kind === "unsupported") return { problem: source.problem }
   const pluginConfig = plugin.spec.pluginConfig
   return {
-    config: {
-      "@type": TypedConfig.wasmHttp,
+    config: typed(TypedConfig.wasmHttp, {
       config: {
         name: `${plugin.meta.namespace}.${plugin.meta.name}`,
         ...(plugin.spec.pluginName !== undefined && plugin.spec.pluginName !== ""
@@ -99,10 +99,10 @@ export const wasmFilterConfig = (
           environment_variables: environment(plugin),
         },
         ...(pluginConfig !== undefined && Object.keys(pluginConfig).length > 0
-          ? { configuration: { "@type": STRING_VALUE_TYPE, value: JSON.stringify(pluginConfig) } }
+          ? { configuration: typed(STRING_VALUE_TYPE, { value: JSON.stringify(pluginConfig) }) }
           : {}),
         ...(plugin.spec.failStrategy === "FAIL_OPEN" ? { fail_open: true } : {}),
       },
-    },
+    }),
   }
 }

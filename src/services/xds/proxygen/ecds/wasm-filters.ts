@@ -6,8 +6,9 @@
  * proxy fetches it over ADS (ECDS) and waits for it (initial fetch timeout 0), so a listener
  * never serves traffic without its plugins.
  */
-import type { ProtoObject } from "../../cache/resource-spec.js"
+
 import type { PushContext } from "../../model/push-context.js"
+import type { HttpFilter } from "../../protocol/xds-types.js"
 import type { ProxyView } from "../proxy-view.js"
 import { Filter, TypedConfig } from "../well-known.js"
 import { wasmResourceName, wasmSource } from "./wasm-config.js"
@@ -15,7 +16,7 @@ import { type ListenerDirection, phaseOf, type WasmPhase, wasmPluginsForProxy } 
 
 export interface WasmFilterRef {
   /** The HCM `http_filters` entry. */
-  readonly filter: ProtoObject
+  readonly filter: HttpFilter
   /** The filter it goes before (undefined: before the router), see `placeWasmFilters` for fallbacks. */
   readonly before?: string
   readonly phase: WasmPhase
@@ -34,7 +35,7 @@ const TAIL = new Set<string>([Filter.cors, Filter.fault, GRPC_STATS, Filter.rout
 export const WASM_CONFIG_TYPE_URLS: ReadonlyArray<string> = [TypedConfig.wasmHttp, TypedConfig.rbac]
 
 /** An HTTP filter whose config comes from ECDS under `name`. */
-export const ecdsHttpFilter = (name: string): ProtoObject => ({
+export const ecdsHttpFilter = (name: string): HttpFilter => ({
   name,
   config_discovery: {
     config_source: { ads: {}, initial_fetch_timeout: { seconds: "0" }, resource_api_version: "V3" },
@@ -73,9 +74,9 @@ const isRbac = (name: unknown): boolean => typeof name === "string" && name.star
  * stats, router) and after every auth filter.
  */
 export const placeWasmFilters = (
-  filters: ReadonlyArray<ProtoObject>,
+  filters: ReadonlyArray<HttpFilter>,
   refs: ReadonlyArray<WasmFilterRef>,
-): ReadonlyArray<ProtoObject> => {
+): ReadonlyArray<HttpFilter> => {
   if (refs.length === 0) return filters
   const names = filters.map((f) => f.name)
   const firstTail = names.findIndex((n) => typeof n === "string" && TAIL.has(n))

@@ -9,8 +9,8 @@
  */
 import { Either } from "effect"
 import type { SdsProvider } from "../../../mesh-config/extension-providers.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { PushContext } from "../../model/push-context.js"
+import type { SdsSecretConfig } from "../../protocol/xds-types.js"
 import { providerCluster } from "../provider-cluster.js"
 import { adsSdsSecret } from "../sds.js"
 import { SDS_CREDENTIAL_PREFIX } from "../well-known.js"
@@ -29,7 +29,7 @@ export const credentialResourceName = (name: string): string => {
 }
 
 /** Where the credential `name` of a Gateway server comes from; `warn` hears why a provider cannot serve it. */
-export const credentialSecret = (push: PushContext, name: string, warn: (message: string) => void): ProtoObject => {
+export const credentialSecret = (push: PushContext, name: string, warn: (message: string) => void): SdsSecretConfig => {
   if (!name.startsWith(SDS_EXTERNAL_PREFIX)) return adsSdsSecret(credentialResourceName(name))
   const provider = sdsProvider(push)
   if (provider === undefined) return adsSdsSecret(credentialResourceName(name))

@@ -6,7 +6,9 @@
  * are always present because route-level configs refer to them, the router last. Access log,
  * tracing and Wasm filters are added later for every HCM (hcm-decoration.ts).
  */
-import type { ProtoObject } from "../../cache/resource-spec.js"
+
+import { typed } from "../../protocol/typed-any.js"
+import type { Listener_Filter } from "../../protocol/xds-types.js"
 import { extProcListenerFilter } from "../routes/ext-proc.js"
 import { Filter, TypedConfig } from "../well-known.js"
 
@@ -16,10 +18,9 @@ export const httpConnectionManager = (
   routeConfigName: string,
   http10 = false,
   extProc = false,
-): ProtoObject => ({
+): Listener_Filter => ({
   name: Filter.httpConnectionManager,
-  typed_config: {
-    "@type": TypedConfig.httpConnectionManager,
+  typed_config: typed(TypedConfig.httpConnectionManager, {
     codec_type: "AUTO",
     stat_prefix: statPrefix,
     rds: {
@@ -28,9 +29,9 @@ export const httpConnectionManager = (
     },
     http_filters: [
       ...(extProc ? [extProcListenerFilter()] : []),
-      { name: Filter.fault, typed_config: { "@type": TypedConfig.fault } },
-      { name: Filter.cors, typed_config: { "@type": TypedConfig.cors } },
-      { name: Filter.router, typed_config: { "@type": TypedConfig.router } },
+      { name: Filter.fault, typed_config: typed(TypedConfig.fault, {}) },
+      { name: Filter.cors, typed_config: typed(TypedConfig.cors, {}) },
+      { name: Filter.router, typed_config: typed(TypedConfig.router, {}) },
     ],
     use_remote_address: { value: true },
     xff_num_trusted_hops: 0,
@@ -41,5 +42,5 @@ export const httpConnectionManager = (
     normalize_path: { value: true },
     path_with_escaped_slashes_action: "KEEP_UNCHANGED",
     http_protocol_options: http10 ? { accept_http_10: true } : {},
-  },
+  }),
 })

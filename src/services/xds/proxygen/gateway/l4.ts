@@ -12,31 +12,31 @@
  */
 
 import { PARENTS_ANNOTATION } from "../../../gateway-api/model.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import type { PushContext } from "../../model/push-context.js"
+import { typed } from "../../protocol/typed-any.js"
+import type { Listener_Filter } from "../../protocol/xds-types.js"
 import { type L4Route, tcpRouteCluster, tlsRoutes } from "../routes/index.js"
 import { Filter, TypedConfig } from "../well-known.js"
 import { serverMatchesVirtualService } from "./hosts.js"
 import type { GatewayServer } from "./merge.js"
 import { type VirtualServiceResource, virtualServicesForGateway } from "./virtual-services.js"
 
-export const tcpProxyFilter = (statPrefix: string, cluster: string): ProtoObject => ({
+export const tcpProxyFilter = (statPrefix: string, cluster: string): Listener_Filter => ({
   name: Filter.tcpProxy,
-  typed_config: { "@type": TypedConfig.tcpProxy, stat_prefix: statPrefix, cluster },
+  typed_config: typed(TypedConfig.tcpProxy, { stat_prefix: statPrefix, cluster }),
 })
 
 /** tcp_proxy to a route's upstream: stat prefix the cluster, or `name.namespace` of the VirtualService when weighted. */
-const routeFilter = (vs: VirtualServiceResource, route: L4Route): ProtoObject =>
+const routeFilter = (vs: VirtualServiceResource, route: L4Route): Listener_Filter =>
   route.clusters.length === 1
     ? tcpProxyFilter(route.clusters[0]!, route.clusters[0]!)
     : {
         name: Filter.tcpProxy,
-        typed_config: {
-          "@type": TypedConfig.tcpProxy,
+        typed_config: typed(TypedConfig.tcpProxy, {
           stat_prefix: `${vs.meta.name}.${vs.meta.namespace}`,
           ...route.tcpProxy,
-        },
+        }),
       }
 
 const boundTo = (push: PushContext, server: GatewayServer, proxyNamespace: string) =>
@@ -60,7 +60,7 @@ export const tcpServerFilters = (
   server: GatewayServer,
   proxyNamespace: string,
   sourceLabels: Readonly<Record<string, string>>,
-): { readonly filters: ReadonlyArray<ProtoObject>; readonly warnings: ReadonlyArray<GeneratorNotice> } => {
+): { readonly filters: ReadonlyArray<Listener_Filter>; readonly warnings: ReadonlyArray<GeneratorNotice> } => {
   const source = { gateway: server.gateway, sourceLabels, sourceNamespace: proxyNamespace }
   for (const vs of boundTo(push, server, proxyNamespace)) {
     const route = tcpRouteCluster(push, vs, server.port, undefined, source)
@@ -76,7 +76,7 @@ export const tcpServerFilters = (
 
 export interface SniChain {
   readonly sniHosts: ReadonlyArray<string>
-  readonly filters: ReadonlyArray<ProtoObject>
+  readonly filters: ReadonlyArray<Listener_Filter>
 }
 
 /**

@@ -18,10 +18,19 @@
  * listeners share one encoding.
  */
 import { INFERENCE_ROUTES_ANNOTATION } from "../../../gateway-api/inference-pools.js"
-import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
+import type { ResourceSpec } from "../../cache/resource-spec.js"
 import type { Generated, GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import type { LocalSlot } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
+import { typed } from "../../protocol/typed-any.js"
+import type {
+  DownstreamTlsContext,
+  Duration,
+  FilterChain,
+  FilterChainMatch,
+  Listener,
+  Listener_Filter,
+} from "../../protocol/xds-types.js"
 import type { ProxyView } from "../proxy-view.js"
 import { gatewayVirtualServices } from "../routes/index.js"
 import { hostMatches, proxyScope } from "../scope.js"
@@ -40,7 +49,7 @@ import {
 import { type CredentialSecret, downstreamTlsContext, tlsTransportSocket } from "./tls.js"
 
 /** How long a TLS handshake may take on a gateway chain (slow-handshake attacks), as the reference sets it. */
-const TRANSPORT_SOCKET_CONNECT_TIMEOUT = { seconds: "15", nanos: 0 }
+const TRANSPORT_SOCKET_CONNECT_TIMEOUT: Duration = { seconds: "15", nanos: 0 }
 
 /** Every ALPN a mesh client's mTLS offers: what AUTO_PASSTHROUGH chains accept. */
 const MESH_MTLS_ALPNS = [...MESH_ALPN_TCP.slice().reverse(), ...MESH_ALPN_HTTP]
@@ -48,15 +57,15 @@ const MESH_MTLS_ALPNS = [...MESH_ALPN_TCP.slice().reverse(), ...MESH_ALPN_HTTP]
 interface ChainPlan {
   readonly sniHosts: ReadonlyArray<string>
   readonly applicationProtocols?: ReadonlyArray<string>
-  readonly tls?: ProtoObject
-  readonly filters: ReadonlyArray<ProtoObject>
+  readonly tls?: DownstreamTlsContext
+  readonly filters: ReadonlyArray<Listener_Filter>
 }
 
 /** `outbound_.<port>_.<subset>_.<host>`: the SNI a mesh client sends, and the SNI-DNAT cluster's name. */
 export const sniDnatClusterName = (host: string, port: number, subset = ""): string =>
   `outbound_.${port}_.${subset}_.${host}`
 
-const filterChainMatch = (chain: ChainPlan): ProtoObject | undefined => {
+const filterChainMatch = (chain: ChainPlan): FilterChainMatch | undefined => {
   const sni = chain.sniHosts.includes("*") ? [] : [...chain.sniHosts].sort()
   const alpn = chain.applicationProtocols ?? []
   if (sni.length === 0 && alpn.length === 0) return undefined
@@ -66,7 +75,7 @@ const filterChainMatch = (chain: ChainPlan): ProtoObject | undefined => {
   }
 }
 
-const chainProto = (chain: ChainPlan): ProtoObject => {
+const chainProto = (chain: ChainPlan): FilterChain => {
   const match = filterChainMatch(chain)
   return {
     ...(match !== undefined ? { filter_chain_match: match } : {}),
@@ -140,7 +149,7 @@ const listenerFor = (
   port: MergedPort,
   knownSni: Map<string, string>,
   warnings: Array<GeneratorNotice>,
-): ProtoObject | undefined => {
+): Listener | undefined => {
   const address = port.bind === "" ? "0.0.0.0" : port.bind
   const name = `${address}_${port.listenPort}`
   const defaultStatPrefix = `outbound_${name}`
@@ -182,16 +191,16 @@ const listenerFor = (
     bind_to_port: { value: true },
     traffic_direction: "OUTBOUND",
     ...(inspect
-      ? { listener_filters: [{ name: Filter.tlsInspector, typed_config: { "@type": TypedConfig.tlsInspector } }] }
+      ? { listener_filters: [{ name: Filter.tlsInspector, typed_config: typed(TypedConfig.tlsInspector, {}) }] }
       : {}),
     filter_chains: chains.map(chainProto),
   }
 }
 
-const built: LocalSlot<Map<string, Generated>, PushContext> = { make: () => new Map() }
+const built: LocalSlot<Map<string, Generated<Listener>>, PushContext> = { make: () => new Map() }
 
 /** The router's listeners: one per merged Gateway server port. */
-export const generateGatewayListeners = (push: PushContext, proxy: ProxyView): Generated => {
+export const generateGatewayListeners = (push: PushContext, proxy: ProxyView): Generated<Listener> => {
   const merged = gatewaysForProxy(push, proxy)
   const memoKey = `${merged.key}|${proxy.scopeKey}`
   const byKey = push.local(built)
@@ -200,7 +209,7 @@ export const generateGatewayListeners = (push: PushContext, proxy: ProxyView): G
   const warnings: Array<GeneratorNotice> = [...merged.warnings]
   // SNI names of passthrough rules, per listener port: the proxy rejects repeated chain matches.
   const knownSni = new Map<number, Map<string, string>>()
-  const resources: Array<ResourceSpec> = []
+  const resources: Array<ResourceSpec<Listener>> = []
   for (const port of merged.ports) {
     let known = knownSni.get(port.listenPort)
     if (known === undefined) {
@@ -212,7 +221,7 @@ export const generateGatewayListeners = (push: PushContext, proxy: ProxyView): G
     const key = `gw-lds|${digest(JSON.stringify(listener))}`
     resources.push({ name: listener.name as string, key, build: () => listener })
   }
-  const result: Generated = { resources, warnings }
+  const result: Generated<Listener> = { resources, warnings }
   byKey.set(memoKey, result)
   return result
 }

@@ -10,10 +10,11 @@
  * virtual host at all → the reference's `blackhole:<port>` virtual host without routes, which
  * answers 404. Ports are ignored in host matching, so the domains are the bare names.
  */
-import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
+import type { ResourceSpec } from "../../cache/resource-spec.js"
 import type { Generated, GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import type { LocalSlot } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
+import type { Route, RouteConfiguration, VirtualHost } from "../../protocol/xds-types.js"
 import type { ProxyView } from "../proxy-view.js"
 import { httpRoutesFor } from "../routes/index.js"
 import { hostsForNamespace, intersectHosts } from "./hosts.js"
@@ -26,7 +27,7 @@ const MAX_DIRECT_RESPONSE_BODY_BYTES = 1024 * 1024
 interface VirtualHostPlan {
   readonly name: string
   readonly domains: Array<string>
-  routes: Array<ProtoObject>
+  routes: Array<Route>
   /**
    * Which built route lists the routes are, in order (`gateway|namespace/name` of each
    * VirtualService's): the reference compares route identity, not content, when it merges.
@@ -35,16 +36,16 @@ interface VirtualHostPlan {
   requireTls: boolean
 }
 
-const isCatchAll = (route: ProtoObject): boolean => {
-  const match = (route.match ?? {}) as Record<string, unknown>
-  const regex = (match.safe_regex as { regex?: string } | undefined)?.regex
+const isCatchAll = (route: Route): boolean => {
+  const match = route.match ?? {}
+  const regex = match.safe_regex?.regex
   const catchAll = match.prefix === "/" || match.path_separated_prefix === "/" || regex === "*"
   const none = (v: unknown) => v === undefined || (Array.isArray(v) && v.length === 0)
   return catchAll && none(match.headers) && none(match.query_parameters) && none(match.dynamic_metadata)
 }
 
 /** Catch-all routes last, the others in their order (the reference's sort). */
-const catchAllLast = (routes: ReadonlyArray<ProtoObject>): Array<ProtoObject> => [
+const catchAllLast = (routes: ReadonlyArray<Route>): Array<Route> => [
   ...routes.filter((r) => !isCatchAll(r)),
   ...routes.filter(isCatchAll),
 ]
@@ -72,7 +73,7 @@ const collapse = (hosts: ReadonlyMap<string, VirtualHostPlan>): ReadonlyArray<Vi
   return out
 }
 
-const virtualHostProto = (vh: VirtualHostPlan): ProtoObject => ({
+const virtualHostProto = (vh: VirtualHostPlan): VirtualHost => ({
   name: vh.name,
   domains: vh.domains,
   routes: catchAllLast(vh.routes),
@@ -80,7 +81,7 @@ const virtualHostProto = (vh: VirtualHostPlan): ProtoObject => ({
   ...(vh.requireTls ? { require_tls: "ALL" } : {}),
 })
 
-const emptyRouteConfiguration = (name: string): ProtoObject => ({
+const emptyRouteConfiguration = (name: string): RouteConfiguration => ({
   name,
   virtual_hosts: [],
   validate_clusters: { value: false },
@@ -92,9 +93,9 @@ const routeConfiguration = (
   name: string,
   servers: ReadonlyArray<GatewayServer>,
   warnings: Array<GeneratorNotice>,
-): ProtoObject => {
+): RouteConfiguration => {
   const vhosts = new Map<string, VirtualHostPlan>()
-  const routesByVs = new Map<string, ReadonlyArray<ProtoObject>>()
+  const routesByVs = new Map<string, ReadonlyArray<Route>>()
   for (const server of servers) {
     const redirect = server.tls?.httpsRedirect === true
     for (const vs of virtualServicesForGateway(push, server.gateway, proxy.namespace)) {
@@ -165,7 +166,7 @@ const routeConfiguration = (
 }
 
 const built: LocalSlot<
-  Map<string, { readonly spec: ResourceSpec; readonly warnings: ReadonlyArray<GeneratorNotice> }>,
+  Map<string, { readonly spec: ResourceSpec<RouteConfiguration>; readonly warnings: ReadonlyArray<GeneratorNotice> }>,
   PushContext
 > = { make: () => new Map() }
 
@@ -174,7 +175,7 @@ const routeSpec = (
   proxy: ProxyView,
   merged: MergedGateway,
   name: string,
-): { readonly spec: ResourceSpec; readonly warnings: ReadonlyArray<GeneratorNotice> } => {
+): { readonly spec: ResourceSpec<RouteConfiguration>; readonly warnings: ReadonlyArray<GeneratorNotice> } => {
   const byKey = push.local(built)
   const memoKey = `${merged.key}|${proxy.scopeKey}|${name}`
   const cached = byKey.get(memoKey)
@@ -192,10 +193,14 @@ const routeSpec = (
 }
 
 /** The router's route configurations: the names asked for, or every route name of its servers. */
-export const generateGatewayRoutes = (push: PushContext, proxy: ProxyView, names: ReadonlyArray<string>): Generated => {
+export const generateGatewayRoutes = (
+  push: PushContext,
+  proxy: ProxyView,
+  names: ReadonlyArray<string>,
+): Generated<RouteConfiguration> => {
   const merged = gatewaysForProxy(push, proxy)
   const wanted = names.length > 0 ? names : [...merged.serversByRouteName.keys()]
-  const resources: Array<ResourceSpec> = []
+  const resources: Array<ResourceSpec<RouteConfiguration>> = []
   const warnings: Array<GeneratorNotice> = []
   for (const name of wanted) {
     const entry = routeSpec(push, proxy, merged, name)

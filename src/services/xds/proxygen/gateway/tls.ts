@@ -15,13 +15,23 @@
  */
 
 import { fileCertName, fileRootName } from "../../../credentials/file-secret-name.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
+import { type Draft, typed } from "../../protocol/typed-any.js"
+import type {
+  CertificateValidationContext,
+  CommonTlsContext,
+  DownstreamTlsContext,
+  SdsSecretConfig,
+  SubjectAltNameMatcher,
+  TlsParameters,
+  TlsParameters_TlsProtocol,
+  TransportSocket,
+} from "../../protocol/xds-types.js"
 import { agentSdsSecret } from "../sds.js"
 import { SDS_DEFAULT, SDS_ROOT, TypedConfig } from "../well-known.js"
 import type { ServerTls } from "./merge.js"
 
 /** The SDS secret config of a gateway credential by name (external-sds.ts's `credentialSecret`, bound to a push). */
-export type CredentialSecret = (name: string) => ProtoObject
+export type CredentialSecret = (name: string) => SdsSecretConfig
 
 /** Suffix of the SDS name of a credential's CA bundle (the reference's spelling). */
 export const SDS_CA_SUFFIX = "-cacert"
@@ -31,7 +41,7 @@ export const TLS_TRANSPORT_SOCKET = "envoy.transport_sockets.tls"
 const ALPN_HTTP = ["h2", "http/1.1"] as const
 const ALPN_MESH_TCP = ["istio-peer-exchange", "h2", "http/1.1"] as const
 
-const TLS_VERSION: Readonly<Record<string, string>> = {
+const TLS_VERSION: Readonly<Record<string, TlsParameters_TlsProtocol>> = {
   TLS_AUTO: "TLS_AUTO",
   TLSV1_0: "TLSv1_0",
   TLSV1_1: "TLSv1_1",
@@ -43,13 +53,15 @@ const TLS_VERSION: Readonly<Record<string, string>> = {
  * SAN matchers for `subjectAltNames`: each name as a DNS and as a URI SAN (either matches), the
  * typed form of the reference's (deprecated) untyped exact matchers.
  */
-const sanMatchers = (sans: ReadonlyArray<string>): ReadonlyArray<ProtoObject> =>
-  sans.flatMap((san) => [
-    { san_type: "DNS", matcher: { exact: san } },
-    { san_type: "URI", matcher: { exact: san } },
-  ])
+const sanMatchers = (sans: ReadonlyArray<string>): ReadonlyArray<SubjectAltNameMatcher> =>
+  sans.flatMap(
+    (san): ReadonlyArray<SubjectAltNameMatcher> => [
+      { san_type: "DNS", matcher: { exact: san } },
+      { san_type: "URI", matcher: { exact: san } },
+    ],
+  )
 
-const withSans = (sans: ReadonlyArray<string>): ProtoObject =>
+const withSans = (sans: ReadonlyArray<string>): CertificateValidationContext =>
   sans.length > 0 ? { match_typed_subject_alt_names: sanMatchers(sans) } : {}
 
 const nonEmpty = (v: string | undefined): v is string => v !== undefined && v !== ""
@@ -60,7 +72,7 @@ const certificates = (
   mode: string,
   validateClient: boolean,
   credentialSecret: CredentialSecret,
-): ProtoObject => {
+): CommonTlsContext => {
   const sans = tls.subjectAltNames ?? []
   if (mode === "ISTIO_MUTUAL") {
     return {
@@ -129,8 +141,8 @@ const certificates = (
   }
 }
 
-const tlsParams = (tls: ServerTls): ProtoObject | undefined => {
-  const params: Record<string, unknown> = {}
+const tlsParams = (tls: ServerTls): TlsParameters | undefined => {
+  const params: Draft<TlsParameters> = {}
   const min = tls.minProtocolVersion
   const max = tls.maxProtocolVersion
   if (min !== undefined && min !== "TLS_AUTO") params.tls_minimum_protocol_version = TLS_VERSION[min]
@@ -148,14 +160,13 @@ export const downstreamTlsContext = (
   tls: ServerTls,
   tcpServer: boolean,
   credentialSecret: CredentialSecret,
-): ProtoObject => {
+): DownstreamTlsContext => {
   const mode = tls.mode ?? "PASSTHROUGH"
   const requireClient = mode === "MUTUAL" || mode === "ISTIO_MUTUAL"
   const validateClient = requireClient || mode === "OPTIONAL_MUTUAL"
   const simpleOrMutual = mode === "SIMPLE" || mode === "MUTUAL" || mode === "OPTIONAL_MUTUAL"
   const params = simpleOrMutual ? tlsParams(tls) : undefined
   return {
-    "@type": TypedConfig.downstreamTls,
     common_tls_context: {
       ...(params !== undefined ? { tls_params: params } : {}),
       ...certificates(tls, mode, validateClient, credentialSecret),
@@ -166,7 +177,7 @@ export const downstreamTlsContext = (
 }
 
 /** The transport socket of a terminating filter chain. */
-export const tlsTransportSocket = (context: ProtoObject): ProtoObject => ({
+export const tlsTransportSocket = (context: DownstreamTlsContext): TransportSocket => ({
   name: TLS_TRANSPORT_SOCKET,
-  typed_config: context,
+  typed_config: typed(TypedConfig.downstreamTls, context),
 })

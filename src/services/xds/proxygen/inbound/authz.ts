@@ -25,6 +25,8 @@ import type {
   AuthorizationRule,
 } from "../../model/authorization-policy-view.js"
 import type { PushContext } from "../../model/push-context.js"
+import { typed } from "../../protocol/typed-any.js"
+import type { HttpFilter, Listener_Filter, RBAC_Action } from "../../protocol/xds-types.js"
 import type { ProxyView } from "../proxy-view.js"
 import { Filter, TypedConfig } from "../well-known.js"
 import {
@@ -40,9 +42,9 @@ type Policy = { readonly principals: ReadonlyArray<ProtoObject>; readonly permis
 
 export interface AuthzFilters {
   /** HTTP filters, in order, for the connection manager. */
-  readonly http: ReadonlyArray<ProtoObject>
+  readonly http: ReadonlyArray<HttpFilter>
   /** Network filters, in order, before tcp_proxy. */
-  readonly network: ReadonlyArray<ProtoObject>
+  readonly network: ReadonlyArray<Listener_Filter>
   readonly warnings: ReadonlyArray<string>
 }
 
@@ -224,14 +226,14 @@ const denyAll: Policy = { permissions: [ANY], principals: [ANY] }
 /** What a CUSTOM policy without rules selects: nothing (its id stays visible in the config). */
 const matchNever: Policy = { permissions: [{ not_rule: ANY }], principals: [NEVER] }
 
-const httpFilter = (action: string, policies: Record<string, Policy>): ProtoObject => ({
+const httpFilter = (action: RBAC_Action, policies: Record<string, Policy>): HttpFilter => ({
   name: Filter.rbac,
-  typed_config: { "@type": TypedConfig.rbac, rules: { action, policies } },
+  typed_config: typed(TypedConfig.rbac, { rules: { action, policies } }),
 })
 
-const networkFilter = (action: string, policies: Record<string, Policy>): ProtoObject => ({
+const networkFilter = (action: RBAC_Action, policies: Record<string, Policy>): Listener_Filter => ({
   name: Filter.networkRbac,
-  typed_config: { "@type": TypedConfig.networkRbac, rules: { action, policies }, stat_prefix: "tcp." },
+  typed_config: typed(TypedConfig.networkRbac, { rules: { action, policies }, stat_prefix: "tcp." }),
 })
 
 interface Buckets {
@@ -284,10 +286,10 @@ const fill = (
   return b
 }
 
-type Make = (action: string, policies: Record<string, Policy>) => ProtoObject
+type Make<F> = (action: RBAC_Action, policies: Record<string, Policy>) => F
 
 /** The filters of one protocol, in the reference's order: AUDIT, CUSTOM, DENY, ALLOW. */
-const assemble = (b: Buckets, make: Make, custom: (b: Buckets) => ReadonlyArray<ProtoObject>) => [
+const assemble = <F>(b: Buckets, make: Make<F>, custom: (b: Buckets) => ReadonlyArray<F>): ReadonlyArray<F> => [
   ...(Object.keys(b.audit).length > 0 ? [make("LOG", b.audit)] : []),
   ...custom(b),
   ...(Object.keys(b.deny).length > 0 ? [make("DENY", b.deny)] : []),
@@ -296,21 +298,21 @@ const assemble = (b: Buckets, make: Make, custom: (b: Buckets) => ReadonlyArray<
 ]
 
 /** What the CUSTOM policies become on a protocol's chains, once their provider is resolved. */
-const customFilters = (
+const customFilters = <F>(
   resolved: Either.Either<ResolvedExtAuthz, string> | undefined,
-  tcp: boolean,
-  make: Make,
-): ((b: Buckets) => ReadonlyArray<ProtoObject>) => {
+  make: Make<F>,
+  extAuthz: (ext: ResolvedExtAuthz) => ((b: Buckets) => ReadonlyArray<F>) | undefined,
+): ((b: Buckets) => ReadonlyArray<F>) => {
   if (resolved === undefined) return () => []
   if (Either.isLeft(resolved)) return () => [make("DENY", { [CUSTOM_DENY_ALL]: denyAll })]
-  const ext = resolved.right
-  if (!tcp) return (b) => httpExtAuthzFilters(ext, b.custom)
-  if (ext.tcp !== undefined) {
-    const network = ext.tcp
-    return (b) => networkExtAuthzFilters(network, b.custom)
-  }
-  // No check is possible: what the authorizer would have been asked about is refused.
-  return (b) => [make("DENY", b.custom)]
+  // No check is possible (an HTTP provider on TCP): what the authorizer would have been asked about is refused.
+  return extAuthz(resolved.right) ?? ((b) => [make("DENY", b.custom)])
+}
+
+const httpExtAuthz = (ext: ResolvedExtAuthz) => (b: Buckets) => httpExtAuthzFilters(ext, b.custom)
+const networkExtAuthz = (ext: ResolvedExtAuthz) => {
+  const network = ext.tcp
+  return network === undefined ? undefined : (b: Buckets) => networkExtAuthzFilters(network, b.custom)
 }
 
 /** The RBAC (and ext_authz) filters of a workload's inbound HTTP and TCP chains. */
@@ -350,12 +352,12 @@ export const authzFilters = (push: PushContext, proxy: ProxyView, issuers: Reado
   const http = assemble(
     fill(translated, false, issuers, httpWarnings),
     httpFilter,
-    customFilters(resolved, false, httpFilter),
+    customFilters(resolved, httpFilter, httpExtAuthz),
   )
   const network = assemble(
     fill(translated, true, issuers, tcpWarnings),
     networkFilter,
-    customFilters(resolved, true, networkFilter),
+    customFilters(resolved, networkFilter, networkExtAuthz),
   )
   // The same rule warns once per protocol at most; keep each text once.
   return { http, network, warnings: [...new Set([...warnings, ...httpWarnings, ...tcpWarnings])] }

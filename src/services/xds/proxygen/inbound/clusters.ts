@@ -5,8 +5,10 @@
  * `InboundPassthroughCluster` for ports no service declares. Connections to the workload's
  * own address leave from 127.0.0.6, which the capture rules let through (no redirect loop).
  */
-import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
+import type { ResourceSpec } from "../../cache/resource-spec.js"
 import type { PushContext } from "../../model/push-context.js"
+import { typed } from "../../protocol/typed-any.js"
+import type { CircuitBreakers, Cluster, Duration, ProtoAny } from "../../protocol/xds-types.js"
 import type { ProxyView } from "../proxy-view.js"
 import { INBOUND_PASSTHROUGH_CLUSTER, TypedConfig } from "../well-known.js"
 import { type InboundPort, inboundPorts } from "./ports.js"
@@ -16,11 +18,11 @@ export const INBOUND_BIND_ADDRESS = "127.0.0.6"
 
 const MAX = { value: 4294967295 }
 /** Inbound traffic is limited by the workload, not the proxy (the reference's inbound defaults). */
-const circuitBreakers: ProtoObject = {
+const circuitBreakers: CircuitBreakers = {
   thresholds: [{ max_connections: MAX, max_pending_requests: MAX, max_requests: MAX, max_retries: MAX }],
 }
 
-const durationMs = (ms: number): ProtoObject => ({
+const durationMs = (ms: number): Duration => ({
   seconds: String(Math.floor(ms / 1000)),
   nanos: (ms % 1000) * 1_000_000,
 })
@@ -31,19 +33,21 @@ const HTTP_OPTIONS_KEY = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions
 const HTTP2 = new Set(["HTTP2", "GRPC", "GRPC-Web"])
 
 /** HTTP/2 toward gRPC and HTTP/2 workloads; the downstream's protocol toward other HTTP and detected ports. */
-const protocolOptions = (port: Pick<InboundPort, "protocol" | "protocolClass">): ProtoObject | undefined => {
+const protocolOptions = (
+  port: Pick<InboundPort, "protocol" | "protocolClass">,
+): Readonly<Record<string, ProtoAny>> | undefined => {
   if (port.protocolClass === "tcp") return undefined
   const options = HTTP2.has(port.protocol)
     ? { explicit_http_config: { http2_protocol_options: {} } }
     : { use_downstream_protocol_config: { http_protocol_options: {}, http2_protocol_options: {} } }
-  return { [HTTP_OPTIONS_KEY]: { "@type": TypedConfig.httpProtocolOptions, ...options } }
+  return { [HTTP_OPTIONS_KEY]: typed(TypedConfig.httpProtocolOptions, { ...options }) }
 }
 
-const bind = (tproxy: boolean): ProtoObject =>
+const bind = (tproxy: boolean): Cluster =>
   // With TPROXY the proxy's sockets are transparent: no source rewrite is needed.
   tproxy ? {} : { upstream_bind_config: { source_address: { address: INBOUND_BIND_ADDRESS, port_value: 0 } } }
 
-const originalDst = (name: string, timeoutMs: number, tproxy: boolean, portOverride?: number): ProtoObject => ({
+const originalDst = (name: string, timeoutMs: number, tproxy: boolean, portOverride?: number): Cluster => ({
   name,
   type: "ORIGINAL_DST",
   connect_timeout: durationMs(timeoutMs),
@@ -55,7 +59,7 @@ const originalDst = (name: string, timeoutMs: number, tproxy: boolean, portOverr
     : {}),
 })
 
-const inboundCluster = (port: InboundPort, timeoutMs: number, tproxy: boolean): ProtoObject => {
+const inboundCluster = (port: InboundPort, timeoutMs: number, tproxy: boolean): Cluster => {
   const options = protocolOptions(port)
   const common = options !== undefined ? { typed_extension_protocol_options: options } : {}
   const ep = port.endpoint
@@ -79,11 +83,11 @@ const inboundCluster = (port: InboundPort, timeoutMs: number, tproxy: boolean): 
  * The inbound clusters of a sidecar. Each one's key is what its bytes are made of (port,
  * endpoint, protocol, timeout, interception): every proxy serving the same port alike shares it.
  */
-export const generateInboundClusters = (push: PushContext, proxy: ProxyView): ReadonlyArray<ResourceSpec> => {
+export const generateInboundClusters = (push: PushContext, proxy: ProxyView): ReadonlyArray<ResourceSpec<Cluster>> => {
   if (proxy.kind !== "sidecar") return []
   const timeoutMs = push.options.proxy.connectTimeoutMs
   const tproxy = proxy.interceptionMode === "TPROXY"
-  const specs: Array<ResourceSpec> = inboundPorts(push, proxy).ports.map((port) => ({
+  const specs: Array<ResourceSpec<Cluster>> = inboundPorts(push, proxy).ports.map((port) => ({
     name: port.cluster,
     key: `inbound-cluster|${port.cluster}|${JSON.stringify(port.endpoint)}|${port.protocol}|${timeoutMs}|${tproxy}`,
     build: () => inboundCluster(port, timeoutMs, tproxy),
@@ -91,10 +95,13 @@ export const generateInboundClusters = (push: PushContext, proxy: ProxyView): Re
   specs.push({
     name: INBOUND_PASSTHROUGH_CLUSTER,
     key: `inbound-cluster|${INBOUND_PASSTHROUGH_CLUSTER}|${timeoutMs}|${tproxy}`,
-    build: () => ({
-      ...originalDst(INBOUND_PASSTHROUGH_CLUSTER, timeoutMs, tproxy),
-      typed_extension_protocol_options: protocolOptions({ protocol: "UNSUPPORTED", protocolClass: "auto" }),
-    }),
+    build: () => {
+      const options = protocolOptions({ protocol: "UNSUPPORTED", protocolClass: "auto" })
+      return {
+        ...originalDst(INBOUND_PASSTHROUGH_CLUSTER, timeoutMs, tproxy),
+        ...(options !== undefined ? { typed_extension_protocol_options: options } : {}),
+      }
+    },
   })
   return specs
 }

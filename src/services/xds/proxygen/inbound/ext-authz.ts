@@ -18,8 +18,19 @@ import {
   type ExtensionProvider,
   providerNamed,
 } from "../../../mesh-config/extension-providers.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { PushContext } from "../../model/push-context.js"
+import { typed } from "../../protocol/typed-any.js"
+import type {
+  Config_Rbac_RBAC,
+  Http_ExtAuthz_ExtAuthz,
+  HttpFilter,
+  Listener_Filter,
+  ListStringMatcher,
+  MetadataMatcher,
+  Network_ExtAuthz_ExtAuthz,
+  Policy,
+  StatusCode,
+} from "../../protocol/xds-types.js"
 import { durationOfMillis, envoyGrpcService, providerCluster } from "../provider-cluster.js"
 import { Filter, TypedConfig } from "../well-known.js"
 
@@ -44,16 +55,16 @@ export const customPolicyId = (namespace: string, name: string, rule: number): s
 export interface ResolvedExtAuthz {
   readonly provider: string
   /** The HTTP filter's typed config, without its metadata matcher. */
-  readonly http: ProtoObject
-  /** The network filter's typed config; undefined for HTTP providers. */
-  readonly tcp?: ProtoObject
+  readonly http: Http_ExtAuthz_ExtAuthz
+  /** The network filter's config; undefined for HTTP providers. */
+  readonly tcp?: Network_ExtAuthz_ExtAuthz
 }
 
 // ---------------------------------------------------------------------------------------------
 // Provider → filter configs
 
 /** Header patterns (`exact`, `prefix*`, `*suffix`), case-insensitive as header names are. */
-const headerMatcher = (headers: ReadonlyArray<string>): ProtoObject | undefined =>
+const headerMatcher = (headers: ReadonlyArray<string>): ListStringMatcher | undefined =>
   headers.length === 0
     ? undefined
     : {
@@ -66,13 +77,14 @@ const headerMatcher = (headers: ReadonlyArray<string>): ProtoObject | undefined 
         ),
       }
 
-const common = (provider: ExtAuthzHttpProvider | ExtAuthzGrpcProvider): ProtoObject => {
+/** The fields of the HTTP filter's config both kinds of provider set. */
+const common = (provider: ExtAuthzHttpProvider | ExtAuthzGrpcProvider): Http_ExtAuthz_ExtAuthz => {
   const body = provider.includeRequestBodyInCheck
   return {
-    "@type": EXT_AUTHZ_TYPE,
     failure_mode_allow: provider.failOpen,
     ...(provider.statusOnError !== undefined
-      ? { status_on_error: { code: ENVOY_STATUS_CODES[provider.statusOnError] } }
+      ? // Every name in the table is a StatusCode (checked when the types were introduced).
+        { status_on_error: { code: ENVOY_STATUS_CODES[provider.statusOnError] as StatusCode } }
       : {}),
     ...(body !== undefined
       ? {
@@ -87,7 +99,11 @@ const common = (provider: ExtAuthzHttpProvider | ExtAuthzGrpcProvider): ProtoObj
   }
 }
 
-const httpProviderConfig = (provider: ExtAuthzHttpProvider, hostname: string, cluster: string): ProtoObject => {
+const httpProviderConfig = (
+  provider: ExtAuthzHttpProvider,
+  hostname: string,
+  cluster: string,
+): Http_ExtAuthz_ExtAuthz => {
   const added = Object.keys(provider.includeAdditionalHeadersInCheck)
     .sort()
     .map((key) => ({ key, value: provider.includeAdditionalHeadersInCheck[key] }))
@@ -124,13 +140,12 @@ const httpProviderConfig = (provider: ExtAuthzHttpProvider, hostname: string, cl
 const grpcProviderConfigs = (
   provider: ExtAuthzGrpcProvider,
   cluster: string,
-): { readonly http: ProtoObject; readonly tcp: ProtoObject } => {
+): { readonly http: Http_ExtAuthz_ExtAuthz; readonly tcp: Network_ExtAuthz_ExtAuthz } => {
   // `|` is not valid in an HTTP/2 authority, and the cluster name would be the default one.
   const grpc = envoyGrpcService(cluster, cluster.replaceAll("|", "_."), provider.timeoutMs ?? DEFAULT_TIMEOUT_MS)
   return {
     http: { ...common(provider), grpc_service: grpc },
     tcp: {
-      "@type": NETWORK_EXT_AUTHZ_TYPE,
       stat_prefix: "tcp.",
       grpc_service: grpc,
       failure_mode_allow: provider.failOpen,
@@ -189,7 +204,7 @@ export const resolveExtAuthz = (
 // Filters
 
 /** Matches the policy id the shadow rules leave in `filter`'s metadata when a CUSTOM rule matches. */
-const enabledByShadowRules = (filter: string): ProtoObject => ({
+const enabledByShadowRules = (filter: string): MetadataMatcher => ({
   filter,
   path: [{ key: `${EXT_AUTHZ_SHADOW_STAT_PREFIX}${SHADOW_EFFECTIVE_POLICY_ID}` }],
   value: { string_match: { prefix: EXT_AUTHZ_POLICY_PREFIX } },
@@ -197,43 +212,47 @@ const enabledByShadowRules = (filter: string): ProtoObject => ({
 
 // DENY as the shadow action: a matching rule is what selects the request, and a rule's fields
 // the chain cannot see (HTTP-only on TCP) are dropped so it selects more, not less.
-const shadowRules = (policies: Readonly<Record<string, ProtoObject>>): ProtoObject => ({ action: "DENY", policies })
+const shadowRules = (policies: Readonly<Record<string, Policy>>): Config_Rbac_RBAC => ({ action: "DENY", policies })
 
 /** The HTTP chain's pair: shadow RBAC, then ext_authz. */
 export const httpExtAuthzFilters = (
   resolved: ResolvedExtAuthz,
-  policies: Readonly<Record<string, ProtoObject>>,
-): ReadonlyArray<ProtoObject> => [
+  policies: Readonly<Record<string, Policy>>,
+): ReadonlyArray<HttpFilter> => [
   {
     name: Filter.rbac,
-    typed_config: {
-      "@type": TypedConfig.rbac,
+    typed_config: typed(TypedConfig.rbac, {
       shadow_rules: shadowRules(policies),
       shadow_rules_stat_prefix: EXT_AUTHZ_SHADOW_STAT_PREFIX,
-    },
+    }),
   },
   {
     name: EXT_AUTHZ_FILTER,
-    typed_config: { ...resolved.http, filter_enabled_metadata: enabledByShadowRules(Filter.rbac) },
+    typed_config: typed(EXT_AUTHZ_TYPE, {
+      ...resolved.http,
+      filter_enabled_metadata: enabledByShadowRules(Filter.rbac),
+    }),
   },
 ]
 
 /** The TCP chain's pair (gRPC providers): shadow network RBAC, then the network ext_authz. */
 export const networkExtAuthzFilters = (
-  tcp: ProtoObject,
-  policies: Readonly<Record<string, ProtoObject>>,
-): ReadonlyArray<ProtoObject> => [
+  tcp: Network_ExtAuthz_ExtAuthz,
+  policies: Readonly<Record<string, Policy>>,
+): ReadonlyArray<Listener_Filter> => [
   {
     name: Filter.networkRbac,
-    typed_config: {
-      "@type": TypedConfig.networkRbac,
+    typed_config: typed(TypedConfig.networkRbac, {
       shadow_rules: shadowRules(policies),
       stat_prefix: "tcp.",
       shadow_rules_stat_prefix: EXT_AUTHZ_SHADOW_STAT_PREFIX,
-    },
+    }),
   },
   {
     name: NETWORK_EXT_AUTHZ_FILTER,
-    typed_config: { ...tcp, filter_enabled_metadata: enabledByShadowRules(Filter.networkRbac) },
+    typed_config: typed(NETWORK_EXT_AUTHZ_TYPE, {
+      ...tcp,
+      filter_enabled_metadata: enabledByShadowRules(Filter.networkRbac),
+    }),
   },
 ]

@@ -6,7 +6,8 @@
  * reaches the port's plaintext chain (passed through by a TCP proxy, refused by the HTTP codec)
  * instead of finding no chain; and a port whose protocol is declared is never sniffed.
  */
-import type { ProtoObject } from "../../cache/resource-spec.js"
+import { type TypedUrl, typed } from "../../protocol/typed-any.js"
+import type { FilterChain, ListenerFilter, ListenerFilterChainMatchPredicate } from "../../protocol/xds-types.js"
 import { Filter, TypedConfig } from "../well-known.js"
 
 /** The plaintext HTTP the HTTP inspector reports. */
@@ -18,7 +19,7 @@ interface Needs {
 }
 
 /** The destination ports of `ports` as `filter_disabled` port ranges (adjacent ports merged). */
-const portPredicate = (ports: ReadonlyArray<number>): ProtoObject => {
+const portPredicate = (ports: ReadonlyArray<number>): ListenerFilterChainMatchPredicate => {
   const ranges: Array<{ start: number; end: number }> = []
   for (const port of [...ports].sort((a, b) => a - b)) {
     const last = ranges[ranges.length - 1]
@@ -36,23 +37,23 @@ const portPredicate = (ports: ReadonlyArray<number>): ProtoObject => {
  */
 const inspector = (
   name: string,
-  type: string,
+  type: TypedUrl,
   byPort: ReadonlyMap<number, Needs>,
   need: (n: Needs) => boolean,
-): ProtoObject | undefined => {
+): ListenerFilter | undefined => {
   const ports = [...byPort].filter(([port]) => port !== 0)
   const catchAll = byPort.get(0)
   const everywhere = catchAll !== undefined && need(catchAll)
   if (!everywhere && !ports.some(([, n]) => need(n))) return undefined
   const listed = ports.filter(([, n]) => need(n) !== everywhere).map(([port]) => port)
-  const filter: ProtoObject = { name, typed_config: { "@type": type } }
+  const filter: ListenerFilter = { name, typed_config: typed(type, {}) }
   if (listed.length === 0) return filter
   const predicate = portPredicate(listed)
   return { ...filter, filter_disabled: everywhere ? predicate : { not_match: predicate } }
 }
 
 /** The inspectors the chains need, TLS first (the HTTP inspector leaves TLS connections alone). */
-export const inspectorFilters = (chains: ReadonlyArray<ProtoObject>): ReadonlyArray<ProtoObject> => {
+export const inspectorFilters = (chains: ReadonlyArray<FilterChain>): ReadonlyArray<ListenerFilter> => {
   const byPort = new Map<number, Needs>()
   for (const c of chains) {
     const match = (c.filter_chain_match ?? {}) as {
@@ -69,5 +70,5 @@ export const inspectorFilters = (chains: ReadonlyArray<ProtoObject>): ReadonlyAr
   return [
     inspector(Filter.tlsInspector, TypedConfig.tlsInspector, byPort, (n) => n.tls),
     inspector(Filter.httpInspector, TypedConfig.httpInspector, byPort, (n) => n.http),
-  ].filter((f): f is ProtoObject => f !== undefined)
+  ].filter((f): f is ListenerFilter => f !== undefined)
 }

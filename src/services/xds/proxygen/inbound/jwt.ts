@@ -14,9 +14,10 @@
  */
 import type { ConfigResource } from "../../../config-model/resource.js"
 import type { RequestAuthenticationSpec } from "../../../config-model/schemas/request-authentication.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
 import { type JwksInput, proxyFetchedJwks } from "../../model/jwks-input.js"
 import type { PushContext } from "../../model/push-context.js"
+import { typed } from "../../protocol/typed-any.js"
+import type { HttpFilter, JwtProvider, JwtRequirement } from "../../protocol/xds-types.js"
 import type { ProxyView } from "../proxy-view.js"
 import { matchesLabels } from "../scope.js"
 import { Filter, TypedConfig } from "../well-known.js"
@@ -59,7 +60,7 @@ const provider = (
   warnings: Array<string>,
   hasServicePort: HasServicePort,
   jwks: JwksInput,
-): ProtoObject => {
+): JwtProvider => {
   const { source, warning } = jwksSource(rule, { mode: jwks.mode, resolved: jwks.resolved, hasServicePort })
   if (warning !== undefined) warnings.push(`${where}: ${warning}`)
   const spaceDelimited = rule.spaceDelimitedClaims ?? []
@@ -96,14 +97,14 @@ const provider = (
 
 export interface JwtConfig {
   /** The HTTP filter; undefined when no rule applies. */
-  readonly filter?: ProtoObject
+  readonly filter?: HttpFilter
   /** The issuers of the providers: where the RBAC filters find the verified payloads. */
   readonly issuers: ReadonlyArray<string>
   readonly warnings: ReadonlyArray<string>
 }
 
 const name = (i: number) => `origins-${i}`
-const byName = (i: number): ProtoObject => ({ provider_name: name(i) })
+const byName = (i: number): JwtRequirement => ({ provider_name: name(i) })
 
 /** The jwt_authn filter for the RequestAuthentications that apply to a workload. */
 export const jwtFilter = (
@@ -112,7 +113,7 @@ export const jwtFilter = (
   jwks: JwksInput = proxyFetchedJwks,
 ): JwtConfig => {
   const warnings: Array<string> = []
-  const providers: Record<string, ProtoObject> = {}
+  const providers: Record<string, JwtProvider> = {}
   const issuers: Array<string> = []
   let count = 0
   for (const ra of resources)
@@ -122,11 +123,11 @@ export const jwtFilter = (
       if (!issuers.includes(rule.issuer)) issuers.push(rule.issuer)
     })
   if (count === 0) return { issuers, warnings }
-  const orMissing = (i: number): ProtoObject => ({
+  const orMissing = (i: number): JwtRequirement => ({
     requires_any: { requirements: [byName(i), { allow_missing: {} }] },
   })
   const indices = [...Array(count).keys()]
-  const requires =
+  const requires: JwtRequirement =
     count === 1
       ? orMissing(0)
       : {
@@ -137,12 +138,11 @@ export const jwtFilter = (
   return {
     filter: {
       name: Filter.jwt,
-      typed_config: {
-        "@type": TypedConfig.jwt,
+      typed_config: typed(TypedConfig.jwt, {
         providers,
         rules: [{ match: { prefix: "/" }, requires }],
         bypass_cors_preflight: true,
-      },
+      }),
     },
     issuers,
     warnings,

@@ -13,12 +13,21 @@
  * HTTP chains carry the JWT filter (RequestAuthentication), the RBAC filters (AuthorizationPolicy)
  * and the router; TCP chains the network RBAC filters and tcp_proxy.
  */
-import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
+import type { ResourceSpec } from "../../cache/resource-spec.js"
 import type { Generated, GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import { proxyFetchedJwks } from "../../model/jwks-input.js"
 import type { LocalSlot } from "../../model/local-slot.js"
 import { workloadMtlsMode, workloadMtlsPorts } from "../../model/mtls-mode.js"
 import { digest, type PushContext } from "../../model/push-context.js"
+import { typed } from "../../protocol/typed-any.js"
+import type {
+  Duration,
+  FilterChain,
+  HttpFilter,
+  Listener,
+  Listener_Filter,
+  TransportSocket,
+} from "../../protocol/xds-types.js"
 import type { ProxyView } from "../proxy-view.js"
 import { proxyScope } from "../scope.js"
 import {
@@ -36,9 +45,9 @@ import { applicableRequestAuthentications, jwtFilter } from "./jwt.js"
 import { type InboundPort, inboundPorts } from "./ports.js"
 import { ingressTlsSocket, meshMtlsSocket } from "./tls.js"
 
-const ZERO: ProtoObject = { seconds: "0", nanos: 0 }
+const ZERO: Duration = { seconds: "0", nanos: 0 }
 
-const durationMs = (ms: number): ProtoObject => ({
+const durationMs = (ms: number): Duration => ({
   seconds: String(Math.floor(ms / 1000)),
   nanos: (ms % 1000) * 1_000_000,
 })
@@ -72,7 +81,7 @@ interface PortPlan {
   /** The name of the port's chains. */
   readonly name: string
   /** The Sidecar ingress's own TLS socket, replacing the mesh's mTLS. */
-  readonly socket?: ProtoObject
+  readonly socket?: TransportSocket
 }
 
 /** Everything the listener's bytes are made of, decided once per workload and push. */
@@ -81,9 +90,9 @@ interface Plan {
   readonly passthroughMode: Mode
   /** Ports no inbound port declares but a PeerAuthentication sets a mode for: their own passthrough. */
   readonly passthroughPorts: ReadonlyArray<{ readonly port: number; readonly mode: Mode }>
-  readonly jwt?: ProtoObject
-  readonly httpRbac: ReadonlyArray<ProtoObject>
-  readonly networkRbac: ReadonlyArray<ProtoObject>
+  readonly jwt?: HttpFilter
+  readonly httpRbac: ReadonlyArray<HttpFilter>
+  readonly networkRbac: ReadonlyArray<Listener_Filter>
   readonly detectionTimeoutMs: number
   readonly tproxy: boolean
   /** `PILOT_HTTP10`: auto ports' HTTP chains take HTTP/1.0 too. */
@@ -167,7 +176,7 @@ const plannedFor = (push: PushContext, proxy: ProxyView): Planned => {
 // ---------------------------------------------------------------------------------------------
 // Filters
 
-const router: ProtoObject = { name: Filter.router, typed_config: { "@type": TypedConfig.router } }
+const router: HttpFilter = { name: Filter.router, typed_config: typed(TypedConfig.router, {}) }
 
 interface HttpTarget {
   readonly statPrefix: string
@@ -177,10 +186,9 @@ interface HttpTarget {
   readonly operation?: string
 }
 
-const hcm = (target: HttpTarget, plan: Plan): ProtoObject => ({
+const hcm = (target: HttpTarget, plan: Plan): Listener_Filter => ({
   name: Filter.httpConnectionManager,
-  typed_config: {
-    "@type": TypedConfig.httpConnectionManager,
+  typed_config: typed(TypedConfig.httpConnectionManager, {
     stat_prefix: target.statPrefix,
     codec_type: "AUTO",
     route_config: {
@@ -213,12 +221,12 @@ const hcm = (target: HttpTarget, plan: Plan): ProtoObject => ({
     path_with_escaped_slashes_action: "KEEP_UNCHANGED",
     upgrade_configs: [{ upgrade_type: "websocket" }],
     stream_idle_timeout: ZERO,
-  },
+  }),
 })
 
-const tcp = (cluster: string, plan: Plan): ReadonlyArray<ProtoObject> => [
+const tcp = (cluster: string, plan: Plan): ReadonlyArray<Listener_Filter> => [
   ...plan.networkRbac,
-  { name: Filter.tcpProxy, typed_config: { "@type": TypedConfig.tcpProxy, stat_prefix: cluster, cluster } },
+  { name: Filter.tcpProxy, typed_config: typed(TypedConfig.tcpProxy, { stat_prefix: cluster, cluster }) },
 ]
 
 interface Match {
@@ -227,7 +235,12 @@ interface Match {
   readonly alpn?: ReadonlyArray<string>
 }
 
-const chain = (name: string, match: Match, filters: ReadonlyArray<ProtoObject>, socket?: ProtoObject): ProtoObject => ({
+const chain = (
+  name: string,
+  match: Match,
+  filters: ReadonlyArray<Listener_Filter>,
+  socket?: TransportSocket,
+): FilterChain => ({
   name,
   filter_chain_match: {
     ...(match.port !== undefined ? { destination_port: { value: match.port } } : {}),
@@ -247,10 +260,10 @@ const securedChains = (
   mode: Mode,
   port: number | undefined,
   name: (protocol: ChainOption["protocol"]) => string,
-  http: () => ReadonlyArray<ProtoObject>,
-  tcpFilters: () => ReadonlyArray<ProtoObject>,
+  http: () => ReadonlyArray<Listener_Filter>,
+  tcpFilters: () => ReadonlyArray<Listener_Filter>,
   http10: boolean,
-): ReadonlyArray<ProtoObject> =>
+): ReadonlyArray<FilterChain> =>
   chainOptions(klass, mode, http10).map((o) =>
     chain(
       name(o.protocol),
@@ -260,7 +273,7 @@ const securedChains = (
     ),
   )
 
-const portChains = (p: PortPlan, plan: Plan): ReadonlyArray<ProtoObject> => {
+const portChains = (p: PortPlan, plan: Plan): ReadonlyArray<FilterChain> => {
   const { port } = p
   const base = p.name
   const http = () => [
@@ -294,7 +307,7 @@ const portChains = (p: PortPlan, plan: Plan): ReadonlyArray<ProtoObject> => {
  * The passthrough chains: for every port the workload-wide mode, and before them, for each port a
  * PeerAuthentication names that no inbound port declares, that port's own mode.
  */
-const passthroughChains = (plan: Plan): ReadonlyArray<ProtoObject> => {
+const passthroughChains = (plan: Plan): ReadonlyArray<FilterChain> => {
   const cluster = INBOUND_PASSTHROUGH_CLUSTER
   const http = () => [hcm({ statPrefix: cluster, routeName: cluster, virtualHost: "inbound|http|0", cluster }, plan)]
   // The reference's fixed names: HTTP chains the catch-all, TCP ones the listener's name.
@@ -307,7 +320,7 @@ const passthroughChains = (plan: Plan): ReadonlyArray<ProtoObject> => {
   ]
 }
 
-const listener = (plan: Plan): ProtoObject => {
+const listener = (plan: Plan): Listener => {
   // The reference's order (tools listing the chains show them so): black hole, passthrough, ports.
   const filterChains = [
     chain(
@@ -323,7 +336,7 @@ const listener = (plan: Plan): ProtoObject => {
     address: { socket_address: { address: "0.0.0.0", port_value: VIRTUAL_INBOUND_PORT } },
     traffic_direction: "INBOUND",
     listener_filters: [
-      { name: Filter.originalDst, typed_config: { "@type": TypedConfig.originalDst } },
+      { name: Filter.originalDst, typed_config: typed(TypedConfig.originalDst, {}) },
       ...inspectorFilters(filterChains),
     ],
     listener_filters_timeout: durationMs(plan.detectionTimeoutMs),
@@ -338,10 +351,10 @@ const listener = (plan: Plan): ProtoObject => {
  * JWT and RBAC filters, options), never the proxy's name or addresses: replicas share it.
  * A proxy without inbound capture (`INTERCEPTION_MODE` NONE) gets none.
  */
-export const generateInboundListener = (push: PushContext, proxy: ProxyView): Generated => {
+export const generateInboundListener = (push: PushContext, proxy: ProxyView): Generated<Listener> => {
   if (proxy.kind !== "sidecar" || proxy.interceptionMode === "NONE") return { resources: [], warnings: [] }
   const planned = plannedFor(push, proxy)
-  const resource: ResourceSpec = {
+  const resource: ResourceSpec<Listener> = {
     name: VIRTUAL_INBOUND_LISTENER,
     key: planned.key,
     build: () => listener(planned.plan),

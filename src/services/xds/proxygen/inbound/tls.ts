@@ -8,7 +8,8 @@
  */
 
 import type { ServerTLSSettings } from "../../../config-model/schemas/gateway.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
+import { typed } from "../../protocol/typed-any.js"
+import type { CertificateValidationContext, DownstreamTlsContext, TransportSocket } from "../../protocol/xds-types.js"
 import { downstreamTlsContext, tlsTransportSocket } from "../gateway/tls.js"
 import { adsSdsSecret, agentSdsSecret } from "../sds.js"
 import { MESH_ALPN_HTTP, MESH_ALPN_TCP, SDS_DEFAULT, SDS_ROOT, TypedConfig } from "../well-known.js"
@@ -37,13 +38,13 @@ export const plaintextAlpnHttp = (http10: boolean): ReadonlyArray<string> =>
 const SERVER_ALPN_HTTP: ReadonlyArray<string> = ["h2", "http/1.1"]
 const SERVER_ALPN_TCP: ReadonlyArray<string> = [MESH_ALPN_TCP[0], "h2", "http/1.1"]
 
-const transportSocket = (context: ProtoObject): ProtoObject => ({
+const transportSocket = (context: DownstreamTlsContext): TransportSocket => ({
   name: "envoy.transport_sockets.tls",
-  typed_config: { "@type": TypedConfig.downstreamTls, ...context },
+  typed_config: typed(TypedConfig.downstreamTls, context),
 })
 
 /** The mesh's mTLS, terminated for an HTTP (`http`) or TCP (`tcp`) chain. */
-export const meshMtlsSocket = (kind: "http" | "tcp"): ProtoObject =>
+export const meshMtlsSocket = (kind: "http" | "tcp"): TransportSocket =>
   transportSocket({
     common_tls_context: {
       tls_params: { tls_minimum_protocol_version: "TLSv1_2", tls_maximum_protocol_version: "TLSv1_3" },
@@ -70,7 +71,7 @@ const nonEmpty = (v: string | undefined): v is string => v !== undefined && v !=
  * client-certificate pins (the reference drops them with files; a pin silently dropped would
  * let through clients the operator meant to refuse).
  */
-export const ingressTlsSocket = (tls: ServerTLSSettings): ProtoObject | string => {
+export const ingressTlsSocket = (tls: ServerTLSSettings): TransportSocket | string => {
   const mode = tls.mode ?? "PASSTHROUGH"
   if (mode !== "SIMPLE" && mode !== "MUTUAL" && mode !== "OPTIONAL_MUTUAL")
     return `tls.mode ${mode} is not served by sidecar ingress (SIMPLE, MUTUAL, OPTIONAL_MUTUAL)`
@@ -87,14 +88,14 @@ export const ingressTlsSocket = (tls: ServerTLSSettings): ProtoObject | string =
   const ca = nonEmpty(tls.caCertificates) || pairs.some((p) => nonEmpty(p.caCertificates))
   if (mode !== "SIMPLE" && !ca) return `tls.caCertificates is required with mode ${mode}`
   const context = downstreamTlsContext(tls, false, adsSdsSecret)
-  const pins: Record<string, unknown> = {
+  const pins: CertificateValidationContext = {
     ...((tls.verifyCertificateSpki?.length ?? 0) > 0 ? { verify_certificate_spki: tls.verifyCertificateSpki } : {}),
     ...((tls.verifyCertificateHash?.length ?? 0) > 0 ? { verify_certificate_hash: tls.verifyCertificateHash } : {}),
   }
-  const common = context.common_tls_context as Record<string, unknown>
-  const combined = common.combined_validation_context as Record<string, unknown> | undefined
+  const common = context.common_tls_context ?? {}
+  const combined = common.combined_validation_context
   if (combined === undefined || Object.keys(pins).length === 0) return tlsTransportSocket(context)
-  const validation = combined.default_validation_context as Record<string, unknown>
+  const validation = combined.default_validation_context ?? {}
   return tlsTransportSocket({
     ...context,
     common_tls_context: {

@@ -27,6 +27,7 @@ import type { ResourceSpec } from "../../cache/resource-spec.js"
 import { type Generated, noNotices } from "../../grpcgen/generator-notices.js"
 import type { LocalSlot } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
+import type { NameTable as NameTableMessage } from "../../protocol/xds-types.js"
 import type { ProxySubscription } from "../contract.js"
 import type { ProxyView } from "../proxy-view.js"
 import { proxyScope } from "../scope.js"
@@ -47,7 +48,7 @@ export type NameInfo = {
   readonly alt_hosts?: ReadonlyArray<string>
 }
 
-/** The NameTable message in proto-loader's object form. */
+/** The NameTable message in proto-loader's object form (every field set; a `NameTableMessage`). */
 export type NameTable = {
   readonly table: Readonly<Record<string, NameInfo>>
 }
@@ -158,7 +159,7 @@ const tables: LocalSlot<Map<string, { readonly table: NameTable; readonly key: s
 }
 
 /** The NDS resource for `proxy`: none unless it is a sidecar capturing DNS. */
-export const generateNameTable = (push: PushContext, proxy: ProxyView): Generated => {
+export const generateNameTable = (push: PushContext, proxy: ProxyView): Generated<NameTableMessage> => {
   if (proxy.kind !== "sidecar" || !proxy.dnsCapture) return { resources: [], warnings: noNotices }
   const byScope = push.local(tables)
   const memoKey = JSON.stringify([
@@ -174,10 +175,10 @@ export const generateNameTable = (push: PushContext, proxy: ProxyView): Generate
     byScope.set(memoKey, entry)
   }
   const { table, key } = entry
-  const spec: ResourceSpec = { name: NAME_TABLE_RESOURCE, key, build: () => table }
+  const spec: ResourceSpec<NameTableMessage> = { name: NAME_TABLE_RESOURCE, key, build: () => table }
   return { resources: [spec], warnings: noNotices }
 }
 
 /** `generateNameTable` as a ProxyGenerator. */
-export const nameTableGenerator = (push: PushContext, sub: ProxySubscription): Generated =>
+export const nameTableGenerator = (push: PushContext, sub: ProxySubscription): Generated<NameTableMessage> =>
   generateNameTable(push, sub.proxy)

@@ -15,10 +15,19 @@
  * API (the proxy would reject the listener), so it is never emitted; the mesh ALPN toward peers is
  * the upstream TLS context's (clusters).
  */
-import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
+import type { ResourceSpec } from "../../cache/resource-spec.js"
 import { type Generated, noNotices } from "../../grpcgen/generator-notices.js"
 import type { LocalSlot } from "../../model/local-slot.js"
 import type { PushContext } from "../../model/push-context.js"
+import { typed } from "../../protocol/typed-any.js"
+import type {
+  Core_Address,
+  Duration,
+  FilterChain,
+  Listener,
+  Listener_Filter,
+  ListenerFilter,
+} from "../../protocol/xds-types.js"
 import type { ProxyView } from "../proxy-view.js"
 import { proxyScope } from "../scope.js"
 import {
@@ -48,31 +57,26 @@ export const PASSTHROUGH_FILTER_CHAIN = "PassthroughFilterChain"
 /** What the HTTP inspector reports for plaintext HTTP/1.x and prior-knowledge HTTP/2. */
 export const SNIFFED_HTTP_PROTOCOLS = ["http/1.1", "h2c"] as const
 
-const ZERO = { seconds: "0", nanos: 0 }
+const ZERO: Duration = { seconds: "0", nanos: 0 }
 
-const duration = (ms: number): ProtoObject => ({
+const duration = (ms: number): Duration => ({
   seconds: String(Math.floor(ms / 1000)),
   nanos: Math.round((ms % 1000) * 1_000_000),
 })
 
-const address = (ip: string, port: number): ProtoObject => ({ socket_address: { address: ip, port_value: port } })
+const address = (ip: string, port: number): Core_Address => ({ socket_address: { address: ip, port_value: port } })
 
-const tcpProxy = (target: TcpTarget): ProtoObject => ({
+const tcpProxy = (target: TcpTarget): Listener_Filter => ({
   name: Filter.tcpProxy,
-  typed_config: {
-    "@type": TypedConfig.tcpProxy,
-    stat_prefix: target.statPrefix,
-    ...target.upstream,
-  },
+  typed_config: typed(TypedConfig.tcpProxy, { stat_prefix: target.statPrefix, ...target.upstream }),
 })
 
 const catchAllCluster = (policy: TrafficPolicy): string =>
   policy === "ALLOW_ANY" ? PASSTHROUGH_CLUSTER : BLACKHOLE_CLUSTER
 
-const httpConnectionManager = (listener: ListenerPlan, routeName: string, http10: boolean): ProtoObject => ({
+const httpConnectionManager = (listener: ListenerPlan, routeName: string, http10: boolean): Listener_Filter => ({
   name: Filter.httpConnectionManager,
-  typed_config: {
-    "@type": TypedConfig.httpConnectionManager,
+  typed_config: typed(TypedConfig.httpConnectionManager, {
     stat_prefix: `outbound_${listener.address}_${listener.port}`,
     rds: {
       config_source: { ads: {}, initial_fetch_timeout: ZERO, resource_api_version: "V3" },
@@ -81,9 +85,9 @@ const httpConnectionManager = (listener: ListenerPlan, routeName: string, http10
     // CORS and fault filters do nothing for routes without their per-route config: always
     // present, as in the reference, so the listener does not depend on every route's content.
     http_filters: [
-      { name: Filter.cors, typed_config: { "@type": TypedConfig.cors } },
-      { name: Filter.fault, typed_config: { "@type": TypedConfig.fault } },
-      { name: Filter.router, typed_config: { "@type": TypedConfig.router } },
+      { name: Filter.cors, typed_config: typed(TypedConfig.cors, {}) },
+      { name: Filter.fault, typed_config: typed(TypedConfig.fault, {}) },
+      { name: Filter.router, typed_config: typed(TypedConfig.router, {}) },
     ],
     use_remote_address: { value: false },
     normalize_path: { value: true },
@@ -92,13 +96,13 @@ const httpConnectionManager = (listener: ListenerPlan, routeName: string, http10
     stream_idle_timeout: ZERO,
     upgrade_configs: [{ upgrade_type: "websocket" }],
     ...(http10 ? { http_protocol_options: { accept_http_10: true } } : {}),
-  },
+  }),
 })
 
-const listenerFilters = (plan: ListenerPlan): ReadonlyArray<ProtoObject> => [
-  { name: Filter.tlsInspector, typed_config: { "@type": TypedConfig.tlsInspector } },
+const listenerFilters = (plan: ListenerPlan): ReadonlyArray<ListenerFilter> => [
+  { name: Filter.tlsInspector, typed_config: typed(TypedConfig.tlsInspector, {}) },
   ...(plan.httpRoute !== undefined
-    ? [{ name: Filter.httpInspector, typed_config: { "@type": TypedConfig.httpInspector } }]
+    ? [{ name: Filter.httpInspector, typed_config: typed(TypedConfig.httpInspector, {}) }]
     : []),
 ]
 
@@ -108,9 +112,9 @@ export const buildOutboundListener = (
   policy: TrafficPolicy,
   detectionTimeoutMs: number,
   http10 = false,
-): ProtoObject => {
+): Listener => {
   const inspects = plan.httpRoute !== undefined || plan.tls.length > 0
-  const chains: Array<ProtoObject> = []
+  const chains: Array<FilterChain> = []
   if (plan.httpRoute !== undefined)
     chains.push({
       filter_chain_match: { transport_protocol: "raw_buffer", application_protocols: [...SNIFFED_HTTP_PROTOCOLS] },
@@ -152,7 +156,7 @@ export const buildOutboundListener = (
 }
 
 /** The virtualOutbound listener. */
-export const buildVirtualOutbound = (policy: TrafficPolicy, transparent: boolean): ProtoObject => ({
+export const buildVirtualOutbound = (policy: TrafficPolicy, transparent: boolean): Listener => ({
   name: VIRTUAL_OUTBOUND_LISTENER,
   address: address(WILDCARD, VIRTUAL_OUTBOUND_PORT),
   filter_chains: [
@@ -169,7 +173,7 @@ export const buildVirtualOutbound = (policy: TrafficPolicy, transparent: boolean
 })
 
 /** Per push, per plan (the push's own plans): proxies of one plan share one result. */
-const generated: LocalSlot<WeakMap<OutboundPlan, Generated>, PushContext> = { make: () => new WeakMap() }
+const generated: LocalSlot<WeakMap<OutboundPlan, Generated<Listener>>, PushContext> = { make: () => new WeakMap() }
 
 /**
  * The sidecar's outbound listeners. Each key is the scope key, the options the bytes read and the
@@ -177,7 +181,7 @@ const generated: LocalSlot<WeakMap<OutboundPlan, Generated>, PushContext> = { ma
  * services and VirtualServices they came from): proxies with the same plan share the specs, and
  * proxies whose plans agree on a listener share its encoding.
  */
-export const generateOutboundListeners = (push: PushContext, proxy: ProxyView): Generated => {
+export const generateOutboundListeners = (push: PushContext, proxy: ProxyView): Generated<Listener> => {
   const plan = outboundPlan(push, proxy)
   const byPlan = push.local(generated)
   const cached = byPlan.get(plan)
@@ -186,7 +190,7 @@ export const generateOutboundListeners = (push: PushContext, proxy: ProxyView): 
   const policy = plan.trafficPolicy
   const timeout = push.options.proxy.protocolDetectionTimeoutMs
   const http10 = push.options.proxy.http10 || proxy.http10
-  const resources: Array<ResourceSpec> = []
+  const resources: Array<ResourceSpec<Listener>> = []
   // Without capture rules nothing reaches 15001: the reference builds no virtualOutbound then.
   if (proxy.interceptionMode !== "NONE") {
     const transparent = proxy.interceptionMode === "TPROXY"

@@ -6,6 +6,7 @@
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import type { LocalSlot } from "../../model/local-slot.js"
 import { type PushContext, resolveHost } from "../../model/push-context.js"
+import type { TcpProxy } from "../../protocol/xds-types.js"
 import type { ProxyView } from "../proxy-view.js"
 import { type VirtualServiceResource, virtualServicesForProxy } from "../routes/index.js"
 import { type EgressScope, hostMatches, proxyScope } from "../scope.js"
@@ -16,7 +17,7 @@ export type { VirtualServiceResource } from "../routes/index.js"
 /** Where a TCP proxy sends a connection: the tcp_proxy cluster fields, and its stat prefix. */
 export interface TcpTarget {
   /** `{cluster}` or `{weighted_clusters}`. */
-  readonly upstream: Readonly<Record<string, unknown>>
+  readonly upstream: TcpProxy
   readonly statPrefix: string
 }
 

@@ -8,10 +8,11 @@
  * then a catch-all: `allow_any` to PassthroughCluster
  * (ALLOW_ANY) or `block_all` answering 502 (REGISTRY_ONLY).
  */
-import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
+import type { ResourceSpec } from "../../cache/resource-spec.js"
 import { type Generated, type GeneratorNotice, noNotices } from "../../grpcgen/generator-notices.js"
 import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
+import type { Duration, Route, RouteConfiguration, VirtualHost } from "../../protocol/xds-types.js"
 import { destinationRuleWorkloadKey } from "../clusters/destination-rule.js"
 import type { ProxyView } from "../proxy-view.js"
 import {
@@ -34,10 +35,10 @@ import { hostsOverlap, virtualServiceFor } from "./route-deps.js"
 export const ALLOW_ANY_VIRTUAL_HOST = "allow_any"
 export const BLOCK_ALL_VIRTUAL_HOST = "block_all"
 
-const ZERO = { seconds: "0", nanos: 0 }
+const ZERO: Duration = { seconds: "0", nanos: 0 }
 
 /** The catch-all virtual host of a port's route configuration. */
-export const catchAllVirtualHost = (policy: TrafficPolicy): ProtoObject =>
+export const catchAllVirtualHost = (policy: TrafficPolicy): VirtualHost =>
   policy === "ALLOW_ANY"
     ? {
         name: ALLOW_ANY_VIRTUAL_HOST,
@@ -73,7 +74,7 @@ interface HostEntry {
 }
 
 interface RouteEntry {
-  readonly spec: ResourceSpec
+  readonly spec: ResourceSpec<RouteConfiguration>
   readonly warnings: ReadonlyArray<GeneratorNotice>
 }
 
@@ -121,7 +122,7 @@ const routeEntry = (push: PushContext, proxy: ProxyView, plan: OutboundPlan, rou
   // Routes are computed now (once per plan, name and rule workload) for what they have to say
   // about the config, and for the destination hashes their key depends on.
   const warnings: Array<GeneratorNotice> = []
-  const routesByVs = new Map<VirtualServiceResource, ReadonlyArray<ProtoObject>>()
+  const routesByVs = new Map<VirtualServiceResource, ReadonlyArray<Route>>()
   const hashKeyByVs = new Map<VirtualServiceResource, string>()
   for (const { vs } of hosts) {
     if (vs === undefined || routesByVs.has(vs)) continue
@@ -149,9 +150,9 @@ const routeEntry = (push: PushContext, proxy: ProxyView, plan: OutboundPlan, rou
   )
   const key = `R|${plan.key}|${policy}|${collapse}|${push.options.domainSuffix}|${route.name}|${digest(deps.join(";"))}`
 
-  const build = (): ProtoObject => {
+  const build = (): RouteConfiguration => {
     const used = new Set<string>(byPort ? ["*"] : [])
-    const virtualHosts: Array<ProtoObject> = []
+    const virtualHosts: Array<VirtualHost> = []
     for (const entry of hosts) {
       const vsRoutes = entry.vs !== undefined ? (routesByVs.get(entry.vs) ?? []) : []
       const routes =
@@ -192,10 +193,10 @@ export const generateOutboundRoutes = (
   push: PushContext,
   proxy: ProxyView,
   names: ReadonlyArray<string>,
-): Generated => {
+): Generated<RouteConfiguration> => {
   const plan = outboundPlan(push, proxy)
   const byName = memoOf(push.local(entries), plan, () => new Map<string, RouteEntry>())
-  const resources: Array<ResourceSpec> = []
+  const resources: Array<ResourceSpec<RouteConfiguration>> = []
   let warnings: ReadonlyArray<GeneratorNotice> = noNotices
   // Proxies of one plan apply the same DestinationRules unless a rule selects workloads by label.
   const rules = destinationRuleWorkloadKey(push, proxy.namespace, proxy.labels)

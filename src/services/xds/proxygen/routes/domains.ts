@@ -3,8 +3,9 @@
  * (`PILOT_ENABLE_ROUTE_COLLAPSE_OPTIMIZATION`): virtual hosts with identical routes become one
  * with the union of their domains.
  */
-import type { ProtoObject } from "../../cache/resource-spec.js"
+
 import { lookupService, type PushContext } from "../../model/push-context.js"
+import type { VirtualHost } from "../../protocol/xds-types.js"
 
 /** An address as a Host header spells it: IPv6 in brackets. */
 const hostForm = (address: string): string =>
@@ -57,13 +58,13 @@ export const routeHostDomains = (
  * Virtual hosts whose content other than name and domains is identical, merged into the first
  * of them with the union of the domains (in order); the others' order is kept.
  */
-export const collapseVirtualHosts = (vhosts: ReadonlyArray<ProtoObject>): ReadonlyArray<ProtoObject> => {
-  const byContent = new Map<string, { vhost: Record<string, unknown>; domains: Array<string>; seen: Set<string> }>()
+export const collapseVirtualHosts = (vhosts: ReadonlyArray<VirtualHost>): ReadonlyArray<VirtualHost> => {
+  const byContent = new Map<string, { vhost: VirtualHost; domains: Array<string>; seen: Set<string> }>()
   const order: Array<string> = []
   for (const vhost of vhosts) {
     const { name: _name, domains, ...rest } = vhost
     const key = JSON.stringify(rest)
-    const list = (domains as ReadonlyArray<string> | undefined) ?? []
+    const list = domains ?? []
     const entry = byContent.get(key)
     if (entry === undefined) {
       byContent.set(key, { vhost: { ...vhost }, domains: [...new Set(list)], seen: new Set(list) })

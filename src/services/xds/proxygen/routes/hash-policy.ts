@@ -11,9 +11,9 @@
 import type { ConfigResource } from "../../../config-model/resource.js"
 import type { DestinationRuleSpec, TrafficPolicy } from "../../../config-model/schemas/destination-rule.js"
 import type { Service } from "../../../registry/model.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
 import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import type { PushContext } from "../../model/push-context.js"
+import type { RouteAction_HashPolicy } from "../../protocol/xds-types.js"
 import { clusterPolicy, destinationRuleForWorkload } from "../clusters/destination-rule.js"
 import { durationOf, nanosOf } from "./proto-values.js"
 
@@ -27,7 +27,7 @@ export interface RuleWorkload {
 
 export interface DestinationHash {
   /** The route's `RouteAction.HashPolicy`; undefined when the cluster hashes on no key a route sets. */
-  readonly policy?: ProtoObject
+  readonly policy?: RouteAction_HashPolicy
   /**
    * Whether the cluster hashes at all. A hashing cluster would pick the same host again on a
    * retry, so a single-destination route then drops the "previous hosts" retry predicate.
@@ -42,15 +42,15 @@ export const NO_HASH: DestinationHash = { consistent: false }
  * (or names one the proxy would reject: an empty header or parameter name; `useSourceIp: false`
  * hashes on nothing).
  */
-export const hashPolicyOf = (hash: ConsistentHash): ProtoObject | undefined => {
-  if ((hash.httpHeaderName ?? "") !== "") return { header: { header_name: hash.httpHeaderName } }
+export const hashPolicyOf = (hash: ConsistentHash): RouteAction_HashPolicy | undefined => {
+  if ((hash.httpHeaderName ?? "") !== "") return { header: { header_name: hash.httpHeaderName! } }
   const cookie = hash.httpCookie
   if (cookie !== undefined && (cookie.name ?? "") !== "") {
     const ttl = nanosOf(cookie.ttl)
     const attributes = (cookie.attributes ?? []).filter((a) => a.name !== "")
     return {
       cookie: {
-        name: cookie.name,
+        name: cookie.name!,
         ...(ttl !== undefined ? { ttl: durationOf(ttl) } : {}),
         ...((cookie.path ?? "") !== "" ? { path: cookie.path } : {}),
         ...(attributes.length > 0
@@ -65,7 +65,7 @@ export const hashPolicyOf = (hash: ConsistentHash): ProtoObject | undefined => {
     }
   }
   if (hash.useSourceIp === true) return { connection_properties: { source_ip: true } }
-  if ((hash.httpQueryParameterName ?? "") !== "") return { query_parameter: { name: hash.httpQueryParameterName } }
+  if ((hash.httpQueryParameterName ?? "") !== "") return { query_parameter: { name: hash.httpQueryParameterName! } }
   return undefined
 }
 

@@ -4,7 +4,7 @@
  * those gateways only (`mesh` for sidecars); else one naming source labels / a source namespace
  * applies to proxies with those labels / in that namespace (the reference's order of checks).
  */
-import type { ProtoObject } from "../../cache/resource-spec.js"
+import type { HeaderMatcher, RouteMatch } from "../../protocol/xds-types.js"
 import type { HttpMatch } from "./delegate.js"
 import { type StringMatchSpec, sortedEntries, stringMatcher } from "./proto-values.js"
 import { MESH_GATEWAY, resolveGatewayName } from "./virtual-services.js"
@@ -65,7 +65,7 @@ export const isCatchAll = (match: HttpMatch | undefined): boolean => {
   )
 }
 
-const headerMatcher = (name: string, match: StringMatchSpec, invert: boolean): ProtoObject => {
+const headerMatcher = (name: string, match: StringMatchSpec, invert: boolean): HeaderMatcher => {
   const string = stringMatcher(match)
   return {
     name,
@@ -78,7 +78,7 @@ const headerMatcher = (name: string, match: StringMatchSpec, invert: boolean): P
 const isClaim = (name: string): boolean => name.startsWith("@request.auth.claims")
 
 export interface TranslatedMatch {
-  readonly match: ProtoObject
+  readonly match: RouteMatch
   /** Header keys that were skipped (JWT claim routing). */
   readonly skipped: ReadonlyArray<string>
 }

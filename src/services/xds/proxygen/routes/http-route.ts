@@ -11,10 +11,19 @@
  */
 import type { HTTPRoute } from "../../../config-model/schemas/virtual-service.js"
 import { endpointPickersOf } from "../../../gateway-api/inference-pools.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import type { LocalSlot } from "../../model/local-slot.js"
 import type { PushContext } from "../../model/push-context.js"
+import { type Draft, typed } from "../../protocol/typed-any.js"
+import type {
+  DirectResponseAction,
+  HttpFilter,
+  ProtoAny,
+  RedirectAction,
+  Route,
+  RouteAction,
+  RouteAction_RequestMirrorPolicy,
+} from "../../protocol/xds-types.js"
 import { Filter, outboundClusterName, TypedConfig } from "../well-known.js"
 import type { HttpMatch } from "./delegate.js"
 import { type DestinationHashes, type DestinationSpec, destinationCluster, destinationHashes } from "./destinations.js"
@@ -28,7 +37,7 @@ import type { VirtualServiceResource } from "./virtual-services.js"
 export type { RouteTarget } from "./http-match.js"
 
 export interface HttpRoutes {
-  readonly routes: ReadonlyArray<ProtoObject>
+  readonly routes: ReadonlyArray<Route>
   readonly warnings: ReadonlyArray<GeneratorNotice>
   /** What the routes read of DestinationRules (their destinations' hashes), for cache keys; "" for nothing. */
   readonly hashKey: string
@@ -44,7 +53,7 @@ export const traceOperation = (host: string, port: number, path = "/*"): string 
  * The route a service port without a VirtualService gets: everything to its cluster, no timeout,
  * default retries, and the cluster's hash key when its DestinationRule hashes.
  */
-export const defaultHttpRoute = (host: string, port: number, hash: DestinationHash = NO_HASH): ProtoObject => ({
+export const defaultHttpRoute = (host: string, port: number, hash: DestinationHash = NO_HASH): Route => ({
   name: DEFAULT_ROUTE_NAME,
   match: { prefix: "/" },
   route: {
@@ -59,7 +68,7 @@ export const defaultHttpRoute = (host: string, port: number, hash: DestinationHa
 // ---------------------------------------------------------------------------------------------
 // Actions
 
-const REDIRECT_CODES: Readonly<Record<number, string>> = {
+const REDIRECT_CODES: Readonly<Record<number, NonNullable<RedirectAction["response_code"]>>> = {
   301: "MOVED_PERMANENTLY",
   302: "FOUND",
   303: "SEE_OTHER",
@@ -68,13 +77,13 @@ const REDIRECT_CODES: Readonly<Record<number, string>> = {
 }
 
 /** The path part of a redirect: the whole path (`uri`), or the matched prefix replaced (`prefixRewrite`). */
-const redirectPath = (redirect: NonNullable<HTTPRoute["redirect"]>): ProtoObject => {
+const redirectPath = (redirect: NonNullable<HTTPRoute["redirect"]>): RedirectAction => {
   if (redirect.prefixRewrite !== undefined && redirect.prefixRewrite !== "")
     return { prefix_rewrite: redirect.prefixRewrite }
   return redirect.uri === undefined || redirect.uri === "" ? {} : { path_redirect: redirect.uri }
 }
 
-const redirectAction = (redirect: NonNullable<HTTPRoute["redirect"]>, listenerPort: number): ProtoObject => ({
+const redirectAction = (redirect: NonNullable<HTTPRoute["redirect"]>, listenerPort: number): RedirectAction => ({
   ...(redirect.scheme ? { scheme_redirect: redirect.scheme } : {}),
   ...(redirect.authority ? { host_redirect: redirect.authority } : {}),
   // The proxy cannot derive the port from the request, but the routes are built per port.
@@ -87,7 +96,7 @@ const redirectAction = (redirect: NonNullable<HTTPRoute["redirect"]>, listenerPo
   response_code: REDIRECT_CODES[redirect.redirectCode ?? 301] ?? "MOVED_PERMANENTLY",
 })
 
-const directResponseAction = (response: NonNullable<HTTPRoute["directResponse"]>): ProtoObject => ({
+const directResponseAction = (response: NonNullable<HTTPRoute["directResponse"]>): DirectResponseAction => ({
   status: response.status,
   ...(response.body?.string !== undefined
     ? { body: { inline_string: response.body.string } }
@@ -97,7 +106,10 @@ const directResponseAction = (response: NonNullable<HTTPRoute["directResponse"]>
 })
 
 /** The mirror policies of a route: legacy `mirror` (+ `mirrorPercentage`/`mirrorPercent`) then `mirrors`. */
-const mirrorPolicies = (http: HTTPRoute, cluster: (d: DestinationSpec) => string): ReadonlyArray<ProtoObject> => {
+const mirrorPolicies = (
+  http: HTTPRoute,
+  cluster: (d: DestinationSpec) => string,
+): ReadonlyArray<RouteAction_RequestMirrorPolicy> => {
   const fraction = (percentage: { readonly value?: number | undefined } | undefined, percent?: number) =>
     percentage !== undefined
       ? (percentage.value ?? 0) > 0
@@ -129,7 +141,7 @@ const mirrorPolicies = (http: HTTPRoute, cluster: (d: DestinationSpec) => string
 
 interface Built {
   /** The Route without match, name and decorator. */
-  readonly body: Record<string, unknown>
+  readonly body: Draft<Route>
 }
 
 const buildAction = (
@@ -143,8 +155,8 @@ const buildAction = (
 ): Built => {
   const namespace = vs.meta.namespace
   const headers = headerMutations(http.headers)
-  const body: Record<string, unknown> = { ...headerFields(headers) }
-  const perFilter: Record<string, ProtoObject> = {}
+  const body: Draft<Route> = { ...headerFields(headers) }
+  const perFilter: Record<string, ProtoAny> = {}
   if (http.fault !== undefined && http.redirect === undefined && http.directResponse === undefined) {
     const fault = faultConfig(http.fault)
     if (fault !== undefined) perFilter[Filter.fault] = fault
@@ -175,7 +187,7 @@ const buildAction = (
         hash: hashes.byDestination.get(d) ?? NO_HASH,
       }
     })
-    const action: Record<string, unknown> = {}
+    const action: Draft<RouteAction> = {}
     // As the reference: each destination's hash key, in order; a lone hashing destination's
     // retries may go back to the host they hashed to.
     const hashPolicies = weighted.flatMap((w) => (w.hash.policy !== undefined ? [w.hash.policy] : []))
@@ -187,15 +199,18 @@ const buildAction = (
       const only = weighted[0]!
       action.cluster = only.name
       // A lone destination's header operations join the route's.
-      for (const field of [
-        "request_headers_to_add",
-        "request_headers_to_remove",
-        "response_headers_to_add",
-        "response_headers_to_remove",
-      ] as const) {
-        const merged = [...((body[field] as ReadonlyArray<unknown> | undefined) ?? []), ...only.ops[field]]
-        if (merged.length > 0) body[field] = merged
-      }
+      Object.assign(
+        body,
+        headerFields({
+          request_headers_to_add: [...(body.request_headers_to_add ?? []), ...only.ops.request_headers_to_add],
+          request_headers_to_remove: [...(body.request_headers_to_remove ?? []), ...only.ops.request_headers_to_remove],
+          response_headers_to_add: [...(body.response_headers_to_add ?? []), ...only.ops.response_headers_to_add],
+          response_headers_to_remove: [
+            ...(body.response_headers_to_remove ?? []),
+            ...only.ops.response_headers_to_remove,
+          ],
+        }),
+      )
       if (authority === undefined && only.ops.authority !== undefined) authority = only.ops.authority
     } else if (weighted.length > 1) {
       action.weighted_clusters = {
@@ -229,17 +244,17 @@ const buildAction = (
 }
 
 /** The tracing operation of a route: `host:port<path>` for one cluster, else `<vs name>:port<path>`. */
-const operationOf = (route: Record<string, unknown>, vsName: string, port: number): string => {
-  const match = route.match as Record<string, unknown>
+const operationOf = (route: Route, vsName: string, port: number): string => {
+  const match = route.match ?? {}
   const path =
-    typeof match.prefix === "string"
+    match.prefix !== undefined
       ? `${match.prefix}*`
-      : typeof match.path === "string"
+      : match.path !== undefined
         ? match.path
-        : typeof (match.safe_regex as { regex?: string } | undefined)?.regex === "string"
-          ? (match.safe_regex as { regex: string }).regex
+        : match.safe_regex?.regex !== undefined
+          ? match.safe_regex.regex
           : "/*"
-  const cluster = (route.route as { cluster?: unknown } | undefined)?.cluster
+  const cluster = route.route?.cluster
   if (typeof cluster === "string") {
     const [, clusterPort, , host] = cluster.split("|")
     if (host !== undefined) return traceOperation(host, Number(clusterPort), path)
@@ -267,7 +282,7 @@ const translate = (
       scope: "model",
       message: `VirtualService ${vs.meta.namespace}/${vs.meta.name}: ${message}`,
     })
-  const routes: Array<ProtoObject> = []
+  const routes: Array<Route> = []
   const https = vs.spec.http ?? []
   for (const [index, http] of https.entries()) {
     // Delegating routes are replaced by their delegate's routes before translation.
@@ -286,7 +301,7 @@ const translate = (
           `field http[${index}].match[${j}].headers.${key}: JWT claim routing needs a gateway with RequestAuthentication; condition ignored`,
         )
       const name = routeName(http, match)
-      const route: Record<string, unknown> = {
+      const route: Draft<Route> = {
         ...(name !== undefined ? { name } : {}),
         match: translated.match,
         ...body,
@@ -344,22 +359,21 @@ export const httpRoutesFor = (push: PushContext, vs: VirtualServiceResource, tar
 // Filters
 
 /** The optional HTTP filters routes use through `typed_per_filter_config`, in the reference's chain order. */
-export const httpFilterNamesNeeded = (routes: ReadonlyArray<ProtoObject>): ReadonlyArray<string> => {
+export const httpFilterNamesNeeded = (routes: ReadonlyArray<Route>): ReadonlyArray<string> => {
   const used = new Set<string>()
   const scan = (config: unknown) => {
     if (typeof config === "object" && config !== null) for (const name of Object.keys(config)) used.add(name)
   }
   for (const route of routes) {
     scan(route.typed_per_filter_config)
-    const clusters = (route.route as { weighted_clusters?: { clusters?: ReadonlyArray<ProtoObject> } } | undefined)
-      ?.weighted_clusters?.clusters
+    const clusters = route.route?.weighted_clusters?.clusters
     for (const c of clusters ?? []) scan(c.typed_per_filter_config)
   }
   return [EXT_PROC_FILTER, Filter.fault, Filter.cors].filter((name) => used.has(name))
 }
 
 /** The HttpFilter entry of an optional filter named by `httpFilterNamesNeeded` (placed before the router). */
-export const optionalHttpFilter = (name: string): ProtoObject =>
+export const optionalHttpFilter = (name: string): HttpFilter =>
   name === EXT_PROC_FILTER
     ? extProcListenerFilter()
-    : { name, typed_config: { "@type": name === Filter.cors ? TypedConfig.cors : TypedConfig.fault } }
+    : { name, typed_config: name === Filter.cors ? typed(TypedConfig.cors, {}) : typed(TypedConfig.fault, {}) }

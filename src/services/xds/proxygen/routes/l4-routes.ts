@@ -5,9 +5,9 @@
  * match (its SNI hosts).
  */
 import { BlockList, isIPv4, isIPv6 } from "node:net"
-import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import type { PushContext } from "../../model/push-context.js"
+import type { TcpProxy } from "../../protocol/xds-types.js"
 import { destinationCluster } from "./destinations.js"
 import { MESH_GATEWAY, resolveGatewayName, type VirtualServiceResource } from "./virtual-services.js"
 
@@ -21,7 +21,7 @@ export interface L4Source {
 
 export interface L4Route {
   /** The TcpProxy upstream: `{cluster}` or `{weighted_clusters: {clusters: [{name, weight}]}}`. */
-  readonly tcpProxy: ProtoObject
+  readonly tcpProxy: TcpProxy
   /** The clusters it names, in order. */
   readonly clusters: ReadonlyArray<string>
   readonly warnings: ReadonlyArray<GeneratorNotice>

@@ -5,16 +5,22 @@
  */
 import { Either } from "effect"
 import { parseGoDurationNanos } from "../../../config/duration.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
+import type {
+  Duration,
+  Envoy_Type_Matcher_StringMatcher,
+  FractionalPercent,
+  HeaderValueOption,
+  WeightedCluster_ClusterWeight,
+} from "../../protocol/xds-types.js"
 
 /** A `google.protobuf.Duration` of `nanos`. */
-export const durationOf = (nanos: bigint): ProtoObject => ({
+export const durationOf = (nanos: bigint): Duration => ({
   seconds: (nanos / 1_000_000_000n).toString(),
   nanos: Number(nanos % 1_000_000_000n),
 })
 
 /** The zero Duration: "disabled" for route timeouts, as the reference writes it. */
-export const ZERO_DURATION: ProtoObject = durationOf(0n)
+export const ZERO_DURATION: Duration = durationOf(0n)
 
 /** Nanoseconds of a Go-style duration string; undefined when absent or malformed (the schema rejects those). */
 export const nanosOf = (value: string | undefined): bigint | undefined => {
@@ -24,13 +30,13 @@ export const nanosOf = (value: string | undefined): bigint | undefined => {
 }
 
 /** A Percent (0–100, a double) as a `type.v3.FractionalPercent` per million, as the reference does. */
-export const percentPerMillion = (value: number): ProtoObject => ({
+export const percentPerMillion = (value: number): FractionalPercent => ({
   numerator: Math.round(Math.max(0, Math.min(100, value)) * 10_000),
   denominator: "MILLION",
 })
 
 /** An integer percent as a `type.v3.FractionalPercent` per hundred (the deprecated integer fields). */
-export const percentPerHundred = (value: number): ProtoObject => ({
+export const percentPerHundred = (value: number): FractionalPercent => ({
   numerator: Math.max(0, Math.min(100, Math.trunc(value))),
   denominator: "HUNDRED",
 })
@@ -42,7 +48,10 @@ export interface StringMatchSpec {
 }
 
 /** A StringMatch as `type.matcher.v3.StringMatcher`; undefined when it sets no kind (a presence match). */
-export const stringMatcher = (match: StringMatchSpec, ignoreCase = false): ProtoObject | undefined => {
+export const stringMatcher = (
+  match: StringMatchSpec,
+  ignoreCase = false,
+): Envoy_Type_Matcher_StringMatcher | undefined => {
   const kind =
     match.exact !== undefined
       ? { exact: match.exact }
@@ -70,11 +79,17 @@ export interface HeadersSpec {
   readonly response?: HeaderOperationsSpec | undefined
 }
 
+/** The header fields a Route and a ClusterWeight share. */
+export type HeaderFields = Pick<
+  WeightedCluster_ClusterWeight,
+  "request_headers_to_add" | "request_headers_to_remove" | "response_headers_to_add" | "response_headers_to_remove"
+>
+
 /** What a VirtualService `headers` block becomes on a route or a weighted cluster. */
 export interface HeaderMutations {
-  readonly request_headers_to_add: ReadonlyArray<ProtoObject>
+  readonly request_headers_to_add: ReadonlyArray<HeaderValueOption>
   readonly request_headers_to_remove: ReadonlyArray<string>
-  readonly response_headers_to_add: ReadonlyArray<ProtoObject>
+  readonly response_headers_to_add: ReadonlyArray<HeaderValueOption>
   readonly response_headers_to_remove: ReadonlyArray<string>
   /** A request `set` of `:authority` / `host`: a host rewrite, not a header (the proxy rejects those). */
   readonly authority?: string
@@ -85,13 +100,15 @@ const isAuthority = (name: string): boolean => {
   return lower === ":authority" || lower === "host"
 }
 
-const headerOptions = (ops: HeaderOperationsSpec | undefined, request: boolean): ReadonlyArray<ProtoObject> => [
+const headerOptions = (ops: HeaderOperationsSpec | undefined, request: boolean): ReadonlyArray<HeaderValueOption> => [
   ...sortedEntries(ops?.set)
     .filter(([name]) => !(request && isAuthority(name)))
-    .map(([key, value]) => ({ header: { key, value }, append_action: "OVERWRITE_IF_EXISTS_OR_ADD" })),
+    .map(
+      ([key, value]): HeaderValueOption => ({ header: { key, value }, append_action: "OVERWRITE_IF_EXISTS_OR_ADD" }),
+    ),
   ...sortedEntries(ops?.add)
     .filter(([name]) => !(request && isAuthority(name)))
-    .map(([key, value]) => ({ header: { key, value }, append_action: "APPEND_IF_EXISTS_OR_ADD" })),
+    .map(([key, value]): HeaderValueOption => ({ header: { key, value }, append_action: "APPEND_IF_EXISTS_OR_ADD" })),
 ]
 
 /** The header operations of a `headers` block (set overwrites, add appends, remove). */
@@ -107,8 +124,8 @@ export const headerMutations = (headers: HeadersSpec | undefined): HeaderMutatio
 }
 
 /** The non-empty header fields of `mutations`, to spread into a Route or ClusterWeight. */
-export const headerFields = (mutations: HeaderMutations): Record<string, unknown> => {
-  const out: Record<string, unknown> = {}
+export const headerFields = (mutations: HeaderMutations): HeaderFields => {
+  const out: { -readonly [K in keyof HeaderFields]: HeaderFields[K] } = {}
   if (mutations.request_headers_to_add.length > 0) out.request_headers_to_add = mutations.request_headers_to_add
   if (mutations.request_headers_to_remove.length > 0)
     out.request_headers_to_remove = mutations.request_headers_to_remove

@@ -5,8 +5,9 @@
  */
 
 import type { HTTPRoute } from "../../../config-model/schemas/virtual-service.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
 import { GRPC_STATUS } from "../../grpcgen/grpc-gen.js"
+import { type Draft, typed } from "../../protocol/typed-any.js"
+import type { HTTPFault, ProtoAny, Route_RetryPolicy } from "../../protocol/xds-types.js"
 import { TypedConfig } from "../well-known.js"
 import {
   durationOf,
@@ -28,10 +29,10 @@ export const DEFAULT_RETRY_ON = "connect-failure,refused-stream,unavailable,canc
 export const DEFAULT_RETRY_ATTEMPTS = 2
 
 /** The retry policy of a route without `retries`: 2 attempts on connection failures and 503, other hosts. */
-export const defaultRetryPolicy = (): ProtoObject => ({
+export const defaultRetryPolicy = (): Route_RetryPolicy => ({
   retry_on: DEFAULT_RETRY_ON,
   num_retries: { value: DEFAULT_RETRY_ATTEMPTS },
-  retry_host_predicate: [{ name: PREVIOUS_HOSTS_PREDICATE, typed_config: { "@type": PREVIOUS_HOSTS_TYPE } }],
+  retry_host_predicate: [{ name: PREVIOUS_HOSTS_PREDICATE, typed_config: typed(PREVIOUS_HOSTS_TYPE, {}) }],
   host_selection_retry_max_attempts: "5",
   retriable_status_codes: [503],
 })
@@ -53,7 +54,7 @@ const parseRetryOn = (retryOn: string): { readonly on: string; readonly codes: R
 }
 
 /** The default retry policy without the "previous hosts" predicate. */
-const consistentHashRetryPolicy = (): ProtoObject => {
+const consistentHashRetryPolicy = (): Route_RetryPolicy => {
   const { retry_host_predicate: _previousHosts, ...policy } = defaultRetryPolicy()
   return policy
 }
@@ -63,7 +64,7 @@ const consistentHashRetryPolicy = (): ProtoObject => {
  * cluster that hashes (`consistentHash`) leaves out the "previous hosts" predicate unless
  * `retryIgnorePreviousHosts` asks for it, as the reference: the hash picks the host.
  */
-export const retryPolicy = (retries: Retries | undefined, consistentHash = false): ProtoObject | undefined => {
+export const retryPolicy = (retries: Retries | undefined, consistentHash = false): Route_RetryPolicy | undefined => {
   const base = consistentHash ? consistentHashRetryPolicy : defaultRetryPolicy
   if (retries === undefined) return base()
   const attempts = retries.attempts ?? 0
@@ -80,7 +81,7 @@ export const retryPolicy = (retries: Retries | undefined, consistentHash = false
   if (retries.retryRemoteLocalities === true)
     policy.retry_priority = {
       name: PREVIOUS_PRIORITIES,
-      typed_config: { "@type": PREVIOUS_PRIORITIES_TYPE, update_frequency: 2 },
+      typed_config: typed(PREVIOUS_PRIORITIES_TYPE, { update_frequency: 2 }),
     }
   if (retries.retryIgnorePreviousHosts === false) delete policy.retry_host_predicate
   else if (retries.retryIgnorePreviousHosts === true)
@@ -109,8 +110,8 @@ type Fault = NonNullable<HTTPRoute["fault"]>
  * (exponential delays, HTTP/2 errors). An unset percentage injects into no request, as the
  * reference (the proxy's default is 0%).
  */
-export const faultConfig = (fault: Fault): ProtoObject | undefined => {
-  const out: Record<string, unknown> = { "@type": TypedConfig.fault }
+export const faultConfig = (fault: Fault): ProtoAny | undefined => {
+  const out: Draft<HTTPFault> = {}
   const delay = fault.delay
   const fixed = nanosOf(delay?.fixedDelay)
   if (delay !== undefined && fixed !== undefined && fixed > 0n) {
@@ -137,7 +138,7 @@ export const faultConfig = (fault: Fault): ProtoObject | undefined => {
         ...(abort.percentage?.value !== undefined ? { percentage: percentPerMillion(abort.percentage.value) } : {}),
       }
   }
-  return out.delay === undefined && out.abort === undefined ? undefined : out
+  return out.delay === undefined && out.abort === undefined ? undefined : typed(TypedConfig.fault, out)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -146,7 +147,7 @@ export const faultConfig = (fault: Fault): ProtoObject | undefined => {
 type Cors = NonNullable<HTTPRoute["corsPolicy"]>
 
 /** The per-route CorsPolicy of the CORS filter (enabled at 100%, as the reference). */
-export const corsConfig = (cors: Cors): ProtoObject => {
+export const corsConfig = (cors: Cors): ProtoAny => {
   const origins =
     cors.allowOrigins !== undefined
       ? cors.allowOrigins.flatMap((o) => {
@@ -155,8 +156,7 @@ export const corsConfig = (cors: Cors): ProtoObject => {
         })
       : (cors.allowOrigin ?? []).map((exact) => ({ exact }))
   const maxAge = nanosOf(cors.maxAge)
-  const out: Record<string, unknown> = {
-    "@type": TypedConfig.corsPolicy,
+  return typed(TypedConfig.corsPolicy, {
     ...(origins.length > 0 ? { allow_origin_string_match: origins } : {}),
     ...((cors.allowMethods ?? []).length > 0 ? { allow_methods: cors.allowMethods!.join(",") } : {}),
     ...((cors.allowHeaders ?? []).length > 0 ? { allow_headers: cors.allowHeaders!.join(",") } : {}),
@@ -165,6 +165,5 @@ export const corsConfig = (cors: Cors): ProtoObject => {
     ...(cors.allowCredentials !== undefined ? { allow_credentials: { value: cors.allowCredentials } } : {}),
     filter_enabled: { default_value: { numerator: 100, denominator: "HUNDRED" } },
     ...(cors.unmatchedPreflights === "IGNORE" ? { forward_not_matching_preflights: { value: false } } : {}),
-  }
-  return out
+  })
 }

@@ -24,9 +24,15 @@ import {
   type ProviderService,
   providerNamed,
 } from "../../../mesh-config/extension-providers.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import type { ProxyGenOptions } from "../../model/push-context.js"
+import { typed } from "../../protocol/typed-any.js"
+import type {
+  AccessLog,
+  CommonGrpcAccessLogConfig,
+  Struct,
+  SubstitutionFormatString,
+} from "../../protocol/xds-types.js"
 import { toStruct } from "../clusters/proto-values.js"
 import { envoyGrpcService, type ProviderCluster } from "../provider-cluster.js"
 import { TypedConfig } from "../well-known.js"
@@ -91,7 +97,7 @@ export const DEFAULT_JSON_FORMAT: Readonly<Record<string, string>> = {
 }
 
 /** google.protobuf.Struct in proto-loader's object form (the field names protobufjs defines). */
-const stringStruct = (fields: Readonly<Record<string, string>>): ProtoObject => ({
+const stringStruct = (fields: Readonly<Record<string, string>>): Struct => ({
   fields: Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, { stringValue: v }])),
 })
 
@@ -105,29 +111,28 @@ export const workloadMode = (direction: Direction): WorkloadMode => (direction =
 export const matchesMode = (mode: string | undefined, direction: Direction): boolean =>
   mode === undefined || mode === "CLIENT_AND_SERVER" || mode === workloadMode(direction)
 
-const celFilter = (expression: string | undefined): ProtoObject =>
+const celFilter = (expression: string | undefined): AccessLog =>
   expression !== undefined
-    ? { filter: { extension_filter: { name: CEL_FILTER, typed_config: { "@type": CEL_FILTER_TYPE, expression } } } }
+    ? { filter: { extension_filter: { name: CEL_FILTER, typed_config: typed(CEL_FILTER_TYPE, { expression }) } } }
     : {}
 
-const meshLogFormat = (options: ProxyGenOptions): ProtoObject =>
+const meshLogFormat = (options: ProxyGenOptions): SubstitutionFormatString =>
   options.accessLogEncoding === "JSON"
     ? { json_format: stringStruct(DEFAULT_JSON_FORMAT) }
     : { text_format_source: { inline_string: DEFAULT_TEXT_FORMAT } }
 
 /** The file access log of the mesh config, optionally filtered. */
-export const fileAccessLog = (options: ProxyGenOptions, expression?: string): ProtoObject => ({
+export const fileAccessLog = (options: ProxyGenOptions, expression?: string): AccessLog => ({
   name: FILE_ACCESS_LOGGER,
   ...celFilter(expression),
-  typed_config: {
-    "@type": TypedConfig.fileAccessLog,
+  typed_config: typed(TypedConfig.fileAccessLog, {
     path: options.accessLogFile !== "" ? options.accessLogFile : DEV_STDOUT,
     log_format: meshLogFormat(options),
-  },
+  }),
 })
 
 /** The format of a file provider (the built-in `envoy` one without a format: the mesh's encoding). */
-const providerLogFormat = (provider: FileAccessLogProvider, options: ProxyGenOptions): ProtoObject => {
+const providerLogFormat = (provider: FileAccessLogProvider, options: ProxyGenOptions): SubstitutionFormatString => {
   const format = provider.logFormat
   if (format === undefined) {
     if (provider.name === ENVOY_PROVIDER) return meshLogFormat(options)
@@ -140,29 +145,37 @@ const providerLogFormat = (provider: FileAccessLogProvider, options: ProxyGenOpt
     : { json_format: toStruct(format.labels) }
 }
 
-const providerFileLog = (provider: FileAccessLogProvider, options: ProxyGenOptions, expression?: string) => ({
+const providerFileLog = (
+  provider: FileAccessLogProvider,
+  options: ProxyGenOptions,
+  expression?: string,
+): AccessLog => ({
   name: FILE_ACCESS_LOGGER,
   ...celFilter(expression),
-  typed_config: {
-    "@type": TypedConfig.fileAccessLog,
+  typed_config: typed(TypedConfig.fileAccessLog, {
     path: provider.path !== "" ? provider.path : DEV_STDOUT,
     log_format: providerLogFormat(provider, options),
-  },
+  }),
 })
 
 const commonGrpcConfig = (
   logName: string,
   filterState: ReadonlyArray<string>,
   { hostname, cluster }: ProviderCluster,
-): ProtoObject => ({
+): CommonGrpcAccessLogConfig => ({
   log_name: logName,
   grpc_service: envoyGrpcService(cluster, hostname),
   transport_api_version: "V3",
   ...(filterState.length > 0 ? { filter_state_objects_to_log: filterState } : {}),
 })
 
-const listed = (field: string, values: ReadonlyArray<string>): ProtoObject =>
-  values.length > 0 ? { [field]: values } : {}
+const listed = (
+  field:
+    | "additional_request_headers_to_log"
+    | "additional_response_headers_to_log"
+    | "additional_response_trailers_to_log",
+  values: ReadonlyArray<string>,
+): Readonly<Record<string, ReadonlyArray<string>>> => (values.length > 0 ? { [field]: values } : {})
 
 /** Resolves a provider's registry service to the cluster the proxy reaches it at. */
 export type ClusterLookup = (service: ProviderService) => Either.Either<ProviderCluster, string>
@@ -173,8 +186,8 @@ interface ProviderState {
 
 /** The entries of one provider for HTTP and TCP, or why it gives none. */
 interface ProviderLogs {
-  readonly http?: ProtoObject
-  readonly tcp?: ProtoObject
+  readonly http?: AccessLog
+  readonly tcp?: AccessLog
   readonly problem?: string
 }
 
@@ -205,13 +218,12 @@ const providerLogs = (
           http: {
             name: HTTP_GRPC_ACCESS_LOGGER,
             ...celFilter(state.expression),
-            typed_config: {
-              "@type": HTTP_GRPC_ACCESS_LOG_TYPE,
+            typed_config: typed(HTTP_GRPC_ACCESS_LOG_TYPE, {
               common_config: commonGrpcConfig(provider.logName || HTTP_LOG_NAME, provider.filterStateObjectsToLog, at),
               ...listed("additional_request_headers_to_log", provider.additionalRequestHeadersToLog),
               ...listed("additional_response_headers_to_log", provider.additionalResponseHeadersToLog),
               ...listed("additional_response_trailers_to_log", provider.additionalResponseTrailersToLog),
-            },
+            }),
           },
         }),
       })
@@ -222,10 +234,9 @@ const providerLogs = (
           tcp: {
             name: TCP_GRPC_ACCESS_LOGGER,
             ...celFilter(state.expression),
-            typed_config: {
-              "@type": TCP_GRPC_ACCESS_LOG_TYPE,
+            typed_config: typed(TCP_GRPC_ACCESS_LOG_TYPE, {
               common_config: commonGrpcConfig(provider.logName || TCP_LOG_NAME, provider.filterStateObjectsToLog, at),
-            },
+            }),
           },
         }),
       })
@@ -250,9 +261,9 @@ export const accessLogsFor = (
   lookup: ClusterLookup,
 ): {
   /** For HTTP connection managers. */
-  readonly accessLog: ReadonlyArray<ProtoObject>
+  readonly accessLog: ReadonlyArray<AccessLog>
   /** For TCP proxies. */
-  readonly tcpAccessLog: ReadonlyArray<ProtoObject>
+  readonly tcpAccessLog: ReadonlyArray<AccessLog>
   readonly warnings: ReadonlyArray<GeneratorNotice>
 } => {
   const entries = telemetries.flatMap((t) =>
@@ -299,8 +310,8 @@ export const accessLogsFor = (
     }
   }
 
-  const accessLog: Array<ProtoObject> = []
-  const tcpAccessLog: Array<ProtoObject> = []
+  const accessLog: Array<AccessLog> = []
+  const tcpAccessLog: Array<AccessLog> = []
   const warnings: Array<GeneratorNotice> = []
   for (const [provider, state] of [...enabled].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const logs = providerLogs(provider, state, options, lookup)

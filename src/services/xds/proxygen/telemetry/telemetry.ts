@@ -9,10 +9,11 @@
  * implements them in its own stats filters (Wasm or native builds), which are not part of the
  * proxy's public API.
  */
-import type { ProtoObject } from "../../cache/resource-spec.js"
+
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import { type LocalSlot, memoOf } from "../../model/local-slot.js"
 import { digest, type PushContext } from "../../model/push-context.js"
+import type { AccessLog, HttpConnectionManager_Tracing } from "../../protocol/xds-types.js"
 import { providerCluster } from "../provider-cluster.js"
 import type { ProxyView } from "../proxy-view.js"
 import { accessLogsFor, type ClusterLookup, type Direction } from "./access-log.js"
@@ -23,11 +24,11 @@ export type { Direction }
 
 export interface TelemetryConfig {
   /** HCM `access_log` entries. */
-  readonly accessLog: ReadonlyArray<ProtoObject>
+  readonly accessLog: ReadonlyArray<AccessLog>
   /** TCP proxy `access_log` entries. */
-  readonly tcpAccessLog: ReadonlyArray<ProtoObject>
+  readonly tcpAccessLog: ReadonlyArray<AccessLog>
   /** HCM `tracing`; undefined: no tracing. */
-  readonly tracing?: ProtoObject
+  readonly tracing?: HttpConnectionManager_Tracing
   /** Names every input the two above depend on. */
   readonly key: string
   readonly warnings: ReadonlyArray<GeneratorNotice>

@@ -16,9 +16,14 @@
  */
 import { Either } from "effect"
 import { providerNamed, type TracingProvider } from "../../../mesh-config/extension-providers.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import type { ProxyGenOptions } from "../../model/push-context.js"
+import { typed } from "../../protocol/typed-any.js"
+import type { CustomTag, HttpConnectionManager_Tracing, Percent } from "../../protocol/xds-types.js"
+
+/** The tracer part of an HttpConnectionManager.Tracing: the provider and its tag length. */
+type TracerFields = Pick<HttpConnectionManager_Tracing, "provider" | "max_path_tag_length">
+
 import { envoyGrpcService, type ProviderCluster } from "../provider-cluster.js"
 import type { ClusterLookup } from "./access-log.js"
 import { type Direction, matchesMode } from "./access-log.js"
@@ -27,17 +32,17 @@ import type { TelemetryResource } from "./telemetry-selection.js"
 type TracingSpec = NonNullable<TelemetryResource["spec"]["tracing"]>[number]
 type CustomTagSpec = NonNullable<TracingSpec["customTags"]>[string]
 
-const percent = (value: number): ProtoObject => ({ value: Math.min(100, Math.max(0, value)) })
+const percent = (value: number): Percent => ({ value: Math.min(100, Math.max(0, value)) })
 
 /** One Telemetry custom tag as an Envoy `CustomTag`; undefined when it sets no kind. */
-const customTag = (tag: string, spec: CustomTagSpec): ProtoObject | undefined => {
+const customTag = (tag: string, spec: CustomTagSpec): CustomTag | undefined => {
   if (spec.literal !== undefined && (spec.literal.value ?? "") !== "")
-    return { tag, literal: { value: spec.literal.value } }
+    return { tag, literal: { value: spec.literal.value! } }
   if (spec.environment !== undefined && (spec.environment.name ?? "") !== "")
     return {
       tag,
       environment: {
-        name: spec.environment.name,
+        name: spec.environment.name!,
         ...(spec.environment.defaultValue !== undefined ? { default_value: spec.environment.defaultValue } : {}),
       },
     }
@@ -45,14 +50,18 @@ const customTag = (tag: string, spec: CustomTagSpec): ProtoObject | undefined =>
     return {
       tag,
       request_header: {
-        name: spec.header.name,
+        name: spec.header.name!,
         ...(spec.header.defaultValue !== undefined ? { default_value: spec.header.defaultValue } : {}),
       },
     }
   return undefined
 }
 
-const tracingBlock = (sampling: number, tags: ReadonlyArray<ProtoObject>, tracer?: ProtoObject): ProtoObject => ({
+const tracingBlock = (
+  sampling: number,
+  tags: ReadonlyArray<CustomTag>,
+  tracer?: TracerFields,
+): HttpConnectionManager_Tracing => ({
   client_sampling: percent(100),
   random_sampling: percent(sampling),
   overall_sampling: percent(100),
@@ -68,38 +77,39 @@ export const DATADOG_TRACER = "envoy.tracers.datadog"
 const ZIPKIN_SPANS_PATH = "/api/v2/spans"
 
 /** The HCM `provider` (and path tag length) of a tracing provider reached at `at`. */
-const tracerOf = (provider: TracingProvider, { hostname, cluster }: ProviderCluster, serviceName: string) => {
+const tracerOf = (
+  provider: TracingProvider,
+  { hostname, cluster }: ProviderCluster,
+  serviceName: string,
+): TracerFields => {
   const config =
     provider.kind === "zipkin"
       ? {
           name: ZIPKIN_TRACER,
-          typed_config: {
-            "@type": `${TRACE}.ZipkinConfig`,
+          typed_config: typed(`${TRACE}.ZipkinConfig`, {
             collector_cluster: cluster,
             collector_endpoint: ZIPKIN_SPANS_PATH,
             collector_endpoint_version: "HTTP_JSON",
             collector_hostname: hostname,
             trace_id_128bit: !provider.enable64bitTraceId,
             shared_span_context: { value: false },
-          },
+          }),
         }
       : provider.kind === "opentelemetry"
         ? {
             name: OPENTELEMETRY_TRACER,
-            typed_config: {
-              "@type": `${TRACE}.OpenTelemetryConfig`,
+            typed_config: typed(`${TRACE}.OpenTelemetryConfig`, {
               grpc_service: envoyGrpcService(cluster, hostname),
               service_name: serviceName,
-            },
+            }),
           }
         : {
             name: DATADOG_TRACER,
-            typed_config: {
-              "@type": `${TRACE}.DatadogConfig`,
+            typed_config: typed(`${TRACE}.DatadogConfig`, {
               collector_cluster: cluster,
               service_name: serviceName,
               collector_hostname: hostname,
-            },
+            }),
           }
   return {
     provider: config,
@@ -119,7 +129,7 @@ const resolveTracer = (
   name: string,
   options: ProxyGenOptions,
   context: TracerContext,
-): Either.Either<ProtoObject, string> => {
+): Either.Either<TracerFields, string> => {
   const provider = providerNamed(options.extensionProviders, name)
   if (provider === undefined) return Either.left("no mesh config extension provider has this name")
   if (provider.kind === "invalid") return Either.left(`the provider is invalid: ${provider.problems.join("; ")}`)
@@ -136,7 +146,7 @@ export const tracingFor = (
   direction: Direction,
   options: ProxyGenOptions,
   context: TracerContext,
-): { readonly tracing?: ProtoObject; readonly warnings: ReadonlyArray<GeneratorNotice> } => {
+): { readonly tracing?: HttpConnectionManager_Tracing; readonly warnings: ReadonlyArray<GeneratorNotice> } => {
   const entries = telemetries.flatMap((t) =>
     (t.spec.tracing ?? [])
       .map((entry, index) => ({ t, entry, index }))
@@ -168,7 +178,7 @@ export const tracingFor = (
       const tag = customTag(name, tags[name] as CustomTagSpec)
       return tag === undefined ? [] : [tag]
     })
-  let tracer: ProtoObject | undefined
+  let tracer: TracerFields | undefined
   if (named !== undefined) {
     const resolved = resolveTracer(named.name, options, context)
     if (Either.isRight(resolved)) tracer = resolved.right

@@ -13,9 +13,11 @@
  * - `outbound|...` clusters for the destinations its routes name outside its services.
  */
 import type { Service, ServicePort } from "../../../registry/model.js"
-import type { ProtoObject, ResourceSpec } from "../../cache/resource-spec.js"
+import type { ResourceSpec } from "../../cache/resource-spec.js"
 import type { Generated } from "../../grpcgen/generator-notices.js"
 import type { PushContext } from "../../model/push-context.js"
+import { typed } from "../../protocol/typed-any.js"
+import type { Cluster, Duration, LbEndpoint, ProtoAny, TransportSocket } from "../../protocol/xds-types.js"
 import { destinationRuleFor, subsetLabels } from "../clusters/destination-rule.js"
 import { selectEndpoints } from "../clusters/endpoints.js"
 import { generateOutboundClusters } from "../clusters/index.js"
@@ -38,26 +40,24 @@ import { serviceNameOf, type WaypointScope } from "./waypoint-proxy.js"
 const INTERNAL_UPSTREAM = "envoy.transport_sockets.internal_upstream"
 const INTERNAL_UPSTREAM_TYPE =
   "type.googleapis.com/envoy.extensions.transport_sockets.internal_upstream.v3.InternalUpstreamTransport"
-const CONNECT_TIMEOUT = { seconds: "10", nanos: 0 }
+const CONNECT_TIMEOUT: Duration = { seconds: "10", nanos: 0 }
 
 /** Passes the endpoint's original-destination metadata on to the internal listener it reaches. */
-const internalUpstream = (inner: ProtoObject = RAW_BUFFER_SOCKET): ProtoObject => ({
+const internalUpstream = (inner: TransportSocket = RAW_BUFFER_SOCKET): TransportSocket => ({
   name: INTERNAL_UPSTREAM,
-  typed_config: {
-    "@type": INTERNAL_UPSTREAM_TYPE,
+  typed_config: typed(INTERNAL_UPSTREAM_TYPE, {
     passthrough_metadata: [{ kind: { host: {} }, name: ORIGINAL_DST_METADATA }],
     transport_socket: inner,
-  },
+  }),
 })
 
-const http2Options: ProtoObject = {
-  [TypedConfig.httpProtocolOptions.replace("type.googleapis.com/", "")]: {
-    "@type": TypedConfig.httpProtocolOptions,
+const http2Options: Readonly<Record<string, ProtoAny>> = {
+  [TypedConfig.httpProtocolOptions.replace("type.googleapis.com/", "")]: typed(TypedConfig.httpProtocolOptions, {
     explicit_http_config: { http2_protocol_options: {} },
-  },
+  }),
 }
 
-const internalEndpoint = (listener: string, endpointId = ""): ProtoObject => ({
+const internalEndpoint = (listener: string, endpointId = ""): NonNullable<LbEndpoint["endpoint"]> => ({
   address: {
     envoy_internal_address: {
       server_listener_name: listener,
@@ -67,7 +67,7 @@ const internalEndpoint = (listener: string, endpointId = ""): ProtoObject => ({
 })
 
 /** A static cluster of one internal endpoint: the listener `listener`. */
-const internalCluster = (name: string, listener: string): ProtoObject => ({
+const internalCluster = (name: string, listener: string): Cluster => ({
   name,
   type: "STATIC",
   connect_timeout: CONNECT_TIMEOUT,
@@ -76,7 +76,7 @@ const internalCluster = (name: string, listener: string): ProtoObject => ({
   typed_extension_protocol_options: http2Options,
 })
 
-const connectOriginateCluster = (): ProtoObject => ({
+const connectOriginateCluster = (): Cluster => ({
   name: CONNECT_ORIGINATE,
   type: "ORIGINAL_DST",
   lb_policy: "CLUSTER_PROVIDED",
@@ -84,7 +84,7 @@ const connectOriginateCluster = (): ProtoObject => ({
   original_dst_lb_config: { upstream_port_override: { value: HBONE_PORT } },
   transport_socket: {
     name: "envoy.transport_sockets.tls",
-    typed_config: { "@type": TypedConfig.upstreamTls, common_tls_context: hboneTlsContext() },
+    typed_config: typed(TypedConfig.upstreamTls, { common_tls_context: hboneTlsContext() }),
   },
   typed_extension_protocol_options: http2Options,
 })
@@ -99,17 +99,19 @@ const vipCluster = (
   kind: "http" | "tcp",
   subset: string,
   labels: Readonly<Record<string, string>>,
-): ProtoObject => {
+): Cluster => {
   const name = inboundVipCluster(kind, service.hostname, port.port, subset)
-  const lbEndpoints = selectEndpoints(push, service, port, labels).map(({ endpoint, port: target, health }) => {
-    const destination = joinHostPort(endpoint.address, target)
-    return {
-      endpoint: internalEndpoint(CONNECT_ORIGINATE, destination),
-      health_status: health,
-      load_balancing_weight: { value: endpoint.weight > 0 ? endpoint.weight : 1 },
-      metadata: { filter_metadata: { [ORIGINAL_DST_METADATA]: toStruct({ local: destination }) } },
-    }
-  })
+  const lbEndpoints = selectEndpoints(push, service, port, labels).map(
+    ({ endpoint, port: target, health }): LbEndpoint => {
+      const destination = joinHostPort(endpoint.address, target)
+      return {
+        endpoint: internalEndpoint(CONNECT_ORIGINATE, destination),
+        health_status: health,
+        load_balancing_weight: { value: endpoint.weight > 0 ? endpoint.weight : 1 },
+        metadata: { filter_metadata: { [ORIGINAL_DST_METADATA]: toStruct({ local: destination }) } },
+      }
+    },
+  )
   return {
     name,
     type: "STATIC",
@@ -142,8 +144,8 @@ export const waypointClusters = (
   proxy: ProxyView,
   scope: WaypointScope,
   outboundClusters: ReadonlyArray<string>,
-): Generated => {
-  const resources: Array<ResourceSpec> = [
+): Generated<Cluster> => {
+  const resources: Array<ResourceSpec<Cluster>> = [
     { name: MAIN_INTERNAL, key: "waypoint|main_internal", build: () => internalCluster(MAIN_INTERNAL, MAIN_INTERNAL) },
     { name: ENCAP, key: "waypoint|encap", build: () => internalCluster(ENCAP, CONNECT_ORIGINATE) },
     { name: CONNECT_ORIGINATE, key: "waypoint|connect_originate", build: connectOriginateCluster },

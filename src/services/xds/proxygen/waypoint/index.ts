@@ -8,6 +8,7 @@
 import type { ResourceSpec } from "../../cache/resource-spec.js"
 import { type Generated, noNotices } from "../../grpcgen/generator-notices.js"
 import type { PushContext } from "../../model/push-context.js"
+import type { Cluster, Listener } from "../../protocol/xds-types.js"
 import type { ProxyView } from "../proxy-view.js"
 import { waypointClusters } from "./clusters.js"
 import { waypointListeners } from "./listeners.js"
@@ -29,7 +30,7 @@ const scopeFor = (push: PushContext, proxy: ProxyView): WaypointScope | undefine
   return ref === undefined ? undefined : waypointScope(push, ref)
 }
 
-export const generateWaypointListeners = (push: PushContext, proxy: ProxyView): Generated => {
+export const generateWaypointListeners = (push: PushContext, proxy: ProxyView): Generated<Listener> => {
   const scope = scopeFor(push, proxy)
   if (scope === undefined) return { resources: [], warnings: noNotices }
   const { listeners, main } = waypointListeners(push, scope)
@@ -40,7 +41,7 @@ export const generateWaypointListeners = (push: PushContext, proxy: ProxyView): 
     [CONNECT_ORIGINATE]: "waypoint|connect_originate",
   }
   const resources = listeners.map(
-    (listener): ResourceSpec => ({
+    (listener): ResourceSpec<Listener> => ({
       name: String(listener.name),
       key: keys[String(listener.name)] ?? `waypoint|${String(listener.name)}|${key}`,
       build: () => listener,
@@ -50,7 +51,7 @@ export const generateWaypointListeners = (push: PushContext, proxy: ProxyView): 
   return { resources, warnings: [...main.warnings, ...notices] }
 }
 
-export const generateWaypointClusters = (push: PushContext, proxy: ProxyView): Generated => {
+export const generateWaypointClusters = (push: PushContext, proxy: ProxyView): Generated<Cluster> => {
   const scope = scopeFor(push, proxy)
   if (scope === undefined) return { resources: [], warnings: noNotices }
   return waypointClusters(push, proxy, scope, waypointListeners(push, scope).main.outboundClusters)

@@ -16,9 +16,20 @@
  * same selection for these chains, and what the route evaluator of the tests follows.
  */
 import type { Service, ServicePort } from "../../../registry/model.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import type { PushContext } from "../../model/push-context.js"
+import { typed } from "../../protocol/typed-any.js"
+import type {
+  CidrRange,
+  CommonTlsContext,
+  Duration,
+  FilterChain,
+  HttpFilter,
+  Listener,
+  Listener_Filter,
+  RouteConfiguration,
+  TcpProxy,
+} from "../../protocol/xds-types.js"
 import { protocolClass } from "../inbound/ports.js"
 import { agentSdsSecret } from "../sds.js"
 import { Filter, SDS_DEFAULT, SDS_ROOT, TypedConfig } from "../well-known.js"
@@ -35,12 +46,12 @@ import { type WaypointPolicy, waypointPolicy } from "./policy.js"
 import { waypointRoutes } from "./routes.js"
 import { serviceNameOf, type WaypointScope } from "./waypoint-proxy.js"
 
-const ZERO = { seconds: "0", nanos: 0 }
-const router: ProtoObject = { name: Filter.router, typed_config: { "@type": TypedConfig.router } }
+const ZERO: Duration = { seconds: "0", nanos: 0 }
+const router: HttpFilter = { name: Filter.router, typed_config: typed(TypedConfig.router, {}) }
 const HTTP_ALPN = ["http/1.0", "http/1.1", "h2c"]
 
 /** The mTLS both ends of HBONE use: the workload certificate and the mesh root, from the agent. */
-export const hboneTlsContext = (): ProtoObject => ({
+export const hboneTlsContext = (): CommonTlsContext => ({
   tls_certificate_sds_secret_configs: [agentSdsSecret(SDS_DEFAULT)],
   combined_validation_context: {
     default_validation_context: {},
@@ -49,7 +60,7 @@ export const hboneTlsContext = (): ProtoObject => ({
   alpn_protocols: ["h2"],
 })
 
-const connectTerminate = (): ProtoObject => ({
+const connectTerminate = (): Listener => ({
   name: CONNECT_TERMINATE,
   address: { socket_address: { address: "0.0.0.0", port_value: HBONE_PORT } },
   filter_chains: [
@@ -57,17 +68,15 @@ const connectTerminate = (): ProtoObject => ({
       name: "default",
       transport_socket: {
         name: "tls",
-        typed_config: {
-          "@type": TypedConfig.downstreamTls,
+        typed_config: typed(TypedConfig.downstreamTls, {
           common_tls_context: hboneTlsContext(),
           require_client_certificate: { value: true },
-        },
+        }),
       },
       filters: [
         {
           name: Filter.httpConnectionManager,
-          typed_config: {
-            "@type": TypedConfig.httpConnectionManager,
+          typed_config: typed(TypedConfig.httpConnectionManager, {
             stat_prefix: CONNECT_TERMINATE,
             route_config: {
               name: "default",
@@ -97,7 +106,7 @@ const connectTerminate = (): ProtoObject => ({
             use_remote_address: { value: false },
             set_current_client_cert_details: { subject: { value: true }, dns: true, uri: true },
             forward_client_cert_details: "APPEND_FORWARD",
-          },
+          }),
         },
       ],
     },
@@ -106,15 +115,14 @@ const connectTerminate = (): ProtoObject => ({
   connection_balance_config: { exact_balance: {} },
 })
 
-const tcpProxy = (cluster: string, extra: ProtoObject = {}): ProtoObject => ({
+const tcpProxy = (cluster: string, extra: TcpProxy = {}): Listener_Filter => ({
   name: Filter.tcpProxy,
-  typed_config: { "@type": TypedConfig.tcpProxy, stat_prefix: cluster, cluster, ...extra },
+  typed_config: typed(TypedConfig.tcpProxy, { stat_prefix: cluster, cluster, ...extra }),
 })
 
-const httpManager = (statPrefix: string, routeConfig: ProtoObject, policy: WaypointPolicy): ProtoObject => ({
+const httpManager = (statPrefix: string, routeConfig: RouteConfiguration, policy: WaypointPolicy): Listener_Filter => ({
   name: Filter.httpConnectionManager,
-  typed_config: {
-    "@type": TypedConfig.httpConnectionManager,
+  typed_config: typed(TypedConfig.httpConnectionManager, {
     stat_prefix: statPrefix,
     codec_type: "AUTO",
     route_config: routeConfig,
@@ -124,10 +132,10 @@ const httpManager = (statPrefix: string, routeConfig: ProtoObject, policy: Waypo
     path_with_escaped_slashes_action: "KEEP_UNCHANGED",
     upgrade_configs: [{ upgrade_type: "websocket" }],
     stream_idle_timeout: ZERO,
-  },
+  }),
 })
 
-const cidr = (ip: string): ProtoObject => ({
+const cidr = (ip: string): CidrRange => ({
   address_prefix: ip,
   prefix_len: { value: ip.includes(":") ? 128 : 32 },
 })
@@ -138,7 +146,7 @@ interface Match {
   readonly alpn?: ReadonlyArray<string>
 }
 
-const chain = (name: string, match: Match, filters: ReadonlyArray<ProtoObject>): ProtoObject => ({
+const chain = (name: string, match: Match, filters: ReadonlyArray<Listener_Filter>): FilterChain => ({
   name,
   filter_chain_match: {
     ...(match.port !== undefined ? { destination_port: { value: match.port } } : {}),
@@ -149,7 +157,7 @@ const chain = (name: string, match: Match, filters: ReadonlyArray<ProtoObject>):
 })
 
 export interface MainInternal {
-  readonly listener: ProtoObject
+  readonly listener: Listener
   readonly outboundClusters: ReadonlyArray<string>
   readonly warnings: ReadonlyArray<GeneratorNotice>
   readonly key: string
@@ -164,11 +172,11 @@ const portChains = (
   served: ReadonlyMap<string, Service>,
   policy: WaypointPolicy,
   sink: { outbound: Set<string>; warnings: Array<GeneratorNotice>; keys: Array<string> },
-): ReadonlyArray<ProtoObject> => {
+): ReadonlyArray<FilterChain> => {
   const klass = protocolClass(port.protocol)
   if (klass === undefined) return []
   const match = { port: port.port, addresses: service.addresses }
-  const out: Array<ProtoObject> = []
+  const out: Array<FilterChain> = []
   if (klass !== "tcp") {
     const routes = waypointRoutes(push, scope.ref.namespace, service, port, served)
     for (const c of routes.outboundClusters) sink.outbound.add(c)
@@ -192,7 +200,7 @@ const portChains = (
 export const mainInternal = (push: PushContext, scope: WaypointScope): MainInternal => {
   const served = new Map(scope.services.map((s) => [s.hostname, s]))
   const sink = { outbound: new Set<string>(), warnings: [] as Array<GeneratorNotice>, keys: [] as Array<string> }
-  const chains: Array<ProtoObject> = []
+  const chains: Array<FilterChain> = []
   const waypointOnly = waypointPolicy(push, scope.ref, undefined)
   const policyWarnings = new Set(waypointOnly.warnings)
   for (const service of scope.services) {
@@ -203,7 +211,7 @@ export const mainInternal = (push: PushContext, scope: WaypointScope): MainInter
   }
   if (scope.workloadAddresses.length > 0) {
     const direct = { addresses: scope.workloadAddresses }
-    const routeConfig = {
+    const routeConfig: RouteConfiguration = {
       name: ENCAP,
       validate_clusters: { value: false },
       virtual_hosts: [
@@ -231,8 +239,8 @@ export const mainInternal = (push: PushContext, scope: WaypointScope): MainInter
       name: MAIN_INTERNAL,
       internal_listener: {},
       listener_filters: [
-        { name: Filter.originalDst, typed_config: { "@type": TypedConfig.originalDst } },
-        { name: Filter.httpInspector, typed_config: { "@type": TypedConfig.httpInspector } },
+        { name: Filter.originalDst, typed_config: typed(TypedConfig.originalDst, {}) },
+        { name: Filter.httpInspector, typed_config: typed(TypedConfig.httpInspector, {}) },
       ],
       traffic_direction: "INBOUND",
       filter_chains: chains,
@@ -247,11 +255,11 @@ export const mainInternal = (push: PushContext, scope: WaypointScope): MainInter
 }
 
 /** `connect_originate`: tunnels the inner stream to the destination over HBONE. */
-const connectOriginate = (): ProtoObject => ({
+const connectOriginate = (): Listener => ({
   name: CONNECT_ORIGINATE,
   use_original_dst: { value: false },
   internal_listener: {},
-  listener_filters: [{ name: Filter.originalDst, typed_config: { "@type": TypedConfig.originalDst } }],
+  listener_filters: [{ name: Filter.originalDst, typed_config: typed(TypedConfig.originalDst, {}) }],
   filter_chains: [
     { filters: [tcpProxy(CONNECT_ORIGINATE, { tunneling_config: { hostname: "%DOWNSTREAM_LOCAL_ADDRESS%" } })] },
   ],
@@ -260,7 +268,7 @@ const connectOriginate = (): ProtoObject => ({
 export const waypointListeners = (
   push: PushContext,
   scope: WaypointScope,
-): { readonly listeners: ReadonlyArray<ProtoObject>; readonly main: MainInternal } => {
+): { readonly listeners: ReadonlyArray<Listener>; readonly main: MainInternal } => {
   const main = mainInternal(push, scope)
   return { listeners: [connectTerminate(), main.listener, connectOriginate()], main }
 }

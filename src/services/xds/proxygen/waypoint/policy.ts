@@ -11,10 +11,10 @@ import type { ConfigResource } from "../../../config-model/resource.js"
 import type { AuthorizationPolicySpec } from "../../../config-model/schemas/authorization-policy.js"
 import type { WaypointRef } from "../../../gateway-api/waypoints/binding.js"
 import { WAYPOINT_CLASS } from "../../../gateway-api/waypoints/names.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
 import { rbacFilters } from "../../grpcgen/grpc-rbac.js"
 import { authorizationPolicyView } from "../../model/authorization-policy-view.js"
 import { digest, type PushContext } from "../../model/push-context.js"
+import type { HttpFilter } from "../../protocol/xds-types.js"
 
 const GATEWAY_GROUP = "gateway.networking.k8s.io"
 
@@ -44,7 +44,7 @@ const attaches = (
 }
 
 export interface WaypointPolicy {
-  readonly filters: ReadonlyArray<ProtoObject>
+  readonly filters: ReadonlyArray<HttpFilter>
   /** The policies applied, `namespace/name`, for cache keys. */
   readonly applied: ReadonlyArray<string>
   readonly warnings: ReadonlyArray<string>

@@ -9,9 +9,9 @@
  * port's one route goes to the service's own cluster.
  */
 import type { Service, ServicePort } from "../../../registry/model.js"
-import type { ProtoObject } from "../../cache/resource-spec.js"
 import type { GeneratorNotice } from "../../grpcgen/generator-notices.js"
 import { type PushContext, resolveHost } from "../../model/push-context.js"
+import type { Route, RouteConfiguration } from "../../protocol/xds-types.js"
 import { protocolClass } from "../inbound/ports.js"
 import { httpRoutesFor, virtualServiceKey } from "../routes/index.js"
 import { type VirtualServiceResource, virtualServicesForProxy } from "../routes/virtual-services.js"
@@ -40,7 +40,7 @@ export const clusterKind = (port: ServicePort | undefined): "http" | "tcp" =>
 
 export interface WaypointRoutes {
   /** The route configuration, inline in the chain. */
-  readonly routeConfig: ProtoObject
+  readonly routeConfig: RouteConfiguration
   /** `outbound|...` clusters the routes name (destinations the waypoint does not serve). */
   readonly outboundClusters: ReadonlyArray<string>
   readonly warnings: ReadonlyArray<GeneratorNotice>
@@ -49,15 +49,10 @@ export interface WaypointRoutes {
 }
 
 /** Rewrites a route's `outbound|port|subset|host` clusters to the waypoint's own where it serves the host. */
-const rewriteClusters = (
-  route: ProtoObject,
-  served: ReadonlyMap<string, Service>,
-  outbound: Set<string>,
-): ProtoObject => {
-  const action = route.route as ProtoObject | undefined
+const rewriteClusters = (route: Route, served: ReadonlyMap<string, Service>, outbound: Set<string>): Route => {
+  const action = route.route
   if (action === undefined) return route
-  const rename = (name: unknown): unknown => {
-    if (typeof name !== "string") return name
+  const rename = (name: string): string => {
     const [direction, port, subset, host] = name.split("|")
     const service = host === undefined ? undefined : served.get(host)
     if (direction !== "outbound" || service === undefined) {
@@ -67,7 +62,7 @@ const rewriteClusters = (
     const servicePort = service.ports.find((p) => p.port === Number(port))
     return inboundVipCluster(clusterKind(servicePort), service.hostname, Number(port), subset ?? "")
   }
-  const weighted = action.weighted_clusters as ProtoObject | undefined
+  const weighted = action.weighted_clusters
   return {
     ...route,
     route: {
@@ -77,7 +72,9 @@ const rewriteClusters = (
         ? {
             weighted_clusters: {
               ...weighted,
-              clusters: (weighted.clusters as ReadonlyArray<ProtoObject>).map((c) => ({ ...c, name: rename(c.name) })),
+              clusters: (weighted.clusters ?? []).map((c) =>
+                c.name !== undefined ? { ...c, name: rename(c.name) } : c,
+              ),
             },
           }
         : {}),
@@ -97,7 +94,7 @@ export const waypointRoutes = (
   const outbound = new Set<string>()
   const warnings: Array<GeneratorNotice> = []
   const keys: Array<string> = []
-  const routes: Array<ProtoObject> = []
+  const routes: Array<Route> = []
   for (const vs of waypointVirtualServices(push, waypointNamespace, service)) {
     if ((vs.spec.http ?? []).length === 0) continue
     const translated = httpRoutesFor(push, vs, { port: port.port, sourceLabels: {}, sourceNamespace: "" })
@@ -105,7 +102,7 @@ export const waypointRoutes = (
     keys.push(`${virtualServiceKey(push, vs)}:${translated.hashKey}`)
     routes.push(...translated.routes.map((r) => rewriteClusters(r, served, outbound)))
   }
-  const defaultRoute: ProtoObject = {
+  const defaultRoute: Route = {
     name: "default",
     match: { prefix: "/" },
     route: {

@@ -1,6 +1,5 @@
 /** The sidecar's inbound clusters: per port to loopback, Sidecar ingress endpoints, the passthrough. */
 import { describe, expect, it } from "vitest"
-import type { ProtoObject } from "../../../../../src/services/xds/cache/resource-spec.js"
 import { TypeUrl } from "../../../../../src/services/xds/protocol/type-urls.js"
 import { generateInboundClusters } from "../../../../../src/services/xds/proxygen/inbound/index.js"
 import { resource } from "../../../../fixtures/xds/mesh.js"
@@ -9,7 +8,7 @@ import { conformanceProblems, push, sidecar } from "./fixtures.js"
 // biome-ignore lint/suspicious/noExplicitAny: generated protos are walked loosely in assertions
 type J = any
 
-const build = (specs: ReadonlyArray<{ readonly build: () => ProtoObject }>): ReadonlyArray<J> => {
+const build = (specs: ReadonlyArray<{ readonly build: () => object }>): ReadonlyArray<J> => {
   const clusters = specs.map((s) => s.build())
   expect(conformanceProblems(TypeUrl.Cluster, clusters)).toEqual([])
   return clusters

@@ -92,5 +92,5 @@ export const sidecar = (
   })!
 
 /** The conformance problems of resources (shape, validate.rules, codec round trip), by name. */
-export const conformanceProblems = (typeUrl: string, resources: ReadonlyArray<ProtoObject>): ReadonlyArray<string> =>
-  resources.flatMap((r) => checkResource(typeUrl, r).map((p) => `${String(r.name)}: ${p}`))
+export const conformanceProblems = (typeUrl: string, resources: ReadonlyArray<object>): ReadonlyArray<string> =>
+  resources.flatMap((r) => checkResource(typeUrl, r).map((p) => `${String((r as ProtoObject).name)}: ${p}`))

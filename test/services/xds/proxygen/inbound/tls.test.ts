@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import type { ServerTLSSettings } from "../../../../../src/services/config-model/schemas/gateway.js"
+import { typed } from "../../../../../src/services/xds/protocol/typed-any.js"
 import { downstreamTlsContext } from "../../../../../src/services/xds/proxygen/gateway/tls.js"
 import { ingressTlsSocket } from "../../../../../src/services/xds/proxygen/inbound/tls.js"
 import { adsSdsSecret } from "../../../../../src/services/xds/proxygen/sds.js"
@@ -82,7 +83,9 @@ describe("ingressTlsSocket", () => {
         tlsCertificates: [FILES, { serverCertificate: "/etc/certs/rsa.pem", privateKey: "/etc/certs/rsa.key" }],
       },
     ] as const) {
-      expect(socket(tls).typed_config).toEqual(downstreamTlsContext(tls, false, adsSdsSecret))
+      expect(socket(tls).typed_config).toEqual(
+        typed(TypedConfig.downstreamTls, downstreamTlsContext(tls, false, adsSdsSecret)),
+      )
     }
     expect(
       names(

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import type { Service } from "../../../../../src/services/registry/model.js"
+import { asProtoData } from "../../../../../src/services/xds/cache/resource-spec.js"
 import {
   defaultPushContextOptions,
   emptyProxyConfigInput,
@@ -58,7 +59,7 @@ const sidecar = proxyView("sidecar~10.9.0.1~app-1.default~default.svc.cluster.lo
 
 const listenersOf = (ips: ReadonlyArray<string>) => {
   const push = makePushContext(inputWith(ips), defaultPushContextOptions)
-  const built = generateOutboundListeners(push, sidecar).resources.map((r) => r.build())
+  const built = generateOutboundListeners(push, sidecar).resources.map((r) => asProtoData(r.build()))
   expectConformant(TypeUrl.Listener, built)
   return built
 }
@@ -104,9 +105,9 @@ describe("headless services on the sidecar", () => {
       },
       defaultPushContextOptions,
     )
-    const listeners = generateOutboundListeners(push, sidecar).resources.map((r) => r.build())
+    const listeners = generateOutboundListeners(push, sidecar).resources.map((r) => asProtoData(r.build()))
     expectConformant(TypeUrl.Listener, listeners)
-    const routes = generateOutboundRoutes(push, sidecar, []).resources.map((r) => r.build())
+    const routes = generateOutboundRoutes(push, sidecar, []).resources.map((r) => asProtoData(r.build()))
     const cluster = (port: number) => `outbound|${port}||${HL}`
     const http = (port: number) => outboundHttp({ listeners, routes, port, destinationIp: "1.2.3.4", host: HL })
     expect(http(80)).toMatchObject({ kind: "route", cluster: cluster(80) })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { Protocol, Service } from "../../../../../src/services/registry/model.js"
-import type { ProtoObject } from "../../../../../src/services/xds/cache/resource-spec.js"
+import { asProtoData, type ProtoObject } from "../../../../../src/services/xds/cache/resource-spec.js"
 import {
   defaultProxyGenOptions,
   defaultPushContextOptions,
@@ -71,13 +71,13 @@ const pushOf = (parts: Partial<PushContextInput>, options: Partial<ProxyGenOptio
   )
 
 const listenersOf = (push: ReturnType<typeof pushOf>, proxy = sidecar()) => {
-  const built = generateOutboundListeners(push, proxy).resources.map((r) => r.build())
+  const built = generateOutboundListeners(push, proxy).resources.map((r) => asProtoData(r.build()))
   expectConformant(TypeUrl.Listener, built)
   return built as ReadonlyArray<J>
 }
 
 const routesOf = (push: ReturnType<typeof pushOf>, names: ReadonlyArray<string>, proxy = sidecar()) => {
-  const built = generateOutboundRoutes(push, proxy, names).resources.map((r) => r.build())
+  const built = generateOutboundRoutes(push, proxy, names).resources.map((r) => asProtoData(r.build()))
   const problems = built.flatMap((r) => checkResource(TypeUrl.Route, r).map((p) => `${String(r.name)}: ${p}`))
   expect(problems).toEqual([])
   return built as ReadonlyArray<J>

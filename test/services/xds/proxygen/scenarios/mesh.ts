@@ -20,7 +20,7 @@ import type { ConfigResource } from "../../../../../src/services/config-model/re
 import type { ServiceEntrySpec } from "../../../../../src/services/config-model/schemas/service-entry.js"
 import type { Endpoint, Protocol, Service } from "../../../../../src/services/registry/model.js"
 import { convertServiceEntries } from "../../../../../src/services/registry/service-entry.js"
-import type { ProtoObject } from "../../../../../src/services/xds/cache/resource-spec.js"
+import { asProtoData, type ProtoObject } from "../../../../../src/services/xds/cache/resource-spec.js"
 import {
   defaultProxyGenOptions,
   defaultPushContextOptions,
@@ -623,7 +623,7 @@ export const generate = (
   return {
     names: generated.resources.map((r) => r.name),
     keys: generated.resources.map((r) => `${r.name}=${r.key}`),
-    resources: generated.resources.map((r) => r.build()),
+    resources: generated.resources.map((r) => asProtoData(r.build())),
   }
 }
 

@@ -8,7 +8,7 @@ import {
   defaultExtensionProviders,
   parseExtensionProviders,
 } from "../../../../../src/services/mesh-config/extension-providers.js"
-import type { ProtoObject } from "../../../../../src/services/xds/cache/resource-spec.js"
+import { asProtoData, type ProtoObject } from "../../../../../src/services/xds/cache/resource-spec.js"
 import type { ProxyGenOptions, PushContext } from "../../../../../src/services/xds/model/push-context.js"
 import { TypeUrl } from "../../../../../src/services/xds/protocol/type-urls.js"
 import { generateForProxy } from "../../../../../src/services/xds/proxygen/generate.js"
@@ -269,7 +269,7 @@ describe("tracing providers", () => {
 describe("providers in the proxy's listeners", () => {
   const listeners = (push: PushContext) => {
     const generated = generateForProxy(push, TypeUrl.Listener, { wildcard: true, names: [], proxy: reviewsSidecar() })
-    const built = generated.resources.map((r) => r.build())
+    const built = generated.resources.map((r) => asProtoData(r.build()))
     expectConformant(TypeUrl.Listener, built)
     return { built: built as ReadonlyArray<J>, keys: generated.resources.map((r) => r.key) }
   }

@@ -59,8 +59,7 @@ export const pushOf = (
 }
 
 /** Every conformance problem of a resource (empty when the proxy would take it). */
-export const problems = (typeUrl: string, resource: ProtoObject): ReadonlyArray<string> =>
-  checkResource(typeUrl, resource)
+export const problems = (typeUrl: string, resource: object): ReadonlyArray<string> => checkResource(typeUrl, resource)
 
 export const HCM_TYPE =
   "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
