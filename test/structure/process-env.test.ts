@@ -30,13 +30,6 @@ const ALLOWED: ReadonlyMap<string, { readonly uses: number; readonly why: string
     },
   ],
   [
-    // Not a pass-through: KUBECONFIG is in meshctl's table (meshctl-env.ts) but still read here,
-    // where seven callers (three of them synchronous) find the kubeconfig; threading MeshctlEnv
-    // to them is issue 38's remaining step.
-    "src/programs/meshctl/orchestrator-source.ts",
-    { uses: 2, why: "KUBECONFIG default of kubeconfigPath/clusterAsked; to move to MeshctlEnv (issue 38)" },
-  ],
-  [
     "src/layers/introspection-server.ts",
     {
       uses: 2,

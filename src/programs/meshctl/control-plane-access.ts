@@ -32,6 +32,7 @@ import { readFileSync } from "node:fs"
 import { Data, Duration, Effect, type Scope } from "effect"
 import { DEFAULT_TOKEN_AUDIENCE } from "../../services/ca/jwt.js"
 import { ROOT_CERT_CONFIGMAP, ROOT_CERT_KEY } from "../../services/ca/root-cert-configmap.js"
+import { MeshctlEnv } from "../../services/config/meshctl-env.js"
 import type { OrchConfigMap, OrchPod } from "../../services/orchestrator/objects.js"
 import { Resources } from "../../services/orchestrator/resources.js"
 import type { GlobalOptions } from "./global-options.js"
@@ -74,10 +75,10 @@ export const splitHostPort = (address: string): { host: string; port: number } |
   return port > 65535 ? undefined : { host: match[1] ?? match[2] ?? "", port }
 }
 
-/** The context a message names: `--context`, else the kubeconfig's current-context. */
-export const usedContext = (global: GlobalOptions): string => {
+/** The context a message names: `--context`, else the kubeconfig's current-context (`kubeconfigEnv`: `$KUBECONFIG`). */
+export const usedContext = (global: GlobalOptions, kubeconfigEnv: string): string => {
   if (global.context !== "") return global.context
-  const source = kubeconfigPath(global)
+  const source = kubeconfigPath(global, kubeconfigEnv)
   if (source === undefined) return ""
   try {
     const line = /^current-context:\s*"?([^"\n]*)"?\s*$/m.exec(readFileSync(source.path, "utf8"))
@@ -94,7 +95,7 @@ const monitoringPortOf = (pod: OrchPod): number =>
 /** The running, addressed pods of the control plane (sorted by name). */
 export const controlPlanePods = (
   selection: ControlPlaneSelection,
-): Effect.Effect<ReadonlyArray<OrchPod & { readonly ip: string }>, ControlPlaneUnavailable, Scope.Scope> =>
+): Effect.Effect<ReadonlyArray<OrchPod & { readonly ip: string }>, ControlPlaneUnavailable, Scope.Scope | MeshctlEnv> =>
   Effect.gen(function* () {
     const namespace = selection.global.meshNamespace
     const client = yield* orchestratorClient(selection.global).pipe(
@@ -122,8 +123,9 @@ export const controlPlanePods = (
       .sort((a, b) => (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""))
     if (pods.length === 0) {
       const what = selection.podName ? `pod ${selection.podName}` : "control plane"
+      const { KUBECONFIG } = yield* MeshctlEnv
       return yield* new ControlPlaneUnavailable({
-        message: `no ${what} found in namespace ${namespace} with label ${selection.label} (used context ${usedContext(selection.global)})`,
+        message: `no ${what} found in namespace ${namespace} with label ${selection.label} (used context ${usedContext(selection.global, KUBECONFIG)})`,
       })
     }
     return pods
@@ -132,7 +134,7 @@ export const controlPlanePods = (
 /** The control-plane instances to ask: the one `--xds-address` names, or the labelled pods. */
 export const controlPlaneTargets = (
   selection: ControlPlaneSelection,
-): Effect.Effect<ReadonlyArray<ControlPlaneTarget>, ControlPlaneUnavailable, Scope.Scope> => {
+): Effect.Effect<ReadonlyArray<ControlPlaneTarget>, ControlPlaneUnavailable, Scope.Scope | MeshctlEnv> => {
   if (selection.xdsAddress !== "") {
     const split = splitHostPort(selection.xdsAddress)
     if (split === undefined)
@@ -281,7 +283,7 @@ const distributedRoot = (global: GlobalOptions) =>
 export const debugTargets = (
   selection: ControlPlaneSelection,
   flags: XdsFlags,
-): Effect.Effect<ReadonlyArray<DebugTarget>, ControlPlaneUnavailable, Scope.Scope> =>
+): Effect.Effect<ReadonlyArray<DebugTarget>, ControlPlaneUnavailable, Scope.Scope | MeshctlEnv> =>
   Effect.gen(function* () {
     const { global } = selection
     if (/^https?:\/\//.test(selection.xdsAddress)) {
@@ -306,9 +308,16 @@ export const debugTargets = (
           }))
     const material = certDirMaterial(flags.certDir)
     const onPods = selection.xdsAddress === ""
-    // Asked once, and only when TLS needs them.
-    const token = yield* Effect.cached(Effect.scoped(serviceAccountToken(global)))
-    const root = yield* Effect.cached(onPods ? Effect.scoped(distributedRoot(global)) : Effect.sync(() => undefined))
+    // Asked once, and only when TLS needs them (with the settings of this command).
+    const settings = yield* MeshctlEnv
+    const token = yield* Effect.cached(
+      Effect.scoped(serviceAccountToken(global)).pipe(Effect.provideService(MeshctlEnv, settings)),
+    )
+    const root = yield* Effect.cached(
+      onPods
+        ? Effect.scoped(distributedRoot(global)).pipe(Effect.provideService(MeshctlEnv, settings))
+        : Effect.sync(() => undefined),
+    )
     const xds = yield* Effect.promise(() => import("./control-plane-xds.js"))
     return addresses.map(({ name, address }) => ({
       name,

@@ -5,6 +5,7 @@
  */
 import { Effect } from "effect"
 import type { BuildInfo } from "../../services/build-info.js"
+import type { MeshctlEnv } from "../../services/config/meshctl-env.js"
 import {
   askJson,
   type ControlPlaneSelection,
@@ -23,7 +24,7 @@ export interface RemoteVersions {
 export const remoteVersions = (
   selection: ControlPlaneSelection,
   flags: XdsFlags,
-): Effect.Effect<RemoteVersions, ControlPlaneUnavailable> =>
+): Effect.Effect<RemoteVersions, ControlPlaneUnavailable, MeshctlEnv> =>
   Effect.gen(function* () {
     const targets = yield* debugTargets(selection, flags)
     const answers = yield* Effect.forEach(

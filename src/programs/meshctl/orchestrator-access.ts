@@ -8,9 +8,10 @@
 import { existsSync } from "node:fs"
 import { Data, Duration, Effect, type Scope } from "effect"
 import { makeOrchestratorClient } from "../../layers/orchestrator/client.js"
+import type { MeshctlEnv } from "../../services/config/meshctl-env.js"
 import type { OrchestratorClientShape } from "../../services/orchestrator/client.js"
 import type { GlobalOptions } from "./global-options.js"
-import { kubeconfigPath } from "./orchestrator-source.js"
+import { kubeconfigSource } from "./orchestrator-source.js"
 
 /** No orchestrator configuration could be found or used. */
 export class OrchestratorUnavailable extends Data.TaggedError("OrchestratorUnavailable")<{
@@ -20,9 +21,9 @@ export class OrchestratorUnavailable extends Data.TaggedError("OrchestratorUnava
 /** A client for the cluster the global flags name, closed with the scope. */
 export const orchestratorClient = (
   global: GlobalOptions,
-): Effect.Effect<OrchestratorClientShape, OrchestratorUnavailable, Scope.Scope> =>
+): Effect.Effect<OrchestratorClientShape, OrchestratorUnavailable, Scope.Scope | MeshctlEnv> =>
   Effect.gen(function* () {
-    const source = kubeconfigPath(global)
+    const source = yield* kubeconfigSource(global)
     if (source === undefined) {
       return yield* new OrchestratorUnavailable({
         message:

@@ -7,8 +7,9 @@ import * as http from "node:http"
 import * as https from "node:https"
 import { KubeConfig } from "@kubernetes/client-node"
 import { Data, Duration, Effect } from "effect"
+import type { MeshctlEnv } from "../../services/config/meshctl-env.js"
 import type { GlobalOptions } from "./global-options.js"
-import { kubeconfigPath } from "./orchestrator-source.js"
+import { kubeconfigSource } from "./orchestrator-source.js"
 
 export class OrchestratorTextError extends Data.TaggedError("OrchestratorTextError")<{
   readonly status: number
@@ -21,9 +22,11 @@ export type TextGet = (
 ) => Effect.Effect<string, OrchestratorTextError>
 
 /** A GET-as-text function for the cluster the global flags name. */
-export const orchestratorTextClient = (global: GlobalOptions): Effect.Effect<TextGet, OrchestratorTextError> =>
+export const orchestratorTextClient = (
+  global: GlobalOptions,
+): Effect.Effect<TextGet, OrchestratorTextError, MeshctlEnv> =>
   Effect.gen(function* () {
-    const source = kubeconfigPath(global)
+    const source = yield* kubeconfigSource(global)
     if (source === undefined)
       return yield* new OrchestratorTextError({ status: 0, message: "no orchestrator configuration" })
     const kc = new KubeConfig()

@@ -4,6 +4,7 @@
  * (by name order, so the choice is stable). Load lazily: it brings in the orchestrator client.
  */
 import { Data, Effect, type Scope } from "effect"
+import type { MeshctlEnv } from "../../services/config/meshctl-env.js"
 import type { OrchestratorClientShape } from "../../services/orchestrator/client.js"
 import type { OrchPod } from "../../services/orchestrator/objects.js"
 import { Resources } from "../../services/orchestrator/resources.js"
@@ -51,7 +52,7 @@ export const ipOf = (pod: OrchPod): string => pod.status?.podIP ?? pod.status?.p
 export const findPod = (
   global: GlobalOptions,
   query: PodQuery,
-): Effect.Effect<FoundPod, PodLookupFailed, Scope.Scope> =>
+): Effect.Effect<FoundPod, PodLookupFailed, Scope.Scope | MeshctlEnv> =>
   Effect.gen(function* () {
     const fail = (message: string) => new PodLookupFailed({ message })
     if (query.pod === "" && query.selector === "") return yield* fail("specify a pod or --selector/-l")

@@ -60,10 +60,11 @@ export const formatVersion = (
 }
 
 /** A `version` command; `extra` lets a binary add flags (meshctl's `--remote`). */
-export const makeVersionCommand = <Extra>(
+export const makeVersionCommand = <Extra, R = never>(
   logging: Options.Options<LogSettings>,
   extra: Options.Options<Extra>,
-  print: (short: boolean, output: Option.Option<"yaml" | "json">, extra: Extra) => Effect.Effect<void>,
+  // R: what the printer needs from the binary (meshctl's settings for `--remote`).
+  print: (short: boolean, output: Option.Option<"yaml" | "json">, extra: Extra) => Effect.Effect<void, never, R>,
 ) =>
   Command.make("version", { ...versionOptions, extra, logging }, (args) =>
     print(args.short, args.output, args.extra),

@@ -16,6 +16,7 @@ import {
   type XdsFlags,
 } from "../../../src/programs/meshctl/control-plane-access.js"
 import type { GlobalOptions } from "../../../src/programs/meshctl/global-options.js"
+import { MeshctlEnv } from "../../../src/services/config/meshctl-env.js"
 import type { OrchPod } from "../../../src/services/orchestrator/objects.js"
 
 const pod = (ports: ReadonlyArray<{ name: string; containerPort: number }>): OrchPod =>
@@ -48,6 +49,8 @@ const targets = (xdsAddress: string) =>
       Effect.map((list) => list.map((t) => t.name)),
       Effect.either,
       Effect.scoped,
+      // meshctl's settings at their defaults (KUBECONFIG unset).
+      Effect.provide(MeshctlEnv.layer()),
     ),
   )
 

@@ -149,8 +149,8 @@ export const listRemote = (global: GlobalOptions, remote: RemoteSource) =>
 /** The kubeconfig's text (for its context names), or a failure naming where it was looked for. */
 export const readKubeconfig = (global: GlobalOptions) =>
   Effect.gen(function* () {
-    const { kubeconfigPath } = yield* Effect.promise(() => import("../orchestrator-source.js"))
-    const source = kubeconfigPath(global)
+    const { kubeconfigSource } = yield* Effect.promise(() => import("../orchestrator-source.js"))
+    const source = yield* kubeconfigSource(global)
     if (source === undefined)
       return yield* fail("--remote-contexts: no orchestrator configuration to read contexts from")
     return yield* Effect.try({

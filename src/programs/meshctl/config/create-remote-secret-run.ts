@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs"
 import { Console, Data, Duration, Effect, Option, Schedule } from "effect"
 import { parse } from "yaml"
+import { MeshctlEnv } from "../../../services/config/meshctl-env.js"
 import {
   authFlagsProblem,
   chooseTokenSecret,
@@ -60,8 +61,8 @@ const failed = (message: string) => new CreateRemoteSecretFailed({ message })
 const because = (what: string) => (e: OrchestratorError) => failed(`${what}: ${e.message}`)
 
 /** The CA of the kubeconfig's cluster (of `--context`, else the current one); empty when none. */
-const kubeconfigCa = (global: GlobalOptions): string => {
-  const source = kubeconfigPath(global)
+const kubeconfigCa = (global: GlobalOptions, kubeconfigEnv: string): string => {
+  const source = kubeconfigPath(global, kubeconfigEnv)
   if (source === undefined) return ""
   try {
     const doc = parse(readFileSync(source.path, "utf8")) as {
@@ -192,7 +193,7 @@ export const runCreateRemoteSecret = (args: CreateRemoteSecretArgs) =>
     const kubeconfig = remoteKubeconfig({
       clusterName,
       server: args.server !== "" ? args.server : client.server,
-      caPem: credentials.caPem !== "" ? credentials.caPem : kubeconfigCa(args.global),
+      caPem: credentials.caPem !== "" ? credentials.caPem : kubeconfigCa(args.global, (yield* MeshctlEnv).KUBECONFIG),
       tlsServerName: args.tlsServerName,
       auth,
     })

@@ -88,9 +88,11 @@ type OrchInjectArgs = {
 const fail = (message: string) => new OrchInjectFailed({ message })
 
 /** Whether any of the three inputs must come from the cluster (its file missing and a cluster named). */
-const needsCluster = (args: OrchInjectArgs): boolean => {
+const needsCluster = (args: OrchInjectArgs, kubeconfigEnv: string): boolean => {
   const asked =
-    clusterAsked(args.global) || Option.isSome(args.injectConfigMapName) || Option.isSome(args.meshConfigMapName)
+    clusterAsked(args.global, kubeconfigEnv) ||
+    Option.isSome(args.injectConfigMapName) ||
+    Option.isSome(args.meshConfigMapName)
   return asked && (args.injectConfigFile === "" || args.valuesFile === "" || args.meshConfigFile === "")
 }
 
@@ -134,7 +136,7 @@ const runOrchInject = (args: OrchInjectArgs, readStdin: Effect.Effect<string, In
     const environment = yield* MeshctlEnv
     const nativeMode = parseNativeSidecarMode(environment.ENABLE_NATIVE_SIDECARS)
     if (nativeMode.warning !== undefined) yield* Console.error(`Warning: ${nativeMode.warning}`)
-    const cluster = needsCluster(args)
+    const cluster = needsCluster(args, environment.KUBECONFIG)
       ? yield* Effect.flatMap(
           Effect.promise(() => import("./orch-inject-cluster.js")),
           ({ readInjectionSources }) =>

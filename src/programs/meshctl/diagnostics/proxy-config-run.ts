@@ -6,6 +6,7 @@
 import type { FileSystem } from "@effect/platform"
 import { Console, Data, Effect, Either } from "effect"
 import { stringify } from "yaml"
+import type { MeshctlEnv } from "../../../services/config/meshctl-env.js"
 import { bootstrapSummary } from "../../../services/proxy-config/bootstrap.js"
 import { clusterTable, filteredClusters } from "../../../services/proxy-config/clusters.js"
 import {
@@ -66,7 +67,7 @@ const parseDump = (text: string, from: string) =>
   })
 
 /** The dump from the file, else from the pod's proxy; a pod is needed without a file. */
-const loadDump = (source: Source): Effect.Effect<ConfigDump, ProxyConfigFailed, FileSystem.FileSystem> => {
+const loadDump = (source: Source): Effect.Effect<ConfigDump, ProxyConfigFailed, FileSystem.FileSystem | MeshctlEnv> => {
   if (source.file !== "") return Effect.flatMap(readFile(source.file), (text) => parseDump(text, source.file))
   if (source.pod === "") return Effect.fail(fail("one pod is required (or --file with a config dump)"))
   return Effect.gen(function* () {

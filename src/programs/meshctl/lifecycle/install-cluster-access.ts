@@ -7,12 +7,12 @@ import { existsSync } from "node:fs"
 import { Effect } from "effect"
 import { makeInstallCluster } from "../../../layers/install/cluster.js"
 import type { GlobalOptions } from "../global-options.js"
-import { kubeconfigPath } from "../orchestrator-source.js"
+import { kubeconfigSource } from "../orchestrator-source.js"
 import { InstallFailed } from "./install-options.js"
 
 export const installCluster = (global: GlobalOptions) =>
   Effect.gen(function* () {
-    const source = kubeconfigPath(global)
+    const source = yield* kubeconfigSource(global)
     if (source === undefined)
       return yield* new InstallFailed({
         message:
