@@ -6,10 +6,10 @@
  */
 import { readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { discoveryEnv } from "../../src/services/config/discovery-env.js"
-import { discoveryArgs, exampleMeshDir } from "../support/discovery.js"
-import { type Daemon, ROOT, startDaemon } from "../support/processes.js"
+import { discoveryArgs, exampleMeshDir, untilReady } from "../support/discovery.js"
+import { ROOT, startDaemon } from "../support/processes.js"
 
 /**
  * Flags that fall back to a variable of the table when not given read it themselves, while the
@@ -24,30 +24,11 @@ const FLAG_FALLBACK_READS: Readonly<Record<string, number>> = {
   GRPC_KEEPALIVE_TIMEOUT: 1,
 }
 
-let daemon: Daemon | undefined
-let dir = ""
-
-afterEach(async () => {
-  if (daemon?.process.exitCode === null) await daemon.stop("SIGKILL")
-  if (dir !== "") rmSync(dir, { recursive: true, force: true })
-  dir = ""
-})
-
-/** Waits (polling every 20 ms) until `condition` holds, or fails after `timeoutMillis`. */
-const waitUntil = async (what: string, condition: () => Promise<boolean>, timeoutMillis = 60_000) => {
-  const deadline = Date.now() + timeoutMillis
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; output:\n${daemon?.output()}`)
-    if (daemon?.process.exitCode !== null) throw new Error(`mesh-discovery exited: ${daemon?.output()}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
 describe("mesh-discovery environment reads", () => {
   it("looks up each variable of its table once from spawn to /ready and shutdown", async () => {
-    dir = exampleMeshDir("discovery-env-reads-")
+    const dir = exampleMeshDir("discovery-env-reads-")
     const out = join(dir, "env-reads.json")
-    daemon = startDaemon(
+    const daemon = startDaemon(
       "mesh-discovery",
       discoveryArgs(join(dir, "mesh")),
       {
@@ -58,18 +39,17 @@ describe("mesh-discovery environment reads", () => {
       },
       dir,
     )
-    const http = (await daemon.waitFor(/http listening on ([\d.]+:\d+)/, 60_000))[1]!
-    await waitUntil("/ready", () =>
-      fetch(`http://${http}/ready`).then(
-        (response) => response.status === 200,
-        () => false,
-      ),
-    )
-    expect(await daemon.stop("SIGTERM")).toBe(0)
-    const reads = JSON.parse(readFileSync(out, "utf8")) as {
-      readonly has: Record<string, number>
-      readonly get: Record<string, number>
+    let text = ""
+    try {
+      const http = (await daemon.waitFor(/http listening on ([\d.]+:\d+)/, 60_000))[1]!
+      await untilReady(daemon, http)
+      expect(await daemon.stop("SIGTERM")).toBe(0)
+      text = readFileSync(out, "utf8")
+    } finally {
+      await daemon.stop("SIGKILL")
+      rmSync(dir, { recursive: true, force: true })
     }
+    const reads = JSON.parse(text) as { readonly has: Record<string, number>; readonly get: Record<string, number> }
     // Effect's ConfigProvider asks `name in process.env` and then reads it; a direct
     // `process.env.NAME` only reads. Either way, one lookup of a variable counts once.
     const lookups = (name: string) => Math.max(reads.has[name] ?? 0, reads.get[name] ?? 0)

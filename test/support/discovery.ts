@@ -69,3 +69,18 @@ export const proxylessBootstrap = (serverUri: string, nodeId: string): string =>
     xds_servers: [{ server_uri: serverUri, channel_creds: [{ type: "insecure" }], server_features: ["xds_v3"] }],
     node: { id: nodeId, locality: { region: "region1", zone: "zone1" }, metadata: { GENERATOR: "grpc" } },
   })
+
+/** Waits (polling every 20 ms) until `daemon` answers 200 on `http://<httpAddr>/ready`; fails if it exits or after `timeoutMillis`. */
+export const untilReady = async (daemon: Daemon, httpAddr: string, timeoutMillis = 60_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMillis
+  for (;;) {
+    const ready = await fetch(`http://${httpAddr}/ready`).then(
+      (response) => response.status === 200,
+      () => false,
+    )
+    if (ready) return
+    if (daemon.process.exitCode !== null) throw new Error(`mesh-discovery exited: ${daemon.output()}`)
+    if (Date.now() > deadline) throw new Error(`timed out waiting for /ready; output:\n${daemon.output()}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
