@@ -55,6 +55,24 @@ describe("EnvConfig", () => {
     }),
   )
 
+  it.effect("layerFromValues takes fields known only at start-up from an effect, still reading no environment", () =>
+    Effect.gen(function* () {
+      const table = yield* envTableConfig(discoveryEnv).pipe(
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["PILOT_DEBOUNCE_AFTER", "250ms"]]))),
+      )
+      const config = yield* XdsConfig.pipe(
+        Effect.provide(
+          XdsConfig.layerFromValues(table, Effect.succeed({ trustDomain: "example.org" })).pipe(
+            Layer.provide(withEnv({ PILOT_DEBOUNCE_AFTER: "soon" })),
+          ),
+        ),
+      )
+      expect(Duration.toMillis(config.PILOT_DEBOUNCE_AFTER)).toBe(250)
+      expect(config.trustDomain).toBe("example.org")
+      expect(config.grpcAddr).toEqual({ host: undefined, port: 15010 })
+    }),
+  )
+
   it.effect("install-cni's Tag is its whole table: a bad variable anywhere in it fails the read", () =>
     Effect.gen(function* () {
       const error = yield* InstallCniConfig.pipe(
