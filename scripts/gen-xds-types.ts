@@ -12,25 +12,22 @@ import protobuf from "protobufjs"
 import { parseXdsRoot } from "../src/layers/xds/proto-root.js"
 import { xdsProtoFiles } from "../src/layers/xds/protos.js"
 import { XDS_ANY_TYPE_NAMES, XDS_RESOURCE_TYPE_NAMES } from "../src/services/xds/protocol/xds-type-roots.js"
+import { SCALAR_KINDS } from "../src/services/xds/proxygen/envoy-filter/proto-json.js"
 
-const SCALARS: Readonly<Record<string, string>> = {
-  double: "number",
-  float: "number",
-  int32: "number",
-  uint32: "number",
-  sint32: "number",
-  fixed32: "number",
-  sfixed32: "number",
+/** The TypeScript type of each scalar kind, as protobufjs `fromObject` takes it. */
+const KIND_TYPES = {
+  number: "number",
   // protobufjs takes a Long, a number or a decimal string; the generators pass strings or numbers.
-  int64: "string | number",
-  uint64: "string | number",
-  sint64: "string | number",
-  fixed64: "string | number",
-  sfixed64: "string | number",
-  bool: "boolean",
+  long: "string | number",
+  boolean: "boolean",
   string: "string",
   // protobufjs takes bytes or their base64.
   bytes: "Uint8Array | string",
+} as const
+
+const scalarType = (type: string): string => {
+  const kind = SCALAR_KINDS[type]
+  return kind === undefined ? "unknown" : KIND_TYPES[kind]
 }
 
 /** Any is written inline (protobufjs's Any wrapper encodes the named type from the other fields). */
@@ -109,7 +106,7 @@ const nameTypes = (types: ReadonlyArray<protobuf.Type | protobuf.Enum>): Readonl
 const fieldType = (field: protobuf.Field, names: ReadonlyMap<string, string>): string => {
   const elementType = (): string => {
     const resolved = field.resolvedType
-    if (resolved === null) return SCALARS[field.type] ?? "unknown"
+    if (resolved === null) return scalarType(field.type)
     if (resolved.fullName === ANY) return "ProtoAny"
     return names.get(resolved.fullName)!
   }

@@ -158,7 +158,8 @@ const anyFrom = (json: Record<string, unknown>, path: string, problems: Problems
   return isPlainObject(fields) ? { "@type": typeUrl, ...fields } : { "@type": typeUrl }
 }
 
-const SCALAR_KINDS: Record<string, "number" | "string" | "boolean" | "bytes" | "long"> = {
+/** What each proto scalar type holds (also the generated xDS types' field types, scripts/gen-xds-types.ts). */
+export const SCALAR_KINDS: Readonly<Record<string, "number" | "string" | "boolean" | "bytes" | "long">> = {
   double: "number",
   float: "number",
   int32: "number",
