@@ -16,6 +16,7 @@ import type { ProtoObject } from "../../services/xds/cache/resource-spec.js"
 import { sharingResourceEncoding } from "../../services/xds/cache/response-encoding.js"
 import { XDS_API_PROTO_FILES } from "../../services/xds/protocol/proto-files.js"
 import { NDS_PROTO_FILE } from "../../services/xds/proxygen/nds/proto-file.js"
+import { deserializerOf, lazyType, methodDefinitions, once, serializerOf } from "../grpc/proto-methods.js"
 import { loadXdsRoot, xdsProtoIncludeDirs } from "./proto-root.js"
 
 export { xdsProtoIncludeDirs }
@@ -43,17 +44,6 @@ export const xdsProtoLoaderOptions = (): protoLoader.Options => ({
 const DECODE_OPTIONS: protobuf.IConversionOptions = { longs: String, enums: String, defaults: false, oneofs: true }
 const DECODE_JSON_OPTIONS: protobuf.IConversionOptions = { ...DECODE_OPTIONS, json: true }
 
-/** proto-loader's serializer of a message type: object → message → bytes. */
-const serializerOf = (type: () => protobuf.Type) => (value: object) => {
-  if (Array.isArray(value)) throw new Error(`Failed to serialize message: expected a ${type().name}, got an array`)
-  const t = type()
-  return t.encode(t.fromObject(value)).finish() as Buffer
-}
-const deserializerOf = (type: () => protobuf.Type, options: protobuf.IConversionOptions) => (bytes: Buffer) => {
-  const t = type()
-  return t.toObject(t.decode(bytes), options)
-}
-
 /**
  * The methods of the AggregatedDiscoveryService (envoy/service/discovery/v3/ads.proto), both
  * bidirectional streams. Written out so that a server or client can be set up before the Root
@@ -64,28 +54,16 @@ export const ADS_METHODS = {
   StreamAggregatedResources: {
     request: "envoy.service.discovery.v3.DiscoveryRequest",
     response: "envoy.service.discovery.v3.DiscoveryResponse",
+    requestStream: true,
+    responseStream: true,
   },
   DeltaAggregatedResources: {
     request: "envoy.service.discovery.v3.DeltaDiscoveryRequest",
     response: "envoy.service.discovery.v3.DeltaDiscoveryResponse",
-  },
-} as const
-
-/** A gRPC method definition of an ADS method, as proto-loader makes it (without the descriptors). */
-const methodDefinition = (name: keyof typeof ADS_METHODS, typeOf: (fullName: string) => () => protobuf.Type) => {
-  const request = typeOf(ADS_METHODS[name].request)
-  const response = typeOf(ADS_METHODS[name].response)
-  return {
-    path: `/${ADS_SERVICE}/${name}`,
     requestStream: true,
     responseStream: true,
-    requestSerialize: serializerOf(request),
-    requestDeserialize: deserializerOf(request, DECODE_OPTIONS),
-    responseSerialize: serializerOf(response),
-    responseDeserialize: deserializerOf(response, DECODE_OPTIONS),
-    originalName: name.charAt(0).toLowerCase() + name.slice(1),
-  }
-}
+  },
+} as const
 
 export interface XdsProtos {
   /** AggregatedDiscoveryService: StreamAggregatedResources and DeltaAggregatedResources. */
@@ -128,23 +106,9 @@ const varint = (bytes: Uint8Array, offset: number): [number, number] => {
  */
 export const loadXdsProtos = (): XdsProtos => {
   if (loaded !== undefined) return loaded
-  let root: protobuf.Root | undefined
-  const rootOf = (): protobuf.Root => {
-    root ??= loadXdsRoot(xdsProtoFiles)
-    return root
-  }
-  /** A message type looked up (by its absolute name) at its first use. */
-  const typeOf = (fullName: string) => {
-    let type: protobuf.Type | undefined
-    return (): protobuf.Type => {
-      type ??= rootOf().lookupType(`.${fullName}`)
-      return type
-    }
-  }
-  const methods = {
-    StreamAggregatedResources: methodDefinition("StreamAggregatedResources", typeOf),
-    DeltaAggregatedResources: methodDefinition("DeltaAggregatedResources", typeOf),
-  }
+  const root = once(() => loadXdsRoot(xdsProtoFiles))
+  const typeOf = (fullName: string) => lazyType(root, fullName)
+  const methods = methodDefinitions(ADS_SERVICE, ADS_METHODS, typeOf, DECODE_OPTIONS)
   const sotw = methods.StreamAggregatedResources
   // Responses share the encoding of their resources across connections (response-encoding.ts).
   const encoders = new Map(
@@ -173,7 +137,7 @@ export const loadXdsProtos = (): XdsProtos => {
   const ownSerializer = (typeUrl: string) => {
     if (!serializers.has(typeUrl)) {
       // Absolute (leading dot): a relative name would also match a nested type of that name.
-      const type = rootOf().lookup(`.${typeUrl.slice(typeUrl.lastIndexOf("/") + 1)}`)
+      const type = root().lookup(`.${typeUrl.slice(typeUrl.lastIndexOf("/") + 1)}`)
       serializers.set(typeUrl, type instanceof protobuf.Type ? serializerOf(() => type) : undefined)
     }
     return serializers.get(typeUrl)
