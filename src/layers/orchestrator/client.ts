@@ -17,6 +17,7 @@ import {
   OrchestratorError,
   type OrchestratorRequest,
 } from "../../services/orchestrator/client.js"
+import { makeListStream } from "../../services/orchestrator/list-stream.js"
 import type { OrchObject } from "../../services/orchestrator/objects.js"
 import { type ResourceRef, resourcePath } from "../../services/orchestrator/resources.js"
 import {
@@ -153,7 +154,8 @@ export const makeOrchestratorClient = (
       agent,
     })
 
-    const send = (request: OrchestratorRequest): Effect.Effect<unknown, OrchestratorError> =>
+    /** One request; `list`: the answer is a list, read item by item. */
+    const send = (request: OrchestratorRequest, list: boolean): Effect.Effect<unknown, OrchestratorError> =>
       Effect.async<unknown, OrchestratorError>((resume, signal) => {
         headersFor().then(
           (headers) => {
@@ -166,12 +168,25 @@ export const makeOrchestratorClient = (
             const req = (secure ? https : http).request(
               { ...requestOptions(request.method, path, headers), signal, timeout },
               (res) => {
-                // Decoded as it arrives and joined by JSON.parse: a list of 10,000 pods (~30 MB) is
-                // then held as text once, not as chunks, their concatenation and its decoding.
+                // Decoded as it arrives. A list's items are parsed one by one as each is complete
+                // (services/orchestrator/list-stream.ts): 10,000 pods (~30 MB at once from the
+                // watch cache) are never held as one text. Anything else is joined by JSON.parse.
                 res.setEncoding("utf8")
+                const status = res.statusCode ?? 0
+                const ok = status >= 200 && status < 300
+                const items: Array<unknown> = []
+                const listed = list && ok ? makeListStream((item) => items.push(item)) : undefined
                 let text = ""
+                let unreadable = false
                 res.on("data", (c: string) => {
-                  text += c
+                  if (listed === undefined) text += c
+                  else if (!unreadable) {
+                    try {
+                      listed.push(c)
+                    } catch {
+                      unreadable = true
+                    }
+                  }
                 })
                 res.on("error", (e) =>
                   resume(
@@ -185,15 +200,18 @@ export const makeOrchestratorClient = (
                   ),
                 )
                 res.on("end", () => {
-                  const status = res.statusCode ?? 0
-                  if (status < 200 || status >= 300) {
+                  if (!ok) {
                     const retry = res.headers["retry-after"]
                     return resume(
                       Effect.fail(errorOf(status, text, Array.isArray(retry) ? retry[0] : retry, request.path)),
                     )
                   }
                   try {
-                    resume(Effect.succeed(text === "" ? undefined : JSON.parse(text)))
+                    if (listed === undefined) resume(Effect.succeed(text === "" ? undefined : JSON.parse(text)))
+                    else {
+                      if (unreadable) throw new SyntaxError("unreadable list")
+                      resume(Effect.succeed({ ...(listed.end() as object), items }))
+                    }
                   } catch {
                     resume(
                       Effect.fail(
@@ -232,11 +250,12 @@ export const makeOrchestratorClient = (
         )
       })
 
-    const request = <A>(r: OrchestratorRequest) =>
-      Effect.zipRight(throttle.take, send(r)).pipe(
+    const sendThrottled = <A>(r: OrchestratorRequest, list: boolean) =>
+      Effect.zipRight(throttle.take, send(r, list)).pipe(
         Effect.map((a) => a as A),
         Effect.withSpan("Orchestrator.request", { attributes: { method: r.method, path: r.path } }),
       )
+    const request = <A>(r: OrchestratorRequest) => sendThrottled<A>(r, false)
 
     const client: OrchestratorClientShape = {
       clusterId: options.clusterId,
@@ -247,17 +266,20 @@ export const makeOrchestratorClient = (
         o?: ListOptions & { limit?: number; continue?: string; resourceVersion?: string },
       ) =>
         Effect.map(
-          request<{ items?: Array<T>; metadata?: { resourceVersion?: string; continue?: string } }>({
-            method: "GET",
-            path: resourcePath(ref, o?.namespace),
-            query: {
-              ...listQuery(o),
-              limit: o?.limit,
-              continue: o?.continue,
-              // The API server refuses a resourceVersion together with a continue token.
-              resourceVersion: o?.continue === undefined ? o?.resourceVersion : undefined,
+          sendThrottled<{ items?: Array<T>; metadata?: { resourceVersion?: string; continue?: string } }>(
+            {
+              method: "GET",
+              path: resourcePath(ref, o?.namespace),
+              query: {
+                ...listQuery(o),
+                limit: o?.limit,
+                continue: o?.continue,
+                // The API server refuses a resourceVersion together with a continue token.
+                resourceVersion: o?.continue === undefined ? o?.resourceVersion : undefined,
+              },
             },
-          }),
+            true,
+          ),
           (list): ListPage<T> => ({
             items: list?.items ?? [],
             resourceVersion: list?.metadata?.resourceVersion ?? "",
