@@ -5,7 +5,8 @@
 // for a source of the same length and the same Node.js version, so the cache file is named
 // after the build id on the bundle's first line (dist/<name>.cjs.<id>.cache): a bundle never
 // meets another build's cache. `MESH_WRITE_CODE_CACHE=1` (set by the build) writes the cache
-// after a run, including the functions the run compiled, and removes older builds' caches.
+// after a run, including the functions the run compiled, and removes older builds' caches; the
+// build makes mesh-discovery's cache with a start on the example mesh (scripts/build-warm-discovery.mjs).
 const fs = require("node:fs")
 const path = require("node:path")
 const vm = require("node:vm")
@@ -27,6 +28,10 @@ exports.launch = (name) => {
   bundle.filename = file
   bundle.paths = Module._nodeModulePaths(path.dirname(file))
   if (process.env.MESH_WRITE_CODE_CACHE === "1" && cacheFile !== undefined) {
+    // V8 rejects a cache made under other flags than the start reading it begins with, and a run
+    // may change flags (mesh-discovery sets --heap-growing-percent): a run that writes the cache
+    // leaves V8's flags alone.
+    require("node:v8").setFlagsFromString = () => undefined
     process.once("exit", () => {
       const temporary = `${cacheFile}.${process.pid}`
       fs.writeFileSync(temporary, script.createCachedData())

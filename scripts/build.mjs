@@ -10,6 +10,7 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as esbuild from "esbuild"
 import { lazyUndici } from "./build-lazy-undici.mjs"
+import { warmDiscoveryCodeCache } from "./build-warm-discovery.mjs"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
@@ -119,3 +120,5 @@ for (const name of binaries) {
     stdio: "ignore",
   })
 }
+// mesh-discovery's cache also holds what a start of the server compiles.
+await warmDiscoveryCodeCache(root)

@@ -61,6 +61,9 @@ describe("mesh-discovery start-up modules", () => {
     // The hook saw the packages the server does load (so an absence below means something).
     expect(loaded).toContain("@grpc/grpc-js")
     expect(loaded.filter((request) => request.startsWith(ORCHESTRATOR_CLIENT))).toEqual([])
+    // Nor proto-loader (its descriptors cost the start ~30 ms; layers/grpc/proto-methods.ts), nor
+    // undici (the bundle's stand-in loads it only if the HTTP client is used).
+    expect(loaded.filter((request) => /^(@grpc\/proto-loader|undici)(\/|$)/.test(request))).toEqual([])
   }, 90_000)
 
   it("loads the orchestrator client library when an orchestrator registry is configured", async () => {
