@@ -154,8 +154,11 @@ export const makeOrchestratorClient = (
       agent,
     })
 
-    /** One request; `list`: the answer is a list, read item by item. */
-    const send = (request: OrchestratorRequest, list: boolean): Effect.Effect<unknown, OrchestratorError> =>
+    /** One request; with `onItem`, the answer is a list read item by item, each shown to `onItem`. */
+    const send = (
+      request: OrchestratorRequest,
+      onItem: ((item: unknown) => void) | undefined,
+    ): Effect.Effect<unknown, OrchestratorError> =>
       Effect.async<unknown, OrchestratorError>((resume, signal) => {
         headersFor().then(
           (headers) => {
@@ -175,7 +178,13 @@ export const makeOrchestratorClient = (
                 const status = res.statusCode ?? 0
                 const ok = status >= 200 && status < 300
                 const items: Array<unknown> = []
-                const listed = list && ok ? makeListStream((item) => items.push(item)) : undefined
+                const listed =
+                  onItem !== undefined && ok
+                    ? makeListStream((item) => {
+                        onItem(item)
+                        items.push(item)
+                      })
+                    : undefined
                 let text = ""
                 let unreadable = false
                 res.on("data", (c: string) => {
@@ -250,12 +259,12 @@ export const makeOrchestratorClient = (
         )
       })
 
-    const sendThrottled = <A>(r: OrchestratorRequest, list: boolean) =>
-      Effect.zipRight(throttle.take, send(r, list)).pipe(
+    const sendThrottled = <A>(r: OrchestratorRequest, onItem: ((item: unknown) => void) | undefined) =>
+      Effect.zipRight(throttle.take, send(r, onItem)).pipe(
         Effect.map((a) => a as A),
         Effect.withSpan("Orchestrator.request", { attributes: { method: r.method, path: r.path } }),
       )
-    const request = <A>(r: OrchestratorRequest) => sendThrottled<A>(r, false)
+    const request = <A>(r: OrchestratorRequest) => sendThrottled<A>(r, undefined)
 
     const client: OrchestratorClientShape = {
       clusterId: options.clusterId,
@@ -263,7 +272,7 @@ export const makeOrchestratorClient = (
       request,
       list: <T extends OrchObject>(
         ref: ResourceRef,
-        o?: ListOptions & { limit?: number; continue?: string; resourceVersion?: string },
+        o?: ListOptions & { limit?: number; continue?: string; resourceVersion?: string; each?: (item: T) => void },
       ) =>
         Effect.map(
           sendThrottled<{ items?: Array<T>; metadata?: { resourceVersion?: string; continue?: string } }>(
@@ -278,7 +287,7 @@ export const makeOrchestratorClient = (
                 resourceVersion: o?.continue === undefined ? o?.resourceVersion : undefined,
               },
             },
-            true,
+            (item) => o?.each?.(item as T),
           ),
           (list): ListPage<T> => ({
             items: list?.items ?? [],

@@ -65,11 +65,17 @@ export interface OrchestratorClientShape {
   /**
    * One page of a list; `limit`/`continue` page it. `resourceVersion: "0"` asks for any version
    * the API server has at hand (its watch cache, which serves the whole list at once and ignores
-   * `limit`) instead of a consistent read; it is not sent with `continue`.
+   * `limit`) instead of a consistent read; it is not sent with `continue`. `each` sees every
+   * item as soon as it is read, before the rest of the answer (to trim it while it is young).
    */
   readonly list: <T extends OrchObject>(
     ref: ResourceRef,
-    options?: ListOptions & { readonly limit?: number; readonly continue?: string; readonly resourceVersion?: string },
+    options?: ListOptions & {
+      readonly limit?: number
+      readonly continue?: string
+      readonly resourceVersion?: string
+      readonly each?: (item: T) => void
+    },
   ) => Effect.Effect<ListPage<T>, OrchestratorError>
   readonly get: <T extends OrchObject>(
     ref: ResourceRef,
