@@ -19,10 +19,6 @@ import type { XdsResourceMessage } from "../protocol/xds-types.js"
  * - Debug pages and config dumps (debug/config-dump.ts, xds-client): decoded responses shown as
  *   JSON, read field by field as data.
  * - Decoding in the codec (`XdsCodec.decode`): bytes off the wire, of any type URL.
- * - Not converted yet: the RBAC principal/permission translation (grpcgen/grpc-rbac.ts and
- *   proxygen/inbound/authz.ts) builds Principal and Permission through one and/or/not algebra
- *   shared by both types; what it returns enters the typed RBAC configs unchecked (a ProtoObject
- *   is assignable to every generated interface, which have only optional fields).
  */
 export type ProtoObject = Readonly<Record<string, unknown>>
 

@@ -1,4 +1,3 @@
-import type { ProtoObject } from "../cache/resource-spec.js"
 import type {
   AuthorizationCondition,
   AuthorizationPolicyView,
@@ -6,6 +5,15 @@ import type {
   Fields,
 } from "../model/authorization-policy-view.js"
 import { typed } from "../protocol/typed-any.js"
+import type {
+  CidrRange,
+  Envoy_Type_Matcher_StringMatcher,
+  HeaderMatcher,
+  HttpFilter,
+  Permission,
+  Policy,
+  Principal,
+} from "../protocol/xds-types.js"
 
 export const RBAC_TYPE = "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC"
 export const RBAC_DENY_FILTER = "envoy.filters.http.rbac.deny"
@@ -42,10 +50,10 @@ export const applicablePolicies = (
 // ---------------------------------------------------------------------------------------------
 // Matchers
 
-const ANY_VALUE = { safe_regex: { regex: ".+" } }
+const ANY_VALUE: Envoy_Type_Matcher_StringMatcher = { safe_regex: { regex: ".+" } }
 
 /** `*` (any non-empty), `prefix*`, `*suffix` or an exact value; `prefix` is put before exact/prefix forms. */
-const wildcardMatcher = (value: string, prefix = ""): ProtoObject =>
+const wildcardMatcher = (value: string, prefix = ""): Envoy_Type_Matcher_StringMatcher =>
   value === "*"
     ? ANY_VALUE
     : value.startsWith("*")
@@ -70,20 +78,20 @@ const namespaceRegex = (value: string): string => {
   return `.*/ns/${part}/.*`
 }
 
-const authenticated = (principalName: ProtoObject): ProtoObject => ({
+const authenticated = (principalName: Envoy_Type_Matcher_StringMatcher): Principal => ({
   authenticated: { principal_name: principalName },
 })
-const principalId = (value: string): ProtoObject => authenticated(wildcardMatcher(value, "spiffe://"))
-const namespaceId = (value: string): ProtoObject => authenticated({ safe_regex: { regex: namespaceRegex(value) } })
+const principalId = (value: string): Principal => authenticated(wildcardMatcher(value, "spiffe://"))
+const namespaceId = (value: string): Principal => authenticated({ safe_regex: { regex: namespaceRegex(value) } })
 /** `serviceAccounts` entries are `<namespace>/<name>`. */
-const serviceAccountId = (value: string): ProtoObject | undefined => {
+const serviceAccountId = (value: string): Principal | undefined => {
   const [ns, sa, ...rest] = value.split("/")
   if (ns === undefined || sa === undefined || ns === "" || sa === "" || rest.length > 0) return undefined
   return authenticated({ safe_regex: { regex: `.*/ns/${escapeRegex(ns)}/sa/${escapeRegex(sa)}` } })
 }
 
 /** `10.0.0.0/8` or a bare address (a host route); undefined when it is neither. */
-export const cidrRange = (value: string): ProtoObject | undefined => {
+export const cidrRange = (value: string): CidrRange | undefined => {
   const slash = value.indexOf("/")
   const address = slash < 0 ? value : value.slice(0, slash)
   const v6 = address.includes(":")
@@ -94,7 +102,7 @@ export const cidrRange = (value: string): ProtoObject | undefined => {
   return { address_prefix: address, prefix_len: { value: len } }
 }
 
-const headerMatch = (name: string, value: string): ProtoObject =>
+const headerMatch = (name: string, value: string): HeaderMatcher =>
   value === "*" ? { name, present_match: true } : { name, string_match: wildcardMatcher(value) }
 
 const portNumber = (value: string): number | undefined => {
@@ -105,21 +113,21 @@ const portNumber = (value: string): number | undefined => {
 // ---------------------------------------------------------------------------------------------
 // Combinators over principals (`*_ids`) and permissions (`*_rules`)
 
-interface Algebra {
-  readonly any: ProtoObject
-  readonly and: (items: ReadonlyArray<ProtoObject>) => ProtoObject
-  readonly or: (items: ReadonlyArray<ProtoObject>) => ProtoObject
-  readonly not: (item: ProtoObject) => ProtoObject
+interface Algebra<T> {
+  readonly any: T
+  readonly and: (items: ReadonlyArray<T>) => T
+  readonly or: (items: ReadonlyArray<T>) => T
+  readonly not: (item: T) => T
 }
 
-const principalAlgebra: Algebra = {
+const principalAlgebra: Algebra<Principal> = {
   any: { any: true },
   and: (ids) => (ids.length === 1 ? ids[0]! : { and_ids: { ids } }),
   or: (ids) => (ids.length === 1 ? ids[0]! : { or_ids: { ids } }),
   not: (id) => ({ not_id: id }),
 }
 
-const permissionAlgebra: Algebra = {
+const permissionAlgebra: Algebra<Permission> = {
   any: { any: true },
   and: (rules) => (rules.length === 1 ? rules[0]! : { and_rules: { rules } }),
   or: (rules) => (rules.length === 1 ? rules[0]! : { or_rules: { rules } }),
@@ -127,11 +135,11 @@ const permissionAlgebra: Algebra = {
 }
 
 /** Values of one field or condition: any of `values`, and none of `notValues`. */
-const valuesClause = (
-  algebra: Algebra,
-  values: ReadonlyArray<ProtoObject>,
-  notValues: ReadonlyArray<ProtoObject>,
-): ReadonlyArray<ProtoObject> => [
+const valuesClause = <T>(
+  algebra: Algebra<T>,
+  values: ReadonlyArray<T>,
+  notValues: ReadonlyArray<T>,
+): ReadonlyArray<T> => [
   ...(values.length > 0 ? [algebra.or(values)] : []),
   ...(notValues.length > 0 ? [algebra.not(algebra.or(notValues))] : []),
 ]
@@ -141,14 +149,14 @@ class Unsupported {
   constructor(readonly what: string) {}
 }
 
-type Clause = ReadonlyArray<ProtoObject> | Unsupported
+type Clause<T> = ReadonlyArray<T> | Unsupported
 
-const mapAll = (
+const mapAll = <T>(
   values: ReadonlyArray<string>,
-  f: (v: string) => ProtoObject | undefined,
+  f: (v: string) => T | undefined,
   what: string,
-): ReadonlyArray<ProtoObject> | Unsupported => {
-  const out: Array<ProtoObject> = []
+): ReadonlyArray<T> | Unsupported => {
+  const out: Array<T> = []
   for (const v of values) {
     const m = f(v)
     if (m === undefined) return new Unsupported(`${what} ${JSON.stringify(v)}`)
@@ -157,13 +165,13 @@ const mapAll = (
   return out
 }
 
-const clause = (
-  algebra: Algebra,
+const clause = <T>(
+  algebra: Algebra<T>,
   values: ReadonlyArray<string>,
   notValues: ReadonlyArray<string>,
-  f: (v: string) => ProtoObject | undefined,
+  f: (v: string) => T | undefined,
   what: string,
-): Clause => {
+): Clause<T> => {
   const yes = mapAll(values, f, what)
   if (yes instanceof Unsupported) return yes
   const no = mapAll(notValues, f, what)
@@ -172,36 +180,41 @@ const clause = (
 }
 
 /** Source fields → principal clauses. */
-const sourceClauses = (source: Fields): ReadonlyArray<Clause> => {
+const sourceClauses = (source: Fields): ReadonlyArray<Clause<Principal>> => {
   const get = (k: string) => source[k] ?? []
   const p = principalAlgebra
   return [
     clause(p, get("principals"), get("notPrincipals"), principalId, "principal"),
     clause(p, get("namespaces"), get("notNamespaces"), namespaceId, "namespace"),
     clause(p, get("serviceAccounts"), get("notServiceAccounts"), serviceAccountId, "serviceAccount"),
-    clause(p, get("ipBlocks"), get("notIpBlocks"), (v) => opt("direct_remote_ip", cidrRange(v)), "ipBlock"),
-    clause(p, get("remoteIpBlocks"), get("notRemoteIpBlocks"), (v) => opt("remote_ip", cidrRange(v)), "remoteIpBlock"),
+    clause(p, get("ipBlocks"), get("notIpBlocks"), directRemoteIp, "ipBlock"),
+    clause(p, get("remoteIpBlocks"), get("notRemoteIpBlocks"), remoteIp, "remoteIpBlock"),
     ...(get("requestPrincipals").length + get("notRequestPrincipals").length > 0
       ? [new Unsupported("requestPrincipals (JWT) are not available to gRPC servers")]
       : []),
   ]
 }
 
-const opt = (field: string, value: ProtoObject | number | undefined): ProtoObject | undefined =>
-  value === undefined ? undefined : { [field]: value }
+/** `f` of a value that may be missing (an address or port that does not parse). */
+const ifSome = <A, B>(value: A | undefined, f: (a: A) => B): B | undefined =>
+  value === undefined ? undefined : f(value)
+const directRemoteIp = (v: string): Principal | undefined => ifSome(cidrRange(v), (c) => ({ direct_remote_ip: c }))
+const remoteIp = (v: string): Principal | undefined => ifSome(cidrRange(v), (c) => ({ remote_ip: c }))
+const destinationIp = (v: string): Permission | undefined => ifSome(cidrRange(v), (c) => ({ destination_ip: c }))
+const destinationPort = (v: string): Permission | undefined => ifSome(portNumber(v), (n) => ({ destination_port: n }))
 
 /** Operation fields → permission clauses. gRPC requests are always POST. */
-const operationClauses = (op: Fields): ReadonlyArray<Clause> => {
+const operationClauses = (op: Fields): ReadonlyArray<Clause<Permission>> => {
   const get = (k: string) => op[k] ?? []
   const r = permissionAlgebra
-  const path = (v: string) => ({ url_path: { path: wildcardMatcher(v) } })
-  const host = (v: string) => ({
+  const path = (v: string): Permission => ({ url_path: { path: wildcardMatcher(v) } })
+  const host = (v: string): Permission => ({
     header: { name: ":authority", string_match: { ...wildcardMatcher(v.toLowerCase()), ignore_case: true } },
   })
   return [
     clause(r, get("paths"), get("notPaths"), path, "path"),
-    clause(r, get("methods"), get("notMethods"), (v) => ({ header: headerMatch(":method", v) }), "method"),
-    clause(r, get("ports"), get("notPorts"), (v) => opt("destination_port", portNumber(v)), "port"),
+    clause(r, get("methods"), get("notMethods"), (v): Permission => ({ header: headerMatch(":method", v) }), "method"),
+    clause(r, get("ports"), get("notPorts"), destinationPort, "port"),
     clause(r, get("hosts"), get("notHosts"), host, "host"),
   ]
 }
@@ -209,7 +222,11 @@ const operationClauses = (op: Fields): ReadonlyArray<Clause> => {
 const HEADER_KEY = /^request\.headers\[([^\]]+)\]$/
 
 /** A `when` condition → a principal or permission clause. */
-const conditionClause = (c: AuthorizationCondition): { readonly principal: boolean; readonly clause: Clause } => {
+const conditionClause = (
+  c: AuthorizationCondition,
+):
+  | { readonly principal: true; readonly clause: Clause<Principal> }
+  | { readonly principal: false; readonly clause: Clause<Permission> } => {
   const p = principalAlgebra
   const r = permissionAlgebra
   const header = HEADER_KEY.exec(c.key)
@@ -217,7 +234,7 @@ const conditionClause = (c: AuthorizationCondition): { readonly principal: boole
     const name = header[1]!.toLowerCase()
     return {
       principal: false,
-      clause: clause(r, c.values, c.notValues, (v) => ({ header: headerMatch(name, v) }), c.key),
+      clause: clause(r, c.values, c.notValues, (v): Permission => ({ header: headerMatch(name, v) }), c.key),
     }
   }
   switch (c.key) {
@@ -230,28 +247,29 @@ const conditionClause = (c: AuthorizationCondition): { readonly principal: boole
     case "source.ip":
       return {
         principal: true,
-        clause: clause(p, c.values, c.notValues, (v) => opt("direct_remote_ip", cidrRange(v)), c.key),
+        clause: clause(p, c.values, c.notValues, directRemoteIp, c.key),
       }
     case "remote.ip":
-      return { principal: true, clause: clause(p, c.values, c.notValues, (v) => opt("remote_ip", cidrRange(v)), c.key) }
+      return { principal: true, clause: clause(p, c.values, c.notValues, remoteIp, c.key) }
     case "destination.ip":
       return {
         principal: false,
-        clause: clause(r, c.values, c.notValues, (v) => opt("destination_ip", cidrRange(v)), c.key),
+        clause: clause(r, c.values, c.notValues, destinationIp, c.key),
       }
     case "destination.port":
       return {
         principal: false,
-        clause: clause(r, c.values, c.notValues, (v) => opt("destination_port", portNumber(v)), c.key),
+        clause: clause(r, c.values, c.notValues, destinationPort, c.key),
       }
     default:
       return { principal: true, clause: new Unsupported(`condition ${c.key} is not available to gRPC servers`) }
   }
 }
 
-interface RbacPolicy {
-  readonly principals: ReadonlyArray<ProtoObject>
-  readonly permissions: ReadonlyArray<ProtoObject>
+/** An RBAC policy as this translation makes it: both lists always set. */
+interface RbacPolicy extends Policy {
+  readonly principals: ReadonlyArray<Principal>
+  readonly permissions: ReadonlyArray<Permission>
 }
 
 /**
@@ -264,7 +282,7 @@ const translateRule = (
   warn: (what: string) => void,
 ): RbacPolicy | undefined => {
   let broken = false
-  const keep = (c: Clause): ReadonlyArray<ProtoObject> => {
+  const keep = <T>(c: Clause<T>): ReadonlyArray<T> => {
     if (!(c instanceof Unsupported)) return c
     warn(c.what)
     if (!deny) broken = true
@@ -281,13 +299,12 @@ const translateRule = (
     const parts = operationClauses(o).flatMap(keep)
     return parts.length === 0 ? r.any : r.and(parts)
   })
-  const principalParts: Array<ProtoObject> = froms.length > 0 ? [p.or(froms)] : []
-  const permissionParts: Array<ProtoObject> = tos.length > 0 ? [r.or(tos)] : []
+  const principalParts: Array<Principal> = froms.length > 0 ? [p.or(froms)] : []
+  const permissionParts: Array<Permission> = tos.length > 0 ? [r.or(tos)] : []
   for (const c of rule.when) {
     const t = conditionClause(c)
-    const parts = keep(t.clause)
-    if (t.principal) principalParts.push(...parts)
-    else permissionParts.push(...parts)
+    if (t.principal) principalParts.push(...keep(t.clause))
+    else permissionParts.push(...keep(t.clause))
   }
   if (broken) return undefined
   return {
@@ -298,11 +315,11 @@ const translateRule = (
 
 export interface RbacFilters {
   /** HTTP filters to put before the router: DENY first, then ALLOW. */
-  readonly filters: ReadonlyArray<ProtoObject>
+  readonly filters: ReadonlyArray<HttpFilter>
   readonly warnings: ReadonlyArray<string>
 }
 
-const filter = (name: string, action: "ALLOW" | "DENY", policies: Record<string, RbacPolicy>): ProtoObject => ({
+const filter = (name: string, action: "ALLOW" | "DENY", policies: Record<string, RbacPolicy>): HttpFilter => ({
   name,
   typed_config: typed(RBAC_TYPE, { rules: { action, policies } }),
 })

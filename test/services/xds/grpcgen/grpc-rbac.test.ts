@@ -11,7 +11,6 @@ import { loadXdsProtos } from "../../../../src/layers/xds/protos.js"
 import { validateDocument } from "../../../../src/services/config-model/parse.js"
 import type { AuthorizationPolicySpec } from "../../../../src/services/config-model/schemas/authorization-policy.js"
 import { isKind } from "../../../../src/services/config-model/specs.js"
-import type { ProtoObject } from "../../../../src/services/xds/cache/resource-spec.js"
 import {
   applicablePolicies,
   cidrRange,
@@ -46,11 +45,16 @@ type J = any
 const codec = loadXdsProtos().codec
 const rbacType = loadProtosWithOptionsSync(["envoy/extensions/filters/http/rbac/v3/rbac.proto"], {
   keepCase: true,
-  includeDirs: ["xds", "envoy-api", "protoc-gen-validate", "googleapis"].map((d) => join(xdsRoot, "deps", d)),
+  includeDirs: [
+    ...["xds", "envoy-api", "protoc-gen-validate", "googleapis"].map((d) => join(xdsRoot, "deps", d)),
+    // google/protobuf/descriptor.proto (imported by the xds annotations): protobufjs ships it. The
+    // codec no longer parses the protos at load (its Root is lazy), so nothing registers it first.
+    dirname(require.resolve("protobufjs/package.json")),
+  ],
 }).lookupType("envoy.extensions.filters.http.rbac.v3.RBAC")
 
 /** A filter's config as a gRPC server sees it: encoded, decoded with the filter's options, parsed. */
-const engine = (filter: ProtoObject) => {
+const engine = (filter: object) => {
   const typed = (filter as J).typed_config
   expect(typed["@type"]).toBe(RBAC_TYPE)
   const { "@type": _, ...message } = typed

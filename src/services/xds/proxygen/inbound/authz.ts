@@ -17,7 +17,6 @@
  *   dropped from DENY/AUDIT rules (they then match more), each with a warning.
  */
 import { Either } from "effect"
-import type { ProtoObject } from "../../cache/resource-spec.js"
 import { applicablePolicies, rbacFilters } from "../../grpcgen/grpc-rbac.js"
 import type {
   AuthorizationCondition,
@@ -25,8 +24,16 @@ import type {
   AuthorizationRule,
 } from "../../model/authorization-policy-view.js"
 import type { PushContext } from "../../model/push-context.js"
-import { typed } from "../../protocol/typed-any.js"
-import type { HttpFilter, Listener_Filter, RBAC_Action } from "../../protocol/xds-types.js"
+import { typed, typedFields } from "../../protocol/typed-any.js"
+import type {
+  Envoy_Type_Matcher_StringMatcher,
+  HttpFilter,
+  Listener_Filter,
+  Permission,
+  Principal,
+  RBAC_Action,
+  ValueMatcher,
+} from "../../protocol/xds-types.js"
 import type { ProxyView } from "../proxy-view.js"
 import { Filter, TypedConfig } from "../well-known.js"
 import {
@@ -38,7 +45,7 @@ import {
 } from "./ext-authz.js"
 
 type Fields = AuthorizationRule["from"][number]
-type Policy = { readonly principals: ReadonlyArray<ProtoObject>; readonly permissions: ReadonlyArray<ProtoObject> }
+type Policy = { readonly principals: ReadonlyArray<Principal>; readonly permissions: ReadonlyArray<Permission> }
 
 export interface AuthzFilters {
   /** HTTP filters, in order, for the connection manager. */
@@ -51,15 +58,15 @@ export interface AuthzFilters {
 // ---------------------------------------------------------------------------------------------
 // JWT principals
 
-const ANY: ProtoObject = { any: true }
-const NEVER: ProtoObject = { not_id: ANY }
-const or = (ids: ReadonlyArray<ProtoObject>): ProtoObject =>
+const ANY: Principal & Permission = { any: true }
+const NEVER: Principal = { not_id: ANY }
+const or = (ids: ReadonlyArray<Principal>): Principal =>
   ids.length === 0 ? NEVER : ids.length === 1 ? ids[0]! : { or_ids: { ids } }
-const and = (ids: ReadonlyArray<ProtoObject>): ProtoObject =>
+const and = (ids: ReadonlyArray<Principal>): Principal =>
   ids.length === 0 ? ANY : ids.length === 1 ? ids[0]! : { and_ids: { ids } }
 
 /** `*` (present), `prefix*`, `*suffix` or exact, as the other RBAC values are. */
-const stringMatcher = (value: string): ProtoObject =>
+const stringMatcher = (value: string): Envoy_Type_Matcher_StringMatcher =>
   value === "*"
     ? { safe_regex: { regex: ".+" } }
     : value.startsWith("*")
@@ -68,12 +75,12 @@ const stringMatcher = (value: string): ProtoObject =>
         ? { prefix: value.slice(0, -1) }
         : { exact: value }
 
-const metadata = (path: ReadonlyArray<string>, value: ProtoObject): ProtoObject => ({
+const metadata = (path: ReadonlyArray<string>, value: ValueMatcher): Principal => ({
   metadata: { filter: Filter.jwt, path: path.map((key) => ({ key })), value },
 })
 
 /** A claim holding `value` itself, or a list holding it. */
-const claimValue = (value: string): ProtoObject => ({
+const claimValue = (value: string): ValueMatcher => ({
   or_match: {
     value_matchers: [
       { string_match: stringMatcher(value) },
@@ -87,9 +94,9 @@ const claimValue = (value: string): ProtoObject => ({
  * issuers: the issuer is a path key, so each form is resolved against each issuer. A principal
  * no known issuer can produce matches nothing (no token can carry it).
  */
-const requestPrincipal = (value: string, issuers: ReadonlyArray<string>): ProtoObject => {
-  const present = { present_match: true }
-  const ids: Array<ProtoObject> = []
+const requestPrincipal = (value: string, issuers: ReadonlyArray<string>): Principal => {
+  const present: ValueMatcher = { present_match: true }
+  const ids: Array<Principal> = []
   for (const issuer of issuers) {
     const lead = `${issuer}/`
     if (value === "*") ids.push(metadata([issuer, "sub"], present))
@@ -127,20 +134,20 @@ const isJwtKey = (key: string): boolean => key.startsWith("request.auth.")
 const valuesClause = (
   values: ReadonlyArray<string>,
   notValues: ReadonlyArray<string>,
-  one: (v: string) => ProtoObject,
-): ReadonlyArray<ProtoObject> => [
+  one: (v: string) => Principal,
+): ReadonlyArray<Principal> => [
   ...(values.length > 0 ? [or(values.map(one))] : []),
   ...(notValues.length > 0 ? [{ not_id: or(notValues.map(one)) }] : []),
 ]
 
-const jwtCondition = (c: AuthorizationCondition, issuers: ReadonlyArray<string>): ReadonlyArray<ProtoObject> => {
+const jwtCondition = (c: AuthorizationCondition, issuers: ReadonlyArray<string>): ReadonlyArray<Principal> => {
   if (c.key === "request.auth.principal")
     return valuesClause(c.values, c.notValues, (v) => requestPrincipal(v, issuers))
   const path = claimPath(c.key) ?? [c.key.slice("request.auth.".length)]
   return valuesClause(c.values, c.notValues, (v) => or(issuers.map((iss) => metadata([iss, ...path], claimValue(v)))))
 }
 
-const jwtSource = (source: Fields, issuers: ReadonlyArray<string>): ReadonlyArray<ProtoObject> =>
+const jwtSource = (source: Fields, issuers: ReadonlyArray<string>): ReadonlyArray<Principal> =>
   valuesClause(source.requestPrincipals ?? [], source.notRequestPrincipals ?? [], (v) => requestPrincipal(v, issuers))
 
 const without = (fields: Fields, keys: ReadonlyArray<string>): Fields => {
@@ -159,7 +166,7 @@ const isHttpKey = (key: string): boolean => isJwtKey(key) || key.startsWith("req
 /** One policy entry to emit: a JWT-free rule for grpc-rbac, and the JWT principals to add. */
 interface Part {
   readonly rule: AuthorizationRule
-  readonly extra: ReadonlyArray<ProtoObject>
+  readonly extra: ReadonlyArray<Principal>
   readonly suffix: string
 }
 
@@ -211,8 +218,9 @@ const translate = (
   const result = rbacFilters([{ ...view, action: deny ? "DENY" : "ALLOW", rules: [part.rule] }])
   const id = `${view.namespace}/${view.name}`
   for (const w of result.warnings) warnings.push(retext(w, id, ruleName))
-  const rules = (result.filters[0]?.typed_config as ProtoObject | undefined)?.rules as ProtoObject | undefined
-  const policy = Object.values((rules?.policies as Record<string, Policy> | undefined) ?? {})[0]
+  const rules = typedFields(result.filters[0]?.typed_config, TypedConfig.rbac)?.rules
+  // grpc-rbac sets both lists of every policy it makes.
+  const policy = Object.values(rules?.policies ?? {})[0] as Policy | undefined
   if (policy === undefined || part.extra.length === 0) return policy
   const base = policy.principals[0] ?? ANY
   return { ...policy, principals: [and([...(base === ANY || base.any === true ? [] : [base]), ...part.extra])] }
