@@ -17,6 +17,23 @@ export interface MethodShape {
   readonly responseStream: boolean
 }
 
+/** The shapes of a service's methods as its protos declare them (to check a written-out table against). */
+export const methodShapesOf = (service: protobuf.Service): Record<string, MethodShape> =>
+  Object.fromEntries(
+    service.methodsArray.map((method) => {
+      method.resolve()
+      return [
+        method.name,
+        {
+          request: method.resolvedRequestType!.fullName.slice(1),
+          response: method.resolvedResponseType!.fullName.slice(1),
+          requestStream: method.requestStream === true,
+          responseStream: method.responseStream === true,
+        },
+      ]
+    }),
+  )
+
 /** `make()` at the first call, the same value after. */
 export const once = <A>(make: () => A): (() => A) => {
   let made: { readonly value: A } | undefined

@@ -10,6 +10,7 @@ import {
   parseCaProto,
   protoRoot,
 } from "../../../src/layers/ca/proto.js"
+import { methodShapesOf } from "../../../src/layers/grpc/proto-methods.js"
 
 type Definition = Record<
   string,
@@ -40,20 +41,7 @@ it("adds the service without parsing the file; the first call parses it", () => 
 
 it("the methods written out are the file's", () => {
   const service = parseCaProto().lookupService(CA_SERVICE_NAME)
-  const methods = Object.fromEntries(
-    service.methodsArray.map((method) => {
-      method.resolve()
-      return [
-        method.name,
-        {
-          request: method.resolvedRequestType!.fullName.slice(1),
-          response: method.resolvedResponseType!.fullName.slice(1),
-          requestStream: method.requestStream === true,
-          responseStream: method.responseStream === true,
-        },
-      ]
-    }),
-  )
+  const methods = methodShapesOf(service)
   expect(methods).toEqual(CA_METHODS)
 })
 

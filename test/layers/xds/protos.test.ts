@@ -1,6 +1,7 @@
 import * as protoLoader from "@grpc/proto-loader"
 import protobuf from "protobufjs"
 import { describe, expect, it, vi } from "vitest"
+import { methodShapesOf } from "../../../src/layers/grpc/proto-methods.js"
 import { parseXdsRoot } from "../../../src/layers/xds/proto-root.js"
 import {
   ADS_METHODS,
@@ -41,20 +42,7 @@ describe("xDS codec", () => {
 
   it("the ADS methods written out are the service's in the protos", () => {
     const service = parseXdsRoot(xdsProtoFiles).lookupService(ADS_SERVICE)
-    const methods = Object.fromEntries(
-      service.methodsArray.map((method) => {
-        method.resolve()
-        return [
-          method.name,
-          {
-            request: method.resolvedRequestType!.fullName.slice(1),
-            response: method.resolvedResponseType!.fullName.slice(1),
-            requestStream: method.requestStream === true,
-            responseStream: method.responseStream === true,
-          },
-        ]
-      }),
-    )
+    const methods = methodShapesOf(service)
     expect(methods).toEqual(ADS_METHODS)
     const ads = loadXdsProtos().ads as unknown as Record<string, { path: string }>
     expect(ads.StreamAggregatedResources!.path).toBe(
