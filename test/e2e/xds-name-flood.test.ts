@@ -14,7 +14,7 @@
  * over the per-stream name bound are refused with RESOURCE_EXHAUSTED naming the setting, a
  * name over the length bound with INVALID_ARGUMENT.
  */
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import type * as http2 from "node:http2"
 import { join } from "node:path"
 import { Effect, Exit, Scope } from "effect"
@@ -123,6 +123,34 @@ const attackRound = async (round: number): Promise<RoundOutcome> => {
   return { requests, statuses, messages: [...messages] }
 }
 
+/** The size of the heap snapshot in the test's directory (-1: none yet). */
+const snapshotBytes = (): number => {
+  const file = readdirSync(dir).find((f) => f.endsWith(".heapsnapshot"))
+  return file === undefined ? -1 : statSync(join(dir, file)).size
+}
+
+/** The heap in use once the snapshot SIGUSR2 asked for is written (its size held for 1 s). */
+const heapUsedAfterSnapshot = async (): Promise<number> => {
+  const deadline = Date.now() + 60_000
+  let last = -1
+  let stillSince = Date.now()
+  for (;;) {
+    if (Date.now() > deadline) throw new Error(`the server wrote no whole heap snapshot on SIGUSR2 (${last} bytes)`)
+    const size = snapshotBytes()
+    if (size !== last) {
+      last = size
+      stillSince = Date.now()
+    } else if (size > 0 && Date.now() - stillSince >= 1000) {
+      try {
+        return await heapUsedMb()
+      } catch {
+        // Closed by the server while its event loop was blocked: ask again.
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
 /** The server's V8 heap in use (MB), from its own metrics. */
 const heapUsedMb = async (): Promise<number> => {
   const text = await (await fetch(`http://${monitoring}/metrics`)).text()
@@ -197,13 +225,10 @@ describe("mesh-discovery under a flood of distinct resource names (finding 1)", 
     // chooses; test/layers/xds/ads-name-release.test.ts asserts the release after a full GC).
     const heapAfterMb = await heapUsedMb()
     // What is still held: the snapshot is written on the server's main thread after a full
-    // collection, so a metrics answer asked for once its file exists comes after it.
+    // collection. Its file grows while it is written; once its size holds still, the heap in use
+    // is asked for (a connection the blocked server closed meanwhile is asked again).
     daemon.process.kill("SIGUSR2")
-    for (let waited = 0; !readdirSync(dir).some((f) => f.endsWith(".heapsnapshot")); waited += 50) {
-      if (waited > 20_000) throw new Error("the server wrote no heap snapshot on SIGUSR2")
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-    const liveAfterMb = await heapUsedMb()
+    const liveAfterMb = await heapUsedAfterSnapshot()
     const report = JSON.stringify({ idle, afterFirst, afterSecond, heapAfterMb, liveAfterMb, round1, round2 })
     // The figures the issue asks for (peak RSS before and after the attack), in the test output.
     console.info(`xds-name-flood: ${report}`)
