@@ -1,14 +1,15 @@
 /**
  * What the built mesh-discovery loads on its way to `/ready` (issue 38, start-up): with only the
  * Mock registry it never talks to an orchestrator, so `@kubernetes/client-node` (about 0.45 s of
- * CPU to load) must stay unloaded; with an orchestrator registry it is loaded when the client is
- * built. A preloaded hook (test/fixtures/startup/module-log.cjs) logs every require as it happens.
+ * CPU to load) must stay unloaded; with an orchestrator it stays unloaded too while the kubeconfig
+ * user's credentials are static (certificates, tokens: read by services/orchestrator/kubeconfig.ts),
+ * and is loaded for a user whose credentials a program or an auth provider makes. A preloaded hook (test/fixtures/startup/module-log.cjs) logs every require as it happens.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
-import { discoveryArgs, exampleMeshDir } from "../support/discovery.js"
+import { discoveryArgs, exampleMeshDir, orchestratorDiscoveryArgs } from "../support/discovery.js"
 import { type Daemon, ROOT, startDaemon } from "../support/processes.js"
 
 const ORCHESTRATOR_CLIENT = "@kubernetes/client-node"
@@ -66,10 +67,10 @@ describe("mesh-discovery start-up modules", () => {
     expect(loaded.filter((request) => /^(@grpc\/proto-loader|undici)(\/|$)/.test(request))).toEqual([])
   }, 90_000)
 
-  it("loads the orchestrator client library when an orchestrator registry is configured", async () => {
+  /** Starts the server on an orchestrator at port 1 (nothing listens) with this kubeconfig user. */
+  const startOnOrchestrator = (user: string) => {
     dir = mkdtempSync(join(tmpdir(), "discovery-startup-modules-"))
     const log = join(dir, "modules.log")
-    // Nothing listens on port 1: the client is built (and the library loaded) before any request.
     const kubeconfig = join(dir, "kubeconfig")
     writeFileSync(
       kubeconfig,
@@ -77,15 +78,28 @@ describe("mesh-discovery start-up modules", () => {
         "apiVersion: v1",
         "kind: Config",
         "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]",
-        "users: [{name: u, user: {token: t}}]",
+        `users: [{name: u, user: ${user}}]`,
         "contexts: [{name: x, context: {cluster: c, user: u}}]",
         "current-context: x",
       ].join("\n"),
     )
-    const args = discoveryArgs("", { "--registries": "Orchestrator", "--orchconfig": kubeconfig }).filter(
-      (a, i, all) => a !== "--configDir" && all[i - 1] !== "--configDir",
+    daemon = startDaemon("mesh-discovery", orchestratorDiscoveryArgs(kubeconfig), moduleLogEnv(log), dir)
+    return log
+  }
+
+  it("talks to an orchestrator with static credentials without loading the orchestrator client library", async () => {
+    const log = startOnOrchestrator("{token: t}")
+    // The client is built and has asked the API server for lists.
+    await daemon!.waitFor(/list failed \(\/api\/v1\/\w+: connect ECONNREFUSED 127\.0\.0\.1:1\)/, 60_000)
+    const loaded = requests(log)
+    expect(loaded).toContain("@grpc/grpc-js")
+    expect(loaded.filter((request) => request.startsWith(ORCHESTRATOR_CLIENT))).toEqual([])
+  }, 90_000)
+
+  it("loads the orchestrator client library for a kubeconfig user whose credentials a program makes", async () => {
+    const log = startOnOrchestrator(
+      "{exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/false, interactiveMode: Never}}",
     )
-    daemon = startDaemon("mesh-discovery", args, moduleLogEnv(log), dir)
     await waitUntil(`a require of ${ORCHESTRATOR_CLIENT}`, () => requests(log).includes(ORCHESTRATOR_CLIENT))
   }, 90_000)
 })
