@@ -222,8 +222,13 @@ describe("backend policies through the built mesh-discovery", () => {
         ["Accepted=False/NoValidCACertificate", "ResolvedRefs=False/InvalidCACertificateRef"],
       ],
     ])
+    // Each policy kind's status is its own write: wait for this one too.
     expect(
-      summary(ancestors("XBackendTrafficPolicy", "ledger-retry", "v1alpha1", "gateway.networking.x-k8s.io")),
+      await until(
+        "ledger-retry ancestors",
+        () => summary(ancestors("XBackendTrafficPolicy", "ledger-retry", "v1alpha1", "gateway.networking.x-k8s.io")),
+        (s) => s.length === 1,
+      ),
     ).toEqual([["Service/ledger", "mesh.io/mesh-controller", ["Accepted=True/Accepted"]]])
     configMap("ledger-ca")
     await until(
