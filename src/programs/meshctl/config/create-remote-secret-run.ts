@@ -5,7 +5,6 @@
  */
 import { readFileSync } from "node:fs"
 import { Console, Data, Duration, Effect, Option, Schedule } from "effect"
-import { parse } from "yaml"
 import { MeshctlEnv } from "../../../services/config/meshctl-env.js"
 import {
   authFlagsProblem,
@@ -20,6 +19,7 @@ import {
   tokenSecret,
 } from "../../../services/multicluster/remote-secret.js"
 import type { OrchestratorClientShape, OrchestratorError } from "../../../services/orchestrator/client.js"
+import { selectKubeconfig } from "../../../services/orchestrator/kubeconfig.js"
 import type { OrchObject, OrchSecret } from "../../../services/orchestrator/objects.js"
 import { type ResourceRef, Resources } from "../../../services/orchestrator/resources.js"
 import type { GlobalOptions } from "../global-options.js"
@@ -65,17 +65,12 @@ const kubeconfigCa = (global: GlobalOptions, kubeconfigEnv: string): string => {
   const source = kubeconfigPath(global, kubeconfigEnv)
   if (source === undefined) return ""
   try {
-    const doc = parse(readFileSync(source.path, "utf8")) as {
-      "current-context"?: string
-      contexts?: Array<{ name: string; context?: { cluster?: string } }>
-      clusters?: Array<{ name: string; cluster?: Record<string, string> }>
-    }
-    const contextName = global.context !== "" ? global.context : doc["current-context"]
-    const clusterName = doc.contexts?.find((c) => c.name === contextName)?.context?.cluster
-    const cluster = doc.clusters?.find((c) => c.name === clusterName)?.cluster ?? {}
-    if (cluster["certificate-authority-data"])
-      return Buffer.from(cluster["certificate-authority-data"], "base64").toString()
-    if (cluster["certificate-authority"]) return readFileSync(cluster["certificate-authority"], "utf8")
+    const { cluster } = selectKubeconfig(readFileSync(source.path, "utf8"), {
+      file: source.path,
+      context: global.context,
+    })
+    if (cluster.caData) return Buffer.from(cluster.caData, "base64").toString()
+    if (cluster.caFile) return readFileSync(cluster.caFile, "utf8")
   } catch {
     // No readable CA: the secret then relies on the reader's trust store (or --tls-server-name).
   }
