@@ -209,7 +209,8 @@ export const layerWith = (options: DebugServerOptions) =>
       yield* Effect.gen(function* () {
         yield* Effect.flatMap(ConfigStore, (s) => s.awaitSynced)
         yield* Effect.flatMap(ServiceRegistry, (r) => r.awaitSynced)
-        yield* XdsServer
+        // And the ADS server admits streams: a proxy sent here once ready is not refused.
+        yield* Effect.flatMap(XdsServer, (x) => x.serving)
         yield* Ref.set(ready, true)
       }).pipe(Effect.forkScoped)
 

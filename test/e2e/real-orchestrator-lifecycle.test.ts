@@ -3,7 +3,9 @@
  * server-side apply ownership between meshctl (forced) and another field manager;
  * two mesh-discovery processes (as the installed ServiceAccount) on one Lease, the leader killed
  * outright and the other taking over once the lease lapsed and going on with the leader's
- * work (root-certificate ConfigMaps); `meshctl uninstall --purge` leaving none of the mesh's
+ * work (root-certificate ConfigMaps); a mesh-discovery whose ClusterRole lacks Pods serving
+ * its other listeners while refusing ADS streams and answering 503 on `/ready`, until allowed;
+ * `meshctl uninstall --purge` leaving none of the mesh's
  * objects behind. No controller-manager runs: the test marks Deployments ready through their
  * status subresource, and the deleted namespace stays Terminating (no namespace controller
  * empties it), which the test states.
@@ -13,6 +15,7 @@ import { FIELD_MANAGER } from "../../src/services/install/names.js"
 import { DEFAULT_TIMING } from "../../src/services/orchestrator/lease.js"
 import { discoveryArgs } from "../support/discovery.js"
 import { type Daemon, startDaemon } from "../support/processes.js"
+import { openRawStream, rawSession } from "../support/raw-ads.js"
 import { markDeploymentsReady, meshctlWith } from "../support/real-install.js"
 import { realOrchestratorPerFile } from "../support/real-orchestrator.js"
 
@@ -155,6 +158,79 @@ describe.skipIf(real.skip)("the mesh's life on the real orchestrator API server"
     })
     expect(second.output()).toMatch(/meshd-b leads/)
     await second.stop()
+  }, 180_000)
+
+  it("until it may list Pods, mesh-discovery serves its other listeners but refuses ADS streams and is not ready", async () => {
+    const orch = real.get()
+    // The installed ClusterRole, its Pod rules taken away (RBAC only adds: the role is edited).
+    const binding = (await orch.ok("GET", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings")).items.find(
+      (b: { subjects?: Array<{ name: string; namespace?: string }> }) =>
+        b.subjects?.some((s) => s.name === "meshd" && s.namespace === MESH_NS),
+    )
+    const rolePath = `/apis/rbac.authorization.k8s.io/v1/clusterroles/${binding.roleRef.name}`
+    const role = await orch.ok("GET", rolePath)
+    const withoutPods = {
+      ...role,
+      metadata: { name: role.metadata.name, resourceVersion: role.metadata.resourceVersion },
+      rules: role.rules.map((r: { resources?: Array<string> }) => ({
+        ...r,
+        ...(r.resources !== undefined ? { resources: r.resources.filter((x) => x !== "pods") } : {}),
+      })),
+    }
+    expect(JSON.stringify(withoutPods.rules)).not.toMatch(/"pods"/)
+    await orch.ok("PUT", rolePath, { body: withoutPods })
+    let restored = false
+    const restore = async () => {
+      if (restored) return
+      restored = true
+      const now = await orch.ok("GET", rolePath)
+      await orch.ok("PUT", rolePath, {
+        body: { ...role, metadata: { ...role.metadata, resourceVersion: now.metadata.resourceVersion } },
+      })
+    }
+    try {
+      const daemon = await startMeshd("meshd-nopods")
+      const ads = Number((await daemon.waitFor(/ADS server listening on [\d.]+:(\d+)/, 60_000))[1])
+      const http = (await daemon.waitFor(/http listening on ([\d.]+:\d+)/, 60_000))[1]
+      // The CA and the webhook listener were built while the registry waits for its Pods.
+      await daemon.waitFor(/secure gRPC listener on/, 60_000)
+      await daemon.waitFor(/pods\.v1: list failed .*forbidden/, 60_000)
+      const ready = async () => (await fetch(`http://${http}/ready`)).status
+      expect(await ready()).toBe(503)
+      const session = rawSession(ads, { reads: true })
+      try {
+        const refused = openRawStream(session, "StreamAggregatedResources")
+        const outcome = await refused.closed
+        expect(outcome.grpcStatus).toBe(14) // UNAVAILABLE, as the reference before its caches sync
+        expect(outcome.message).toMatch(/not ready/)
+        expect(await ready()).toBe(503)
+
+        // Allowed again: the informer's next try lists them, and both serve.
+        await restore()
+        await until("/ready to answer 200", async () => ((await ready()) === 200 ? true : undefined), 60_000)
+        expect(daemon.output()).toMatch(/orchestrator registry synced/)
+        const served = openRawStream(session, "StreamAggregatedResources")
+        let received = 0
+        served.stream.on("data", (chunk: Buffer) => {
+          received += chunk.length
+        })
+        await served.send({
+          node: {
+            id: "sidecar~10.0.0.1~probe.default~default.svc.cluster.local",
+            metadata: { CLUSTER_ID: "Orchestrator" },
+          },
+          type_url: "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+        })
+        await until("a CDS response", async () => (served.stream.closed || received > 0 ? true : undefined))
+        expect(served.stream.closed).toBe(false)
+        served.stream.close()
+      } finally {
+        session.close()
+      }
+      await daemon.stop()
+    } finally {
+      await restore()
+    }
   }, 180_000)
 
   it("uninstall --purge leaves none of the mesh's cluster objects; the namespace waits for a namespace controller", async () => {

@@ -108,8 +108,9 @@ export const layerRegistries = (
       }
       if (options.registries.includes("Mock")) members.push(mock.registry)
       members.push(serviceEntries)
+      // Not waited for here: the layers above build while the lists load. What needs the synced
+      // registry waits itself (`awaitSynced`): the ADS inputs, `/ready`, the status writers.
       const aggregate = yield* makeAggregateRegistry(members)
-      yield* aggregate.awaitSynced
       return Context.make(ServiceRegistry, aggregate).pipe(
         Context.add(MockRegistry, mock),
         Context.add(RemoteClusters, { clusters: remoteClusters }),

@@ -178,6 +178,7 @@ export const makeXdsServer = (
     const shape: XdsServerShape & { readonly grpcService: AdsGrpcServiceShape } = {
       grpcService,
       port,
+      serving: fanout.serving,
       update: fanout.update,
       pushContext: Effect.sync(fanout.current),
       connections: Effect.sync(() => [...fanout.connections()].map((c) => c.status())),

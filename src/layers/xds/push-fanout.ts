@@ -6,7 +6,7 @@
  * pushes at a time, as plain calls from the fan-out to the write (no fiber per connection).
  */
 import { availableParallelism } from "node:os"
-import { Cause, Clock, Effect, Either, FiberRef, LogLevel, Option, type Scope } from "effect"
+import { Cause, Clock, Deferred, Effect, Either, FiberRef, LogLevel, Option, type Scope } from "effect"
 import { Logging, passes, withScope } from "../../services/logging/logging.js"
 import type { ResourceCache } from "../../services/xds/cache/resource-cache.js"
 import { deltaEntry, encodeEndpointsAhead, recordDerivation } from "../../services/xds/cache/responder.js"
@@ -36,6 +36,8 @@ export interface PushFanout {
   readonly current: () => PushContext
   /** Whether the first input arrived (with `awaitFirstInput`, streams are refused until then). */
   readonly ready: () => boolean
+  /** Completes once streams are admitted (at once without `awaitFirstInput`). */
+  readonly serving: Effect.Effect<void>
   /** Offers new inputs: diffed with the previous ones, debounced, then pushed. */
   readonly update: (next: PushContextInput) => Effect.Effect<void>
   /** A stream whose proxy is known: from now on, pushes reach it. */
@@ -118,6 +120,8 @@ export const makePushFanout = (deps: PushFanoutDeps): Effect.Effect<PushFanout, 
       `${new Date(yield* Clock.currentTimeMillis).toISOString()}/0`,
     )
     let ready = !deps.awaitFirstInput
+    const admitted = yield* Deferred.make<void>()
+    if (ready) yield* Deferred.succeed(admitted, undefined)
     let debug = yield* debugLogged
     /**
      * Hostnames whose endpoints changed since `current` was built, when nothing else did (the
@@ -229,6 +233,7 @@ export const makePushFanout = (deps: PushFanoutDeps): Effect.Effect<PushFanout, 
           prepared = undefined
           recordGauges(current)
           ready = true
+          yield* Deferred.succeed(admitted, undefined)
           yield* Effect.logInfo("first configuration received: serving xDS").pipe(withScope("ads"))
           return
         }
@@ -247,6 +252,7 @@ export const makePushFanout = (deps: PushFanoutDeps): Effect.Effect<PushFanout, 
     const fanout: PushFanout = {
       current: () => current,
       ready: () => ready,
+      serving: Deferred.await(admitted),
       update,
       register: (connection) => {
         registry.add(connection)

@@ -137,6 +137,10 @@ export const pushContextInputs: Stream.Stream<PushContextInput, never, ConfigSto
     Effect.gen(function* () {
       const config = yield* ConfigStore
       const registry = yield* ServiceRegistry
+      // The first input is the synced state: until both have listed everything, the ADS server
+      // refuses streams (a proxy served a partial registry would drop the rest of its config).
+      yield* config.awaitSynced
+      yield* registry.awaitSynced
       // Optional sources: without an orchestrator (or in tests) there are no Secrets or labels.
       const credentialSource = yield* Effect.serviceOption(CredentialSource)
       const credentials = Option.match(credentialSource, {

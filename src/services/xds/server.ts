@@ -110,6 +110,11 @@ export interface PushStats {
 export interface XdsServerShape {
   /** The port actually bound. */
   readonly port: number
+  /**
+   * Completes once streams are admitted: in mesh-discovery, when the first input (the synced
+   * config and registries) has arrived; until then streams are refused as UNAVAILABLE.
+   */
+  readonly serving: Effect.Effect<void>
   /** Offers new inputs: diffed with the previous ones, debounced, then pushed. */
   readonly update: (input: PushContextInput) => Effect.Effect<void>
   readonly pushContext: Effect.Effect<PushContext>
