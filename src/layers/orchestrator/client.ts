@@ -17,7 +17,7 @@ import {
   OrchestratorError,
   type OrchestratorRequest,
 } from "../../services/orchestrator/client.js"
-import { makeListStream } from "../../services/orchestrator/list-stream.js"
+import { type ListStreamOptions, makeListStream } from "../../services/orchestrator/list-stream.js"
 import type { OrchObject } from "../../services/orchestrator/objects.js"
 import { type ResourceRef, resourcePath } from "../../services/orchestrator/resources.js"
 import {
@@ -158,6 +158,7 @@ export const makeOrchestratorClient = (
     const send = (
       request: OrchestratorRequest,
       onItem: ((item: unknown) => void) | undefined,
+      listOptions: ListStreamOptions = {},
     ): Effect.Effect<unknown, OrchestratorError> =>
       Effect.async<unknown, OrchestratorError>((resume, signal) => {
         headersFor().then(
@@ -183,7 +184,7 @@ export const makeOrchestratorClient = (
                     ? makeListStream((item) => {
                         onItem(item)
                         items.push(item)
-                      })
+                      }, listOptions)
                     : undefined
                 let text = ""
                 let unreadable = false
@@ -259,8 +260,12 @@ export const makeOrchestratorClient = (
         )
       })
 
-    const sendThrottled = <A>(r: OrchestratorRequest, onItem: ((item: unknown) => void) | undefined) =>
-      Effect.zipRight(throttle.take, send(r, onItem)).pipe(
+    const sendThrottled = <A>(
+      r: OrchestratorRequest,
+      onItem: ((item: unknown) => void) | undefined,
+      listOptions: ListStreamOptions = {},
+    ) =>
+      Effect.zipRight(throttle.take, send(r, onItem, listOptions)).pipe(
         Effect.map((a) => a as A),
         Effect.withSpan("Orchestrator.request", { attributes: { method: r.method, path: r.path } }),
       )
@@ -272,7 +277,13 @@ export const makeOrchestratorClient = (
       request,
       list: <T extends OrchObject>(
         ref: ResourceRef,
-        o?: ListOptions & { limit?: number; continue?: string; resourceVersion?: string; each?: (item: T) => void },
+        o?: ListOptions & {
+          limit?: number
+          continue?: string
+          resourceVersion?: string
+          each?: (item: T) => void
+          withoutManagedFields?: boolean
+        },
       ) =>
         Effect.map(
           sendThrottled<{ items?: Array<T>; metadata?: { resourceVersion?: string; continue?: string } }>(
@@ -288,6 +299,7 @@ export const makeOrchestratorClient = (
               },
             },
             (item) => o?.each?.(item as T),
+            { withoutManagedFields: o?.withoutManagedFields === true },
           ),
           (list): ListPage<T> => ({
             items: list?.items ?? [],

@@ -167,7 +167,9 @@ export const makeInformer = <T extends OrchObject>(
                 ...options,
                 limit: pageSize,
                 ...(token !== undefined ? { continue: token } : fromCache ? { resourceVersion: "0" } : {}),
-                // Trimmed as each arrives: the fields die young instead of outliving a 10,000-pod answer.
+                // Left out of the text where it allows, else trimmed as each arrives: the fields
+                // die young instead of outliving a 10,000-pod answer.
+                withoutManagedFields: true,
                 each: dropManagedFields,
               })
               .pipe(Effect.either)

@@ -67,6 +67,8 @@ export interface OrchestratorClientShape {
    * the API server has at hand (its watch cache, which serves the whole list at once and ignores
    * `limit`) instead of a consistent read; it is not sent with `continue`. `each` sees every
    * item as soon as it is read, before the rest of the answer (to trim it while it is young).
+   * `withoutManagedFields` leaves each item's `metadata.managedFields` out (unparsed where the
+   * answer's text allows it).
    */
   readonly list: <T extends OrchObject>(
     ref: ResourceRef,
@@ -75,6 +77,7 @@ export interface OrchestratorClientShape {
       readonly continue?: string
       readonly resourceVersion?: string
       readonly each?: (item: T) => void
+      readonly withoutManagedFields?: boolean
     },
   ) => Effect.Effect<ListPage<T>, OrchestratorError>
   readonly get: <T extends OrchObject>(
