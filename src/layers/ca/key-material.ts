@@ -11,8 +11,7 @@
  * for a new root and key being published before they sign: issue 43), written atomically with
  * the keys readable by the owner only, so a restart keeps the same root and resumes a rotation.
  */
-import { existsSync } from "node:fs"
-import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect, Option } from "effect"
 import { CaMaterialError } from "../../services/ca/errors.js"
@@ -28,9 +27,10 @@ export const PLUGGED_LAYOUTS = [
 
 const fail = (reason: string) => Effect.fail(new CaMaterialError({ reason }))
 
+/** Synchronous, as `writeAtomic` is (small files, read at start-up while lists are read). */
 const readText = (path: string) =>
-  Effect.tryPromise({
-    try: () => readFile(path, "utf8"),
+  Effect.try({
+    try: () => readFileSync(path, "utf8"),
     catch: (e) => new CaMaterialError({ reason: `cannot read ${path}: ${(e as Error).message}` }),
   })
 
@@ -220,14 +220,19 @@ export const STATE_FILES = {
   pluggedRotation: "plugged-rotation.json",
 } as const
 
-/** Writes `text` to `path` through a temporary file and a rename, with `mode`. */
+/**
+ * Writes a state file through a temporary one and a rename. Synchronous on purpose: these are a
+ * few small files, and each awaited step of an asynchronous write waits for a turn of the event
+ * loop; at start-up on an orchestrator those turns are taken by the lists being read, and the
+ * eleven steps of storing a new root took up to 500 ms, on the way to `/ready`.
+ */
 export const writeAtomic = (path: string, text: string, mode: number) =>
-  Effect.tryPromise({
-    try: async () => {
+  Effect.try({
+    try: () => {
       const tmp = `${path}.tmp-${process.pid}`
-      await writeFile(tmp, text, { mode })
-      await chmod(tmp, mode)
-      await rename(tmp, path)
+      writeFileSync(tmp, text, { mode })
+      chmodSync(tmp, mode)
+      renameSync(tmp, path)
     },
     catch: (e) => new CaMaterialError({ reason: `cannot write ${path}: ${(e as Error).message}` }),
   })
@@ -235,8 +240,8 @@ export const writeAtomic = (path: string, text: string, mode: number) =>
 /** Writes the self-signed root, its key and the retired roots to the state directory. */
 export const persistSelfSigned = (stateDir: string, loaded: LoadedMaterial) =>
   Effect.gen(function* () {
-    yield* Effect.tryPromise({
-      try: () => mkdir(stateDir, { recursive: true, mode: 0o700 }),
+    yield* Effect.try({
+      try: () => mkdirSync(stateDir, { recursive: true, mode: 0o700 }),
       catch: (e) => new CaMaterialError({ reason: `cannot create ${stateDir}: ${(e as Error).message}` }),
     })
     yield* writeAtomic(join(stateDir, STATE_FILES.key), loaded.key.privateKeyPem, 0o600)
@@ -247,8 +252,8 @@ export const persistSelfSigned = (stateDir: string, loaded: LoadedMaterial) =>
       // It holds a private key: the owner only, as ca-key.pem.
       yield* writeAtomic(pendingPath, pendingRootJson(loaded.pending), 0o600)
     } else {
-      yield* Effect.tryPromise({
-        try: () => rm(pendingPath, { force: true }),
+      yield* Effect.try({
+        try: () => rmSync(pendingPath, { force: true }),
         catch: (e) => new CaMaterialError({ reason: `cannot remove ${pendingPath}: ${(e as Error).message}` }),
       })
     }
