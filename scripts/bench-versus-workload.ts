@@ -3,10 +3,10 @@
  * orchestrator objects, written once to the real API server and read by both control planes.
  *
  * Services, Pods and EndpointSlices are core objects both servers watch. The mesh's own resources
- * exist twice, with the same names and specs: once in the mesh's API groups (networking.mesh.io,
- * security.mesh.io) for mesh-discovery, once in the reference's (networking.istio.io,
- * security.istio.io) for pilot-discovery; each server sees only its own copy. Built as a script
- * entry of its own, it does nothing when run.
+ * can be written for either API group family (`Groups`); the benchmark writes them once, in the
+ * reference's (networking.istio.io, security.istio.io), which mesh-discovery reads as the
+ * upstream aliases of its own: both servers read the same objects. Built as a script entry of
+ * its own, it does nothing when run.
  */
 
 export const NS = "bench"
