@@ -144,6 +144,13 @@ const waitEstablished = async (orch: RealOrchestrator) => {
   }
 }
 
+/**
+ * The mesh resources are written once, in the reference's groups: mesh-discovery reads them as
+ * their upstream aliases, as it reads a cluster moved from the reference; both servers parse the
+ * same objects, and both see the same config changes.
+ */
+const WRITTEN_GROUPS: Groups = "reference"
+
 const populate = async (orch: RealOrchestrator, w: Workload) => {
   for (const name of [NS, "mesh-system", "istio-system"])
     await create(orch, { apiVersion: "v1", kind: "Namespace", metadata: { name } })
@@ -179,9 +186,7 @@ const populate = async (orch: RealOrchestrator, w: Workload) => {
     if (++done % 2000 === 0) log(`${done} pods`)
   })
   await inBatches(indices, (i) => create(orch, slice(i)))
-  // Once, in the reference's groups: mesh-discovery reads them as their upstream aliases, as it
-  // reads a cluster moved from the reference; both servers parse the same objects.
-  await inBatches(meshObjects("reference", w), (o) => create(orch, o))
+  await inBatches(meshObjects(WRITTEN_GROUPS, w), (o) => create(orch, o))
 }
 
 /** Pod p of service i becomes (not) ready, as kubelet and then the EndpointSlice controller write it. */
@@ -196,8 +201,8 @@ const setReady = async (orch: RealOrchestrator, i: number, ready: boolean) => {
   })
 }
 
-const setWeight = (orch: RealOrchestrator, g: Groups, i: number, v1Weight: number) => {
-  const vs = virtualService(g, i, v1Weight)
+const setWeight = (orch: RealOrchestrator, i: number, v1Weight: number) => {
+  const vs = virtualService(WRITTEN_GROUPS, i, v1Weight)
   return orch.ok("PATCH", `${collection(vs)}/${vs.metadata.name}`, { body: { spec: vs.spec }, contentType: MERGE })
 }
 
@@ -443,8 +448,6 @@ const runOne = async (
   w: Workload,
   started: number,
 ): Promise<RunResult> => {
-  // The objects both servers read (see populate).
-  const g: Groups = "reference"
   const stopReadyLoad = loadSampler()
   const ads = await plane.ready()
   const readyMs = Math.round(now() - started)
@@ -564,7 +567,7 @@ const runOne = async (
           ...(grpcWatchers.size > 0 ? [grpcRoute.replace("{host}", host(i))] : []),
         ]
         const { converged } = await clients.track(TypeUrl.Route, names)
-        await setWeight(orch, g, i, weight)
+        await setWeight(orch, i, weight)
         weights.set(i, weight)
         return { converged: withTimeout(converged, CHANGE_TIMEOUT_MS, `${plane.name} config change ${k} (left out)`) }
       },
@@ -590,7 +593,7 @@ const runOne = async (
     )
     await inBatches(
       [...weights].filter(([, weight]) => weight !== 90),
-      ([i]) => setWeight(orch, g, i, 90),
+      ([i]) => setWeight(orch, i, 90),
     )
     return result
   } finally {
